@@ -1,0 +1,33 @@
+"""Exercise 1: a numerically stable softmax and the masked softmax (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import torch
+
+
+def softmax(X, dim=-1):
+    """Softmax of X along `dim`, written from torch.exp and sum.
+
+    softmax(x)_i = exp(x_i) / sum_j exp(x_j)
+
+    - Do not call torch.softmax, F.softmax or Tensor.softmax.
+    - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
+      Subtracting the maximum along `dim` changes nothing mathematically.
+    - Entries equal to -inf get weight exactly 0.
+    Returns a tensor of X's shape, dtype and device.
+    """
+    raise NotImplementedError("softmax")
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X that ignores keys past a valid length.
+
+    X: scores (B, n_q, n_k).
+    valid_lens: None (no mask), (B,) one length per example, or (B, n_q) one
+    length per query. Key j of a row is valid when j < its valid length.
+
+    - Masked keys get weight exactly 0; a row whose valid length is 0 is all
+      zeros (never NaN).
+    - Same dtype and device as X, and X itself is not modified in place.
+    Returns weights (B, n_q, n_k).
+    """
+    raise NotImplementedError("masked_softmax")
