@@ -1,0 +1,75 @@
+"""Where grading results live, so that the app can show a learner's progress.
+
+The grader saves each exercise's latest result for a target directory in one
+JSON file, written atomically (a temporary file renamed over the old one), so
+a crash mid-write never loses earlier results. The location is
+`$ATTENTION_LAB_HOME/progress.json`, by default `.attention_lab/` in the
+project root.
+"""
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+FORMAT_VERSION = 1
+
+
+def data_home():
+    """The folder that holds the learner's progress and notes."""
+    return Path(os.environ.get("ATTENTION_LAB_HOME", PROJECT_ROOT / ".attention_lab"))
+
+
+def progress_path():
+    """The JSON file with the saved grading results."""
+    return data_home() / "progress.json"
+
+
+def atomic_write_text(path, text):
+    """Write text to path so that readers see the old or the new file, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_all():
+    """The whole progress file, or an empty one if absent or unreadable."""
+    try:
+        data = json.loads(progress_path().read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {"version": FORMAT_VERSION, "targets": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("targets"), dict):
+        return {"version": FORMAT_VERSION, "targets": {}}
+    return data
+
+
+def target_key(target):
+    """Results are filed under the target directory's absolute path."""
+    return str(Path(target).resolve())
+
+
+def save_results(target, results):
+    """Record exercise results {ex_id: {"passed", "score", ...}} for a target."""
+    data = _read_all()
+    entry = data["targets"].setdefault(target_key(target), {})
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    for ex_id, result in results.items():
+        entry[ex_id] = dict(result, graded_at=stamp)
+    atomic_write_text(progress_path(), json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def load_results(target=None):
+    """Saved results {ex_id: record} for a target (default: exercises/)."""
+    target = PROJECT_ROOT / "exercises" if target is None else target
+    return dict(_read_all()["targets"].get(target_key(target), {}))
