@@ -1,0 +1,137 @@
+"""The building blocks of an exercise's checks and its known mistakes.
+
+A Check names a procedure (grader/harness/procedures.py) and its inputs. The
+grader runs it on the reference and on the learner's code, then compares the
+two result dicts; `properties` are extra judgements on the learner's results
+alone (weights sum to 1, masked keys get 0, ...) whose messages are more
+telling than a bare numeric difference.
+
+A Mistake is a known wrong variant of the reference, written as a one-place
+edit of the reference source: when the learner's results match the variant's
+on a failing check, the learner gets the mistake's hint.
+"""
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .. import compare
+
+
+@dataclass
+class Check:
+    name: str  # what is checked, for the report
+    call: str  # what was called, with shapes, for the feedback
+    procedure: str
+    spec: dict
+    keys: tuple = None  # result keys compared with the reference (None: all)
+    properties: tuple = ()  # callables (learner results, spec) -> message or None
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    hint: str
+    old: str  # text that occurs exactly once in the reference file
+    new: str  # what the mistaken version has instead
+    also: tuple = field(default=())  # further (old, new) edits of the same mistake
+
+
+def generator(seed):
+    """A seeded CPU generator: every check draws the same inputs every run."""
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(gen, *shape, dtype=torch.float32):
+    """Standard normal tensor of shape, reproducible from gen."""
+    return torch.randn(*shape, generator=gen, dtype=torch.float64).to(dtype)
+
+
+def tensor_desc(name, value):
+    """'queries (2, 3, 4) float32', or the values for small integer tensors."""
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).replace("torch.", "")
+        if not value.is_floating_point() and value.numel() <= 12:
+            return f"{name}={value.tolist()}"
+        return f"{name} {compare.shape_str(value.shape)} {dtype}"
+    return f"{name}={value!r}"
+
+
+def call_desc(callee, names, values):
+    """'masked_softmax(X (2, 3, 4) float32, valid_lens=[2, 0])'."""
+    return f"{callee}(" + ", ".join(tensor_desc(n, v) for n, v in zip(names, values)) + ")"
+
+
+def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
+    """Reference weights to copy into the learner's module (seeded init)."""
+    torch.manual_seed(seed)
+    model = cls(*init_args, **(init_kwargs or {}))
+    # Default inits are small; spread weights a little so mistakes show.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=generator(seed + p.numel()), dtype=p.dtype))
+    return {k: v.to(dtype) if v.is_floating_point() else v for k, v in model.state_dict().items()}
+
+
+# ---- properties: judgements on the learner's results alone --------------------------
+
+
+def _row_lengths(valid_lens, B, n_q, n_k):
+    """Valid length per (b, q) row as a (B, n_q) tensor."""
+    if valid_lens is None:
+        return torch.full((B, n_q), n_k)
+    if valid_lens.dim() == 1:
+        return valid_lens[:, None].expand(B, n_q)
+    return valid_lens
+
+
+def weights_property(key, valid_lens_arg):
+    """Attention weights are >= 0, exactly 0 on masked keys, sum to 1 over valid keys."""
+
+    def check(results, spec):
+        weights = results.get(key)
+        if not isinstance(weights, torch.Tensor) or weights.dim() < 3:
+            return None  # shape problems are reported by the comparison
+        # (B, n_q, n_k), or (B, heads, n_q, n_k): judge each head's (B, n_q, n_k) slice
+        heads = [weights] if weights.dim() == 3 else [weights[:, h] for h in range(weights.shape[1])]
+        lens = spec["args"][valid_lens_arg] if valid_lens_arg is not None else None
+        for W in heads:
+            B, n_q, n_k = W.shape
+            lengths = _row_lengths(lens, B, n_q, n_k) if lens is None or lens.shape[0] == B else None
+            if lengths is None:
+                return None
+            mask = torch.arange(n_k)[None, None, :] < lengths[:, :, None]
+            leaked = (W != 0) & ~mask
+            if leaked.any():
+                b, q, k = leaked.nonzero()[0].tolist()
+                return (
+                    f"{key}: key {k} of query {q} in example {b} has weight "
+                    f"{W[b, q, k].item():.4g}, but its valid length is {int(lengths[b, q])}: "
+                    "masked keys must get weight exactly 0"
+                )
+            sums = W.sum(-1)
+            want = (lengths > 0).to(W.dtype)
+            off = (sums - want).abs() > (1e-3 if W.dtype != torch.float64 else 1e-9)
+            if off.any():
+                b, q = off.nonzero()[0].tolist()
+                return (
+                    f"{key}: the weights of query {q} in example {b} sum to {sums[b, q].item():.4g} "
+                    f"over its valid keys; they must sum to {int(want[b, q])}"
+                )
+        return None
+
+    return check
+
+
+def unchanged_input(name):
+    """The input tensor `name` must not be modified in place."""
+
+    def check(results, spec):
+        after = results.get(f"input_after.{name}")
+        before = spec["args"][spec["arg_names"].index(name)] if "arg_names" in spec else None
+        if isinstance(after, torch.Tensor) and isinstance(before, torch.Tensor):
+            if after.shape == before.shape and not torch.equal(torch.nan_to_num(after), torch.nan_to_num(before)):
+                return f"the input {name} was modified in place: work on a copy (masked_fill, not masked_fill_)"
+        return None
+
+    return check

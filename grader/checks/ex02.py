@@ -1,0 +1,99 @@
+"""Checks and known mistakes for exercise 2 (Nadaraya-Watson kernel regression)."""
+
+import torch
+
+from solutions.ex02_nadaraya_watson import NWKernelRegression
+
+from .base import Check, Mistake, call_desc, generator, randn, reference_state
+
+MODULE = "ex02_nadaraya_watson"
+
+
+def _rows_sum_to_one(key):
+    """Kernel weights of every query are a distribution over the keys."""
+
+    def check(results, spec):
+        W = results.get(key)
+        if not isinstance(W, torch.Tensor) or W.dim() != 2:
+            return None
+        sums = W.sum(1)
+        off = (sums - 1).abs() > (1e-9 if W.dtype == torch.float64 else 1e-4)
+        if off.any():
+            q = off.nonzero()[0, 0].item()
+            return f"{key}: the weights of query {q} sum to {sums[q].item():.4g}; they must sum to 1 (softmax over the keys, dim=1)"
+        return None
+
+    return check
+
+
+def _fn(fn, names, args, seed, properties=()):
+    spec = {"module": MODULE, "fn": fn, "args": args, "arg_names": names,
+            "grad": ("queries", "keys"), "grad_seed": seed}
+    title = f"{fn} with keys {tuple(args[1].shape)}"
+    return Check(title, call_desc(fn, names, args), "call", spec, properties=properties)
+
+
+def _module(name, n_q, n_k, w, dtype, seed):
+    g = generator(seed)
+    queries = randn(g, n_q, dtype=dtype) * 2
+    keys = randn(g, n_q, n_k, dtype=dtype) * 2
+    values = randn(g, n_q, n_k, dtype=dtype)
+    state = reference_state(NWKernelRegression, (), dtype)
+    state["w"] = torch.tensor([w], dtype=dtype)
+    spec = {"module": MODULE, "cls": "NWKernelRegression", "state": state, "dtype": dtype,
+            "args": [queries, keys, values], "arg_names": ["queries", "keys", "values"],
+            "grad": ("queries", "values"), "grad_seed": seed, "param_grads": True,
+            "capture": ("attention_weights",)}
+    call = f"NWKernelRegression() with w = [{w}]: " + call_desc(
+        "forward", ["queries", "keys", "values"], [queries, keys, values])
+    return Check(name, call, "module_forward", spec, properties=(_rows_sum_to_one("attention_weights"),))
+
+
+def build():
+    """The exercise's checks, in the order they are reported."""
+    g = generator(202)
+    q = randn(g, 4) * 2
+    return [
+        _fn("gaussian_kernel_weights", ["queries", "keys"], [q, randn(g, 6) * 2], 1,
+            properties=(_rows_sum_to_one("output"),)),
+        _fn("gaussian_kernel_weights", ["queries", "keys", "w"], [q, randn(g, 4, 6) * 2, 0.7], 2,
+            properties=(_rows_sum_to_one("output"),)),
+        _fn("gaussian_kernel_weights", ["queries", "keys", "w"],
+            [randn(g, 5, dtype=torch.float64), randn(g, 5, 3, dtype=torch.float64), 2.5], 3,
+            properties=(_rows_sum_to_one("output"),)),
+        _fn("nadaraya_watson", ["queries", "keys", "values"], [q, randn(g, 7) * 2, randn(g, 7)], 4),
+        _fn("nadaraya_watson", ["queries", "keys", "values", "w"],
+            [q, randn(g, 4, 5) * 2, randn(g, 4, 5), 1.5], 5),
+        _module("NWKernelRegression forward, float32", 5, 7, 1.3, torch.float32, 6),
+        _module("NWKernelRegression forward, float64", 3, 4, 0.6, torch.float64, 7),
+    ]
+
+
+MISTAKES = (
+    Mistake(
+        "no_half",
+        "The Gaussian kernel is exp(-u**2 / 2) with u = (q - k) * w: the division by 2 is missing.",
+        "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
+        "return softmax(-((diffs * w) ** 2), dim=1)",
+    ),
+    Mistake(
+        "w_outside_square",
+        "w scales the distance before squaring: -((q - k) * w)**2 / 2, i.e. the exponent grows "
+        "with w squared, not with w.",
+        "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
+        "return softmax(-(diffs**2) * w / 2, dim=1)",
+    ),
+    Mistake(
+        "softmax_over_queries",
+        "Each query's weights must sum to 1 over the keys: take the softmax along dim=1 "
+        "(the keys axis of the (n_q, n_k) scores), not dim=0.",
+        "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
+        "return softmax(-((diffs * w) ** 2) / 2, dim=0)",
+    ),
+    Mistake(
+        "no_minus",
+        "Closer keys must get larger weights: the exponent is minus the squared distance.",
+        "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
+        "return softmax(((diffs * w) ** 2) / 2, dim=1)",
+    ),
+)

@@ -1,0 +1,131 @@
+"""Checks and known mistakes for exercise 3 (additive and dot-product scoring)."""
+
+import torch
+
+from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
+
+from .base import Check, Mistake, call_desc, generator, randn, reference_state, weights_property
+
+MODULE = "ex03_scoring"
+NAMES = ["queries", "keys", "values", "valid_lens"]
+
+
+def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, seed):
+    """One forward (and backward) of a scoring module against the reference."""
+    cls = {"AdditiveAttention": AdditiveAttention, "DotProductAttention": DotProductAttention}[cls_name]
+    g = generator(seed)
+    args = [randn(g, B, n_q, q, dtype=dtype), randn(g, B, n_k, k, dtype=dtype),
+            randn(g, B, n_k, v, dtype=dtype), valid_lens]
+    spec = {"module": MODULE, "cls": cls_name, "init_args": init_args,
+            "state": reference_state(cls, init_args, dtype), "dtype": dtype, "args": args,
+            "arg_names": NAMES, "grad": ("queries", "keys", "values"), "grad_seed": seed,
+            "capture": ("attention_weights",), "watch_inputs": ("queries", "keys", "values")}
+    lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
+    dt = str(dtype).replace("torch.", "")
+    name = f"{cls_name}: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
+    call = f"{cls_name}{tuple(init_args)} in eval mode: " + call_desc("forward", NAMES, args)
+    return Check(name, call, "module_forward", spec,
+                 properties=(weights_property("attention_weights", 3),))
+
+
+def _batch_items(cls_name, init_args, seed):
+    """Each example of a batch gives the same output alone."""
+    cls = {"AdditiveAttention": AdditiveAttention, "DotProductAttention": DotProductAttention}[cls_name]
+    g = generator(seed)
+    d = init_args[1] if cls_name == "AdditiveAttention" else 4
+    args = [randn(g, 3, 2, d), randn(g, 3, 5, init_args[0] if cls_name == "AdditiveAttention" else 4),
+            randn(g, 3, 5, 3), torch.tensor([5, 2, 3])]
+    spec = {"module": MODULE, "cls": cls_name, "init_args": init_args,
+            "state": reference_state(cls, init_args), "args": args}
+    return Check(f"{cls_name}: each example of a batch is independent of the others",
+                 f"{cls_name}{tuple(init_args)}: forward on a batch of 3 and on each example alone",
+                 "batch_items", spec, properties=(_items_match,))
+
+
+def _items_match(results, spec):
+    """Outputs for example b alone equal row b of the batched output."""
+    full = results.get("full")
+    if not isinstance(full, torch.Tensor):
+        return None
+    for b in range(full.shape[0]):
+        item = results.get(f"item{b}")
+        if isinstance(item, torch.Tensor) and item.shape == full[b : b + 1].shape:
+            if not torch.allclose(item, full[b : b + 1], rtol=1e-4, atol=1e-5):
+                return (f"example {b} gives a different output alone than inside the batch: "
+                        "make sure nothing mixes examples (bmm per example, no sums over the batch axis)")
+    return None
+
+
+def build():
+    """The exercise's checks, in the order they are reported."""
+    add_args = (6, 4, 8, 0.3)  # key_size, query_size, num_hiddens, dropout
+    return [
+        _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7, None, torch.float32, 1),
+        _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]), torch.float32, 2),
+        _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7,
+                   torch.tensor([[1, 3, 5], [4, 2, 1]]), torch.float64, 3),
+        _attention("DotProductAttention", (0.3,), 3, 2, 6, 4, 4, 5, None, torch.float32, 4),
+        _attention("DotProductAttention", (0.3,), 3, 2, 6, 4, 4, 5, torch.tensor([6, 2, 3]), torch.float32, 5),
+        _attention("DotProductAttention", (0.3,), 2, 4, 3, 9, 9, 2,
+                   torch.tensor([[1, 2, 3, 3], [3, 1, 2, 0]]), torch.float64, 6),
+        _attention("DotProductAttention", (0.0,), 2, 3, 4, 16, 16, 5, torch.tensor([3, 4]), torch.float32, 7),
+        _batch_items("AdditiveAttention", add_args, 8),
+        _batch_items("DotProductAttention", (0.3,), 9),
+    ]
+
+
+MISTAKES = (
+    Mistake(
+        "dot_no_scale",
+        "Divide the dot products by sqrt(d), d = queries.shape[-1]: without it their variance "
+        "grows with d and the softmax saturates.",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
+        "scores = torch.bmm(queries, keys.transpose(1, 2))",
+    ),
+    Mistake(
+        "dot_scale_by_d",
+        "Scale by 1/sqrt(d), not 1/d: q.k of unit-variance vectors has variance d, so dividing "
+        "by its standard deviation sqrt(d) brings it back to 1.",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / d",
+    ),
+    Mistake(
+        "dot_softmax_over_queries",
+        "The weights of each query must sum to 1 over the keys: the softmax goes over the last "
+        "axis of the (B, n_q, n_k) scores. Transposing the scores (or keys^T @ queries) "
+        "normalises over the queries instead.",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores, valid_lens)",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores.transpose(1, 2), None).transpose(1, 2)",
+    ),
+    Mistake(
+        "additive_no_tanh",
+        "Additive attention applies tanh to W_q q + W_k k before w_v: without the "
+        "non-linearity the score is linear in q and k.",
+        "features = torch.tanh(projected_q.unsqueeze(2) + projected_k.unsqueeze(1))",
+        "features = projected_q.unsqueeze(2) + projected_k.unsqueeze(1)",
+    ),
+    Mistake(
+        "additive_ignores_mask",
+        "Pass valid_lens to masked_softmax: padded keys must get weight 0.",
+        "scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores, valid_lens)",
+        "scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores, None)",
+    ),
+    Mistake(
+        "dot_ignores_mask",
+        "Pass valid_lens to masked_softmax: padded keys must get weight 0.",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores, valid_lens)",
+        "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
+        "        self.attention_weights = masked_softmax(scores, None)",
+    ),
+    Mistake(
+        "weights_times_keys",
+        "The output is the weighted sum of the values, not of the keys: weights @ values.",
+        "return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot",
+        "return torch.bmm(self.dropout(self.attention_weights), keys)  # (B, n_q, v)\n\n\nclass Dot",
+    ),
+)

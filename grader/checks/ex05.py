@@ -1,0 +1,117 @@
+"""Checks and known mistakes for exercise 5 (multi-head attention)."""
+
+import torch
+
+from solutions.ex05_multihead import MultiHeadAttention
+
+from .base import Check, Mistake, call_desc, generator, randn, reference_state, weights_property
+
+MODULE = "ex05_multihead"
+NAMES = ["queries", "keys", "values", "valid_lens"]
+
+
+def _transpose(fn, shape, num_heads, seed):
+    g = generator(seed)
+    X = randn(g, *shape)
+    spec = {"module": MODULE, "fn": fn, "args": [X, num_heads], "arg_names": ["X", "num_heads"]}
+    return Check(f"{fn} of {tuple(shape)} with {num_heads} heads",
+                 call_desc(fn, ["X", "num_heads"], [X, num_heads]), "call", spec)
+
+
+def _roundtrip(shape, num_heads, seed):
+    X = randn(generator(seed), *shape)
+    spec = {"module": MODULE, "X": X, "num_heads": num_heads}
+
+    def round_trips(results, spec):
+        merged = results.get("merged")
+        if isinstance(merged, torch.Tensor) and merged.shape == X.shape and not torch.equal(merged, X):
+            return "transpose_output(transpose_qkv(X, h), h) does not give X back: the two must be exact inverses"
+        return None
+
+    return Check(f"transpose_output undoes transpose_qkv for {tuple(shape)}, {num_heads} heads",
+                 f"transpose_output(transpose_qkv(X {tuple(shape)}, {num_heads}), {num_heads})",
+                 "transpose_roundtrip", spec, properties=(round_trips,))
+
+
+def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False):
+    key_size, query_size, value_size, num_hiddens, num_heads = sizes
+    init_args = (key_size, query_size, value_size, num_hiddens, num_heads, 0.2, bias)
+    g = generator(seed)
+    args = [randn(g, B, n_q, query_size, dtype=dtype), randn(g, B, n_k, key_size, dtype=dtype),
+            randn(g, B, n_k, value_size, dtype=dtype), valid_lens]
+    spec = {"module": MODULE, "cls": "MultiHeadAttention", "init_args": init_args,
+            "state": reference_state(MultiHeadAttention, init_args, dtype), "dtype": dtype,
+            "args": args, "arg_names": NAMES, "grad": ("queries", "keys", "values"),
+            "grad_seed": seed, "capture": ("attention_weights",)}
+    dt = str(dtype).replace("torch.", "")
+    lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
+    name = f"MultiHeadAttention, {num_heads} heads: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
+    if bias:
+        name += ", bias=True"
+    call = f"MultiHeadAttention{init_args} in eval mode: " + call_desc("forward", NAMES, args)
+    return Check(name, call, "module_forward", spec,
+                 properties=(weights_property("attention_weights", 3),))
+
+
+def build():
+    """The exercise's checks, in the order they are reported."""
+    sizes = (5, 4, 6, 12, 3)  # key_size, query_size, value_size, num_hiddens, num_heads
+    bad = (8, 8, 8, 12, 5)
+    return [
+        _transpose("transpose_qkv", (2, 4, 12), 3, 1),
+        _transpose("transpose_qkv", (3, 2, 10), 5, 2),
+        _transpose("transpose_output", (6, 4, 4), 3, 3),
+        _roundtrip((2, 5, 12), 4, 4),
+        Check("transpose_qkv rejects a head count that does not divide the hidden size",
+              "transpose_qkv(X (2, 3, 12), num_heads=5)", "call",
+              {"module": MODULE, "fn": "transpose_qkv", "args": [torch.zeros(2, 3, 12), 5],
+               "expect_error": True}),
+        _mha(sizes, 2, 4, 6, None, torch.float32, 5),
+        _mha(sizes, 2, 4, 6, torch.tensor([3, 6]), torch.float32, 6),
+        _mha(sizes, 3, 2, 5, torch.tensor([[1, 5], [2, 2], [4, 3]]), torch.float64, 7),
+        _mha((100, 100, 100, 100, 5), 2, 4, 6, torch.tensor([6, 4]), torch.float32, 8),
+        _mha(sizes, 2, 3, 3, torch.tensor([2, 3]), torch.float32, 9, bias=True),
+        Check("MultiHeadAttention rejects num_hiddens not divisible by num_heads",
+              f"MultiHeadAttention{bad + (0.0,)}", "construct",
+              {"module": MODULE, "cls": "MultiHeadAttention", "init_args": bad + (0.0,),
+               "expect_error": True}),
+    ]
+
+
+MISTAKES = (
+    Mistake(
+        "reshape_without_transpose",
+        "Reshaping (B, T, H) straight to (B * heads, T, H / heads) mixes positions into heads. "
+        "Reshape to (B, T, heads, H / heads), permute to (B, heads, T, H / heads), then reshape.",
+        "X = X.permute(0, 2, 1, 3)  # (B, heads, T, H/heads)\n    return X.reshape(B * num_heads, T, H // num_heads)",
+        "return X.reshape(B * num_heads, T, H // num_heads)",
+    ),
+    Mistake(
+        "output_without_transpose",
+        "transpose_output must undo the permute of transpose_qkv: reshape to (B, heads, T, d), "
+        "permute to (B, T, heads, d), then reshape to (B, T, heads * d).",
+        "X = X.permute(0, 2, 1, 3)  # (B, T, heads, d)\n    return X.reshape(BH // num_heads, T, num_heads * d)",
+        "return X.reshape(BH // num_heads, T, num_heads * d)",
+    ),
+    Mistake(
+        "lens_tiled",
+        "Each example's valid length must go to its own num_heads consecutive rows (row "
+        "b * num_heads + h): use torch.repeat_interleave(valid_lens, num_heads, dim=0); "
+        "valid_lens.repeat(num_heads) tiles the whole batch instead.",
+        "valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)",
+        "valid_lens = valid_lens.repeat(self.num_heads, *([1] * (valid_lens.dim() - 1)))",
+    ),
+    Mistake(
+        "no_output_projection",
+        "After merging the heads, mix them with the output projection W_o.",
+        "return self.W_o(transpose_output(output, self.num_heads))",
+        "return transpose_output(output, self.num_heads)",
+    ),
+    Mistake(
+        "weights_head_axis",
+        "attention_weights must be (B, num_heads, n_q, n_k): reshape the (B * num_heads, n_q, n_k) "
+        "weights so the head axis comes right after the batch axis.",
+        "self.attention_weights = weights.reshape(B, self.num_heads, n_q, n_k)",
+        "self.attention_weights = weights.reshape(self.num_heads, B, n_q, n_k).transpose(0, 1)",
+    ),
+)

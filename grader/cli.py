@@ -1,0 +1,186 @@
+"""Command line: `python -m grader [ex03 ...] [--target DIR] [--json] [--watch]`.
+
+Also `python -m grader hint ex03`: the known pitfalls of one exercise.
+Exit code 0 when everything graded passed, 1 when something failed, 2 for a
+usage error.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from course import progress
+from course.exercise_index import BY_ID, EXERCISES, get as get_exercise
+
+from . import checks as checks_registry
+from .core import grade
+from .sandbox import SandboxLimits
+
+DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "exercises"
+STATUS_LABELS = {"passed": "passed", "failed": "FAILED", "not_written": "not written yet", "error": "ERROR"}
+
+
+def parse_args(argv):
+    """The grading options."""
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description="Grade the Attention Lab exercises against the reference solutions.",
+        epilog="Also: `python -m grader hint ex03` lists the known pitfalls of an exercise.",
+    )
+    parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
+                        help=f"exercise ids to grade ({', '.join(BY_ID)}); default: all")
+    parser.add_argument("--target", default=str(DEFAULT_TARGET),
+                        help="directory laid out like exercises/ (default: exercises/)")
+    parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
+    parser.add_argument("--no-save", action="store_true", help="do not record the results as progress")
+    parser.add_argument("--watch-max-runs", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    unknown = [e for e in args.exercises if e not in BY_ID]
+    if unknown:
+        parser.error(f"unknown exercise {unknown[0]!r}; use one of {', '.join(BY_ID)}")
+    if not Path(args.target).is_dir():
+        parser.error(f"--target {args.target!r} is not a directory")
+    return args
+
+
+def print_table(report, out=sys.stdout):
+    """The readable summary: one row per exercise, then the first problem of each."""
+    rows = [(ex.id, ex.title, STATUS_LABELS[ex.status],
+             f"{sum(c['passed'] if isinstance(c, dict) else c.passed for c in ex.checks)}/{len(ex.checks)}")
+            for ex in report.exercises]
+    widths = [max(len(r[i]) for r in rows + [("id", "exercise", "status", "checks")]) for i in range(4)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(line.format("id", "exercise", "status", "checks"), file=out)
+    print(line.format(*("-" * w for w in widths)), file=out)
+    for row in rows:
+        print(line.format(*row), file=out)
+    for ex in report.exercises:
+        if ex.passed:
+            continue
+        print(f"\n{ex.id} {ex.title} ({ex.file}): {STATUS_LABELS[ex.status]}", file=out)
+        if ex.status == "not_written":
+            print(f"  {ex.summary}", file=out)
+            continue
+        first = next(c for c in ex.checks if not c.passed)
+        print(f"  check:    {first.name}", file=out)
+        if first.call:
+            print(f"  called:   {first.call}", file=out)
+        print(f"  problem:  {first.message}", file=out)
+        if first.hint:
+            print(f"  hint:     {first.hint}", file=out)
+        others = sum(not c.passed for c in ex.checks) - 1
+        if others:
+            print(f"  ({others} more failing check(s); fix this one first)", file=out)
+        if ex.output.strip():
+            print("  your code printed:\n    " + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
+    passed = sum(ex.passed for ex in report.exercises)
+    print(f"\n{passed}/{len(report.exercises)} exercises passed.", file=out)
+
+
+def save_progress(report, target):
+    """Record each exercise's result where the app reads it."""
+    progress.save_results(target, {
+        ex.id: {"passed": ex.passed, "score": ex.score, "status": ex.status, "summary": ex.summary}
+        for ex in report.exercises
+    })
+
+
+def run_once(args, ex_ids):
+    """Grade once and print; returns the Report."""
+    limits = SandboxLimits(timeout_s=args.timeout)
+    total = len(ex_ids)
+
+    def on_progress(done, total, ex_id, status):
+        if args.json:
+            print(f"progress: {done}/{total} {ex_id} {status}", file=sys.stderr, flush=True)
+
+    ran = []
+
+    def on_ran(ex_id):
+        ran.append(ex_id)
+        if not args.json:
+            print(f"\r  ran {len(ran)}/{total} exercises ({ex_id})", end="", file=sys.stderr, flush=True)
+
+    if not args.json:
+        print(f"Grading {args.target} ({total} exercise(s))...", file=sys.stderr, flush=True)
+    report = grade(args.target, ex_ids, limits, on_progress=on_progress, on_ran=on_ran)
+    if not args.json:
+        print(file=sys.stderr)
+    if not args.no_save:
+        save_progress(report, args.target)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print_table(report)
+    return report
+
+
+def watch(args, ex_ids):
+    """Re-grade an exercise whenever its file changes (polling, no extra deps)."""
+    files = {ex_id: Path(args.target) / get_exercise(ex_id).filename for ex_id in ex_ids}
+
+    def stamp(path):
+        try:
+            stat = path.stat()
+            return (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            return None
+
+    seen = {ex_id: stamp(p) for ex_id, p in files.items()}
+    print(f"Watching {args.target}: save an exercise file to grade it (Ctrl-C to stop).", flush=True)
+    runs = 0
+    run_once(args, ex_ids)
+    runs += 1
+    try:
+        while args.watch_max_runs is None or runs < args.watch_max_runs:
+            time.sleep(0.3)
+            changed = [ex_id for ex_id, p in files.items() if stamp(p) != seen[ex_id]]
+            if not changed:
+                continue
+            time.sleep(0.2)  # let the editor finish writing
+            for ex_id in changed:
+                seen[ex_id] = stamp(files[ex_id])
+            print(f"\n{', '.join(changed)} changed: grading again.", flush=True)
+            run_once(args, changed)
+            runs += 1
+    except KeyboardInterrupt:
+        print("\nStopped watching.")
+    return 0
+
+
+def print_hints(ex_id):
+    """The known pitfalls of one exercise, on demand."""
+    exercise = get_exercise(ex_id)
+    print(f"{ex_id} ({exercise.filename}): known pitfalls")
+    for number, mistake in enumerate(checks_registry.for_exercise(ex_id).MISTAKES, 1):
+        print(f"  {number}. {mistake.hint}")
+    return 0
+
+
+def main(argv=None):
+    """Entry point; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hint"]:
+        if len(argv) != 2 or argv[1] not in BY_ID:
+            print(f"usage: python -m grader hint EXERCISE  (one of {', '.join(BY_ID)})", file=sys.stderr)
+            return 2
+        return print_hints(argv[1])
+    if argv[:1] == ["notebooks"]:
+        from .notebooks import main as notebooks_main
+
+        return notebooks_main(argv[1:])
+    try:
+        args = parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    ex_ids = args.exercises or [ex.id for ex in EXERCISES]
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    if args.watch:
+        return watch(args, ex_ids)
+    report = run_once(args, ex_ids)
+    return 0 if report.passed else 1

@@ -1,0 +1,227 @@
+"""The sandbox side of grading: runs learner code, reports data, never verdicts.
+
+The grader copies this package into a fresh run directory beside one job
+folder per exercise and starts `serve(run_dir)` in a new Python process
+(`python -I`, so neither the project nor `solutions/` is on its path). The
+server imports torch once, then forks one child per exercise; each child
+gets resource limits, its own process group and an output file, imports the
+staged `learner` package of its job, runs the requested procedures and
+saves each result as `results/<i>.pt`. The server reaps the children,
+kills any that outlive the time limit, and writes `status.json` per job.
+
+Run-directory layout:
+    _harness/            this package
+    plan.json            {"jobs": [...], "timeout_s", "memory_mb", "output_kb", "parallel"}
+    <job>/learner/       the staged package: the learner's file and references it needs
+    <job>/input.pt       {"module": learner module name, "calls": [{"procedure", "spec"}]}
+    <job>/results/       <i>.pt per call, import.pt when the import failed
+    <job>/output.txt     the child's stdout and stderr, capped by RLIMIT_FSIZE
+    <job>/status.json    exit code / signal / timed out, written by the server
+"""
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+
+LEARNER_PACKAGE = "learner"
+
+
+def _vm_bytes():
+    """This process's current virtual memory size."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_self(plan, job_dir):
+    """Apply the sandbox limits to the current (forked) process."""
+    os.setpgid(0, 0)
+    memory = plan["memory_mb"] * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (_vm_bytes() + memory,) * 2)
+    cpu = int(plan["timeout_s"]) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Every file the child writes is capped: a print flood dies of SIGXFSZ.
+    cap = max(plan["output_kb"] * 1024, plan.get("result_mb", 16) * 2**20)
+    out = os.open(os.path.join(job_dir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+
+
+def _learner_frames(tb, learner_dir):
+    """The traceback frames that are in the learner's own files."""
+    frames = traceback.extract_tb(tb)
+    return [f for f in frames if os.path.abspath(f.filename).startswith(learner_dir + os.sep)]
+
+
+def describe_error(err, learner_dir):
+    """Plain data about an exception raised while running learner code."""
+    frames = _learner_frames(err.__traceback__, learner_dir)
+    kind = "exception"
+    if isinstance(err, NotImplementedError):
+        kind = "not_implemented"
+    elif isinstance(err, SystemExit):
+        kind = "exit"
+    elif isinstance(err, MemoryError) or "can't allocate memory" in str(err):
+        kind = "memory"
+    where = None
+    if frames:
+        last = frames[-1]
+        where = {
+            "file": os.path.basename(last.filename),
+            "line": last.lineno,
+            "function": last.name,
+            "code": (last.line or "").strip(),
+        }
+    if isinstance(err, SyntaxError) and err.filename:
+        where = {
+            "file": os.path.basename(err.filename),
+            "line": err.lineno,
+            "function": None,
+            "code": (err.text or "").strip(),
+        }
+    return {
+        "kind": kind,
+        "type": type(err).__name__,
+        "message": str(err)[:2000],
+        "where": where,
+        "traceback": "".join(traceback.format_list(frames))[-4000:],
+    }
+
+
+def _save(obj, path):
+    """torch.save to a temporary name, then rename: no half-written results."""
+    import torch
+
+    tmp = path + ".tmp"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _clean(value):
+    """Plain tensors only (no subclasses, no grad), so the parent can load them."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().as_subclass(torch.Tensor).clone()
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return f"<{type(value).__name__}>"
+
+
+def run_job(plan, job_dir):
+    """In the forked child: import the learner's module and run every call."""
+    import importlib
+
+    import torch
+
+    from _harness.procedures import PROCEDURES
+
+    torch.set_num_threads(1)
+    results_dir = os.path.join(job_dir, "results")
+    os.makedirs(results_dir, exist_ok=True)
+    learner_dir = os.path.abspath(os.path.join(job_dir, LEARNER_PACKAGE))
+    sys.path.insert(0, job_dir)
+    job = torch.load(os.path.join(job_dir, "input.pt"), weights_only=True)
+    try:
+        importlib.import_module(f"{LEARNER_PACKAGE}.{job['module']}")
+    except BaseException as err:  # SyntaxError, sys.exit at import, anything
+        _save({"error": describe_error(err, learner_dir)}, os.path.join(results_dir, "import.pt"))
+        return
+
+    def modules(name):
+        return importlib.import_module(f"{LEARNER_PACKAGE}.{name}")
+
+    for i, call in enumerate(job["calls"]):
+        torch.manual_seed(1234 + i)
+        try:
+            out = PROCEDURES[call["procedure"]](modules, call["spec"])
+            record = {"ok": {k: _clean(v) for k, v in out.items()}}
+        except BaseException as err:  # the learner's failure is data for the parent
+            record = {"error": describe_error(err, learner_dir)}
+        sys.stdout.flush()
+        _save(record, os.path.join(results_dir, f"{i}.pt"))
+
+
+def _fork_job(plan, job):
+    """Fork one child for a job; the child never returns."""
+    job_dir = os.path.join(plan["run_dir"], job)
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _limit_self(plan, job_dir)
+            run_job(plan, job_dir)
+        except BaseException:
+            code = 3
+            try:
+                traceback.print_exc()
+            except BaseException:
+                pass
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException:
+                pass
+            os._exit(code)
+    return pid
+
+
+def _write_status(plan, job, status):
+    """Record how a job's child ended."""
+    path = os.path.join(plan["run_dir"], job, "status.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(status, f)
+    os.replace(path + ".tmp", path)
+
+
+def serve(run_dir):
+    """Run every job of the plan, `parallel` at a time, each in its own child."""
+    with open(os.path.join(run_dir, "plan.json")) as f:
+        plan = json.load(f)
+    plan["run_dir"] = run_dir
+    import torch  # noqa: F401  (imported once here, shared by every fork)
+
+    pending = list(plan["jobs"])
+    running = {}  # pid -> (job, start time)
+    while pending or running:
+        while pending and len(running) < plan["parallel"]:
+            job = pending.pop(0)
+            running[_fork_job(plan, job)] = (job, time.monotonic())
+        pid, wait_status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            now = time.monotonic()
+            for child, (job, start) in list(running.items()):
+                if now - start > plan["timeout_s"]:
+                    _kill_group(child)
+                    os.waitpid(child, 0)
+                    del running[child]
+                    _write_status(plan, job, {"timed_out": True, "elapsed_s": now - start})
+                    print(f"done {job}", flush=True)
+            time.sleep(0.01)
+            continue
+        if pid not in running:
+            continue
+        job, start = running.pop(pid)
+        _kill_group(pid)  # anything the child left behind
+        status = {"timed_out": False, "elapsed_s": time.monotonic() - start}
+        if os.WIFSIGNALED(wait_status):
+            status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+        else:
+            status["exit_code"] = os.WEXITSTATUS(wait_status)
+        _write_status(plan, job, status)
+        print(f"done {job}", flush=True)
+
+
+def _kill_group(pid):
+    """SIGKILL a child's whole process group, ignoring ones already gone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

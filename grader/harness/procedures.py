@@ -1,0 +1,281 @@
+"""What the grader asks an implementation to do, as plain procedures.
+
+A procedure takes `modules` (a function: exercise module name -> module) and a
+spec (plain data and tensors) and returns a flat dict of results: tensors,
+numbers, strings. The grader runs the same procedure on the reference in its
+own process and on the learner's code in a child process, then compares the
+two dicts. Procedures never judge: they only report what the code did.
+
+This file is copied into the child's sandbox: it imports torch and nothing
+from the project.
+"""
+
+import torch
+
+PROCEDURES = {}
+
+
+def procedure(fn):
+    """Register fn under its name."""
+    PROCEDURES[fn.__name__] = fn
+    return fn
+
+
+def _prepare(value, needs_grad):
+    """A fresh copy of an input, with requires_grad when asked."""
+    if isinstance(value, torch.Tensor):
+        value = value.clone()
+        if needs_grad:
+            value.requires_grad_(True)
+    return value
+
+
+def _flatten(prefix, value, out):
+    """Flatten nested outputs into out: {"output": t, "output.1.0": t, ...}."""
+    if isinstance(value, (tuple, list)):
+        out[f"{prefix}.len"] = len(value)
+        for i, item in enumerate(value):
+            _flatten(f"{prefix}.{i}", item, out)
+    elif isinstance(value, torch.Tensor):
+        out[prefix] = value.detach().as_subclass(torch.Tensor).clone()
+    elif value is None or isinstance(value, (bool, int, float, str)):
+        out[prefix] = value
+    else:
+        out[prefix] = f"<{type(value).__name__}>"
+
+
+def _primary(value):
+    """The tensor that gradients flow back from: the output or its first item."""
+    while isinstance(value, (tuple, list)) and value:
+        value = value[0]
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _backward(results, output, grad_seed, inputs, params=None):
+    """Backpropagate sum(output * G), G seeded random, and record the grads."""
+    primary = _primary(output)
+    if grad_seed is None or primary is None or not primary.requires_grad:
+        return
+    if not primary.is_floating_point():
+        return
+    generator = torch.Generator().manual_seed(grad_seed)
+    grad_out = torch.randn(primary.shape, generator=generator, dtype=torch.float64)
+    (primary * grad_out.to(primary.dtype)).sum().backward()
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            results[f"grad.{name}"] = None if value.grad is None else value.grad.detach().clone()
+    for name, param in (params or {}).items():
+        results[f"grad.{name}"] = None if param.grad is None else param.grad.detach().clone()
+
+
+def _build(modules, spec):
+    """Construct spec's class, load the reference weights, set eval mode."""
+    cls = getattr(modules(spec["module"]), spec["cls"])
+    torch.manual_seed(0)
+    model = cls(*spec.get("init_args", ()), **spec.get("init_kwargs", {}))
+    dtype = spec.get("dtype", torch.float32)
+    model = model.to(dtype)
+    if spec.get("state") is not None:
+        model.load_state_dict(spec["state"], strict=True)
+    model.eval()
+    return model
+
+
+def _capture(results, model, attrs):
+    """Record attributes the module stored during the call."""
+    for attr in attrs:
+        obj = model
+        for part in attr.split("."):
+            obj = getattr(obj, part, None)
+        _flatten(attr, obj, results)
+
+
+@procedure
+def call(modules, spec):
+    """Call a function: fn(*args, **kwargs); record output, grads, inputs after."""
+    fn = getattr(modules(spec["module"]), spec["fn"])
+    names = spec.get("arg_names") or [f"arg{i}" for i in range(len(spec["args"]))]
+    grad_names = set(spec.get("grad", ()))
+    args = [_prepare(v, n in grad_names) for n, v in zip(names, spec["args"])]
+    kwargs = {k: _prepare(v, k in grad_names) for k, v in spec.get("kwargs", {}).items()}
+    results = {}
+    if spec.get("expect_error"):
+        try:
+            output = fn(*args, **kwargs)
+        except NotImplementedError:
+            raise  # a stub, not an answer
+        except Exception as err:  # the learner's error is the data we report
+            results["raised"] = type(err).__name__
+            results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
+            results["raised_message"] = str(err)[:500]
+            return results
+        results["raised"] = None
+        _flatten("output", output, results)
+        return results
+    output = fn(*args, **kwargs)
+    _flatten("output", output, results)
+    inputs = dict(zip(names, args), **kwargs)
+    _backward(results, output, spec.get("grad_seed"), inputs)
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and name in spec.get("watch_inputs", ()):
+            results[f"input_after.{name}"] = value.detach().clone()
+    return results
+
+
+@procedure
+def call_without_builtin_softmax(modules, spec):
+    """Like `call`, with torch's own softmax functions made to raise."""
+    import torch.nn.functional as F
+
+    def forbidden(*args, **kwargs):
+        raise RuntimeError(
+            "do not call torch's softmax here: write it from torch.exp and sum"
+        )
+
+    saved = (torch.softmax, F.softmax, torch.Tensor.softmax, torch.nn.Softmax.forward)
+    torch.softmax = F.softmax = torch.Tensor.softmax = forbidden
+    torch.nn.Softmax.forward = lambda self, x: forbidden()
+    try:
+        return call(modules, spec)
+    finally:
+        torch.softmax, F.softmax, torch.Tensor.softmax, torch.nn.Softmax.forward = saved
+
+
+@procedure
+def construct(modules, spec):
+    """Only build the module; record its buffers/attributes or the error raised."""
+    results = {}
+    try:
+        model = _build(modules, spec)
+    except Exception as err:
+        if not spec.get("expect_error") or isinstance(err, NotImplementedError):
+            raise
+        results["raised"] = type(err).__name__
+        results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
+        results["raised_message"] = str(err)[:500]
+        return results
+    results["raised"] = None
+    _capture(results, model, spec.get("capture", ()))
+    results["state_keys"] = ",".join(sorted(model.state_dict().keys()))
+    return results
+
+
+@procedure
+def module_forward(modules, spec):
+    """Build a module, call it on inputs; record outputs, attrs and grads."""
+    model = _build(modules, spec)
+    names = spec["arg_names"]
+    grad_names = set(spec.get("grad", ()))
+    args = [_prepare(v, n in grad_names) for n, v in zip(names, spec["args"])]
+    results = {}
+    if spec.get("expect_error"):
+        try:
+            output = model(*args)
+        except NotImplementedError:
+            raise  # a stub, not an answer
+        except Exception as err:
+            results["raised"] = type(err).__name__
+            results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
+            results["raised_message"] = str(err)[:500]
+            return results
+        results["raised"] = None
+        _flatten("output", output, results)
+        return results
+    if spec.get("param_grads"):
+        for p in model.parameters():
+            p.requires_grad_(True)
+    output = model(*args)
+    _flatten("output", output, results)
+    _capture(results, model, spec.get("capture", ()))
+    params = dict(model.named_parameters()) if spec.get("param_grads") else None
+    _backward(results, output, spec.get("grad_seed"), dict(zip(names, args)), params)
+    for name, value in zip(names, args):
+        if isinstance(value, torch.Tensor) and name in spec.get("watch_inputs", ()):
+            results[f"input_after.{name}"] = value.detach().clone()
+    return results
+
+
+@procedure
+def batch_items(modules, spec):
+    """Run a module on the whole batch, then on each example alone."""
+    model = _build(modules, spec)
+    args = spec["args"]
+    results = {}
+    with torch.no_grad():
+        _flatten("full", model(*args), results)
+        for b in range(args[0].shape[0]):
+            item_args = [a[b : b + 1] if isinstance(a, torch.Tensor) else a for a in args]
+            _flatten(f"item{b}", model(*item_args), results)
+    return results
+
+
+@procedure
+def seq2seq_decoder(modules, spec):
+    """init_state from encoder outputs, then one forward over the target."""
+    model = _build(modules, spec)
+    enc_outputs = _prepare(spec["enc_outputs"], True)  # (B, T_src, H)
+    enc_hidden = spec["enc_hidden"].clone()  # (L, B, H)
+    state = model.init_state((enc_outputs, enc_hidden), spec["enc_valid_lens"])
+    logits, new_state = model(spec["X"], state)
+    results = {}
+    _flatten("logits", logits, results)
+    _capture(results, model, ("attention_weights",))
+    if isinstance(new_state, (tuple, list)) and len(new_state) > 1:
+        _flatten("hidden_state", new_state[1], results)
+    _backward(results, logits, spec.get("grad_seed"), {"enc_outputs": enc_outputs})
+    return results
+
+
+@procedure
+def transpose_roundtrip(modules, spec):
+    """transpose_output(transpose_qkv(X)) should give X back."""
+    mod = modules(spec["module"])
+    X = spec["X"].clone()
+    split = mod.transpose_qkv(X, spec["num_heads"])
+    return {"split": split.detach().clone(), "merged": mod.transpose_output(split, spec["num_heads"]).detach().clone()}
+
+
+def _decoder_blocks(modules, spec):
+    """Build a stack of decoder blocks from spec (weights of each block given)."""
+    cls = getattr(modules(spec["module"]), "TransformerDecoderBlock")
+    blocks = []
+    for i, state in enumerate(spec["states"]):
+        torch.manual_seed(0)
+        block = cls(*spec["init_args"], i).to(spec.get("dtype", torch.float32))
+        block.load_state_dict(state, strict=True)
+        blocks.append(block.eval())
+    return blocks
+
+
+def _run_decoder(blocks, X, enc_outputs, enc_valid_lens):
+    """Run X through every block with a fresh state; return output and state."""
+    state = [enc_outputs, enc_valid_lens, [None] * len(blocks)]
+    for block in blocks:
+        X, state = block(X, state)
+    return X, state
+
+
+@procedure
+def decoder_modes(modules, spec):
+    """Full-sequence decoding, incremental decoding and a changed future."""
+    blocks = _decoder_blocks(modules, spec)
+    X, enc, lens = spec["X"], spec["enc_outputs"], spec["enc_valid_lens"]
+    results = {}
+    X_grad = _prepare(X, True)
+    full, state = _run_decoder(blocks, X_grad, enc, lens)
+    _flatten("full", full, results)
+    results["cache_len"] = None if state[2][0] is None else int(state[2][0].shape[1])
+    _backward(results, full, spec.get("grad_seed"), {"X": X_grad})
+    with torch.no_grad():
+        state = [enc, lens, [None] * len(blocks)]
+        steps = []
+        for t in range(X.shape[1]):
+            Y = X[:, t : t + 1]
+            for block in blocks:
+                Y, state = block(Y, state)
+            steps.append(Y)
+        results["incremental"] = torch.cat(steps, dim=1)
+        X_changed = X.clone()
+        X_changed[:, spec["change_from"] :] = spec["future"]
+        results["changed_future"] = _run_decoder(blocks, X_changed, enc, lens)[0]
+    return results
