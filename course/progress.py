@@ -43,15 +43,24 @@ def atomic_write_text(path, text):
         raise
 
 
-def _read_all():
-    """The whole progress file, or an empty one if absent or unreadable."""
+def _read_all(keep_damaged=False):
+    """The whole progress file, or an empty one if absent or unreadable.
+
+    With keep_damaged, an unreadable file is renamed aside (never overwritten)
+    so that a person can recover it.
+    """
+    path = progress_path()
     try:
-        data = json.loads(progress_path().read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("targets"), dict):
+            return data
+    except FileNotFoundError:
         return {"version": FORMAT_VERSION, "targets": {}}
-    if not isinstance(data, dict) or not isinstance(data.get("targets"), dict):
-        return {"version": FORMAT_VERSION, "targets": {}}
-    return data
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        pass
+    if keep_damaged:
+        os.replace(path, path.with_name(f"{path.name}.damaged-{int(time.time())}"))
+    return {"version": FORMAT_VERSION, "targets": {}}
 
 
 def target_key(target):
@@ -61,7 +70,7 @@ def target_key(target):
 
 def save_results(target, results):
     """Record exercise results {ex_id: {"passed", "score", ...}} for a target."""
-    data = _read_all()
+    data = _read_all(keep_damaged=True)
     entry = data["targets"].setdefault(target_key(target), {})
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     for ex_id, result in results.items():

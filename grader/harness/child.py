@@ -39,6 +39,7 @@ def _vm_bytes():
 def _limit_self(plan, job_dir):
     """Apply the sandbox limits to the current (forked) process."""
     os.setpgid(0, 0)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kill
     memory = plan["memory_mb"] * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (_vm_bytes() + memory,) * 2)
     cpu = int(plan["timeout_s"]) + 2
@@ -85,10 +86,11 @@ def describe_error(err, learner_dir):
             "function": None,
             "code": (err.text or "").strip(),
         }
+    message = err.msg if isinstance(err, SyntaxError) else str(err)
     return {
         "kind": kind,
         "type": type(err).__name__,
-        "message": str(err)[:2000],
+        "message": message[:2000],
         "where": where,
         "traceback": "".join(traceback.format_list(frames))[-4000:],
     }

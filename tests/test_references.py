@@ -1,0 +1,268 @@
+"""The reference solutions against independent oracles: PyTorch's own
+implementations, brute force and hand-computed values."""
+
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from solutions.ex00_paths import max_path_length, receptive_field
+from solutions.ex01_softmax import masked_softmax, softmax
+from solutions.ex02_nadaraya_watson import NWKernelRegression, gaussian_kernel_weights, nadaraya_watson
+from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
+from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
+from solutions.ex05_multihead import MultiHeadAttention, transpose_output, transpose_qkv
+from solutions.ex06_positional_encoding import PositionalEncoding
+from solutions.ex07_transformer import TransformerDecoderBlock, TransformerEncoderBlock
+
+
+# ---- ex00: brute force on the convolution graph ---------------------------------------------
+
+
+def reach(kernel_size, dilations):
+    """Input offsets that reach one output, by composing layer by layer."""
+    offsets = {0}
+    for d in dilations:
+        taps = [(j - (kernel_size - 1) // 2) * d for j in range(kernel_size)]
+        offsets = {o + t for o in offsets for t in taps}
+    return offsets
+
+
+@pytest.mark.parametrize("k,dilations", [(3, [1, 1, 1, 1]), (2, [1, 2, 4]), (5, [1]), (3, [1, 2, 4, 8]), (4, [])])
+def test_receptive_field_counts_reachable_inputs(k, dilations):
+    assert receptive_field(k, len(dilations), dilations) == len(reach(k, dilations))
+
+
+def test_receptive_field_worked_case_and_errors():
+    assert receptive_field(3, 4) == 9
+    with pytest.raises(ValueError):
+        receptive_field(3, 2, [1])
+    with pytest.raises(ValueError):
+        receptive_field(0, 1)
+
+
+@pytest.mark.parametrize("n,k,dilated", itertools.product([1, 2, 5, 9, 10, 33], [2, 3, 5], [False, True]))
+def test_cnn_path_is_fewest_layers_covering_n(n, k, dilated):
+    layers = 0
+    while len(reach(k, [2**i if dilated else 1 for i in range(layers)])) < n:
+        layers += 1
+    assert max_path_length("cnn", n, kernel_size=k, dilated=dilated) == layers
+
+
+def test_rnn_and_attention_paths_and_errors():
+    assert [max_path_length("rnn", n) for n in (1, 2, 10)] == [0, 1, 9]
+    assert [max_path_length("self-attention", n) for n in (1, 2, 10)] == [0, 1, 1]
+    for bad in (("lstm", 3), ("rnn", 0)):
+        with pytest.raises(ValueError):
+            max_path_length(*bad)
+    with pytest.raises(ValueError):
+        max_path_length("cnn", 4, kernel_size=1)
+
+
+# ---- ex01: torch.softmax is the oracle ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_matches_torch(dtype, dim):
+    X = torch.randn(3, 4, 5, dtype=dtype) * 5
+    torch.testing.assert_close(softmax(X, dim), torch.softmax(X, dim))
+
+
+def test_softmax_huge_logits_and_minus_inf():
+    X = torch.tensor([[1e4, 1e4 - 1.0, -1e4], [0.0, float("-inf"), 1.0]])
+    torch.testing.assert_close(softmax(X), torch.softmax(X.double(), -1).float())
+    assert softmax(X)[1, 1] == 0
+    assert torch.equal(softmax(torch.full((2, 3), float("-inf"))), torch.zeros(2, 3))
+
+
+def mask_from_lens(valid_lens, B, n_q, n_k):
+    lens = valid_lens[:, None].expand(B, n_q) if valid_lens.dim() == 1 else valid_lens
+    return torch.arange(n_k)[None, None, :] < lens[:, :, None]
+
+
+@pytest.mark.parametrize("valid_lens", [torch.tensor([2, 5, 1]), torch.tensor([[1, 5], [3, 2], [4, 4]])])
+def test_masked_softmax_matches_torch_with_a_minus_inf_mask(valid_lens):
+    X = torch.randn(3, 2, 5)
+    mask = mask_from_lens(valid_lens, 3, 2, 5)
+    expected = torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(masked_softmax(X, valid_lens), expected)
+    assert torch.all(masked_softmax(X, valid_lens)[~mask] == 0)
+
+
+def test_masked_softmax_empty_rows_are_zero_with_finite_gradients():
+    X = torch.randn(2, 2, 3, dtype=torch.float64, requires_grad=True)
+    X_before = X.detach().clone()
+    W = masked_softmax(X, torch.tensor([0, 2]))
+    assert torch.equal(W[0], torch.zeros(2, 3, dtype=torch.float64))
+    (W * torch.randn_like(W)).sum().backward()
+    assert torch.isfinite(X.grad).all()
+    assert torch.equal(X.detach(), X_before)
+    assert masked_softmax(X.float(), None).dtype == torch.float32
+
+
+def test_masked_softmax_rejects_bad_valid_lens_shape():
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(B,\) = \(2,\)"):
+        masked_softmax(torch.zeros(2, 3, 4), torch.tensor([1, 2, 3]))
+
+
+# ---- ex02: explicit sums ---------------------------------------------------------------------
+
+
+def test_nadaraya_watson_by_hand():
+    queries, keys, values = torch.tensor([0.0, 1.0]), torch.tensor([0.0, 1.0, 3.0]), torch.tensor([1.0, 2.0, 4.0])
+    w = 1.5
+    for i, q in enumerate(queries.tolist()):
+        kernel = [math.exp(-(((q - k) * w) ** 2) / 2) for k in keys.tolist()]
+        expected = [c / sum(kernel) for c in kernel]
+        torch.testing.assert_close(gaussian_kernel_weights(queries, keys, w)[i], torch.tensor(expected))
+        assert nadaraya_watson(queries, keys, values, w)[i].item() == pytest.approx(
+            sum(a * v for a, v in zip(expected, values.tolist())), rel=1e-6)
+
+
+def test_nw_module_uses_its_parameter_and_bmm_shapes():
+    model = NWKernelRegression()
+    with torch.no_grad():
+        model.w.fill_(0.8)
+    queries, keys, values = torch.randn(4), torch.randn(4, 6), torch.randn(4, 6)
+    out = model(queries, keys, values)
+    assert out.shape == (4,) and model.attention_weights.shape == (4, 6)
+    torch.testing.assert_close(out, nadaraya_watson(queries, keys, values, 0.8))
+    out.sum().backward()
+    assert model.w.grad is not None and model.w.grad.shape == (1,)
+
+
+# ---- ex03: scaled_dot_product_attention and explicit loops -----------------------------------
+
+
+@pytest.mark.parametrize("valid_lens", [None, torch.tensor([3, 6]), torch.tensor([[1, 2, 6, 4], [5, 3, 2, 1]])])
+def test_dot_product_attention_matches_sdpa(valid_lens):
+    q, k, v = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 5)
+    attention = DotProductAttention(dropout=0.5).eval()
+    mask = None if valid_lens is None else mask_from_lens(valid_lens, 2, 4, 6)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    torch.testing.assert_close(attention(q, k, v, valid_lens), expected)
+
+
+def test_additive_attention_matches_explicit_loops():
+    torch.manual_seed(0)
+    attention = AdditiveAttention(key_size=3, query_size=2, num_hiddens=4, dropout=0.0).eval()
+    q, k, v = torch.randn(2, 2, 2), torch.randn(2, 3, 3), torch.randn(2, 3, 5)
+    lens = torch.tensor([2, 3])
+    out = attention(q, k, v, lens)
+    for b in range(2):
+        for i in range(2):
+            scores = [attention.w_v(torch.tanh(attention.W_q(q[b, i]) + attention.W_k(k[b, j]))).item()
+                      for j in range(int(lens[b]))]
+            weights = torch.softmax(torch.tensor(scores), 0)
+            torch.testing.assert_close(out[b, i], (weights[:, None] * v[b, : int(lens[b])]).sum(0))
+
+
+# ---- ex05: nn.MultiheadAttention with the same weights ----------------------------------------
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_multihead_matches_torch(bias):
+    torch.manual_seed(1)
+    H, heads = 12, 3
+    ours = MultiHeadAttention(H, H, H, H, heads, dropout=0.0, bias=bias).eval()
+    theirs = nn.MultiheadAttention(H, heads, bias=bias, batch_first=True).eval()
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        theirs.out_proj.weight.copy_(ours.W_o.weight)
+        if bias:
+            theirs.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+            theirs.out_proj.bias.copy_(ours.W_o.bias)
+    q, kv = torch.randn(2, 4, H), torch.randn(2, 6, H)
+    lens = torch.tensor([6, 3])
+    expected, weights = theirs(q, kv, kv, key_padding_mask=~mask_from_lens(lens, 2, 1, 6)[:, 0],
+                               average_attn_weights=False)
+    torch.testing.assert_close(ours(q, kv, kv, lens), expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(ours.attention_weights, weights, rtol=1e-5, atol=1e-6)
+
+
+def test_transpose_qkv_layout_and_inverse():
+    X = torch.arange(2 * 3 * 8.0).reshape(2, 3, 8)
+    split = transpose_qkv(X, 4)  # (8, 3, 2)
+    assert split.shape == (8, 3, 2)
+    for b, h in itertools.product(range(2), range(4)):
+        assert torch.equal(split[b * 4 + h], X[b, :, h * 2 : (h + 1) * 2])
+    assert torch.equal(transpose_output(split, 4), X)
+    with pytest.raises(ValueError, match="divisible"):
+        MultiHeadAttention(8, 8, 8, 10, 3, 0.0)
+
+
+# ---- ex06: the formula, element by element ----------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [6, 7])
+def test_positional_table_follows_the_formula(d):
+    P = PositionalEncoding(d, 0.0, max_len=40).P
+    assert P.shape == (1, 40, d)
+    for i, col in itertools.product(range(40), range(d)):
+        angle = i / 10000 ** ((col - col % 2) / d)
+        expected = math.sin(angle) if col % 2 == 0 else math.cos(angle)
+        assert P[0, i, col].item() == pytest.approx(expected, abs=1e-6)
+    assert "P" not in PositionalEncoding(d, 0.0).state_dict()
+    with pytest.raises(ValueError, match="max_len"):
+        PositionalEncoding(d, 0.0, max_len=4)(torch.zeros(1, 5, d))
+
+
+# ---- ex04 and ex07: properties that hold for any correct implementation ------------------------
+
+
+def test_bahdanau_decoder_steps_match_a_manual_loop():
+    torch.manual_seed(2)
+    dec = Seq2SeqAttentionDecoder(vocab_size=9, embed_size=4, num_hiddens=5, num_layers=2).eval()
+    enc_out, hidden, lens = torch.randn(2, 6, 5), torch.randn(2, 2, 5), torch.tensor([6, 3])
+    X = torch.randint(0, 9, (2, 4))
+    logits, (_, final, _) = dec(X, dec.init_state((enc_out, hidden), lens))
+    h = hidden
+    for t in range(4):
+        context = dec.attention(h[-1][:, None], enc_out, enc_out, lens)
+        out, h = dec.rnn(torch.cat([context, dec.embedding(X[:, t : t + 1])], -1), h)
+        torch.testing.assert_close(logits[:, t], dec.dense(out[:, 0]))
+    torch.testing.assert_close(final, h)
+    assert dec.attention_weights.shape == (2, 4, 6)
+    assert torch.all(dec.attention_weights[1, :, 3:] == 0)
+
+
+def test_encoder_block_ignores_padding_content():
+    block = TransformerEncoderBlock(8, 16, 2, 0.0).eval()
+    X = torch.randn(1, 5, 8)
+    X2 = X.clone()
+    X2[:, 3:] = torch.randn(1, 2, 8)
+    lens = torch.tensor([3])
+    torch.testing.assert_close(block(X, lens)[:, :3], block(X2, lens)[:, :3])
+
+
+def test_decoder_block_is_causal_and_incremental_in_train_and_eval():
+    torch.manual_seed(3)
+    blocks = [TransformerDecoderBlock(8, 16, 2, 0.0, i) for i in range(2)]
+    X, enc, lens = torch.randn(2, 5, 8), torch.randn(2, 4, 8), torch.tensor([4, 2])
+
+    def run(inputs):
+        state = [enc, lens, [None, None]]
+        for blk in blocks:
+            inputs, state = blk(inputs, state)
+        return inputs, state
+
+    for training in (True, False):
+        for blk in blocks:
+            blk.train(training)
+        full, state = run(X)
+        assert state[2][0].shape == (2, 5, 8)
+        changed = X.clone()
+        changed[:, 3:] += 1.0
+        torch.testing.assert_close(run(changed)[0][:, :3], full[:, :3])
+    state = [enc, lens, [None, None]]
+    steps = []
+    for t in range(5):
+        Y = X[:, t : t + 1]
+        for blk in blocks:
+            Y, state = blk(Y, state)
+        steps.append(Y)
+    torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-5, atol=1e-6)
