@@ -99,7 +99,9 @@ class Submission:
 
     ex_id: str
     source: str | None
-    name: str
+    name: str  # where the code came from, for messages: a path, "upload.py", ...
+    label: str | None = None  # how to name its lines in messages (default: the file name),
+    # e.g. "ex03.ipynb, cell 4" for a notebook cell
 
 
 def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None):
@@ -160,8 +162,9 @@ def _grade_submissions(submissions, limits, on_progress, on_ran):
         if s.source is None:
             result = _missing_file(s.ex_id, s.name)
         else:
-            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id],
-                                    outcome["results"][f"job{i}"], s.name, limits)
+            job = outcome["results"][f"job{i}"]
+            _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
+            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits)
         result.duration_s = round(time.monotonic() - start, 3)
         exercises.append(result)
         if on_progress:
@@ -303,6 +306,14 @@ def add_hints(ex_id, checks, references, records, results):
         mistake, matched = best
         for i in matched:
             results[i].hint = mistake.hint
+
+
+def _relabel(job, staged_name, label):
+    """Name the learner's own lines by their real source, not the staged file."""
+    errors = [job.import_error] + [r["error"] for r in job.records if r and "error" in r]
+    for error in errors:
+        if error and error.get("where") and error["where"].get("file") == staged_name:
+            error["where"]["file"] = label
 
 
 def _error_kind(error):
