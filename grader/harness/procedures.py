@@ -90,6 +90,28 @@ def _capture(results, model, attrs):
         _flatten(attr, obj, results)
 
 
+def _raised(err):
+    """What an expected exception looked like, as data."""
+    return {
+        "raised": type(err).__name__,
+        "raised_mro": ",".join(c.__name__ for c in type(err).__mro__),
+        "raised_message": str(err)[:500],
+    }
+
+
+def _call_expecting_error(thunk):
+    """Run thunk() where the reference raises: record the exception, or the output."""
+    try:
+        output = thunk()
+    except NotImplementedError:
+        raise  # a stub, not an answer
+    except Exception as err:  # the learner's error is the data we report
+        return _raised(err)
+    results = {"raised": None}
+    _flatten("output", output, results)
+    return results
+
+
 @procedure
 def call(modules, spec):
     """Call a function: fn(*args, **kwargs); record output, grads, inputs after."""
@@ -98,20 +120,9 @@ def call(modules, spec):
     grad_names = set(spec.get("grad", ()))
     args = [_prepare(v, n in grad_names) for n, v in zip(names, spec["args"])]
     kwargs = {k: _prepare(v, k in grad_names) for k, v in spec.get("kwargs", {}).items()}
-    results = {}
     if spec.get("expect_error"):
-        try:
-            output = fn(*args, **kwargs)
-        except NotImplementedError:
-            raise  # a stub, not an answer
-        except Exception as err:  # the learner's error is the data we report
-            results["raised"] = type(err).__name__
-            results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
-            results["raised_message"] = str(err)[:500]
-            return results
-        results["raised"] = None
-        _flatten("output", output, results)
-        return results
+        return _call_expecting_error(lambda: fn(*args, **kwargs))
+    results = {}
     output = fn(*args, **kwargs)
     _flatten("output", output, results)
     inputs = dict(zip(names, args), **kwargs)
@@ -144,17 +155,13 @@ def call_without_builtin_softmax(modules, spec):
 @procedure
 def construct(modules, spec):
     """Only build the module; record its buffers/attributes or the error raised."""
-    results = {}
     try:
         model = _build(modules, spec)
     except Exception as err:
         if not spec.get("expect_error") or isinstance(err, NotImplementedError):
             raise
-        results["raised"] = type(err).__name__
-        results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
-        results["raised_message"] = str(err)[:500]
-        return results
-    results["raised"] = None
+        return _raised(err)
+    results = {"raised": None}
     _capture(results, model, spec.get("capture", ()))
     results["state_keys"] = ",".join(sorted(model.state_dict().keys()))
     return results
@@ -167,20 +174,9 @@ def module_forward(modules, spec):
     names = spec["arg_names"]
     grad_names = set(spec.get("grad", ()))
     args = [_prepare(v, n in grad_names) for n, v in zip(names, spec["args"])]
-    results = {}
     if spec.get("expect_error"):
-        try:
-            output = model(*args)
-        except NotImplementedError:
-            raise  # a stub, not an answer
-        except Exception as err:
-            results["raised"] = type(err).__name__
-            results["raised_mro"] = ",".join(c.__name__ for c in type(err).__mro__)
-            results["raised_message"] = str(err)[:500]
-            return results
-        results["raised"] = None
-        _flatten("output", output, results)
-        return results
+        return _call_expecting_error(lambda: model(*args))
+    results = {}
     if spec.get("param_grads"):
         for p in model.parameters():
             p.requires_grad_(True)
