@@ -1,0 +1,199 @@
+"""The three translators: built from solutions or a learner's copy, decoding, attention maps."""
+
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from course.decoding import beam_search, greedy_decode, translate
+from course.models import MODEL_NAMES, build_model, config_class, import_impl
+from course.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC_V, TGT_V = 23, 19
+
+
+def tiny_config(name):
+    """A small config with dropout 0 so outputs are deterministic."""
+    if name == "transformer":
+        return config_class(name)(SRC_V, TGT_V, num_hiddens=16, ffn_num_hiddens=32, num_heads=4,
+                                  num_layers=2, dropout=0.0, max_len=64)
+    return config_class(name)(SRC_V, TGT_V, embed_size=12, num_hiddens=16, num_layers=2, dropout=0.0)
+
+
+def build(name, impl="solutions", seed=0):
+    torch.manual_seed(seed)
+    return build_model(name, tiny_config(name), impl).eval()
+
+
+def sample_batch():
+    """Two sources (lengths 5 and 3) and teacher-forcing inputs (lengths 4 and 6)."""
+    src = torch.tensor([[4, 5, 6, 7, 8], [9, 10, 11, PAD_ID, PAD_ID]])  # (2, 5)
+    lens = torch.tensor([5, 3])
+    tgt_in = torch.tensor([[BOS_ID, 4, 5, 6, PAD_ID, PAD_ID], [BOS_ID, 7, 8, 9, 10, 11]])  # (2, 6)
+    return src, lens, tgt_in
+
+
+@pytest.fixture(scope="module")
+def learner_pkg(tmp_path_factory):
+    """A correct learner package: a copy of solutions/*.py under a fresh name on sys.path."""
+    name = f"learner_{uuid.uuid4().hex[:8]}"
+    root = tmp_path_factory.mktemp("staged")
+    (root / name).mkdir()
+    for f in (ROOT / "solutions").glob("*.py"):
+        shutil.copy(f, root / name / f.name)
+    sys.path.insert(0, str(root))
+    yield name
+    sys.path.remove(str(root))
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[mod]
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_same_keys_and_outputs_from_solutions_and_a_copy(name, learner_pkg):
+    ref, copy = build(name, "solutions"), build(name, learner_pkg, seed=1)
+    assert list(ref.state_dict()) == list(copy.state_dict())
+    copy.load_state_dict(ref.state_dict())
+    src, lens, tgt_in = sample_batch()
+    logits = ref(src, lens, tgt_in)
+    assert logits.shape == (2, 6, TGT_V)
+    assert_close(copy(src, lens, tgt_in), logits)
+    if name != "seq2seq":  # the attention modules really come from the copy
+        mods = {type(m).__module__ for m in copy.modules()}
+        assert any(m.startswith(learner_pkg + ".") for m in mods)
+        assert not any(m.startswith("solutions.") for m in mods)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_padding_does_not_change_a_sentence(name):
+    model = build(name)
+    src, lens, tgt_in = sample_batch()
+    batched = model(src, lens, tgt_in)  # (2, 6, V)
+    alone = model(src[1:, :3], lens[1:], tgt_in[1:])  # the short source without padding
+    assert_close(batched[1:], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_an_unfinished_exercise_is_a_clear_error(tmp_path):
+    unfinished = Path(tmp_path) / "unfinished_pkg"
+    shutil.copytree(ROOT / "solutions", unfinished, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (unfinished / "ex06_positional_encoding.py").read_text()
+    text = text.replace("super().__init__()", "super().__init__()\n        raise NotImplementedError('PositionalEncoding.__init__')", 1)
+    (unfinished / "ex06_positional_encoding.py").write_text(text)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(NotImplementedError, match="PositionalEncoding.__init__ is not implemented yet"):
+            build_model("transformer", tiny_config("transformer"), "unfinished_pkg")
+    finally:
+        sys.path.remove(str(tmp_path))
+        for mod in [m for m in sys.modules if m.split(".")[0] == "unfinished_pkg"]:
+            del sys.modules[mod]
+
+
+def test_impl_errors_are_clear():
+    with pytest.raises(ImportError, match="importable package"):
+        import_impl("no_such_package_xyz", "ex04_bahdanau")
+    with pytest.raises(ValueError, match="seq2seq, bahdanau, transformer"):
+        build_model("lstm", {})
+
+
+def test_fixed_context_is_the_encoders_final_state():
+    """The baseline's context and initial state are h_n of the unpadded source."""
+    model = build("seq2seq")
+    src, lens, tgt_in = sample_batch()
+    state = model.encode(src, lens)
+    context, hidden = state
+    _, enc_hidden = model.encoder.rnn(model.encoder.embedding(src[:1]))  # unpadded row 0
+    assert_close(context[:1], enc_hidden[-1], atol=1e-6, rtol=1e-6)
+    assert_close(hidden[:, :1], enc_hidden, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_greedy_equals_argmax_of_the_full_sequence(name):
+    """Incremental decoding (caches, step by step) agrees with one teacher-forced pass."""
+    model = build(name, seed=3)
+    src, lens, _ = sample_batch()
+    outputs, _ = greedy_decode(model, src, lens, max_len=8)
+    for b, ids in enumerate(outputs):
+        tgt_in = torch.tensor([[BOS_ID] + ids])  # (1, t+1)
+        logits = model(src[b : b + 1, : int(lens[b])], lens[b : b + 1], tgt_in)[0]  # (t+1, V)
+        logits[:, [PAD_ID, BOS_ID]] = float("-inf")  # never generated
+        full = logits.argmax(-1)  # (t+1,)
+        assert full[: len(ids)].tolist() == ids
+        if len(ids) < 8:  # stopped early: the next prediction is <eos>
+            assert int(full[len(ids)]) == EOS_ID
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_beam_of_one_is_greedy(name):
+    model = build(name, seed=5)
+    src, lens, _ = sample_batch()
+    assert beam_search(model, src, lens, beam_size=1, max_len=7) == greedy_decode(model, src, lens, max_len=7)[0]
+
+
+class ToyModel(torch.nn.Module):
+    """Next-token probabilities that depend only on the previous token (hand-made)."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+        self.table = torch.log(torch.tensor(table))  # (V, V): row = previous token
+
+    def encode(self, src, src_valid_lens):
+        return torch.zeros(src.shape[0])
+
+    def decode_step(self, tokens, state):
+        return self.table[tokens[:, 0]], state, {}
+
+    def reorder_state(self, state, index):
+        return state[index]
+
+
+def test_beam_search_finds_what_greedy_misses():
+    # ids: 0 pad 1 bos 2 eos 3 unk 4 A 5 B. From <bos>: A 0.6, B 0.4.
+    # After A every next token is unlikely (eos 0.2); after B <eos> has 0.9.
+    # Greedy: A then A (0.27); beam keeps B and finds B <eos> (0.36).
+    eps = 1e-6
+    table = [[eps] * 6 for _ in range(6)]
+    table[BOS_ID][4], table[BOS_ID][5] = 0.6, 0.4
+    table[4][EOS_ID], table[4][4], table[4][5] = 0.2, 0.45, 0.35
+    table[5][EOS_ID], table[5][4] = 0.9, 0.1
+    for row in table:
+        row[PAD_ID] = eps
+    model = ToyModel(table)
+    src, lens = torch.tensor([[4]]), torch.tensor([1])
+    assert greedy_decode(model, src, lens, max_len=2)[0] == [[4, 4]]
+    assert beam_search(model, src, lens, beam_size=3, max_len=2) == [[5]]
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_translate_returns_tokens_and_attention_maps(name):
+    torch.manual_seed(0)
+    src_vocab = Vocab(["i", "like", "tea", "."])
+    tgt_vocab = Vocab(list("我喜欢喝茶。"))
+    cfg = tiny_config(name)
+    cfg.src_vocab_size, cfg.tgt_vocab_size = len(src_vocab), len(tgt_vocab)
+    model = build_model(name, cfg)
+    result = translate(model, "I like green tea.", src_vocab, tgt_vocab, max_len=6, top_k=3)
+    assert result.source_tokens == ["i", "like", "<unk>", "tea", "."]
+    assert result.text == "".join(result.tokens) and len(result.tokens) <= 6
+    steps = len(result.top_next)
+    assert steps == len(result.tokens) + 1 and all(len(row) == 3 for row in result.top_next)
+    assert all(row[0][1] >= row[1][1] >= row[2][1] for row in result.top_next)
+    if name == "seq2seq":
+        assert result.cross_attention is None
+        return
+    assert result.cross_attention.shape == (steps, 5)
+    assert_close(torch.tensor(result.cross_attention).sum(-1), torch.ones(steps), atol=1e-5, rtol=0)
+    if name == "transformer":
+        assert result.cross_attention_heads.shape == (2, 4, steps, 5)
+        assert result.encoder_self_attention.shape == (2, 4, 5, 5)
+        dec = torch.tensor(result.decoder_self_attention)  # (L, H, T, T)
+        assert dec.shape == (2, 4, steps, steps)
+        assert_close(dec.sum(-1), torch.ones(2, 4, steps), atol=1e-5, rtol=0)
+        assert float(dec.triu(diagonal=1).abs().max()) == 0.0  # causal
+    with pytest.raises(ValueError, match="no words"):
+        translate(model, "   ", src_vocab, tgt_vocab)

@@ -1,0 +1,226 @@
+"""Checkpoints, BLEU evaluation and the training command on tiny data."""
+
+import json
+import math
+import random
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import sacrebleu
+import torch
+from torch.testing import assert_close
+
+from course import data as D
+from course import train as T
+from course.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint, software_versions
+from course.evaluate import bucket_of, corpus_bleu, evaluate, report_path
+from course.models import MODEL_NAMES, build_model, config_class
+from course.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = {"i": "我", "you": "你", "he": "他", "like": "喜欢", "see": "看", "tea": "茶", "cats": "猫",
+         "books": "书", "big": "大", "small": "小", "red": "红", "old": "老"}
+
+
+def tiny_tsv(path, n=300, seed=0):
+    """A toy English-Chinese file: each word has a fixed Chinese rendering."""
+    rng = random.Random(seed)
+    words, lines, seen = list(WORDS), [], set()
+    while len(lines) < n:
+        sent = [rng.choice(words) for _ in range(rng.randint(1, 6))]
+        en = " ".join(sent).capitalize() + "."
+        if en in seen:
+            continue
+        seen.add(en)
+        lines.append(f"{en}\t{''.join(WORDS[w] for w in sent)}。\tCC-BY 2.0 (France) toy #{len(lines)}")
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def learner_pkg(tmp_path_factory):
+    """A correct learner package: a copy of solutions/*.py under a fresh name."""
+    name = f"learner_{uuid.uuid4().hex[:8]}"
+    root = tmp_path_factory.mktemp("staged")
+    shutil.copytree(ROOT / "solutions", root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, str(root))
+    yield name
+    sys.path.remove(str(root))
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[mod]
+
+
+def small_model(name, src_v=30, tgt_v=25, seed=0):
+    torch.manual_seed(seed)
+    if name == "transformer":
+        cfg = config_class(name)(src_v, tgt_v, num_hiddens=32, ffn_num_hiddens=64, num_heads=4, num_layers=2,
+                                 dropout=0.0)
+    else:
+        cfg = config_class(name)(src_v, tgt_v, embed_size=16, num_hiddens=32, num_layers=2, dropout=0.0)
+    return build_model(name, cfg).eval()
+
+
+# ---------------------------------------------------------------- checkpoints
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_checkpoint_round_trip_in_half_precision(name, tmp_path, learner_pkg):
+    model = small_model(name)
+    src_vocab, tgt_vocab = Vocab([f"w{i}" for i in range(26)]), Vocab([chr(0x4E00 + i) for i in range(21)])
+    path = save_checkpoint(tmp_path / f"{name}.pt", model, name, src_vocab, tgt_vocab, seed=7,
+                           metrics={"valid_loss": 1.5}, train={"minutes": 0.1})
+    payload = read_checkpoint(path)
+    assert payload["weights_dtype"] == "float16" and payload["seed"] == 7
+    assert all(v.dtype == torch.float16 for v in payload["state_dict"].values() if v.is_floating_point())
+    assert payload["versions"] == software_versions() and payload["versions"]["torch"] == str(torch.__version__)
+    src = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]])
+    lens, tgt_in = torch.tensor([4, 2]), torch.tensor([[BOS_ID, 4, 5], [BOS_ID, 6, 0]])
+    expected = model(src, lens, tgt_in)
+    for impl in ("solutions", learner_pkg):
+        loaded = load_checkpoint(path, impl=impl)
+        assert loaded.src_vocab.itos == src_vocab.itos and loaded.tgt_vocab.itos == tgt_vocab.itos
+        assert loaded.meta["metrics"] == {"valid_loss": 1.5} and loaded.meta["config"]["num_hiddens"] == 32
+        assert not loaded.model.training
+        assert_close(loaded.model(src, lens, tgt_in), expected, atol=2e-2, rtol=2e-2)  # fp16 weights
+
+
+def test_default_transformer_checkpoint_fits_in_15_mb(tmp_path):
+    """Default shape with the vocabulary sizes of the development data (4,410 en, 2,404 zh)."""
+    name = "transformer"
+    cfg = config_class(name)(4500, 2500, **{k: v for k, v in T.DEFAULTS[name].items()
+                                            if k in config_class(name).__dataclass_fields__})
+    model = build_model(name, cfg)
+    path = save_checkpoint(tmp_path / "t.pt", model, name, Vocab([f"e{i}" for i in range(4496)]),
+                           Vocab([f"z{i}" for i in range(2496)]), seed=0)
+    assert path.stat().st_size <= 15_000_000
+
+
+def test_loading_a_bad_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="course.train"):
+        load_checkpoint(tmp_path / "missing.pt")
+    torch.save({"hello": 1}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not an Attention Lab"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+# ---------------------------------------------------------------- BLEU
+
+class LookupModel(torch.nn.Module):
+    """Outputs a fixed target id sequence per source (first source id picks it)."""
+
+    def __init__(self, outputs, vocab_size):
+        super().__init__()
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+        self.outputs, self.V = outputs, vocab_size
+
+    def encode(self, src, src_valid_lens):
+        return (src[:, 0], 0)
+
+    def decode_step(self, tokens, state):
+        first, t = state
+        logits = torch.zeros(first.shape[0], self.V)
+        for b, key in enumerate(first.tolist()):
+            seq = self.outputs[key] + [EOS_ID]
+            logits[b, seq[min(t, len(seq) - 1)]] = 10.0
+        return logits, (first, t + 1), {}
+
+    def reorder_state(self, state, index):
+        return (state[0][index], state[1])
+
+
+def test_evaluate_matches_sacrebleu_and_buckets():
+    pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2),
+             D.Pair("He sees big red old books and small cats today.", "他今天看大红旧书和小猫。", "", 3)]
+    src_vocab = Vocab(["cats", "i", "he"] + sorted({t for p in pairs for t in tokenize_en(p.en)} - {"cats", "i", "he"}))
+    tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶他今天看大红旧书和小")))
+    hyps = ["猫。", "我爱茶。", "他看大红书和小猫。"]
+    outputs = {src_vocab.stoi[w]: tgt_vocab.encode(list(h)) for w, h in zip(["cats", "i", "he"], hyps)}
+    model = LookupModel(outputs, len(tgt_vocab))
+    result = evaluate(model, pairs, src_vocab, tgt_vocab, beam_size=2, batch_size=2)
+    refs = [p.zh for p in pairs]
+    expected = sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score
+    assert 0 < expected < 100
+    assert result["bleu"]["greedy"] == pytest.approx(expected)
+    assert result["bleu"]["beam"] == pytest.approx(expected)
+    assert corpus_bleu(hyps, refs) == pytest.approx(expected)
+    assert bucket_of(1) == "1-5" and bucket_of(10) == "6-10" and bucket_of(40) == "21+"
+    short = result["buckets"]["1-5"]
+    assert short["count"] == 2
+    assert short["greedy"] == pytest.approx(sacrebleu.corpus_bleu(hyps[:2], [refs[:2]], tokenize="zh").score)
+    assert result["buckets"]["6-10"]["count"] == 1 and result["buckets"]["16-20"]["count"] == 0
+    assert result["examples"]["1-5"][1] == {"en": "I like tea.", "reference": "我喜欢茶。",
+                                            "greedy": "我爱茶。", "beam": "我爱茶。"}
+
+
+# ---------------------------------------------------------------- training
+
+def test_lr_schedule_warms_up_then_decays():
+    assert T.lr_factor(0, 10, 0.0) == pytest.approx(0.1)
+    assert T.lr_factor(9, 10, 0.0) == pytest.approx(1.0)
+    assert T.lr_factor(100, 10, 0.5) == pytest.approx(0.02 + 0.98 * 0.5)
+    assert T.lr_factor(100, 10, 1.0) == pytest.approx(0.02)
+
+
+def test_fused_attention_matches_and_keeps_keys():
+    model = small_model("transformer").train()  # dropout 0: training mode is deterministic
+    src = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]])
+    lens, tgt_in = torch.tensor([4, 2]), torch.tensor([[BOS_ID, 4, 5], [BOS_ID, 6, 0]])
+    expected, keys = model(src, lens, tgt_in), list(model.state_dict())
+    assert T.enable_fused_attention(model) == 3 * 2  # encoder: 1 per block, decoder: 2 per block
+    assert list(model.state_dict()) == keys
+    assert_close(model(src, lens, tgt_in), expected, atol=1e-5, rtol=1e-5)
+    model.eval()
+    assert_close(model(src, lens, tgt_in), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_cuda_without_a_gpu_is_a_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(SystemExit, match="no CUDA GPU"):
+        T.pick_device("cuda")
+    assert T.pick_device("auto").type == "cpu"
+
+
+def tiny_args(data, out, model, *extra):
+    shape = ["--num-hiddens", "32", "--num-layers", "1", "--dropout", "0.0"]
+    shape += ["--ffn-num-hiddens", "64", "--num-heads", "4"] if model == "transformer" else ["--embed-size", "16"]
+    return ["--model", model, "--data", str(data), "--out", str(out), "--resume-dir", str(out / "resume"),
+            "--device", "cpu", "--minutes", "3",
+            "--test-size", "30", "--valid-size", "20", "--batch-size", "16", "--min-freq", "1",
+            "--log-every", "1000", "--threads", "2", *shape, *extra]
+
+
+@pytest.mark.parametrize("model_name,epochs", [("bahdanau", 8), ("transformer", 8)])
+def test_tiny_training_reduces_loss_and_writes_everything(model_name, epochs, tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=200), tmp_path / "ckpt"
+    args = T.parse_args(tiny_args(data, out, model_name, "--max-epochs", str(epochs), "--lr", "3e-3",
+                                  "--warmup", "10", "--beam-size", "2"))
+    ckpt = T.train(args)
+    loaded = load_checkpoint(ckpt)
+    splits, train_tok, _, _, _ = T.build_data(args)
+    examples = D.encode_pairs(train_tok, loaded.src_vocab, loaded.tgt_vocab)
+    torch.manual_seed(0)
+    fresh = build_model(model_name, config_class(model_name)(**loaded.meta["config"]))
+    before, after = T.mean_loss(fresh, examples, 64, "cpu"), T.mean_loss(loaded.model, examples, 64, "cpu")
+    # Uniform guessing costs ln(V); knowing only character frequencies about 0.9 of that.
+    assert before > 0.8 * math.log(len(loaded.tgt_vocab)) and after < 0.7 * before
+    metrics = loaded.meta["metrics"]
+    assert metrics["epochs"] == pytest.approx(epochs) and metrics["tokens_per_s"] > 0
+    assert set(metrics["test_bleu"]) == {"greedy", "beam"}
+    report = json.loads(report_path(ckpt).read_text(encoding="utf-8"))
+    assert report["num_sentences"] == len(splits.test) == 30
+    assert report["bleu"] == metrics["test_bleu"]
+    assert sum(b["count"] for b in report["buckets"].values()) == 30
+    assert (out / "resume" / f"{model_name}.resume.pt").is_file()
+
+
+def test_resume_continues_where_it_stopped(tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "2", "--no-eval"))
+    first = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "4", "--no-eval", "--resume"))
+    second = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    assert second["steps"] == 2 * first["steps"] and second["epochs"] == pytest.approx(4)
+    assert second["train_minutes"] >= first["train_minutes"]
