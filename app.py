@@ -1,7 +1,27 @@
-"""Attention Lab: the Streamlit entry point (routes only; lessons live in pages/)."""
+"""Attention Lab: the Streamlit entry point (routes only; lessons live in pages/).
+
+Run with `streamlit run app.py`. The navigation comes from course/pages_index.py;
+the language switch and the progress summary are rendered here so that they
+appear, and keep their state, on every page.
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="Attention Lab", layout="wide")
-st.title("Attention Lab")
-st.write("The course pages are on their way. Meanwhile: `python -m grader`.")
+from course import pages_index
+from course.ui import language_switch, progress_summary, shell_started, tr
+
+shell_started()
+st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
+
+language_switch()
+sections = {
+    tr(f"nav.section_{section}"): [
+        st.Page(entry.path, title=tr(entry.title_key), icon=entry.icon, url_path=entry.url_path)
+        for entry in entries
+    ]
+    for section, entries in pages_index.by_section(pages_index.existing()).items()
+}
+page = st.navigation(sections)
+progress_summary()
+st.sidebar.caption(tr("app.tagline"))
+page.run()

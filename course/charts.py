@@ -1,0 +1,117 @@
+"""Shared Altair charts: heatmaps (attention weights and the like), lines and bars.
+
+Every chapter draws with these, so the signatures stay stable. Each returns an
+`alt.Chart` for `st.altair_chart(chart)`; nothing here imports Streamlit.
+"""
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+
+def _labels(labels, count, prefix):
+    """Axis labels as strings; numbered ones ('prefix 0', ...) when none are given."""
+    if labels is None:
+        return [f"{prefix}{i}" for i in range(count)]
+    labels = [str(label) for label in labels]
+    if len(labels) != count:
+        raise ValueError(f"got {len(labels)} labels for {count} {prefix.strip() or 'items'}; give one per row/column")
+    return labels
+
+
+def _label_expr(labels):
+    """A Vega expression that shows labels[index] on an axis of indices."""
+    return f"{json.dumps(labels, ensure_ascii=False)}[datum.value]"
+
+
+def heatmap(
+    data, row_labels=None, col_labels=None, title="", *,
+    x_title="", y_title="", value_title="value", scheme="blues",
+    show_values=False, value_format=".2f", domain=None, cell_size=None,
+):
+    """A heatmap of a 2-D array or DataFrame: rows on the y axis, columns on x.
+
+    Rows and columns keep their order, and repeated labels (two "the"s) stay
+    separate cells. A DataFrame supplies its index/columns as labels unless
+    labels are passed.
+    """
+    if isinstance(data, pd.DataFrame):
+        row_labels = list(data.index) if row_labels is None else row_labels
+        col_labels = list(data.columns) if col_labels is None else col_labels
+        data = data.to_numpy()
+    values = np.asarray(data, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D array, got shape {values.shape}")
+    num_rows, num_cols = values.shape
+    rows = _labels(row_labels, num_rows, "row ")
+    cols = _labels(col_labels, num_cols, "col ")
+    frame = pd.DataFrame(
+        [
+            {"row": i, "col": j, "row_label": rows[i], "col_label": cols[j], "value": values[i, j]}
+            for i in range(num_rows)
+            for j in range(num_cols)
+        ]
+    )
+    scale = alt.Scale(scheme=scheme, domain=domain) if domain else alt.Scale(scheme=scheme)
+    base = alt.Chart(frame).encode(
+        x=alt.X("col:O", title=x_title, axis=alt.Axis(labelExpr=_label_expr(cols), labelAngle=0)),
+        y=alt.Y("row:O", title=y_title, axis=alt.Axis(labelExpr=_label_expr(rows), labelOverlap=False)),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("value:Q", title=value_title, scale=scale),
+        tooltip=[
+            alt.Tooltip("row_label:N", title=y_title or "row"),
+            alt.Tooltip("col_label:N", title=x_title or "column"),
+            alt.Tooltip("value:Q", title=value_title, format=value_format),
+        ],
+    )
+    chart = cells
+    if show_values:
+        text = base.mark_text(fontSize=11).encode(
+            text=alt.Text("value:Q", format=value_format),
+            color=alt.condition(
+                alt.datum.value > float(np.nanmean(values)) if values.size else alt.datum.value > 0,
+                alt.value("white"), alt.value("black"),
+            ),
+        )
+        chart = cells + text
+    size = cell_size or 28
+    # Streamlit fits the whole chart (title and axes too) into `height`: leave room for them.
+    return chart.properties(
+        title=title, width=min(640, size * num_cols), height=min(720, size * num_rows + 120)
+    )
+
+
+def line_chart(
+    df, x, y, color=None, title="", *, x_title=None, y_title=None, color_title=None,
+    log_y=False, points=False, stroke_dash=None, height=300,
+):
+    """Lines of y against x from a long DataFrame, one line per `color` value."""
+    scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    encoding = {
+        "x": alt.X(f"{x}:Q", title=x if x_title is None else x_title),
+        "y": alt.Y(f"{y}:Q", title=y if y_title is None else y_title, scale=scale),
+        "tooltip": [x, y] + ([color] if color else []),
+    }
+    if color:
+        encoding["color"] = alt.Color(f"{color}:N", title=color if color_title is None else color_title)
+    if stroke_dash:
+        encoding["strokeDash"] = alt.StrokeDash(f"{stroke_dash}:N", legend=None)
+    return alt.Chart(df).mark_line(point=points).encode(**encoding).properties(title=title, height=height)
+
+
+def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sort=None, height=300, labels=True):
+    """Bars of y for each category x (kept in `sort` order, or the data's order)."""
+    order = sort if sort is not None else list(dict.fromkeys(df[x].tolist()))
+    base = alt.Chart(df).encode(
+        x=alt.X(f"{x}:N", title=x if x_title is None else x_title, sort=order, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(f"{y}:Q", title=y if y_title is None else y_title),
+        tooltip=[x, y],
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color(f"{color or x}:N", legend=None)
+    )
+    chart = bars + base.mark_text(dy=-8).encode(text=f"{y}:Q") if labels else bars
+    return chart.properties(title=title, height=height)

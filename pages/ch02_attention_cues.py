@@ -1,0 +1,93 @@
+"""Chapter 2: attention cues, queries/keys/values and Nadaraya-Watson regression."""
+
+import pandas as pd
+import streamlit as st
+
+from course import ch02
+from course.ui import chapter_footer, tr
+
+KEEP = "session"  # persist_state: widget values survive page switches
+
+
+@st.cache_data(max_entries=256)
+def predictions(w):
+    """Nadaraya-Watson predictions on the test grid for one kernel width."""
+    return ch02.nw_predict(ch02.default_data(), w)[0]
+
+
+def curve_labels():
+    """Legend names of the curves in the current language, as a hashable tuple of pairs."""
+    return tuple((name, tr(f"ch02.curve_{name}")) for name in ("truth", "average", "nw", "trained"))
+
+
+# Building an Altair chart costs tens of ms; the Vega-Lite dicts are cached on plain values.
+fit_spec = st.cache_data(max_entries=256)(ch02.fit_spec)
+weights_spec = st.cache_data(max_entries=256)(ch02.weights_spec)
+loss_spec = st.cache_data(max_entries=16)(ch02.loss_spec)
+
+
+st.title(tr("ch02.title"))
+st.markdown(tr("ch02.intro"))
+st.header(tr("ch02.cues_header"))
+st.markdown(tr("ch02.cues_body"))
+st.header(tr("ch02.qkv_header"))
+st.markdown(tr("ch02.qkv_body"))
+st.latex(r"f(\mathbf{q}) = \sum_{i=1}^{n} \alpha(\mathbf{q}, \mathbf{k}_i)\, \mathbf{v}_i,"
+         r"\qquad \alpha(\mathbf{q}, \mathbf{k}_i) \ge 0,\ \sum_i \alpha(\mathbf{q}, \mathbf{k}_i) = 1")
+st.markdown(tr("ch02.pooling_body"))
+st.markdown(tr("ch02.library_body"))
+st.markdown(tr("ch02.heatmap_body"))
+
+st.header(tr("ch02.nw_header"))
+st.markdown(tr("ch02.nw_body"))
+st.latex(r"f(x) = \sum_{i=1}^{n} \operatorname{softmax}_i\!\left(-\tfrac{1}{2}\big((x - x_i)\,w\big)^2\right) y_i")
+d = ch02.default_data()
+w = st.slider(tr("ch02.w_label"), 0.1, 20.0, 1.0, step=0.1, key="ch02_w", help=tr("ch02.w_help"),
+              persist_state=KEEP)
+y_nw = predictions(w)
+y_avg = ch02.average_pooling(d)
+history = st.session_state.get("ch02_history")
+
+cols = st.columns(3)
+cols[0].metric(tr("ch02.mse_average"), f"{ch02.mse(y_avg, d.y_truth):.4f}")
+cols[1].metric(tr("ch02.mse_nw", w=f"{w:.1f}"), f"{ch02.mse(y_nw, d.y_truth):.4f}")
+if history:
+    cols[2].metric(tr("ch02.mse_trained", w=f"{history[-1][1]:.3f}"),
+                   f"{ch02.mse(predictions(history[-1][1]), d.y_truth):.4f}")
+fit_slot = st.empty()
+fit_slot.vega_lite_chart(fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
+st.subheader(tr("ch02.weights_header"))
+st.markdown(tr("ch02.weights_body"))
+st.vega_lite_chart(weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
+
+st.header(tr("ch02.train_header"))
+st.markdown(tr("ch02.train_body"))
+left, right = st.columns(2)
+epochs = left.slider(tr("ch02.epochs_label"), 1, 50, 10, key="ch02_epochs", persist_state=KEEP)
+lr = right.select_slider(tr("ch02.lr_label"), options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0], value=0.5,
+                         key="ch02_lr", persist_state=KEEP)
+loss_slot = st.empty()
+if st.button(tr("ch02.train_button"), key="ch02_train"):
+    history = []
+    for step in ch02.train_w_steps(d, epochs=epochs, lr=lr, seed=0):
+        history.append(step)
+        if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws
+            loss_slot.altair_chart(ch02.loss_chart(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
+                                   width="stretch")
+            fit_slot.vega_lite_chart(ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
+    st.session_state["ch02_history"] = history
+    st.rerun()
+if history:
+    loss_slot.vega_lite_chart(loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
+                              width="stretch")
+    st.markdown(tr("ch02.train_result", w=f"{history[-1][1]:.3f}", loss=f"{history[-1][2]:.4f}",
+                   epochs=len(history)))
+
+st.header(tr("ch02.bmm_header"))
+st.markdown(tr("ch02.bmm_body"))
+shapes = ch02.bmm_shapes(d, w)
+st.table(pd.DataFrame({tr("ch02.col_tensor"): [n for n, _ in shapes],
+                       tr("ch02.col_shape"): [str(s) for _, s in shapes]}))
+st.markdown(tr("ch02.bmm_after", n=len(d.x_train), k=len(d.x_train) - 1))
+
+chapter_footer("ex02")

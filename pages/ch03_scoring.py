@@ -1,0 +1,105 @@
+"""Chapter 3: masked softmax, softmax as allocation, scoring functions, the sqrt(d_k) scale."""
+
+import pandas as pd
+import streamlit as st
+
+from course import ch03
+from course.ui import chapter_footer, current_lang, tr
+
+B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
+KEEP = "session"  # persist_state: widget values survive page switches
+MEASURES = ("variance", "max_weight", "entropy", "grad_norm")
+
+# Measurements and Vega-Lite dicts, cached on plain values (Altair charts are slow to build).
+timings = st.cache_data(ch03.time_scorers)  # measured once per session
+scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
+mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
+temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
+scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
+
+
+def masking_section():
+    """Random scores, valid-length sliders and the masked weights per example."""
+    st.header(tr("ch03.mask_header"))
+    st.markdown(tr("ch03.mask_body"))
+    seed = st.number_input(tr("ch03.seed_label"), 0, 9999, 0, key="ch03_seed", persist_state=KEEP)
+    modes = {m: tr(f"ch03.mode_{m}") for m in ("example", "query")}
+    mode = st.radio(tr("ch03.mode_label"), list(modes), key="ch03_len_mode", horizontal=True,
+                    format_func=modes.get, persist_state=KEEP)
+    cols = st.columns(B)
+    if mode == "example":
+        lens = [cols[b].slider(tr("ch03.len_example", b=b), 0, N_K, N_K - 2 * b, key=f"ch03_len_{b}",
+                               persist_state=KEEP) for b in range(B)]
+    else:
+        lens = [[cols[b].slider(tr("ch03.len_query", b=b, i=i), 0, N_K, N_K - i - b, key=f"ch03_len_{b}_{i}",
+                                persist_state=KEEP) for i in range(N_Q)] for b in range(B)]
+    for b in range(B):
+        cols[b].vega_lite_chart(mask_spec(seed, lens, b, N_Q, N_K, tr("ch03.example", b=b),
+                                          tr("ch03.axis_key"), tr("ch03.axis_query")))
+    weights = ch03.masked_weights(ch03.random_scores(B, N_Q, N_K, seed), lens)  # (B, n_q, n_k)
+    st.metric(tr("ch03.zero_cells"), int((weights == 0).sum()))
+    st.markdown(tr("ch03.zero_expected", n=ch03.expected_zero_count(lens, N_Q, N_K), k=N_K))
+
+
+def allocation_section():
+    """Shift invariance, temperature and the softmax Jacobian."""
+    st.header(tr("ch03.alloc_header"))
+    st.markdown(tr("ch03.alloc_body"))
+    shift = st.slider(tr("ch03.shift_label"), -200, 200, 0, key="ch03_shift", persist_state=KEEP)
+    table = ch03.shift_table(ch03.READING, shift)
+    st.dataframe(table, hide_index=True)
+    diff = (table["stable"] - table["softmax(x - max x)"]).abs().max()
+    st.metric(tr("ch03.shift_diff"), f"{diff:.2e}")
+    st.markdown(tr("ch03.shift_after"))
+    st.subheader(tr("ch03.temp_header"))
+    st.markdown(tr("ch03.temp_body"))
+    temp = st.slider(tr("ch03.temp_label"), 0.1, 5.0, 1.0, step=0.1, key="ch03_temperature", persist_state=KEEP)
+    alpha = ch03.tempered(ch03.READING, temp)
+    left, right = st.columns(2)
+    left.metric(tr("ch03.max_weight"), f"{float(alpha.max()):.3f}")
+    right.metric(tr("ch03.entropy"), f"{float(ch03.entropy(alpha)):.3f}")
+    bars, jacobian = temperature_specs(temp, tr("ch03.axis_score"), tr("ch03.jacobian_title"))
+    left.vega_lite_chart(bars)
+    right.vega_lite_chart(jacobian)
+    st.latex(r"\frac{\partial \alpha_i}{\partial z_j} = \alpha_i(\delta_{ij} - \alpha_j)")
+    st.markdown(tr("ch03.jacobian_body"))
+
+
+def scorers_section():
+    """The comparison table with computed parameter counts, and measured timings."""
+    st.header(tr("ch03.scorers_header"))
+    st.markdown(tr("ch03.scorers_body"))
+    cols = st.columns(3)
+    d_q = cols[0].slider("d_q", 1, 64, 8, key="ch03_dq", persist_state=KEEP)
+    d_k = cols[1].slider("d_k", 1, 64, 8, key="ch03_dk", persist_state=KEEP)
+    hidden = cols[2].slider(tr("ch03.hidden_label"), 1, 64, 16, key="ch03_hidden", persist_state=KEEP)
+    st.table(ch03.comparison_table(current_lang(), d_q, d_k, hidden))
+    st.markdown(tr("ch03.timing_body"))
+    ms = timings()
+    st.dataframe(pd.DataFrame({tr("ch03.col_scorer"): [tr(f"ch03.scorer_{n}") for n in ms],
+                               tr("ch03.col_ms"): [round(v, 3) for v in ms.values()]}), hide_index=True)
+
+
+def scale_section():
+    """Variance, peakedness and gradient size of softmax(q.k) with and without 1/sqrt(d_k)."""
+    st.header(tr("ch03.scale_header"))
+    st.markdown(tr("ch03.scale_body"))
+    d = st.select_slider("d_k", options=ch03.D_VALUES, value=64, key="ch03_d", persist_state=KEEP)
+    stats = scale_stats(d)
+    st.table(pd.DataFrame({tr("ch03.col_measure"): [tr(f"ch03.measure_{m}") for m in MEASURES],
+                           tr("ch03.col_unscaled"): [f"{stats['unscaled'][m]:.4f}" for m in MEASURES],
+                           tr("ch03.col_scaled"): [f"{stats['scaled'][m]:.4f}" for m in MEASURES]}))
+    versions = tuple((v, tr(f"ch03.col_{v}")) for v in ("unscaled", "scaled"))
+    cols = st.columns(2)
+    for i, m in enumerate(MEASURES):
+        cols[i % 2].vega_lite_chart(scale_spec(m, d, tr(f"ch03.measure_{m}"), versions), width="stretch")
+    st.markdown(tr("ch03.scale_after"))
+
+
+st.title(tr("ch03.title"))
+st.markdown(tr("ch03.intro"))
+masking_section()
+allocation_section()
+scorers_section()
+scale_section()
+chapter_footer("ex01", "ex03")

@@ -1,0 +1,109 @@
+"""Chapter 4: Bahdanau attention, computed by hand."""
+
+import pandas as pd
+import streamlit as st
+
+from course import ch04
+from course.ui import chapter_footer, tr
+
+E = ch04.EXAMPLE
+KEEP = "session"  # persist_state: widget values survive page switches
+# st.data_editor has no persist_state: its edited table is kept under "<key>_data" (see editor()).
+
+
+def editor(key, default, **kwargs):
+    """A fixed-size data_editor whose edited table survives page switches."""
+    data_key = f"{key}_data"
+    if data_key not in st.session_state:
+        st.session_state[data_key] = default
+    edited = st.data_editor(st.session_state[data_key], key=key, num_rows="fixed", **kwargs)
+    st.session_state[data_key] = edited
+    return edited
+
+
+def reset(*keys):
+    """Forget the edits of these editors (an on_click callback)."""
+    for key in keys:
+        for k in (key, f"{key}_data"):
+            st.session_state.pop(k, None)
+
+
+alignment_spec = st.cache_data(max_entries=256)(ch04.alignment_spec)  # Altair is slow to build
+
+
+@st.cache_data
+def step_shapes():
+    """The shape table of one decoder step (computed once)."""
+    return ch04.step_shapes()
+
+
+st.title(tr("ch04.title"))
+st.markdown(tr("ch04.intro"))
+
+st.header(tr("ch04.align_header"))
+st.markdown(tr("ch04.align_body"))
+target = st.radio(tr("ch04.target_label"), ch04.TARGETS, index=1, key="ch04_target", horizontal=True,
+                  persist_state=KEEP)
+score_key = f"ch04_scores_{ch04.TARGETS.index(target)}"
+left, right = st.columns([2, 3])
+with left:
+    scores = editor(score_key, pd.DataFrame({"word": ch04.SOURCE, "e": ch04.SCORES[target]}), hide_index=True,
+                    column_config={"word": st.column_config.TextColumn(tr("ch04.col_word"), disabled=True)})
+    st.button(tr("ch04.reset"), key="ch04_reset_scores", on_click=reset, args=(score_key,))
+try:
+    table = ch04.alignment_table(scores["e"].tolist())
+except ch04.BadInput:
+    st.error(tr("ch04.bad_scores"))
+    st.stop()
+top = table["alpha"].idxmax()
+right.metric(tr("ch04.top_weight", target=target), f"α({table['word'][top]}) = {table['alpha'][top]:.3f}")
+right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"}).round(3), hide_index=True)
+st.vega_lite_chart(alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
+st.markdown(tr("ch04.align_after"))
+
+st.header(tr("ch04.worked_header"))
+st.markdown(tr("ch04.worked_body"))
+vec_default = pd.DataFrame([E["s"], E["h1"], E["h2"], E["v"]], index=["s", "h1", "h2", "v"], columns=["1", "2"])
+cols = st.columns(3)
+with cols[0]:
+    vec = editor("ch04_vectors", vec_default)
+mats = {}
+for col, name in zip(cols[1:], ("W_s", "W_h")):
+    col.markdown(f"${name[0]}_{name[2]}$")
+    with col:
+        mats[name] = editor(f"ch04_{name}", pd.DataFrame(E[name], index=["1", "2"], columns=["1", "2"]))
+st.button(tr("ch04.reset"), key="ch04_reset_example", on_click=reset,
+          args=("ch04_vectors", "ch04_W_s", "ch04_W_h"))
+rows = vec.to_numpy().tolist()
+inputs = (rows[0], rows[1:3], mats["W_s"].to_numpy().tolist(), mats["W_h"].to_numpy().tolist(), rows[3])
+try:
+    step = ch04.bahdanau_step(*inputs)
+    grads = ch04.gradient_paths(*inputs, target=1)
+except ch04.BadInput as err:
+    st.error(tr("ch04.bad_input", name=err.name))
+    st.stop()
+result = pd.DataFrame({k: step[k].numpy().round(3) for k in ("e", "alpha", "c", "p")}, index=["1", "2"]).T
+st.dataframe(result.rename(index={"alpha": "α"}))
+st.markdown(tr("ch04.worked_numbers", e1=f"{step['e'][0]:.3f}", e2=f"{step['e'][1]:.3f}",
+               a1=f"{step['alpha'][0]:.3f}", a2=f"{step['alpha'][1]:.3f}",
+               c1=f"{step['c'][0]:.3f}", c2=f"{step['c'][1]:.3f}",
+               p1=f"{step['p'][0]:.3f}", p2=f"{step['p'][1]:.3f}"))
+
+st.header(tr("ch04.steps_header"))
+st.markdown(tr("ch04.steps_body"))
+st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), name, str(shape)) for s, name, shape in step_shapes()],
+                      columns=[tr("ch04.col_step"), tr("ch04.col_tensor"), tr("ch04.col_shape")]))
+
+st.header(tr("ch04.grad_header"))
+st.markdown(tr("ch04.grad_body", loss=f"{grads['loss']:.3f}"))
+st.dataframe(pd.DataFrame({
+    tr("ch04.col_value_path"): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["value"]],
+    tr("ch04.col_score_path"): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["score"]],
+}, index=["h1", "h2"]))
+st.markdown(tr("ch04.grad_after"))
+
+st.header(tr("ch04.qkv_header"))
+st.markdown(tr("ch04.qkv_body"))
+st.warning(tr("ch04.caveat"))
+
+chapter_footer("ex04")

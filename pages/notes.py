@@ -1,0 +1,43 @@
+"""Notes: one note per chapter, saved locally as the learner writes, exportable as Markdown."""
+
+import streamlit as st
+
+from course import notes, pages_index
+from course.ui import current_lang, tr
+
+CHAPTERS = pages_index.chapters()
+
+
+def widget_key(chapter):
+    """The text area's key for a chapter's note."""
+    return f"notes_{chapter.key}"
+
+
+def save(chapter):
+    """on_change: write this chapter's note to disk at once."""
+    notes.save_note(chapter.key, st.session_state[widget_key(chapter)])
+    st.session_state["notes_last_saved"] = chapter.key
+
+
+st.title(tr("notes.title"))
+st.markdown(tr("notes.intro", path=str(notes.notes_path())))
+
+saved = notes.load_notes()
+for chapter in CHAPTERS:
+    key = widget_key(chapter)
+    if key not in st.session_state:  # first visit, or the widget was dropped on another page
+        st.session_state[key] = saved.get(chapter.key, "")
+    st.text_area(
+        tr(chapter.title_key), key=key, height=160, persist_state="session",
+        on_change=save, args=(chapter,), placeholder=tr("notes.placeholder"),
+    )
+    stamp = notes.saved_at(chapter.key)
+    if stamp:
+        st.caption(tr("notes.saved_at", time=stamp))
+
+titles = {chapter.key: tr(chapter.title_key) for chapter in CHAPTERS}
+markdown = notes.to_markdown(notes.load_notes(), titles, heading=tr("notes.export_heading"))
+st.download_button(
+    tr("notes.export"), markdown, file_name=f"attention-lab-notes-{current_lang()}.md",
+    mime="text/markdown", key="notes_export", on_click="ignore", icon=":material/download:",
+)

@@ -1,0 +1,123 @@
+"""Practice: every exercise's status, grading in a child process, feedback and solutions."""
+
+import pandas as pd
+import streamlit as st
+
+from course import exercise_index, grading_client, progress
+from course.i18n import t
+from course.ui import current_lang, status_label, status_of, tr
+
+IDS = [ex.id for ex in exercise_index.EXERCISES]
+REPORT_KEY = "practice_report"  # last grader report (not a widget)
+ERROR_KEY = "practice_error"  # last grader failure message (not a widget)
+MAX_FAILED_SHOWN = 8  # more failed checks are counted, not listed
+
+
+def grade(ex_ids):
+    """Run the grader with a progress bar, keep its report in the session, redraw the page."""
+    bar = st.progress(0.0, text=tr("practice.running"))
+
+    def on_progress(done, total, ex_id, status):
+        bar.progress(done / max(total, 1), text=tr("practice.progress", done=done, total=total, ex_id=ex_id, status=tr("app.status." + status)))
+
+    st.session_state.pop(REPORT_KEY, None)
+    st.session_state.pop(ERROR_KEY, None)
+    try:
+        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress)
+    except grading_client.GraderError as err:
+        st.session_state[ERROR_KEY] = str(err)
+    st.rerun()  # redraw the status table with the new results
+
+
+def show_exercise_report(entry):
+    """One exercise's result: status, score, summary and each check with its hint."""
+    head = f"{entry['id']} · {tr('exercises.' + entry['id'] + '.title')} — {status_label(entry['status'])}"
+    with st.expander(head, expanded=not entry.get("passed")):
+        st.markdown(tr("practice.score", score=f"{100 * float(entry['score']):.0f}", duration=f"{float(entry.get('duration_s', 0)):.1f}"))
+        if entry.get("summary"):
+            st.markdown(entry["summary"])
+        failed = [check for check in entry["checks"] if not check.get("passed")]
+        for check in failed[:MAX_FAILED_SHOWN]:
+            st.markdown(f"❌ **{check.get('name', '')}** — {check.get('message', '')}")
+            if check.get("hint"):
+                st.info(tr("practice.hint", hint=check["hint"]), icon=":material/lightbulb:")
+        if len(failed) > MAX_FAILED_SHOWN:
+            st.caption(tr("practice.more_failed", count=len(failed) - MAX_FAILED_SHOWN))
+        passed = [check.get("name", "") for check in entry["checks"] if check.get("passed")]
+        if passed:
+            st.caption(tr("practice.passed_checks", count=len(passed), names="; ".join(passed)))
+
+
+def upload_section():
+    """Grade an uploaded .py file or notebook for one exercise (in a child process, never imported here)."""
+    st.subheader(tr("practice.upload_title"))
+    st.caption(tr("practice.upload_help"))
+    ex_id = st.selectbox(tr("practice.upload_exercise"), IDS, key="practice_upload_ex",
+                         format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}")
+    upload = st.file_uploader(tr("practice.upload_file"), type=["py", "ipynb"], key="practice_upload")
+    if upload is None or not st.button(tr("practice.upload_grade", ex_id=ex_id), key="practice_upload_grade"):
+        return
+    problem = grading_client.upload_problem(ex_id, upload.name, upload.getvalue())
+    if problem:
+        st.error(tr("practice.upload_rejected", error=problem))
+        return
+    with st.spinner(tr("practice.running")):
+        try:
+            upload_report = grading_client.grade_upload(ex_id, upload.name, upload.getvalue())
+        except grading_client.GraderError as err:
+            st.error(tr("practice.grader_failed", error=str(err)))
+            return
+    for entry in upload_report["exercises"]:
+        show_exercise_report(entry)
+
+
+st.title(tr("practice.title"))
+st.markdown(tr("practice.intro"))
+
+results = progress.load_results()
+table = pd.DataFrame(
+    {
+        tr("practice.col_id"): IDS,
+        tr("practice.col_title"): [tr(f"exercises.{i}.title") for i in IDS],
+        tr("practice.col_file"): [f"exercises/{exercise_index.get(i).filename}" for i in IDS],
+        tr("practice.col_status"): [status_label(status_of(i, results)) for i in IDS],
+        tr("practice.col_score"): [f"{100 * float(results[i]['score']):.0f}%" if i in results else "—" for i in IDS],
+    }
+)
+st.dataframe(table, hide_index=True)
+
+wanted = st.query_params.get("ex")
+if wanted in IDS and "practice_exercise" not in st.session_state:
+    st.session_state["practice_exercise"] = wanted
+chosen = st.selectbox(
+    tr("practice.choose"), IDS, key="practice_exercise", persist_state="session",
+    format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}",
+)
+st.caption(tr(f"exercises.{chosen}.summary"))
+left, right = st.columns(2)
+if left.button(tr("practice.grade_one", ex_id=chosen), key="practice_grade_one", type="primary"):
+    grade([chosen])
+if right.button(tr("practice.grade_all"), key="practice_grade_all"):
+    grade([])
+
+if ERROR_KEY in st.session_state:
+    st.error(tr("practice.grader_failed", error=st.session_state[ERROR_KEY]))
+report = st.session_state.get(REPORT_KEY)
+if report:
+    st.subheader(tr("practice.report_title"))
+    for entry in report["exercises"]:
+        show_exercise_report(entry)
+
+upload_section()
+
+st.subheader(tr("practice.solution_title", ex_id=chosen))
+passed = status_of(chosen, progress.load_results()) == "passed"
+if passed:
+    st.success(tr("practice.solution_unlocked"))
+reveal = passed or st.checkbox(tr("practice.solution_confirm"), key=f"practice_reveal_{chosen}", persist_state="session")
+if reveal:
+    module = exercise_index.get(chosen).module
+    source = (progress.PROJECT_ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8")
+    st.code(source, language="python")
+else:
+    st.caption(tr("practice.solution_locked"))

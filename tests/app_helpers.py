@@ -1,0 +1,49 @@
+"""Helpers for the AppTest-based tests: start the app on a page, walk its widgets."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block, Widget
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+
+
+def open_page(page_path=None, lang="en", timeout=60):
+    """AppTest of app.py in `lang`, switched to `page_path` (None: the first page), run."""
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.session_state["app_lang"] = lang
+    at.run()
+    if page_path is not None:
+        at.switch_page(page_path).run()
+    return at
+
+
+def widgets(node):
+    """Every widget in an AppTest element tree (main area and sidebar)."""
+    found = []
+    if isinstance(node, Widget):
+        found.append(node)
+    for child in getattr(node, "children", {}).values():
+        found.extend(widgets(child))
+    return found
+
+
+def errors_of(at):
+    """Exceptions and error boxes on the current page, as text."""
+    return [e.value for e in at.exception] + [e.value for e in at.error]
+
+
+def metric(at, label):
+    """The value shown by the metric with this label."""
+    values = [m.value for m in at.metric if m.label == label]
+    assert values, f"no metric {label!r}; metrics: {[m.label for m in at.metric]}"
+    return values[0]
+
+
+def markdown_text(at):
+    """All Markdown on the page joined, to search for shown text."""
+    return "\n".join(m.value for m in at.markdown)
+
+
+__all__ = ["AppTest", "Block", "open_page", "widgets", "errors_of", "metric", "markdown_text"]

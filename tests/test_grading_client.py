@@ -1,0 +1,142 @@
+"""The grader client and the Practice page, run against a fake grader script."""
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from app_helpers import errors_of, open_page
+from course import grading_client, progress
+from course.exercise_index import EXERCISES
+from course.i18n import t
+from course.ui import STATUS_ICONS
+
+FAKE_GRADER = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {root!r})
+    from course import progress
+
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    if "--usage-error" in args or "--json" not in sys.argv:
+        print("usage: python -m grader [ex00 ...] [--target DIR] --json", file=sys.stderr)
+        sys.exit(2)
+    if "--crash" in args:
+        print("Traceback: boom", file=sys.stderr)
+        sys.exit(3)
+    ids = [a for a in args if a.startswith("ex")] or {all_ids!r}
+    print("loading torch", file=sys.stderr)
+    entries = []
+    for done, ex_id in enumerate(ids, start=1):
+        ok = ex_id == "ex00"
+        entries.append({{
+            "id": ex_id, "title": ex_id, "file": f"exercises/{{ex_id}}.py",
+            "status": "passed" if ok else "failed", "passed": ok, "score": 1.0 if ok else 0.5,
+            "duration_s": 0.1, "summary": "summary of " + ex_id,
+            "checks": [
+                {{"name": "shapes", "passed": True, "message": "output shape is right", "hint": None}},
+                {{"name": "values", "passed": ok, "message": "values differ at [0, 1]" if not ok else "values match",
+                  "hint": None if ok else "check the scaling by sqrt(d)"}},
+            ],
+        }})
+        print(f"progress: {{done}}/{{len(ids)}} {{ex_id}} {{entries[-1]['status']}}", file=sys.stderr, flush=True)
+    progress.save_results(progress.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
+    print(json.dumps({{"version": 1, "target": "exercises", "passed": all(e["passed"] for e in entries),
+                      "exercises": entries}}))
+    sys.exit(0 if all(e["passed"] for e in entries) else 1)
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def fake_grader(tmp_path, monkeypatch):
+    """Point the client at a fake grader and keep progress in a temporary folder."""
+    script = tmp_path / "fake_grader.py"
+    script.write_text(FAKE_GRADER.format(root=str(progress.PROJECT_ROOT), all_ids=[e.id for e in EXERCISES]))
+    monkeypatch.setattr(grading_client, "GRADER_ARGS", [str(script)])
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
+    return script
+
+
+def test_command_uses_the_same_python_and_json():
+    command = grading_client.grader_command(["ex03"], target="/tmp/x")
+    assert command[0] == sys.executable
+    assert command[-4:] == ["ex03", "--json", "--target", "/tmp/x"]
+
+
+def test_parse_progress():
+    assert grading_client.parse_progress("progress: 2/8 ex03 failed\n") == (2, 8, "ex03", "failed")
+    assert grading_client.parse_progress("loading torch") is None
+
+
+def test_run_grader_reports_progress_and_parses_the_report():
+    seen = []
+    report = grading_client.run_grader(["ex00", "ex03"], on_progress=lambda *p: seen.append(p))
+    assert seen == [(1, 2, "ex00", "passed"), (2, 2, "ex03", "failed")]
+    assert [e["id"] for e in report["exercises"]] == ["ex00", "ex03"]
+    assert report["exercises"][1]["checks"][1]["hint"] == "check the scaling by sqrt(d)"
+    assert progress.load_results()["ex00"]["passed"] is True
+
+
+def test_usage_errors_and_crashes_raise_a_clear_grader_error():
+    with pytest.raises(grading_client.GraderError, match="exit code 2(.|\n)*usage"):
+        grading_client.run_grader(["--usage-error"])
+    with pytest.raises(grading_client.GraderError, match="exit code 3(.|\n)*boom"):
+        grading_client.run_grader(["--crash"])
+
+
+def test_a_missing_grader_module_is_reported(monkeypatch):
+    monkeypatch.setattr(grading_client, "GRADER_ARGS", ["-m", "no_such_grader_module"])
+    with pytest.raises(grading_client.GraderError, match="no_such_grader_module"):
+        grading_client.run_grader()
+
+
+def test_malformed_reports_are_rejected():
+    with pytest.raises(grading_client.GraderError, match="version-1"):
+        grading_client.validate_report({"version": 2, "exercises": []})
+    with pytest.raises(grading_client.GraderError, match="malformed"):
+        grading_client.validate_report({"version": 1, "exercises": [{"id": "ex00", "status": "great"}]})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_practice_page_grades_and_shows_checks_and_hints(lang):
+    at = open_page("pages/practice.py", lang=lang)
+    assert errors_of(at) == []
+    at.selectbox(key="practice_exercise").set_value("ex03").run()
+    at.button(key="practice_grade_one").click().run()
+    assert errors_of(at) == []
+    expanders = [e.label for e in at.expander]
+    assert any("ex03" in label and t("app.status.failed", lang) in label for label in expanders)
+    text = "\n".join(m.value for m in at.markdown)
+    assert "values differ at [0, 1]" in text
+    assert "output shape is right" not in text  # passed checks are summarised by name
+    assert any(t("practice.passed_checks", lang, count=1, names="shapes") == c.value for c in at.caption)
+    assert any("check the scaling by sqrt(d)" in box.value for box in at.info)
+    assert at.code == [] or all("class AdditiveAttention" not in c.value for c in at.code)
+
+
+def test_solution_is_revealed_only_after_passing_or_on_request():
+    at = open_page("pages/practice.py", lang="en")
+    at.selectbox(key="practice_exercise").set_value("ex03").run()
+    assert len(at.code) == 0
+    at.checkbox(key="practice_reveal_ex03").check().run()
+    source = (progress.PROJECT_ROOT / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8")
+    assert [c.value.strip() for c in at.code] == [source.strip()]
+    at.selectbox(key="practice_exercise").set_value("ex00").run()
+    assert len(at.code) == 0
+    at.button(key="practice_grade_all").click().run()  # the fake passes ex00 only
+    source = (progress.PROJECT_ROOT / "solutions" / "ex00_paths.py").read_text(encoding="utf-8")
+    assert [c.value.strip() for c in at.code] == [source.strip()]
+    table = at.dataframe[0].value
+    status_col = t("practice.col_status", "en")
+    passed, failed = (f"{STATUS_ICONS[s]} {t('app.status.' + s, 'en')}" for s in ("passed", "failed"))
+    assert table[status_col].tolist() == [passed] + [failed] * (len(EXERCISES) - 1)
+
+
+def test_practice_page_shows_grader_failures(monkeypatch):
+    monkeypatch.setattr(grading_client, "GRADER_ARGS", ["-m", "no_such_grader_module"])
+    at = open_page("pages/practice.py", lang="en")
+    at.button(key="practice_grade_all").click().run()
+    assert any("no_such_grader_module" in e.value for e in at.error)
+    assert not at.exception
