@@ -1,0 +1,83 @@
+"""Chapter 5: multi-head attention: split, attend in parallel, merge."""
+
+import streamlit as st
+
+from course import ch05
+from course.ui import chapter_footer, current_lang, prose, tr
+
+KEEP = "session"  # persist_state: widget values survive page switches
+HEAD_HIDDENS = 32  # width of the layer in the per-head heatmaps
+
+# Cached on plain values: building the layers, the Altair charts and the tables is slow.
+tracer_view = st.cache_data(max_entries=256)(ch05.tracer_view)
+params_view = st.cache_data(max_entries=64)(ch05.params_view)
+heads_view = st.cache_data(max_entries=256)(ch05.heads_view)
+
+
+def tracer_section():
+    """Sliders for the sizes; every intermediate shape of the reference layer, or its error."""
+    prose("ch05.heading_tracer", "ch05.tracer_body")
+    w = ch05.WORKED
+    cols = st.columns(5)
+    b = cols[0].slider(tr("ch05.batch_label"), 1, 8, w["batch"], key="ch05_batch", persist_state=KEEP)
+    n_q = cols[1].slider(tr("ch05.n_q_label"), 1, 12, w["n_q"], key="ch05_n_q", persist_state=KEEP)
+    n_k = cols[2].slider(tr("ch05.n_k_label"), 1, 12, w["n_k"], key="ch05_n_k", persist_state=KEEP)
+    h = cols[3].slider(tr("ch05.hiddens_label"), 4, 128, w["num_hiddens"], step=4, key="ch05_hiddens",
+                       persist_state=KEEP)
+    heads = cols[4].slider(tr("ch05.heads_label"), 1, 16, w["num_heads"], key="ch05_heads", persist_state=KEEP)
+    try:
+        table, diff = tracer_view(current_lang(), b, n_q, n_k, h, heads)
+    except ValueError as err:
+        valid = ", ".join(map(str, ch05.valid_head_counts(h)))
+        st.error(tr("ch05.bad_heads", message=str(err), num_hiddens=h, valid=valid))
+        return h, None
+    st.dataframe(table, hide_index=True, height="content")
+    st.markdown(tr("ch05.per_head", d=h // heads, h=h, heads=heads, bh=b * heads, b=b))
+    st.metric(tr("ch05.consistency"), f"{diff:.1e}")
+    return h, heads
+
+
+def params_section(h, heads):
+    """Parameter counts of the multi-head layer and of one head of the same width."""
+    prose("ch05.heading_params", "ch05.params_body")
+    if heads is None:  # the tracer already said what is wrong with the head count
+        return
+    table, total = params_view(current_lang(), h, heads)
+    st.dataframe(table, hide_index=True)
+    st.markdown(tr("ch05.params_equal", total=total, h=h))
+
+
+def heads_section():
+    """Self-attention of a learner's sentence: one heatmap per head and how the heads differ."""
+    prose("ch05.heading_heads", "ch05.heads_body")
+    text = st.text_input(tr("ch05.sentence_label"), ch05.SENTENCE, key="ch05_sentence", persist_state=KEEP)
+    cols = st.columns(3)
+    scale = cols[0].slider(tr("ch05.scale_label"), 0.5, 4.0, 2.0, step=0.5, key="ch05_scale", persist_state=KEEP)
+    num_heads = cols[1].select_slider(tr("ch05.num_heads_label"), (1, 2, 4, 8), 4, key="ch05_num_heads",
+                                      persist_state=KEEP)
+    seed = cols[2].number_input(tr("ch05.seed_label"), 0, 9999, 0, key="ch05_seed", persist_state=KEEP)
+    try:
+        tokens = tuple(ch05.tokenize(text))
+    except ch05.BadSentence as err:
+        st.error(tr(f"ch05.sentence_{err.code}", count=err.count, max=ch05.MAX_TOKENS))
+        return
+    head = st.radio(tr("ch05.head_label"), range(num_heads), key="ch05_head", horizontal=True,
+                    persist_state=KEEP)
+    view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
+    left, right = st.columns([3, 2])
+    left.vega_lite_chart(view["spec"])
+    right.markdown(tr("ch05.top_caption"))
+    right.dataframe(view["top"], hide_index=True)
+    right.markdown(tr("ch05.diff_caption"))
+    right.dataframe(view["diff"], hide_index=True)
+    st.markdown(tr("ch05.heads_after"))
+
+
+st.title(tr("ch05.title"))
+st.markdown(tr("ch05.intro"))
+prose("ch05.heading_why", "ch05.why_body", "ch05.formula_head", "ch05.why_middle", "ch05.formula_output",
+      "ch05.why_after")
+width, head_count = tracer_section()
+params_section(width, head_count)
+heads_section()
+chapter_footer("ex05")

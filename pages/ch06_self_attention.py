@@ -1,0 +1,120 @@
+"""Chapter 6: self-attention versus cross-attention, layer costs, positional encoding."""
+
+import streamlit as st
+
+from course import ch05, ch06
+from course.ui import chapter_footer, current_lang, labeler, prose, tr
+
+KEEP = "session"  # persist_state: widget values survive page switches
+
+# Cached on plain values: the tables are sent as Arrow and the charts built once per setting.
+roles_view = st.cache_data(max_entries=8)(ch06.roles_view)
+cost_view = st.cache_data(max_entries=256)(ch06.cost_view)
+pe_heatmap = st.cache_data(max_entries=64)(ch06.pe_heatmap)
+encoding_view = st.cache_data(max_entries=128)(ch06.encoding_view)
+rotation_view = st.cache_data(max_entries=256)(ch06.rotation_view)
+scale_view = st.cache_data(max_entries=64)(ch06.scale_view)
+shuffle_errors = st.cache_data(max_entries=128)(ch06.shuffle_errors)
+
+
+def roles_section():
+    """Where Q, K, V come from, and the worked example on a sentence."""
+    prose("ch06.heading_roles", "ch06.roles_body")
+    roles_slot = st.empty()  # the roles table, filled once the view is computed
+    st.markdown(tr("ch06.example_body"))
+    mode = st.radio(tr("ch06.mode_label"), ("self", "cross"), key="ch06_mode", horizontal=True,
+                    format_func=labeler("ch06.mode_{}"), persist_state=KEEP)
+    view, (left, right) = roles_view(current_lang(), mode), st.columns(2)
+    roles_slot.dataframe(view["roles"], hide_index=True)
+    for column, name in ((left, "queries"), (right, "keys"), (left, "scores"), (right, "output")):
+        column.caption(tr(f"ch06.show_{name}"))
+        column.dataframe(view[name], hide_index=True)
+    st.vega_lite_chart(view["spec"])
+    st.markdown(tr("ch06.example_shapes", m=view["shape"][0], n=view["shape"][1]) + "\n\n" + tr("ch06.example_after"))
+
+
+def cost_section():
+    """Cost, sequential steps and path length of the three layers for the learner's n, d, k."""
+    prose("ch06.heading_cost", "ch06.cost_body")
+    cols = st.columns(3)
+    n = cols[0].slider(tr("ch06.n_label"), 1, 2048, 100, key="ch06_n", persist_state=KEEP)
+    d = cols[1].slider(tr("ch06.d_label"), 8, 1024, 512, step=8, key="ch06_d", persist_state=KEEP)
+    k = cols[2].slider(tr("ch06.k_label"), 2, 9, 3, key="ch06_k", persist_state=KEEP)
+    table, spec = cost_view(current_lang(), n, d, k)
+    st.dataframe(table, hide_index=True)
+    st.metric(tr("ch06.ratio"), f"{n / d:.3g}")
+    st.vega_lite_chart(spec)
+    st.markdown(tr("ch06.cost_after", d=d))
+
+
+def encoding_section():
+    """The table P as a heatmap and as curves, and the binary-counter analogy."""
+    prose("ch06.heading_pe", "ch06.pe_body", "ch06.formula_pe")
+    cols = st.columns(2)
+    n = cols[0].slider(tr("ch06.length_label"), 8, 100, 60, key="ch06_length", persist_state=KEEP)
+    d = cols[1].slider(tr("ch06.hiddens_label"), 4, 128, 32, step=4, key="ch06_hiddens", persist_state=KEEP)
+    st.vega_lite_chart(*pe_heatmap(current_lang(), n, d))
+    st.markdown(tr("ch06.pe_after"))
+    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06.default_columns(d), key="ch06_columns",
+                            persist_state=KEEP)
+    view = encoding_view(current_lang(), n, d, tuple(chosen))
+    if view["curves"]:
+        st.vega_lite_chart(view["curves"])
+    prose("ch06.heading_binary", "ch06.binary_body")
+    left, right = st.columns(2)
+    left.dataframe(view["binary"], hide_index=True, height="content")
+    right.markdown(tr("ch06.period_caption", d=d))
+    right.dataframe(view["periods"], hide_index=True)
+    return n, d
+
+
+def rotation_section(n, d):
+    """The 2x2 rotation for an offset and a column pair, and its error over the whole table."""
+    prose("ch06.heading_relative", "ch06.relative_body", "ch06.formula_rotation", "ch06.relative_after")
+    cols = st.columns(2)
+    delta = cols[0].slider(tr("ch06.delta_label"), 1, n - 1, min(5, n - 1), key="ch06_delta", persist_state=KEEP)
+    j = cols[1].slider(tr("ch06.pair_label"), 0, d // 2 - 1, min(2, d // 2 - 1), key="ch06_pair", persist_state=KEEP)
+    matrix, err64, err32 = rotation_view(n, d, delta, j)
+    cols[0].markdown(tr("ch06.matrix_caption", j=j, omega=f"{ch06.frequencies(d)[j]:.4g}"))
+    cols[0].dataframe(matrix, hide_index=True)
+    cols[1].metric(tr("ch06.error64"), f"{err64:.1e}")
+    cols[1].metric(tr("ch06.error32"), f"{err32:.1e}")
+    st.markdown(tr("ch06.error_note", bound=ch06.latex_sci(ch06.FLOAT32_BOUND)))
+
+
+def scale_section(d):
+    """Lengths of embeddings, scaled embeddings and rows of P for the chosen d."""
+    prose("ch06.heading_scale", "ch06.scale_body")
+    st.dataframe(scale_view(current_lang(), d), hide_index=True)
+    st.markdown(tr("ch06.scale_after"))
+
+
+def order_section():
+    """Shuffle a sentence: self-attention's outputs move with it unless P is added."""
+    prose("ch06.heading_order", "ch06.order_body")
+    tokens = st.text_input(tr("ch06.sentence_label"), ch05.SENTENCE, key="ch06_sentence", persist_state=KEEP).split()
+    if not 2 <= len(tokens) <= ch05.MAX_TOKENS:
+        st.error(tr("ch06.bad_sentence", max=ch05.MAX_TOKENS, count=len(tokens)))
+        return
+    st.session_state.setdefault("ch06_shuffle", 1)
+    cols = st.columns(2, vertical_alignment="bottom")
+    seed = cols[0].number_input(tr("ch06.shuffle_label"), 0, 9999, key="ch06_shuffle", persist_state=KEEP)
+    cols[1].button(tr("ch06.shuffle_button"), key="ch06_reshuffle", on_click=st.session_state.update,
+                   kwargs={"ch06_shuffle": (seed + 1) % 10000})  # the next seed
+    perm = ch06.permutation(len(tokens), seed)
+    st.markdown(tr("ch06.shuffled", sentence=" ".join(tokens[i] for i in perm)))
+    errors = shuffle_errors(tuple(tokens), tuple(perm))
+    for col, name in zip(st.columns(2), ("without", "with")):
+        col.metric(tr(f"ch06.err_{name}"), f"{errors[name]:.1e}")
+    st.markdown(tr("ch06.order_after"))
+
+
+st.title(tr("ch06.title"))
+st.markdown(tr("ch06.intro"))
+roles_section()
+cost_section()
+length, width = encoding_section()
+rotation_section(length, width)
+scale_section(width)
+order_section()
+chapter_footer("ex06")

@@ -1,0 +1,109 @@
+"""Chapter 7: the Transformer: layout, add & norm, the three attention uses, incremental decoding."""
+
+import pandas as pd
+import streamlit as st
+
+from course import ch07
+from course.ui import chapter_footer, prose, tr
+
+KEEP = "session"  # persist_state: widget values survive page switches
+DIAGRAM_NODES = ("src", "tgt", "out", "src_emb", "tgt_emb", "enc_attn", "dec_self", "dec_cross", "linear",
+                 "enc_ffn", "dec_ffn", "add_norm", "encoder", "decoder", "stack")
+
+block_parameters = st.cache_data(max_entries=64)(ch07.block_parameters)
+ffn_gap = st.cache_data(ch07.ffn_positionwise_gap)
+mask_spec = st.cache_data(max_entries=512)(ch07.mask_spec)
+incremental_check = st.cache_data(max_entries=64)(ch07.incremental_check)
+norm_tables = st.cache_data(max_entries=256)(ch07.norm_tables)
+
+
+def architecture_section():
+    """The diagram with the stack depth, and parameter counts of the blocks."""
+    prose("ch07.arch.heading", "ch07.arch.intro")
+    cols = st.columns(4)
+    layers = cols[0].slider(tr("ch07.arch.layers"), 1, 12, 6, key="ch07_layers", persist_state=KEEP)
+    d = cols[1].select_slider("num_hiddens", (32, 64, 128, 256, 512), 512, key="ch07_d", persist_state=KEEP)
+    ffn = cols[2].select_slider("ffn_num_hiddens", (64, 128, 256, 512, 1024, 2048), 2048,
+                                key="ch07_ffn", persist_state=KEEP)
+    heads = cols[3].select_slider("num_heads", (1, 2, 4, 8), 8, key="ch07_heads", persist_state=KEEP)
+    st.graphviz_chart(ch07.transformer_dot({n: tr(f"ch07.arch.node_{n}") for n in DIAGRAM_NODES}, layers))
+    st.caption(tr("ch07.arch.caption"))
+    counts = block_parameters(d, ffn, heads)
+    m = st.columns(4)
+    for col, name in zip(m, ("encoder", "decoder", "ffn", "add_norm")):
+        col.metric(tr(f"ch07.arch.count_{name}"), f"{counts[name]:,}")
+    st.metric(tr("ch07.arch.count_stacks", n=layers), f"{layers * (counts['encoder'] + counts['decoder']):,}")
+    prose("ch07.arch.count_after", "ch07.arch.ffn_text", "ch07.arch.ffn_formula")
+    st.metric(tr("ch07.arch.ffn_gap"), f"{ffn_gap():.1e}")
+
+
+def norm_section():
+    """LayerNorm vs BatchNorm on a small batch, with per-row and per-column statistics."""
+    prose("ch07.norm.heading", "ch07.norm.intro", "ch07.norm.formula")
+    left, right = st.columns(2)
+    batch = left.slider(tr("ch07.norm.batch"), 1, 8, 4, key="ch07_batch", persist_state=KEEP)
+    scale = right.slider(tr("ch07.norm.scale"), 0.1, 100.0, 1.0, key="ch07_scale", persist_state=KEEP)
+    tables = norm_tables(batch, scale)
+    st.markdown(tr("ch07.norm.input"))
+    st.columns(2)[0].dataframe(tables["input"])
+    for col, name, label in zip(st.columns(2), ("layer", "batch"), ("layer", "batch_out")):
+        col.markdown(tr(f"ch07.norm.{label}"))
+        if tables[name] is None:
+            col.warning(tr("ch07.norm.batch_one"))
+        else:
+            col.dataframe(tables[name])
+    moved = tables["moved"]
+    m = st.columns(2)
+    m[0].metric(tr("ch07.norm.moved_layer"), f"{moved['layer']:.3g}")
+    m[1].metric(tr("ch07.norm.moved_batch"), f"{moved['batch']:.3g}" if "batch" in moved else "—")
+    st.markdown(tr("ch07.norm.after"))
+
+
+def masks_section():
+    """Where Q, K, V come from in the three uses, and their masks drawn from the reference rule."""
+    prose("ch07.masks.heading", "ch07.masks.intro")
+    st.table(pd.DataFrame({tr(f"ch07.masks.col_{c}"): [tr(f"ch07.masks.{u}_{c}") for u in ch07.MASK_USES]
+                           for c in ("use", "q", "kv", "mask", "lens")}))
+    cols = st.columns(3)
+    src_len = cols[0].slider(tr("ch07.masks.src_len"), 2, 10, 6, key="ch07_src_len", persist_state=KEEP)
+    src_valid = cols[1].slider(tr("ch07.masks.src_valid"), 1, 10, 4, key="ch07_src_valid", persist_state=KEEP)
+    tgt_len = cols[2].slider(tr("ch07.masks.tgt_len"), 1, 10, 5, key="ch07_tgt_len", persist_state=KEEP)
+    src_valid = min(src_valid, src_len)
+    charts = st.columns(3)
+    for col, use in zip(charts, ch07.MASK_USES):
+        col.vega_lite_chart(mask_spec(use, src_len, src_valid, tgt_len, tr(f"ch07.masks.{use}_use"),
+                                      tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
+    st.markdown(tr("ch07.masks.after", valid=src_valid, pad=src_len - src_valid))
+
+
+def decoding_section():
+    """Teacher forcing in parallel vs one token at a time with the cache."""
+    prose("ch07.decode.heading", "ch07.decode.intro")
+    left, right = st.columns(2)
+    steps = left.slider(tr("ch07.decode.steps"), 1, 12, 6, key="ch07_steps", persist_state=KEEP)
+    seed = right.number_input(tr("ch07.decode.seed"), 0, 999, 0, key="ch07_seed", persist_state=KEEP)
+    table = incremental_check(steps, seed=seed)
+    st.dataframe(table, hide_index=True, column_config={"max |Δ|": st.column_config.NumberColumn(format="%.1e")})
+    st.metric(tr("ch07.decode.max_diff"), f"{table['max |Δ|'].max():.1e}")
+    st.markdown(tr("ch07.decode.after"))
+
+
+def pitfalls_section():
+    """A checklist of the usual mistakes, each with its reason."""
+    prose("ch07.pitfalls.heading", "ch07.pitfalls.intro")
+    done = 0
+    for name in ch07.PITFALLS:
+        done += st.checkbox(tr(f"ch07.pitfalls.{name}"), key=f"ch07_pitfall_{name}", persist_state=KEEP)
+        with st.expander(tr("ch07.pitfalls.why")):
+            st.markdown(tr(f"ch07.pitfalls.{name}_why"))
+    st.progress(done / len(ch07.PITFALLS), text=tr("ch07.pitfalls.done", done=done, total=len(ch07.PITFALLS)))
+
+
+st.title(tr("ch07.title"))
+st.markdown(tr("ch07.intro"))
+architecture_section()
+norm_section()
+masks_section()
+decoding_section()
+pitfalls_section()
+chapter_footer("ex07")

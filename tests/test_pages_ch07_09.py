@@ -1,0 +1,183 @@
+"""AppTest of chapters 7-9 through app.py: both languages render, every control changes the shown numbers.
+
+Expected numbers are computed here independently (layer-shape formulas, numpy normalisations,
+explicit mask loops), then compared with what the page shows.
+"""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from streamlit import dataframe_util
+
+from app_helpers import errors_of, markdown_text, metric, open_page
+from course import i18n, progress
+from course.pages_index import PROJECT_ROOT
+
+CH07, CH08, CH09 = "pages/ch07_transformer.py", "pages/ch08_history.py", "pages/ch09_review.py"
+
+
+@pytest.fixture(autouse=True)
+def lab_home(tmp_path, monkeypatch):
+    """The learner's progress and notes go to a fresh folder."""
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
+
+
+def opened(page, lang="en"):
+    """The page opened through app.py, with no exception or error box."""
+    at = open_page(page, lang)
+    assert errors_of(at) == []
+    return at
+
+
+def frame_with(at, column):
+    """The first shown dataframe with this column."""
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no dataframe with {column!r}")
+
+
+def chart_values(at, index, shape):
+    """The 'value' column of the index-th Vega-Lite chart, reshaped."""
+    proto = at.get("vega_lite_chart")[index].proto
+    data = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.datasets[0].data.data)
+    return data["value"].to_numpy().reshape(shape)
+
+
+def progress_texts(at):
+    return [p.proto.text for p in at.get("progress")]
+
+
+def count(value):
+    return int(value.replace(",", ""))
+
+
+def ffn(d, f):
+    return 2 * d * f + f + d
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("page", "number"), [(CH07, "7"), (CH08, "8"), (CH09, "9")])
+def test_pages_render_in_both_languages(page, number, lang):
+    at = opened(page, lang)
+    assert at.title[0].value.startswith(f"{number}. ")
+    han = bool(re.search(r"[\u4e00-\u9fff]", at.title[0].value + markdown_text(at)))
+    assert han == (lang == "zh")
+
+
+def test_ch07_architecture_counts_follow_the_sliders():
+    at = opened(CH07)
+    d, f = 512, 2048
+    assert count(metric(at, "parameters of one encoder block")) == 4 * d * d + ffn(d, f) + 4 * d
+    assert count(metric(at, "parameters of one decoder block")) == 8 * d * d + ffn(d, f) + 6 * d
+    at.slider(key="ch07_layers").set_value(2).run()
+    at.select_slider(key="ch07_d").set_value(64).run()
+    at.select_slider(key="ch07_ffn").set_value(256).run()
+    at.select_slider(key="ch07_heads").set_value(2).run()
+    d, f = 64, 256
+    enc, dec = 4 * d * d + ffn(d, f) + 4 * d, 8 * d * d + ffn(d, f) + 6 * d
+    assert count(metric(at, "of which one FFN")) == ffn(d, f)
+    assert count(metric(at, "both stacks, N = 2 (without embeddings and output layer)")) == 2 * (enc + dec)
+    assert "N = 2 blocks" in at.get("graphviz_chart")[0].proto.spec
+    assert float(metric(at, "largest |FFN(X)[:, t] − FFN(X[:, t])| (all positions at once vs one at a time)")) < 1e-6
+
+
+def test_ch07_layer_norm_and_batch_norm_tables():
+    at = opened(CH07)
+    at.slider(key="ch07_batch").set_value(5).run()
+    at.slider(key="ch07_scale").set_value(20.0).run()
+    X = torch.randn(5, 4, generator=torch.Generator().manual_seed(0)).numpy().astype(np.float64)
+    X[:, -1] *= 20.0
+    shown = [df.value for df in at.dataframe if "σ (row)" in df.value.columns]
+    assert len(shown) == 3
+    layer = (X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-5)
+    batch = (X - X.mean(0, keepdims=True)) / np.sqrt(X.var(0, keepdims=True) + 1e-5)
+    for table, expected in zip(shown, (X, layer, batch)):
+        np.testing.assert_allclose(table.iloc[:5, :4].to_numpy(dtype=float), expected, atol=1.5e-3)
+    assert np.allclose(shown[1]["σ (row)"].iloc[:5].astype(float), 1.0, atol=1e-3)
+    assert np.allclose(shown[2].loc["σ (column)"].iloc[:4].astype(float), 1.0, atol=1e-3)
+    assert metric(at, "LayerNorm: change of x0's output when the other examples are redrawn") == "0"
+    assert float(metric(at, "BatchNorm: change of x0's output when the other examples are redrawn")) > 0.01
+
+    at.slider(key="ch07_batch").set_value(1).run()
+    assert not at.exception and "Expected more than 1 value" in at.warning[0].value
+    assert metric(at, "BatchNorm: change of x0's output when the other examples are redrawn") == "—"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ch07_mask_heatmaps_follow_the_length_sliders(lang):
+    at = opened(CH07, lang)
+    at.slider(key="ch07_src_len").set_value(7).run()
+    at.slider(key="ch07_src_valid").set_value(3).run()
+    at.slider(key="ch07_tgt_len").set_value(4).run()
+    padding = [[1 / 3 if j < 3 else 0.0 for j in range(7)]]
+    causal = [[1 / (i + 1) if j <= i else 0.0 for j in range(4)] for i in range(4)]
+    np.testing.assert_allclose(chart_values(at, 0, (7, 7)), np.array(padding * 7), atol=1e-6)
+    np.testing.assert_allclose(chart_values(at, 1, (4, 4)), np.array(causal), atol=1e-6)
+    np.testing.assert_allclose(chart_values(at, 2, (4, 7)), np.array(padding * 4), atol=1e-6)
+    at.slider(key="ch07_src_len").set_value(2).run()  # fewer positions than the valid length: clamped
+    assert not at.exception
+    np.testing.assert_allclose(chart_values(at, 0, (2, 2)), np.full((2, 2), 0.5), atol=1e-6)
+
+
+def test_ch07_incremental_decoding_and_pitfall_checklist():
+    at = opened(CH07)
+    at.slider(key="ch07_steps").set_value(4).run()
+    at.number_input(key="ch07_seed").set_value(5).run()
+    table = frame_with(at, "cache")
+    assert table["cache"].tolist() == [1, 2, 3, 4] and table["t"].tolist() == [0, 1, 2, 3]
+    assert float(metric(at, "largest difference, parallel vs step by step")) < 1e-5
+    at.checkbox(key="ch07_pitfall_add_pe").check().run()
+    at.checkbox(key="ch07_pitfall_valid_lens").check().run()
+    assert "checked 2 of 4" in progress_texts(at)
+    at.switch_page(CH08).run()
+    at.switch_page(CH07).run()
+    assert at.checkbox(key="ch07_pitfall_valid_lens").value and at.slider(key="ch07_steps").value == 4
+    assert "Exercise ex07" in markdown_text(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ch08_tables_links_and_reading_checklist(lang):
+    at = opened(CH08, lang)
+    at.slider(key="ch08_d").set_value(10).run()
+    at.slider(key="ch08_h").set_value(7).run()
+    scores = at.table[1].value
+    assert scores.iloc[:, 3].tolist() == [7 * 20 + 7, 0, 100, 0]
+    timeline = at.table[0].value
+    assert timeline.iloc[:, 0].tolist() == ["2014", "2014", "2015", "2017"]
+    assert len(at.table[2].value) == 12
+    text = markdown_text(at)
+    for arxiv in ("1409.3215", "1409.0473", "1508.04025", "1706.03762"):
+        assert f"(https://arxiv.org/abs/{arxiv})" in text
+    at.checkbox(key="ch08_read_bahdanau").check().run()
+    at.checkbox(key="ch08_read_vaswani").check().run()
+    assert i18n.t("ch08.papers.done", lang, done=2, total=4) in progress_texts(at)
+
+
+def test_ch09_cards_and_progress_from_saved_results():
+    progress.save_results(PROJECT_ROOT / "exercises", {
+        "ex00": {"passed": True, "score": 1.0}, "ex01": {"passed": False, "score": 0.4}})
+    at = opened(CH09)
+    assert [m.value for m in at.metric] == ["1", "1", "6"]
+    table = frame_with(at, "last score").set_index("exercise")
+    assert table.loc["ex00", "last score"] == 100.0 and table.loc["ex01", "last score"] == 40.0
+    assert "passed" in table.loc["ex00", "status"] and "not passed" in table.loc["ex01", "status"]
+    assert "**Next:** exercise ex01" in markdown_text(at)
+    links = [link.proto.label for link in at.get("page_link")]
+    assert "1 · From fixed compression to dynamic reading" in links and "8 · History and paper map" in links
+    assert "Open exercise ex01 on the Practice page" in links
+
+    at.toggle(key="ch09_only_open").set_value(True).run()
+    assert len(frame_with(at, "last score")) == 7
+    at.checkbox(key="ch09_card_limits").check().run()
+    assert "judgements you can explain: 1 of 6" in progress_texts(at)
+    assert "Exercises passed: 1 / 8" in progress_texts(at)
+
+
+def test_ch09_all_passed_in_chinese():
+    progress.save_results(PROJECT_ROOT / "exercises", {f"ex0{i}": {"passed": True, "score": 1.0} for i in range(8)})
+    at = opened(CH09, "zh")
+    assert [m.value for m in at.metric] == ["8", "0", "0"]
+    assert "所有练习都已通过" in at.success[0].value
