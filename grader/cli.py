@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from course import progress
-from course.exercise_index import BY_ID, EXERCISES, get as get_exercise
+from course.exercise_index import BY_ID, get as get_exercise
 
-from . import checks as checks_registry
+from . import checks as checks_registry, notebook_submit
 from .core import grade
 from .sandbox import SandboxLimits
 
@@ -33,7 +33,8 @@ def parse_args(argv):
     parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
                         help=f"exercise ids to grade ({', '.join(BY_ID)}); default: all")
     parser.add_argument("--target", default=str(DEFAULT_TARGET),
-                        help="directory laid out like exercises/ (default: exercises/)")
+                        help="directory laid out like exercises/, a directory of exported notebooks "
+                             "or one .ipynb (default: exercises/)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
@@ -43,8 +44,10 @@ def parse_args(argv):
     unknown = [e for e in args.exercises if e not in BY_ID]
     if unknown:
         parser.error(f"unknown exercise {unknown[0]!r}; use one of {', '.join(BY_ID)}")
-    if not Path(args.target).is_dir():
-        parser.error(f"--target {args.target!r} is not a directory")
+    if not (Path(args.target).is_dir() or notebook_submit.is_notebook_file(args.target)):
+        parser.error(f"--target {args.target!r} is not a directory or a .ipynb notebook")
+    if args.watch and notebook_submit.is_notebook_file(args.target):
+        parser.error("--watch follows .py exercise files; grade a notebook without --watch")
     return args
 
 
@@ -178,7 +181,7 @@ def main(argv=None):
         args = parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    ex_ids = args.exercises or [ex.id for ex in EXERCISES]
+    ex_ids = args.exercises or notebook_submit.default_exercises(args.target)
     os.environ.setdefault("PYTHONHASHSEED", "0")
     if args.watch:
         return watch(args, ex_ids)
