@@ -19,7 +19,7 @@ import torch
 from course.exercise_index import EXERCISES, get as get_exercise
 from course.i18n import t
 
-from . import checks as checks_registry
+from . import checks as checks_registry, notebook_submit
 from .compare import compare_results, compare_values
 from .harness.procedures import PROCEDURES
 from .mistakes import mutant_modules
@@ -80,7 +80,10 @@ def reference_modules(name):
 
 
 def read_sources(target, ex_ids):
-    """{ex_id: (source, display name)} from a directory laid out like exercises/."""
+    """{ex_id: (source, display name[, label])} from a directory laid out like exercises/,
+    a directory of notebooks or one .ipynb (see grader/notebook_submit.py)."""
+    if notebook_submit.is_notebook_target(target):
+        return notebook_submit.read_notebook_sources(target, ex_ids)
     sources = {}
     for ex_id in ex_ids:
         path = Path(target) / get_exercise(ex_id).filename
@@ -182,7 +185,10 @@ def _run_reference(check):
 def _missing_file(ex_id, name):
     """Result for an exercise whose file could not be read."""
     exercise = get_exercise(ex_id)
-    message = f"cannot read {name}: copy exercises/{exercise.filename} there, or pass --target"
+    if name.endswith(".py"):  # a missing or unreadable exercise file
+        message = f"cannot read {name}: copy exercises/{exercise.filename} there, or pass --target"
+    else:  # a notebook or upload; the name says what is wrong with it
+        message = f"cannot grade {name}"
     return ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", "en"), exercise.filename, "error", False, 0.0, 0.0,
         message, [CheckResult("file", False, message, kind="error")],
@@ -242,6 +248,9 @@ def judge_check(check, reference, record, job, limits):
         message = prop(got, check.spec)
         if message:
             return CheckResult(check.name, False, message, call=check.call, kind="mismatch")
+    if check.judge is not None:  # a check that words its own verdict (the demo stage)
+        passed, message = check.judge(reference, got, check.spec)
+        return CheckResult(check.name, passed, message, call=check.call, kind="ok" if passed else "mismatch")
     message = compare_results(reference, got, check.keys)
     if message:
         return CheckResult(check.name, False, message, call=check.call, kind="mismatch")

@@ -26,6 +26,7 @@ class Check:
     spec: dict
     keys: tuple = None  # result keys compared with the reference (None: all)
     properties: tuple = ()  # callables (learner results, spec) -> message or None
+    judge: object = None  # optional (reference, learner results, spec) -> (passed, message), replaces the comparison
 
 
 @dataclass(frozen=True)

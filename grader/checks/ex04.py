@@ -5,6 +5,7 @@ import torch
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 
 from .base import Check, Mistake, generator, randn, reference_state, tensor_desc, weights_property
+from .demo import demo_check
 
 
 def _decoder(vocab, embed, H, layers, B, T_src, T_tgt, valid_lens, dtype, seed):
@@ -35,6 +36,7 @@ def build():
         _decoder(11, 5, 6, 2, 2, 4, 3, torch.tensor([4, 2]), torch.float32, 2),
         _decoder(13, 3, 4, 2, 3, 5, 2, torch.tensor([1, 5, 3]), torch.float64, 3),
         _decoder(7, 4, 8, 3, 1, 6, 5, torch.tensor([6]), torch.float32, 4),
+        demo_check("ex04", "bahdanau"),  # the demo stage (grader/checks/demo.py)
     ]
 
 

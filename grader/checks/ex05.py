@@ -5,6 +5,7 @@ import torch
 from solutions.ex05_multihead import MultiHeadAttention
 
 from .base import Check, Mistake, call_desc, generator, randn, reference_state, weights_property
+from .demo import demo_check
 
 MODULE = "ex05_multihead"
 NAMES = ["queries", "keys", "values", "valid_lens"]
@@ -75,6 +76,7 @@ def build():
               f"MultiHeadAttention{bad + (0.0,)}", "construct",
               {"module": MODULE, "cls": "MultiHeadAttention", "init_args": bad + (0.0,),
                "expect_error": True}),
+        demo_check("ex05", "transformer"),  # the demo stage (grader/checks/demo.py)
     ]
 
 

@@ -3,6 +3,7 @@
 import torch
 
 from .base import Check, Mistake, call_desc, generator, randn
+from .demo import demo_check
 
 MODULE = "ex06_positional_encoding"
 
@@ -40,6 +41,7 @@ def build():
               "PositionalEncoding(4, 0.0, max_len=5): forward(X (1, 6, 4))", "module_forward",
               {"module": MODULE, "cls": "PositionalEncoding", "init_args": (4, 0.0, 5),
                "args": [too_long], "arg_names": ["X"], "expect_error": True}),
+        demo_check("ex06", "transformer"),  # the demo stage (grader/checks/demo.py)
     ]
 
 

@@ -6,6 +6,7 @@ from solutions.ex07_transformer import (AddNorm, PositionWiseFFN, TransformerDec
                                         TransformerEncoderBlock)
 
 from .base import Check, Mistake, call_desc, generator, randn, reference_state
+from .demo import demo_check
 
 MODULE = "ex07_transformer"
 
@@ -86,6 +87,7 @@ def build():
         _decoder(1, 2, 5, 4, torch.tensor([4, 2]), torch.float32, 7),
         _decoder(2, 3, 4, 6, torch.tensor([6, 1, 3]), torch.float64, 8),
         _decoder(2, 1, 6, 3, None, torch.float32, 9),
+        demo_check("ex07", "transformer"),  # the demo stage (grader/checks/demo.py)
     ]
 
 

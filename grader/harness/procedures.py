@@ -275,3 +275,6 @@ def decoder_modes(modules, spec):
         X_changed[:, spec["change_from"] :] = spec["future"]
         results["changed_future"] = _run_decoder(blocks, X_changed, enc, lens)[0]
     return results
+
+
+from . import demo as _demo  # noqa: E402,F401  (registers demo_translations)

@@ -1,0 +1,201 @@
+"""Benchmark: training tokens/s of our Transformer against torch.nn.Transformer, and translation latency.
+
+    python bench/train.py                 # defaults: 20 timed steps x 3 runs, CPU or CUDA (auto)
+    python bench/train.py --steps 10 --runs 3 --device cpu
+
+Both models have the course.train default shape (d=256, 3+3 layers, 4 heads,
+FFN 768, dropout 0.1), the same vocabularies, embeddings, sinusoidal positions
+and output layer, and train on the same seeded batches with the same loss
+(label smoothing 0.1), Adam and gradient clipping. On CUDA both get bf16
+autocast and ours gets the fused attention course.train uses. Tokens/s counts
+target tokens (not padding). Goals: ratio >= 0.9; latency of one translation
+(course.decoding.translate, greedy, with attention maps) < 50 ms. Figures are
+medians over --runs; on a shared machine they are noisy.
+"""
+
+import argparse
+import contextlib
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from course import demos  # noqa: E402
+from course.checkpoint import load_checkpoint  # noqa: E402
+from course.decoding import greedy_decode, source_tensor, translate  # noqa: E402
+from course.models import TransformerConfig, build_model  # noqa: E402
+from course.train import DEFAULTS, enable_fused_attention  # noqa: E402
+from course.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en  # noqa: E402
+
+SENTENCE = "tom is a teacher."
+
+
+class TorchTranslator(nn.Module):
+    """torch.nn.Transformer with the same embeddings, positions and output layer as ours."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.d = c.num_hiddens
+        self.src_embedding = nn.Embedding(c.src_vocab_size, c.num_hiddens)
+        self.tgt_embedding = nn.Embedding(c.tgt_vocab_size, c.num_hiddens)
+        self.transformer = nn.Transformer(c.num_hiddens, c.num_heads, c.num_layers, c.num_layers,
+                                          c.ffn_num_hiddens, c.dropout, batch_first=True)
+        self.dropout = nn.Dropout(c.dropout)
+        self.dense = nn.Linear(c.num_hiddens, c.tgt_vocab_size)
+        freqs = torch.pow(10000.0, torch.arange(0, c.num_hiddens, 2) / c.num_hiddens)  # (d/2,)
+        pos = torch.arange(c.max_len).unsqueeze(1) / freqs  # (max_len, d/2)
+        table = torch.zeros(c.max_len, c.num_hiddens)
+        table[:, 0::2], table[:, 1::2] = torch.sin(pos), torch.cos(pos)
+        self.register_buffer("P", table, persistent=False)  # (max_len, d)
+
+    def embed(self, embedding, X):
+        """Scaled embedding plus positions, then dropout: (B, T) -> (B, T, d)."""
+        return self.dropout(embedding(X) * math.sqrt(self.d) + self.P[: X.shape[1]])
+
+    def forward(self, src, src_valid_lens, tgt_in):
+        """Teacher-forced logits (B, T_tgt, V)."""
+        src_pad = torch.arange(src.shape[1], device=src.device)[None] >= src_valid_lens[:, None]  # (B, T_src)
+        causal = self.transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=src.device)
+        out = self.transformer(self.embed(self.src_embedding, src), self.embed(self.tgt_embedding, tgt_in),
+                               tgt_mask=causal, src_key_padding_mask=src_pad, memory_key_padding_mask=src_pad,
+                               tgt_is_causal=True)  # (B, T_tgt, d)
+        return self.dense(out)
+
+
+def make_batches(n, batch_size, src_vocab, tgt_vocab, max_src, max_tgt, seed=0):
+    """Seeded random padded batches (src, src_valid_lens, tgt_in, tgt_out) with varied lengths."""
+    g = torch.Generator().manual_seed(seed)
+    batches = []
+    for _ in range(n):
+        src_lens = torch.randint(max_src // 3, max_src + 1, (batch_size,), generator=g)  # (B,)
+        tgt_lens = torch.randint(max_tgt // 3, max_tgt + 1, (batch_size,), generator=g)  # (B,)
+        src = torch.randint(4, src_vocab, (batch_size, max_src), generator=g)  # (B, T_src)
+        src[torch.arange(max_src)[None] >= src_lens[:, None]] = PAD_ID
+        tgt = torch.randint(4, tgt_vocab, (batch_size, max_tgt + 1), generator=g)  # (B, T_tgt + 1)
+        tgt[:, 0] = BOS_ID
+        tgt[torch.arange(max_tgt + 1)[None] > tgt_lens[:, None]] = PAD_ID
+        batches.append((src, src_lens, tgt[:, :-1].contiguous(), tgt[:, 1:].contiguous()))
+    return batches
+
+
+def time_training(model, batches, device, amp, warmup=2):
+    """Tokens/s of Adam training steps over the batches (first `warmup` untimed)."""
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98))
+    tokens, start = 0, None
+    for i, (src, lens, tgt_in, tgt_out) in enumerate(batches):
+        if i == warmup:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            tokens, start = 0, time.perf_counter()
+        src, lens, tgt_in, tgt_out = (t.to(device) for t in (src, lens, tgt_in, tgt_out))
+        with amp():
+            logits = model(src, lens, tgt_in)  # (B, T, V)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), tgt_out.flatten(), ignore_index=PAD_ID,
+                                   label_smoothing=0.1)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        tokens += int((tgt_out != PAD_ID).sum())
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return tokens / (time.perf_counter() - start)
+
+
+def latency_model(device):
+    """(model, src vocab, tgt vocab, what it is): the trained Transformer if present, else an untrained one."""
+    path = demos.checkpoint_path("transformer")
+    if path.is_file():
+        loaded = load_checkpoint(path, device=device)
+        return loaded.model, loaded.src_vocab, loaded.tgt_vocab, f"trained checkpoint {path}"
+    src_vocab = Vocab(tokenize_en(SENTENCE) + [f"w{i}" for i in range(6000)])
+    tgt_vocab = Vocab([chr(0x4E00 + i) for i in range(3500)])
+    torch.manual_seed(0)
+    config = TransformerConfig(len(src_vocab), len(tgt_vocab), **shape_of(DEFAULTS["transformer"]))
+    model = build_model("transformer", config).to(device).eval()
+    return model, src_vocab, tgt_vocab, "untrained model (no checkpoint): decodes to the length cap, a worst case"
+
+
+def shape_of(defaults):
+    """The TransformerConfig fields among course.train's defaults."""
+    return {k: v for k, v in defaults.items() if k in TransformerConfig.__dataclass_fields__}
+
+
+def time_latency(model, src_vocab, tgt_vocab, device, runs):
+    """Median milliseconds of translate() (greedy + attention maps) and of greedy decoding alone."""
+    translate(model, SENTENCE, src_vocab, tgt_vocab)  # warm-up
+    _, src, lens = source_tensor(SENTENCE, src_vocab, device)
+    full, greedy = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = translate(model, SENTENCE, src_vocab, tgt_vocab)
+        full.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        greedy_decode(model, src, lens)
+        greedy.append((time.perf_counter() - start) * 1000)
+    return statistics.median(full), statistics.median(greedy), len(result.tokens)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=20, help="timed training steps per run")
+    p.add_argument("--runs", type=int, default=3, help="runs per model (the median is reported)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--src-len", type=int, default=12, help="longest source in a batch (tokens)")
+    p.add_argument("--tgt-len", type=int, default=14, help="longest target in a batch (tokens)")
+    p.add_argument("--src-vocab", type=int, default=6000)
+    p.add_argument("--tgt-vocab", type=int, default=3500)
+    p.add_argument("--latency-runs", type=int, default=10)
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--threads", type=int, default=None)
+    args = p.parse_args(argv)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          ("cpu" if args.device == "auto" else args.device))
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cuda = device.type == "cuda"
+    bf16 = cuda and torch.cuda.is_bf16_supported()
+
+    def amp():
+        return torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+    config = TransformerConfig(args.src_vocab, args.tgt_vocab, **shape_of(DEFAULTS["transformer"]))
+    print(f"device {device} ({torch.get_num_threads()} threads), {'bf16 autocast' if bf16 else 'float32'}; "
+          f"d={config.num_hiddens}, {config.num_layers}+{config.num_layers} layers, {config.num_heads} heads, "
+          f"FFN {config.ffn_num_hiddens}; batch {args.batch_size}, src<={args.src_len}, tgt<={args.tgt_len}; "
+          f"{args.steps} steps x {args.runs} runs", flush=True)
+    batches = make_batches(args.steps + 2, args.batch_size, args.src_vocab, args.tgt_vocab,
+                           args.src_len, args.tgt_len)
+    figures = {"ours": [], "torch": []}
+    for run in range(args.runs):
+        for name in ("ours", "torch"):  # alternate, so machine load hits both alike
+            torch.manual_seed(run)
+            model = build_model("transformer", config) if name == "ours" else TorchTranslator(config)
+            model = model.to(device)
+            if name == "ours" and cuda:
+                enable_fused_attention(model)
+            figures[name].append(time_training(model, batches, device, amp))
+            print(f"  run {run + 1}: {name:5s} {figures[name][-1]:9.0f} tokens/s", flush=True)
+    ours, ref = statistics.median(figures["ours"]), statistics.median(figures["torch"])
+    params = {n: sum(p.numel() for p in m.parameters()) for n, m in
+              (("ours", build_model("transformer", config)), ("torch", TorchTranslator(config)))}
+    print(f"parameters: ours {params['ours'] / 1e6:.2f}M, torch.nn.Transformer {params['torch'] / 1e6:.2f}M")
+    print(f"training tokens/s (median): ours {ours:.0f}, torch.nn.Transformer {ref:.0f}, "
+          f"ratio {ours / ref:.2f} (goal >= 0.9)")
+    model, src_vocab, tgt_vocab, what = latency_model(device)
+    full, greedy, length = time_latency(model, src_vocab, tgt_vocab, device, args.latency_runs)
+    print(f"translation latency of {SENTENCE!r} ({what}; {length} characters out): "
+          f"translate() {full:.1f} ms (goal < 50 ms), greedy decoding alone {greedy:.1f} ms (median of "
+          f"{args.latency_runs})")
+
+
+if __name__ == "__main__":
+    main()

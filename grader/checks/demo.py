@@ -1,0 +1,107 @@
+"""The demo stage: the trained translator, rebuilt from the learner's module, must translate like ours.
+
+`demo_check(ex_id, model_name)` is appended to an exercise's checks (ex04: the
+Bahdanau model; ex05, ex06, ex07: the Transformer). The model is built from
+the learner's module for this exercise and the references for the rest, the
+shipped checkpoint is loaded into it, and the probe sentences of course.demos
+are translated greedily, in one padded batch, in the sandbox child. A probe
+agrees when the output ids are identical to the reference model's and every
+step's logits agree within LOGIT_TOL. Without a checkpoint the check passes
+with a note that says how to train one.
+"""
+
+import torch
+
+from course import demos
+from course.checkpoint import read_checkpoint
+from course.exercise_index import get as get_exercise
+from course.progress import PROJECT_ROOT
+from course.vocab import EOS_ID, Vocab, tokenize_en
+
+from .base import Check
+
+NAME = "demo: translations with your module"
+LOGIT_TOL = (1e-3, 1e-3)  # (rtol, atol) on float32 logits after the whole network
+SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
+COURSE_DIR = PROJECT_ROOT / "course"
+
+
+def _readable(name):
+    return {"bahdanau": "Bahdanau", "transformer": "Transformer"}[name]
+
+
+def demo_check(ex_id, model_name):
+    """The demo-stage Check for one exercise, or a skip note when no checkpoint exists."""
+    path = demos.checkpoint_path(model_name)
+    if not path.is_file():
+        note = (f"skipped: no trained {_readable(model_name)} checkpoint at {path}; train one with "
+                f"`{demos.train_command(model_name)}` to run this stage")
+        return Check(NAME, f"demo stage ({model_name})", "demo_translations", {"skip": note}, judge=_judge)
+    payload = read_checkpoint(path)
+    exercise = get_exercise(ex_id)
+    staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
+    impl_modules = demos.MODEL_MODULES[model_name]
+    src_vocab = Vocab.from_list(payload["src_vocab"])
+    probe_ids = [src_vocab.encode(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
+    spec = {
+        "model_name": model_name,
+        "config": dict(payload["config"]),
+        "state_dict": {k: (v.float() if v.is_floating_point() else v) for k, v in payload["state_dict"].items()},
+        "course_sources": {m: (COURSE_DIR / f"{m}.py").read_text(encoding="utf-8") for m in ("seq2seq", "models")},
+        "impl_modules": list(impl_modules),
+        "reference_sources": {m: (SOLUTIONS_DIR / f"{m}.py").read_text(encoding="utf-8")
+                              for m in impl_modules if m not in staged},
+        "probe_ids": probe_ids,
+        "probes": list(demos.PROBE_SENTENCES),
+        "tgt_vocab": list(payload["tgt_vocab"]),
+        "max_len": 2 * max(len(p) for p in probe_ids) + 10,
+        "checkpoint": str(path),
+    }
+    call = (f"the {model_name} model from {path.name} with your {exercise.filename} (references for the "
+            f"other modules), greedy translation of {len(probe_ids)} probe sentences in one padded batch")
+    return Check(NAME, call, "demo_translations", spec, judge=_judge)
+
+
+def _text(ids, itos):
+    """Ids -> the Chinese text up to <eos> (for messages)."""
+    out = []
+    for i in ids:
+        if i == EOS_ID:
+            break
+        out.append(itos[i] if 0 <= i < len(itos) else "<unk>")
+    return "".join(out) or "(empty)"
+
+
+def _probe_problem(i, reference, got, spec):
+    """None if probe i agrees, else what differs."""
+    want_ids, have_ids = reference[f"ids.{i}"], got.get(f"ids.{i}")
+    want_logits, have_logits = reference[f"logits.{i}"], got.get(f"logits.{i}")
+    if not isinstance(have_ids, torch.Tensor) or not isinstance(have_logits, torch.Tensor):
+        return "no output came back"
+    if not torch.equal(want_ids, have_ids):
+        itos = spec["tgt_vocab"]
+        return f"the reference gives {_text(want_ids.tolist(), itos)}, yours gives {_text(have_ids.tolist(), itos)}"
+    if have_logits.shape != want_logits.shape:
+        return f"logits of shape {tuple(have_logits.shape)}, expected {tuple(want_logits.shape)}"
+    if not torch.isfinite(have_logits).all():
+        return "the same characters, but some logits are NaN or infinite"
+    rtol, atol = LOGIT_TOL
+    if not torch.allclose(have_logits, want_logits, rtol=rtol, atol=atol):
+        error = (have_logits - want_logits).abs().max().item()
+        return f"the same characters, but the logits differ by up to {error:.3g} (tolerance {atol:g})"
+    return None
+
+
+def _judge(reference, got, spec):
+    """(passed, message): how many probe sentences translate identically."""
+    if spec.get("skip"):
+        return True, spec["skip"]
+    count = len(spec["probe_ids"])
+    problems = [(i, _probe_problem(i, reference, got, spec)) for i in range(count)]
+    failing = [(i, p) for i, p in problems if p]
+    agree = count - len(failing)
+    message = f"{agree}/{count} probe sentences translate identically (same characters, same logits)"
+    if not failing:
+        return True, message + f" with the trained {spec['model_name']} model"
+    i, problem = failing[0]
+    return False, f"{message}; first difference: {spec['probes'][i]!r}: {problem}"

@@ -1,0 +1,63 @@
+"""Demo: the fixed-context bottleneck, measured: test BLEU by source length for the three models."""
+
+import streamlit as st
+
+from course import charts, demos
+from course.demo_ui import model_label, show_missing
+from course.evaluate import BUCKETS, bucket_label
+from course.models import MODEL_NAMES
+from course.ui import labeler, tr
+
+KEEP = "session"
+
+
+@st.cache_data(show_spinner=False)
+def reports(stamps):
+    """{model: BLEU report} of the models whose report exists (stamps key the cache on the files)."""
+    found = {name: demos.read_bleu_report(name) for name, _ in stamps}
+    return {name: report for name, report in found.items() if report is not None}
+
+
+def report_stamps():
+    """(model, modification time) of each existing BLEU report."""
+    return tuple((name, demos.bleu_path(name).stat().st_mtime_ns)
+                 for name in MODEL_NAMES if demos.bleu_path(name).is_file())
+
+
+st.title(tr("demos.bottleneck.title"))
+st.markdown(tr("demos.bottleneck.intro"))
+found = reports(report_stamps())
+if not found:
+    st.info(tr("demos.bottleneck.no_reports", dir=demos.checkpoint_dir()))
+    show_missing(MODEL_NAMES)
+    st.stop()
+show_missing([n for n in MODEL_NAMES if n not in found])
+
+method = st.radio(tr("demos.bottleneck.method_label"), ("greedy", "beam"), horizontal=True,
+                  format_func=labeler("demos.bottleneck.methods.{}"), key="demo_bottleneck_method",
+                  persist_state=KEEP)
+table = demos.bleu_by_length(found, method)
+labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
+shown = table.assign(model=table["model"].map(model_label))
+chart = charts.bar_chart(shown, "bucket", "bleu", title=tr("demos.bottleneck.chart_title"),
+                         x_title=tr("demos.bottleneck.x_title"), y_title=tr("demos.bottleneck.y_title"),
+                         sort=labels, labels=False)
+st.altair_chart(chart.encode(xOffset="model:N", color="model:N"), key="demo_bottleneck_chart")
+first = next(iter(found.values()))
+counts = ", ".join(f"{b}: {first['buckets'][b]['count']}" for b in labels if b in first.get("buckets", {}))
+st.caption(tr("demos.bottleneck.counts_caption", counts=counts))
+st.dataframe(table.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
+             .rename(index=model_label), key="demo_bottleneck_table")
+st.markdown(tr("demos.bottleneck.reading"))
+
+st.header(tr("demos.bottleneck.overall_header"))
+st.dataframe(demos.overall_bleu(found).rename(index=model_label), key="demo_bottleneck_overall")
+
+st.header(tr("demos.bottleneck.examples_header"))
+bucket = st.select_slider(tr("demos.bottleneck.bucket_label"), labels, value=labels[-1],
+                          key="demo_bottleneck_bucket")
+examples = demos.example_sentences(found, bucket, method)
+st.dataframe(examples.rename(columns={"en": tr("demos.bottleneck.col_en"),
+                                      "reference": tr("demos.bottleneck.col_reference"),
+                                      **{n: model_label(n) for n in MODEL_NAMES}}),
+             hide_index=True, key="demo_bottleneck_examples")

@@ -1,0 +1,75 @@
+"""Demo: translate with every trained model; cross-attention heatmap and a step scrubber."""
+
+import pandas as pd
+import streamlit as st
+
+from course import charts, demos
+from course.demo_ui import (attention_heatmap, model_label, note_unknown, sentence_input, show_missing,
+                            translation)
+from course.models import MODEL_NAMES
+from course.ui import labeler, tr
+
+KEEP = "session"  # persist_state: widget values survive page switches
+
+
+def results_table(names, sentence):
+    """Each available model's Chinese output."""
+    return pd.DataFrame({tr("demos.translate.col_model"): [model_label(n) for n in names],
+                         tr("demos.translate.col_output"): [translation(n, sentence).text for n in names]})
+
+
+def show_step(result, step):
+    """The attention row and the next-character guesses at one decoder step."""
+    labels = demos.step_labels(result)
+    st.markdown(tr("demos.translate.step_caption", step=step, last=len(labels) - 1, token=labels[step]))
+    left, right = st.columns(2)
+    row = demos.attention_row(result, step)
+    if row is not None:
+        left.markdown(f"**{tr('demos.translate.row_title')}**")
+        left.dataframe(row[["word", "weight"]].rename(columns={
+            "word": tr("demos.translate.col_word"), "weight": tr("demos.translate.col_weight")}).round(4),
+            hide_index=True, key="demo_translate_row_table")
+        left.altair_chart(charts.bar_chart(row.assign(weight=row["weight"].round(3)), "word", "weight",
+                                           x_title=tr("demos.translate.col_word"),
+                                           y_title=tr("demos.translate.col_weight"), height=220),
+                          key="demo_translate_row_chart")
+    top = demos.top_next_frame(result, step)
+    right.markdown(f"**{tr('demos.translate.top_title')}**")
+    right.dataframe(top.rename(columns={"token": tr("demos.translate.col_token"),
+                                        "probability": tr("demos.translate.col_prob")}).round(4),
+                    hide_index=True, key="demo_translate_top_table")
+
+
+st.title(tr("demos.translate.title"))
+st.markdown(tr("demos.translate.intro"))
+names = demos.available_models()
+if not names:
+    st.info(tr("demos.common.missing_all", dir=demos.checkpoint_dir()))
+    show_missing(MODEL_NAMES)
+    st.stop()
+sentence = sentence_input("demo_translate_sentence")
+if sentence is None:
+    st.stop()
+st.dataframe(results_table(names, sentence), hide_index=True, key="demo_translate_results")
+show_missing([n for n in MODEL_NAMES if n not in names])
+
+name = st.radio(tr("demos.translate.inspect_label"), names, index=len(names) - 1,
+                format_func=labeler("demos.models.{}"), horizontal=True, key="demo_translate_model",
+                persist_state=KEEP)
+result = translation(name, sentence)
+note_unknown(sentence, result)
+frame = demos.cross_attention_frame(result)
+st.header(tr("demos.translate.heatmap_header"))
+if frame is None:
+    st.info(tr("demos.translate.no_attention"))
+else:
+    st.altair_chart(attention_heatmap(frame, tr("demos.translate.heatmap_title"), tr("demos.translate.x_title"),
+                                      tr("demos.translate.y_title")), key="demo_translate_heatmap")
+    if result.cross_attention_heads is not None:
+        st.caption(tr("demos.translate.heads_note"))
+
+st.header(tr("demos.translate.scrubber_header"))
+last = len(result.top_next) - 1
+step = st.slider(tr("demos.translate.scrubber_label"), 0, max(last, 1), 0, key="demo_translate_step",
+                 disabled=last < 1)
+show_step(result, min(step, last))
