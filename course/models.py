@@ -106,7 +106,16 @@ class FixedContextDecoder(nn.Module):
         return self.dense(outputs), (context, hidden_state)  # (B, T, V)
 
 
-class RNNTranslator(nn.Module):
+class Translator(nn.Module):
+    """What both translator families share: teacher-forced training through encode()."""
+
+    def forward(self, src, src_valid_lens, tgt_in):
+        """Teacher-forced logits (B, T_tgt, V) (causal inside the Transformer's decoder)."""
+        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens))
+        return logits
+
+
+class RNNTranslator(Translator):
     """GRU encoder-decoder; with attention=True the decoder is the learner's Bahdanau decoder."""
 
     def __init__(self, config, impl="solutions", attention=True):
@@ -123,11 +132,6 @@ class RNNTranslator(nn.Module):
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> decoder state."""
         return self.decoder.init_state(run_encoder(self.encoder, src, src_valid_lens), src_valid_lens)
-
-    def forward(self, src, src_valid_lens, tgt_in):
-        """Teacher-forced logits (B, T_tgt, V)."""
-        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens))
-        return logits
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, {"cross": (B, T_src)} if attending."""
@@ -214,7 +218,7 @@ class TransformerDecoder(nn.Module):
         return self.dense(X), state  # (B, T, V)
 
 
-class TransformerTranslator(nn.Module):
+class TransformerTranslator(Translator):
     """Transformer encoder-decoder from PositionalEncoding and the ex07 blocks."""
 
     def __init__(self, config, impl="solutions"):
@@ -228,11 +232,6 @@ class TransformerTranslator(nn.Module):
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> decoder state."""
         return self.decoder.init_state(self.encoder(src, src_valid_lens), src_valid_lens)
-
-    def forward(self, src, src_valid_lens, tgt_in):
-        """Teacher-forced logits (B, T_tgt, V), causal inside the decoder blocks."""
-        logits, _ = self.decoder(tgt_in, self.encode(src, src_valid_lens))
-        return logits
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, cross and self attention (B, layers, heads, .)."""

@@ -76,17 +76,14 @@ def compare_tensors(name, expected, got, kind="value", scale=1.0):
             f"{label}: differs at index {_index_str(wrong, got.shape)}: expected "
             f"{expected.reshape(-1)[wrong].item()}, got {got.reshape(-1)[wrong].item()}"
         )
-    bad = torch.isnan(got) & ~torch.isnan(expected)
-    if bad.any():
-        first = bad.reshape(-1).nonzero()[0, 0].item()
-        return (
-            f"{label}: got NaN at index {_index_str(first, got.shape)} "
-            f"({int(bad.sum())} NaN value(s)) where {_fmt(expected.reshape(-1)[first].item())} was expected"
-        )
-    bad = torch.isinf(got) & ~torch.isinf(expected)
-    if bad.any():
-        first = bad.reshape(-1).nonzero()[0, 0].item()
-        return f"{label}: got inf at index {_index_str(first, got.shape)} ({int(bad.sum())} inf value(s))"
+    for word, is_special in (("NaN", torch.isnan), ("inf", torch.isinf)):
+        bad = is_special(got) & ~is_special(expected)
+        if bad.any():
+            first = bad.reshape(-1).nonzero()[0, 0].item()
+            return (
+                f"{label}: got {word} at index {_index_str(first, got.shape)} ({int(bad.sum())} {word} "
+                f"value(s)) where {_fmt(expected.reshape(-1)[first].item())} was expected"
+            )
     rtol, atol = tolerance(expected.dtype, kind, scale)
     try:
         torch.testing.assert_close(got, expected, rtol=rtol, atol=atol, equal_nan=True)
