@@ -10,6 +10,8 @@ step's logits agree within LOGIT_TOL. Without a checkpoint the check passes
 with a note that says how to train one.
 """
 
+import functools
+
 import torch
 
 from course import demos
@@ -30,6 +32,21 @@ def _readable(name):
     return {"bahdanau": "Bahdanau", "transformer": "Transformer"}[name]
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_checkpoint(path, mtime_ns, size):
+    """A checkpoint read once, with float32 weights; keyed on the file's stamp."""
+    payload = dict(read_checkpoint(path))
+    payload["float_state_dict"] = {k: (v.float() if v.is_floating_point() else v)
+                                   for k, v in payload["state_dict"].items()}
+    return payload
+
+
+def _checkpoint(path):
+    """The checkpoint at path: one read serves ex05, ex06 and ex07 (same Transformer)."""
+    stat = path.stat()
+    return _cached_checkpoint(str(path), stat.st_mtime_ns, stat.st_size)
+
+
 def demo_check(ex_id, model_name):
     """The demo-stage Check for one exercise, or a skip note when no checkpoint exists."""
     path = demos.checkpoint_path(model_name)
@@ -37,7 +54,7 @@ def demo_check(ex_id, model_name):
         note = (f"skipped: no trained {_readable(model_name)} checkpoint at {path}; train one with "
                 f"`{demos.train_command(model_name)}` to run this stage")
         return Check(NAME, f"demo stage ({model_name})", "demo_translations", {"skip": note}, judge=_judge)
-    payload = read_checkpoint(path)
+    payload = _checkpoint(path)
     exercise = get_exercise(ex_id)
     staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
     impl_modules = demos.MODEL_MODULES[model_name]
@@ -46,7 +63,7 @@ def demo_check(ex_id, model_name):
     spec = {
         "model_name": model_name,
         "config": dict(payload["config"]),
-        "state_dict": {k: (v.float() if v.is_floating_point() else v) for k, v in payload["state_dict"].items()},
+        "state_dict": payload["float_state_dict"],  # shared, read-only: procedures only load it
         "course_sources": {m: (COURSE_DIR / f"{m}.py").read_text(encoding="utf-8") for m in ("seq2seq", "models")},
         "impl_modules": list(impl_modules),
         "reference_sources": {m: (SOLUTIONS_DIR / f"{m}.py").read_text(encoding="utf-8")
