@@ -124,13 +124,26 @@ class Splits:
     train: list  # Pair objects
     valid: list
     test: list
+    long: list = field(default_factory=list)  # extra held-out long sentences (BLEU by length only)
 
 
-def split_pairs(pairs, test_size=1000, valid_size=500, seed=0):
-    """Seeded train/valid/test split by unique English sentence (no leakage).
+LONG_MIN_WORDS = 11  # what "a long sentence" means for the extra held-out set
+
+
+def count_words(tokens):
+    """Source length in words: tokens with a letter or digit (punctuation not counted)."""
+    return sum(1 for tok in tokens if any(ch.isalnum() for ch in tok))
+
+
+def split_pairs(pairs, test_size=1000, valid_size=500, seed=0, long_size=0, long_min_words=LONG_MIN_WORDS):
+    """Seeded train/valid/test(/long) split by unique English sentence (no leakage).
 
     All translations of one English sentence land in the same split; test and
-    valid get exactly test_size and valid_size pairs when groups allow it.
+    valid get exactly test_size and valid_size pairs when groups allow it. A
+    random test set holds few long sentences (about 4% have 11+ words), so up to
+    long_size more pairs whose English has at least long_min_words words are
+    held out as `long`, for measuring BLEU by length (the bottleneck) on more
+    than a few dozen sentences.
     """
     groups = {}
     for pair in pairs:
@@ -138,15 +151,17 @@ def split_pairs(pairs, test_size=1000, valid_size=500, seed=0):
     keys = sorted(groups)  # independent of file order
     random.Random(seed).shuffle(keys)
     total = len(pairs)
-    if test_size + valid_size >= total:
+    if test_size + valid_size + long_size >= total:
         raise ValueError(
             f"test_size + valid_size = {test_size + valid_size} leaves no training pairs "
             f"out of {total}; use smaller sizes"
         )
-    chosen, used = {"test": [], "valid": []}, set()
-    for name, size in (("test", test_size), ("valid", valid_size)):
+    chosen, used = {"test": [], "valid": [], "long": []}, set()
+    long_keys = [k for k in keys if count_words(tokenize_en(k)) >= long_min_words]
+    for name, size, candidates in (("test", test_size, keys), ("valid", valid_size, keys),
+                                   ("long", long_size, long_keys)):
         count = 0
-        for key in keys:
+        for key in candidates:
             if count == size:
                 break
             if key in used or count + len(groups[key]) > size:
@@ -157,7 +172,8 @@ def split_pairs(pairs, test_size=1000, valid_size=500, seed=0):
     train = [p for key in keys if key not in used for p in groups[key]]
     test = [p for key in chosen["test"] for p in groups[key]]
     valid = [p for key in chosen["valid"] for p in groups[key]]
-    return Splits(train=train, valid=valid, test=test)
+    long = [p for key in chosen["long"] for p in groups[key]]
+    return Splits(train=train, valid=valid, test=test, long=long)
 
 
 def tokenize_pairs(pairs):
@@ -261,6 +277,6 @@ def subsample(pairs, max_pairs, seed=0):
     return [pairs[i] for i in keep]
 
 
-def prepare_splits(pairs, seed=0, test_size=1000, valid_size=500, max_pairs=None):
+def prepare_splits(pairs, seed=0, test_size=1000, valid_size=500, max_pairs=None, long_size=0):
     """The split every command uses: optional subsample, then split_pairs."""
-    return split_pairs(subsample(pairs, max_pairs, seed), test_size, valid_size, seed)
+    return split_pairs(subsample(pairs, max_pairs, seed), test_size, valid_size, seed, long_size)

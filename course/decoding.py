@@ -134,29 +134,51 @@ def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam
     try:
         device = next(model.parameters()).device
         shown, src, lens = source_tensor(sentence, src_vocab, device)
+        max_len = default_max_len(lens) if max_len is None else max_len
         if beam_size > 1:
             ids = beam_search(model, src, lens, beam_size, max_len)[0]
-        else:
-            ids = greedy_decode(model, src, lens, max_len)[0][0]
-        return _trace(model, src, lens, ids, shown, tgt_vocab, top_k)
+            ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, forced=ids)
+        else:  # greedy: one pass both chooses the tokens and records what the demos show
+            ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, max_len=max_len)
+        return _assemble(shown, ids, steps, top_next, enc_attn, tgt_vocab)
     finally:
         model.train(was_training)
 
 
-def _trace(model, src, lens, ids, shown, tgt_vocab, top_k):
-    """Re-run the decoder over the chosen ids step by step, collecting attention and top-k."""
+def _trace(model, src, lens, top_k, forced=None, max_len=0):
+    """Decode one sentence step by step, keeping each step's attention and top-k next tokens.
+
+    With `forced` ids (a beam search's choice) the decoder is fed those;
+    otherwise it picks greedily until <eos> or max_len tokens. Either way there
+    is one step more than output tokens: the step that ends the sentence.
+    Returns (ids without <eos>, per-step attention dicts, top-k lists, encoder attention).
+    """
     with _DECODE_LOCK:
         state = model.encode(src, lens)
         enc_attn = model.encoder_attention()
         tokens = torch.tensor([[BOS_ID]], device=src.device)
-        steps, top_next = [], []
-        for next_id in ids + [EOS_ID]:
+        ids, steps, top_next = [], [], []
+        limit = (len(forced) if forced is not None else max_len) + 1
+        for t in range(limit):
             logits, state, attn = model.decode_step(tokens, state)  # (1, V)
             probs = torch.softmax(logits[0].float(), dim=-1)  # (V,)
             p, i = probs.topk(min(top_k, probs.shape[0]))
-            top_next.append([(tgt_vocab.itos[j], float(q)) for q, j in zip(p.tolist(), i.tolist())])
+            top_next.append([(j, float(q)) for q, j in zip(p.tolist(), i.tolist())])  # ids; named later
             steps.append({k: v[0].float().cpu() for k, v in attn.items()})
+            if forced is not None:
+                next_id = forced[t] if t < len(forced) else EOS_ID
+            else:
+                next_id = int(_never_emit(logits).argmax(dim=-1))
+            if next_id == EOS_ID or t == limit - 1:
+                break
+            ids.append(next_id)
             tokens = torch.tensor([[next_id]], device=src.device)
+    return ids, steps, top_next, enc_attn
+
+
+def _assemble(shown, ids, steps, top_next, enc_attn, tgt_vocab):
+    """A Translation from a traced decode: tokens, attention maps, named top-k tokens."""
+    top_next = [[(tgt_vocab.itos[j], q) for j, q in row] for row in top_next]
     out_tokens = tgt_vocab.decode(ids)
     result = Translation(shown, out_tokens, detokenize_zh(out_tokens), top_next=top_next)
     if steps and "cross" in steps[0]:

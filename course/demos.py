@@ -171,6 +171,14 @@ def overall_bleu(reports):
     return pd.DataFrame({name: report.get("bleu", {}) for name, report in reports.items()}).T.round(2)
 
 
+def long_bleu(reports):
+    """(table: model x decoding method -> BLEU on held-out sentences of 11+ words, count, min words)."""
+    rows = {name: {m: r["long"][m] for m in ("greedy", "beam") if r.get("long", {}).get(m) is not None}
+            for name, r in reports.items() if r.get("long")}
+    first = next((r["long"] for r in reports.values() if r.get("long")), {})
+    return pd.DataFrame(rows).T.round(2), int(first.get("count", 0)), int(first.get("min_words", 0))
+
+
 def example_sentences(reports, bucket, method="greedy"):
     """The bucket's example sentences with each model's output beside the reference."""
     rows = {}

@@ -1,5 +1,10 @@
 """Test-set evaluation: BLEU (sacrebleu, Chinese tokenisation), greedy and beam, by source length.
 
+Overall BLEU is over the held-out test set. BLEU by source length pools the
+test set with the extra held-out long sentences (course.data.split_pairs,
+`long`), so the long buckets hold a few hundred sentences instead of a few
+dozen; every bucket reports its count.
+
 `python -m course.evaluate CHECKPOINT --data PATH` re-evaluates a saved model on
 the same held-out test split the training command used (same seed and sizes).
 """
@@ -11,12 +16,12 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from .data import make_batch
+from .data import LONG_MIN_WORDS, count_words, make_batch
 from .decoding import beam_search, greedy_decode
 from .progress import atomic_write_text
-from .vocab import detokenize_zh, tokenize_en
+from .vocab import detokenize_zh, normalize_zh, tokenize_en
 
-BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, None))  # source words, inclusive
+BUCKETS = ((1, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, None))  # source words, inclusive
 
 
 def corpus_bleu(hypotheses, references):
@@ -27,11 +32,6 @@ def corpus_bleu(hypotheses, references):
 def bucket_label(lo, hi):
     """'1-5', ..., '21+'."""
     return f"{lo}+" if hi is None else f"{lo}-{hi}"
-
-
-def count_words(tokens):
-    """Source length in words: tokens with a letter or digit (punctuation not counted)."""
-    return sum(1 for tok in tokens if any(ch.isalnum() for ch in tok))
 
 
 def bucket_of(length):
@@ -64,29 +64,37 @@ def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64):
 
 
 def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), beam_size=4,
-             batch_size=64, num_examples=3):
-    """BLEU overall and per source-length bucket for each method, with example translations."""
-    sources = [tokenize_en(p.en) for p in pairs]
+             batch_size=64, num_examples=3, long_pairs=()):
+    """BLEU of `pairs` for each method, and by source length over pairs + long_pairs, with examples."""
+    pool = list(pairs) + list(long_pairs)
+    sources = [tokenize_en(p.en) for p in pool]
     src_ids = [src_vocab.encode(toks) for toks in sources]
-    refs = [p.zh for p in pairs]
-    labels = [bucket_of(count_words(toks)) for toks in sources]
-    result = {"num_sentences": len(pairs), "beam_size": beam_size, "bleu": {}, "buckets": {}, "examples": {}}
+    refs = [normalize_zh(p.zh) for p in pool]  # the punctuation form the models were trained on
+    words = [count_words(toks) for toks in sources]
+    labels = [bucket_of(n) for n in words]
+    n_test = len(pairs)
+    result = {"num_sentences": n_test, "num_long_extra": len(pool) - n_test, "beam_size": beam_size,
+              "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
     hyps_by_method = {}
     with torch.no_grad():
         for method in methods:
             ids = decode_all(model, src_ids, method, beam_size, batch_size)
-            hyps = [detokenize_zh(tgt_vocab.decode(row)) for row in ids]
-            hyps_by_method[method] = hyps
-            result["bleu"][method] = corpus_bleu(hyps, refs)
+            hyps_by_method[method] = [normalize_zh(detokenize_zh(tgt_vocab.decode(row))) for row in ids]
+
+    def bleu_of(members):
+        """{method: BLEU} over the pool indices `members` (None for none)."""
+        return {m: corpus_bleu([h[i] for i in members], [refs[i] for i in members]) if members else None
+                for m, h in hyps_by_method.items()}
+
+    result["bleu"] = bleu_of(range(n_test))
+    long_members = [i for i, n in enumerate(words) if n >= LONG_MIN_WORDS]
+    result["long"] = {"min_words": LONG_MIN_WORDS, "count": len(long_members), **bleu_of(long_members)}
     for lo, hi in BUCKETS:
         label = bucket_label(lo, hi)
         members = [i for i, lab in enumerate(labels) if lab == label]
-        entry = {"min_words": lo, "max_words": hi, "count": len(members)}
-        for method, hyps in hyps_by_method.items():
-            entry[method] = corpus_bleu([hyps[i] for i in members], [refs[i] for i in members]) if members else None
-        result["buckets"][label] = entry
+        result["buckets"][label] = {"min_words": lo, "max_words": hi, "count": len(members), **bleu_of(members)}
         result["examples"][label] = [
-            {"en": pairs[i].en, "reference": refs[i], **{m: h[i] for m, h in hyps_by_method.items()}}
+            {"en": pool[i].en, "reference": refs[i], **{m: h[i] for m, h in hyps_by_method.items()}}
             for i in members[:num_examples]
         ]
     return result
@@ -114,16 +122,20 @@ def main(argv=None):
     parser.add_argument("--data", required=True, help="Tatoeba cmn-eng TSV file")
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--impl", default="solutions", help="package of the attention modules")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write only <model>.bleu.json; leave the checkpoint's metrics as they are")
     args = parser.parse_args(argv)
     loaded = load_checkpoint(args.checkpoint, impl=args.impl)
     train = loaded.meta.get("train", {})
     splits = prepare_splits(
         load_pairs(args.data).pairs, loaded.meta["seed"], train.get("test_size", 1000),
-        train.get("valid_size", 500), train.get("max_pairs"),
+        train.get("valid_size", 500), train.get("max_pairs"), train.get("long_size", 0),
     )
-    result = evaluate(loaded.model, splits.test, loaded.src_vocab, loaded.tgt_vocab, beam_size=args.beam_size)
+    result = evaluate(loaded.model, splits.test, loaded.src_vocab, loaded.tgt_vocab, beam_size=args.beam_size,
+                      long_pairs=splits.long)
     out = write_report(result, report_path(args.checkpoint))
-    update_metrics(args.checkpoint, {"test_bleu": result["bleu"]})
+    if not args.report_only:
+        update_metrics(args.checkpoint, {"test_bleu": result["bleu"]})
     print(json.dumps(result["bleu"]), "->", out)
 
 

@@ -35,6 +35,7 @@ class RNNConfig:
     num_hiddens: int = 256  # GRU hidden size (also the attention width)
     num_layers: int = 2  # stacked GRU layers, encoder and decoder alike
     dropout: float = 0.2  # between GRU layers and on attention weights
+    io_dropout: float = 0.0  # training only: on token embeddings and on the GRU outputs before the output layer
 
 
 @dataclass
@@ -75,7 +76,7 @@ def import_impl(impl, module):
 
 def run_encoder(encoder, src, src_valid_lens):
     """Seq2SeqEncoder over packed sequences, so padding never reaches the final state."""
-    embs = encoder.embedding(src)  # (B, T_src, E)
+    embs = encoder.embedding(src)  # (B, T_src, E) (a hook drops out some in training: add_io_dropout)
     lengths = src_valid_lens.detach().to("cpu", torch.long).clamp_min(1)  # (B,)
     packed = pack_padded_sequence(embs, lengths, batch_first=True, enforce_sorted=False)
     outputs, hidden_state = encoder.rnn(packed)  # packed, (L, B, H)
@@ -106,6 +107,41 @@ class FixedContextDecoder(nn.Module):
         return self.dense(outputs), (context, hidden_state)  # (B, T, V)
 
 
+class OutputDropout:
+    """Forward hook: dropout on a module's output while the module is training."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def __call__(self, module, inputs, output):
+        return nn.functional.dropout(output, self.p, module.training)
+
+
+class InputDropout:
+    """Forward pre-hook: dropout on a module's first input while the module is training."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def __call__(self, module, inputs):
+        return (nn.functional.dropout(inputs[0], self.p, module.training),) + tuple(inputs[1:])
+
+
+def add_io_dropout(model, p):
+    """Regularise an RNN translator without touching its modules' code or state_dict keys.
+
+    Dropout on the source and target embeddings and on the top GRU outputs
+    before the output layer, in training only (eval is exactly the plain
+    model); hooks, because the decoder's forward is the learner's exercise.
+    """
+    if p <= 0:
+        return model
+    model.encoder.embedding.register_forward_hook(OutputDropout(p))
+    model.decoder.embedding.register_forward_hook(OutputDropout(p))
+    model.decoder.dense.register_forward_pre_hook(InputDropout(p))
+    return model
+
+
 class Translator(nn.Module):
     """What both translator families share: teacher-forced training through encode()."""
 
@@ -128,6 +164,7 @@ class RNNTranslator(Translator):
         else:
             decoder_cls = FixedContextDecoder
         self.decoder = decoder_cls(c.tgt_vocab_size, c.embed_size, c.num_hiddens, c.num_layers, c.dropout)
+        add_io_dropout(self, c.io_dropout)
 
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> decoder state."""

@@ -35,10 +35,11 @@ DEFAULTS = {
     "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2,
                      batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
-                        batch_size=64, lr=7e-4, warmup=400, label_smoothing=0.1),
+                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
 }
 RESUME_DIR = Path(__file__).resolve().parent.parent / ".attention_lab" / "resume"
-SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "ffn_num_hiddens", "num_heads")
+SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "io_dropout", "ffn_num_hiddens",
+                "num_heads")
 
 
 class FusedDotProductAttention(nn.Module):
@@ -130,7 +131,7 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("--impl", default="solutions", help="package providing the attention modules")
     for name in SHAPE_FIELDS:  # None: the model's value in DEFAULTS
-        p.add_argument("--" + name.replace("_", "-"), type=float if name == "dropout" else int, default=None,
+        p.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("dropout") else int, default=None,
                        help="model shape; the default depends on --model (course.train.DEFAULTS)")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None, help="peak learning rate (Adam)")
@@ -142,6 +143,9 @@ def parse_args(argv=None):
     p.add_argument("--max-pairs", type=int, default=None, help="use a seeded subset (quick checks)")
     p.add_argument("--test-size", type=int, default=1000)
     p.add_argument("--valid-size", type=int, default=500)
+    p.add_argument("--long-size", type=int, default=0,
+                   help="extra held-out pairs of 11+ words, pooled into BLEU by source length (e.g. 200; "
+                        "train all three models with the same value so their buckets compare)")
     p.add_argument("--beam-size", type=int, default=4)
     p.add_argument("--no-eval", action="store_true", help="skip the test-set BLEU at the end")
     p.add_argument("--fp32", action="store_true", help="save float32 weights instead of float16")
@@ -160,13 +164,14 @@ def build_data(args):
     """Load, split, tokenise, filter and encode; vocabularies from the training split."""
     report = D.load_pairs(args.data)
     print(report.summary(), flush=True)
-    splits = D.prepare_splits(report.pairs, args.seed, args.test_size, args.valid_size, args.max_pairs)
+    splits = D.prepare_splits(report.pairs, args.seed, args.test_size, args.valid_size, args.max_pairs,
+                              args.long_size)
     train_tok = D.filter_by_length(D.tokenize_pairs(splits.train), args.max_len, args.max_len)
     valid_tok = D.filter_by_length(D.tokenize_pairs(splits.valid), args.max_len, args.max_len)
     src_vocab, tgt_vocab = D.build_vocabs(train_tok, args.min_freq, args.min_freq)
     print(f"split: {len(splits.train)} train ({len(train_tok)} after length filter), "
-          f"{len(splits.valid)} valid, {len(splits.test)} test; vocab {len(src_vocab)} en, "
-          f"{len(tgt_vocab)} zh", flush=True)
+          f"{len(splits.valid)} valid, {len(splits.test)} test, {len(splits.long)} long held out; "
+          f"vocab {len(src_vocab)} en, {len(tgt_vocab)} zh", flush=True)
     return splits, train_tok, valid_tok, src_vocab, tgt_vocab
 
 
@@ -286,12 +291,14 @@ def train(args):
     print(f"saved {ckpt_path} ({ckpt_path.stat().st_size / 1e6:.1f} MB); valid loss {valid_loss}; "
           f"{metrics['tokens_per_s']:,.0f} tok/s over {step} steps", flush=True)
     if not args.no_eval:
-        result = evaluate(model, splits.test, src_vocab, tgt_vocab, beam_size=args.beam_size)
+        result = evaluate(model, splits.test, src_vocab, tgt_vocab, beam_size=args.beam_size,
+                          long_pairs=splits.long)
         result.update({"model": args.model, "config": asdict(config), "train_metrics": metrics,
                        "versions": software_versions()})
         json_path = write_report(result, report_path(ckpt_path))
         buckets = {k: {m: v.get(m) for m in ("count", "greedy", "beam")} for k, v in result["buckets"].items()}
-        update_metrics(ckpt_path, {"test_bleu": result["bleu"], "test_bleu_by_length": buckets})
+        update_metrics(ckpt_path, {"test_bleu": result["bleu"], "test_bleu_by_length": buckets,
+                                   "long_bleu": result["long"]})
         print(f"test BLEU greedy {result['bleu']['greedy']:.1f}, beam {result['bleu']['beam']:.1f} -> {json_path}",
               flush=True)
     return ckpt_path

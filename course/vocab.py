@@ -5,7 +5,11 @@ keeps its internal apostrophes, so contractions and possessives stay one token
 ("don't" -> "don't", "tom's" -> "tom's"): a single token per surface form is
 easier to read in the attention heatmaps than the treebank split "do n't".
 Chinese is split into characters with all whitespace dropped, so Latin words
-inside Chinese text become letter tokens and are joined back losslessly.
+inside Chinese text become letter tokens and are joined back losslessly. The
+Tatoeba sentences mix half-width and full-width punctuation ("吗?" beside
+"吗？"); normalize_zh makes it full-width before tokenising, and evaluation
+normalises references the same way, so a model is not asked to guess which
+form one translator happened to type.
 """
 
 import json
@@ -27,9 +31,17 @@ def tokenize_en(text):
     return _EN_TOKEN.findall(text.translate(_APOSTROPHES).lower())
 
 
+_ZH_PUNCT = str.maketrans({"?": "？", "!": "！", ",": "，", ":": "：", ";": "；", "\u200b": ""})
+
+
+def normalize_zh(text):
+    """Half-width ? ! , : ; -> full-width, zero-width spaces dropped (Chinese text only)."""
+    return text.translate(_ZH_PUNCT)
+
+
 def tokenize_zh(text):
-    """Chinese sentence -> one token per character, whitespace dropped."""
-    return [ch for ch in text if not ch.isspace()]
+    """Chinese sentence -> one token per character (punctuation normalised), whitespace dropped."""
+    return [ch for ch in normalize_zh(text) if not ch.isspace()]
 
 
 def detokenize_zh(tokens):

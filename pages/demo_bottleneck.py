@@ -45,13 +45,19 @@ chart = charts.bar_chart(shown, "bucket", "bleu", title=tr("demos.bottleneck.cha
 st.altair_chart(chart.encode(xOffset="model:N", color="model:N"), key="demo_bottleneck_chart")
 first = next(iter(found.values()))
 counts = ", ".join(f"{b}: {first['buckets'][b]['count']}" for b in labels if b in first.get("buckets", {}))
-st.caption(tr("demos.bottleneck.counts_caption", counts=counts))
+extra = first.get("num_long_extra", 0)
+st.caption(tr("demos.bottleneck.counts_caption", counts=counts)
+           + (" " + tr("demos.bottleneck.counts_long", extra=extra) if extra else ""))
 st.dataframe(table.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
              .rename(index=model_label), key="demo_bottleneck_table")
 st.markdown(tr("demos.bottleneck.reading"))
 
 st.header(tr("demos.bottleneck.overall_header"))
 st.dataframe(demos.overall_bleu(found).rename(index=model_label), key="demo_bottleneck_overall")
+long_table, long_count, long_words = demos.long_bleu(found)
+if long_count:
+    st.subheader(tr("demos.bottleneck.long_header", count=long_count, min_words=long_words))
+    st.dataframe(long_table.rename(index=model_label), key="demo_bottleneck_long")
 
 st.header(tr("demos.bottleneck.examples_header"))
 bucket = st.select_slider(tr("demos.bottleneck.bucket_label"), labels, value=labels[-1],

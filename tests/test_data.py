@@ -134,6 +134,7 @@ def test_tokenize_en_lowercases_and_splits_punctuation():
 def test_tokenize_zh_by_character_without_spaces():
     assert tokenize_zh("我 爱 Tom。") == ["我", "爱", "T", "o", "m", "。"]
     assert detokenize_zh(tokenize_zh("他有3只猫。")) == "他有3只猫。"
+    assert tokenize_zh("你好吗?好!") == list("你好吗？好！")  # one form of each punctuation mark
 
 
 def test_vocab_min_freq_specials_unk_and_json_round_trip():
@@ -178,6 +179,19 @@ def test_split_keeps_all_translations_together_and_rejects_impossible_sizes():
     assert set(counts.values()) == {3} and len(s.test) == 30 - 30 % 3
     with pytest.raises(ValueError, match="no training pairs"):
         D.split_pairs(pairs, test_size=150, valid_size=50)
+
+
+def test_split_holds_out_extra_long_sentences_without_leakage():
+    short = make_pairs(300)
+    long = [D.Pair(f"we all saw the {i} tall old trees near the river bank in town today.", f"长句{i}。", "", 10_000 + i)
+            for i in range(80)]
+    plain = D.split_pairs(short + long, test_size=100, valid_size=50, seed=1)
+    s = D.split_pairs(short + long, test_size=100, valid_size=50, seed=1, long_size=40)
+    assert {p.line_no for p in s.test} == {p.line_no for p in plain.test}  # the test set does not move
+    assert len(s.long) == 40 and all(D.count_words(tokenize_en(p.en)) >= D.LONG_MIN_WORDS for p in s.long)
+    en = {name: {p.en for p in getattr(s, name)} for name in ("train", "valid", "test", "long")}
+    assert not (en["long"] & (en["train"] | en["valid"] | en["test"]))
+    assert len(s.train) == len(plain.train) - 40
 
 
 def test_filter_by_length_and_subsample():

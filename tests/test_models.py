@@ -197,3 +197,17 @@ def test_translate_returns_tokens_and_attention_maps(name):
         assert float(dec.triu(diagonal=1).abs().max()) == 0.0  # causal
     with pytest.raises(ValueError, match="no words"):
         translate(model, "   ", src_vocab, tgt_vocab)
+
+
+def test_io_dropout_acts_in_training_only_and_keeps_the_state_dict(learner_pkg):
+    cfg = tiny_config("bahdanau")
+    cfg.io_dropout = 0.5
+    torch.manual_seed(0)
+    model = build_model("bahdanau", cfg, learner_pkg)
+    src, lens, tgt_in = sample_batch()
+    model.train()
+    assert not torch.equal(model(src, lens, tgt_in), model(src, lens, tgt_in))
+    model.eval()
+    plain = build("bahdanau")
+    plain.load_state_dict(model.state_dict())
+    assert_close(model(src, lens, tgt_in), plain(src, lens, tgt_in), atol=0, rtol=0)

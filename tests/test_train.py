@@ -145,13 +145,32 @@ def test_evaluate_matches_sacrebleu_and_buckets():
     assert result["bleu"]["greedy"] == pytest.approx(expected)
     assert result["bleu"]["beam"] == pytest.approx(expected)
     assert corpus_bleu(hyps, refs) == pytest.approx(expected)
-    assert bucket_of(1) == "1-5" and bucket_of(10) == "6-10" and bucket_of(40) == "21+"
-    short = result["buckets"]["1-5"]
+    assert bucket_of(1) == "1-4" and bucket_of(5) == "5-6" and bucket_of(10) == "9-10" and bucket_of(40) == "13+"
+    short = result["buckets"]["1-4"]
     assert short["count"] == 2
     assert short["greedy"] == pytest.approx(sacrebleu.corpus_bleu(hyps[:2], [refs[:2]], tokenize="zh").score)
-    assert result["buckets"]["6-10"]["count"] == 1 and result["buckets"]["16-20"]["count"] == 0
-    assert result["examples"]["1-5"][1] == {"en": "I like tea.", "reference": "我喜欢茶。",
+    assert result["buckets"]["9-10"]["count"] == 1 and result["buckets"]["13+"]["count"] == 0
+    assert result["examples"]["1-4"][1] == {"en": "I like tea.", "reference": "我喜欢茶。",
                                             "greedy": "我爱茶。", "beam": "我爱茶。"}
+    assert result["long"]["count"] == 0 and result["long"]["greedy"] is None
+
+
+def test_evaluate_pools_long_pairs_into_buckets_but_not_into_overall_bleu():
+    pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2)]
+    long_pairs = [D.Pair("He sees big red old books and small cats today with us.", "他今天和我们看大红旧书和小猫。", "", 3)]
+    words = sorted({t for p in pairs + long_pairs for t in tokenize_en(p.en)} - {"cats", "i", "he"})
+    src_vocab = Vocab(["cats", "i", "he"] + words)
+    tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶他今天看大红旧书和小们")))
+    hyps = ["猫。", "我爱茶。", "他看大红书和小猫。"]
+    outputs = {src_vocab.stoi[w]: tgt_vocab.encode(list(h)) for w, h in zip(["cats", "i", "he"], hyps)}
+    result = evaluate(LookupModel(outputs, len(tgt_vocab)), pairs, src_vocab, tgt_vocab, beam_size=2,
+                      long_pairs=long_pairs)
+    refs = [p.zh for p in pairs + long_pairs]
+    assert result["num_sentences"] == 2 and result["num_long_extra"] == 1
+    assert result["bleu"]["greedy"] == pytest.approx(corpus_bleu(hyps[:2], refs[:2]))
+    assert result["buckets"]["11-12"]["count"] == 1
+    assert result["long"]["count"] == 1
+    assert result["long"]["beam"] == pytest.approx(corpus_bleu(hyps[2:], refs[2:]))
 
 
 # ---------------------------------------------------------------- training
@@ -212,7 +231,7 @@ def test_tiny_training_reduces_loss_and_writes_everything(model_name, epochs, tm
     report = json.loads(report_path(ckpt).read_text(encoding="utf-8"))
     assert report["num_sentences"] == len(splits.test) == 30
     assert report["bleu"] == metrics["test_bleu"]
-    assert sum(b["count"] for b in report["buckets"].values()) == 30
+    assert sum(b["count"] for b in report["buckets"].values()) == 30 + report["num_long_extra"]
     assert (out / "resume" / f"{model_name}.resume.pt").is_file()
 
 
