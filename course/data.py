@@ -157,7 +157,8 @@ def split_pairs(pairs, test_size=1000, valid_size=500, seed=0, long_size=0, long
             f"out of {total}; use smaller sizes"
         )
     chosen, used = {"test": [], "valid": [], "long": []}, set()
-    long_keys = [k for k in keys if count_words(tokenize_en(k)) >= long_min_words]
+    # Tokenising every English sentence costs time; only do it when long pairs are asked for.
+    long_keys = [k for k in keys if count_words(tokenize_en(k)) >= long_min_words] if long_size > 0 else []
     for name, size, candidates in (("test", test_size, keys), ("valid", valid_size, keys),
                                    ("long", long_size, long_keys)):
         count = 0
