@@ -6,6 +6,7 @@ and returns a `modules(name)` function for the procedures. These variants are
 our own code, so they run in the grader's process.
 """
 
+import atexit
 import importlib
 import itertools
 import shutil
@@ -36,6 +37,8 @@ def mutant_modules(ex_id, mistake):
     if key not in _CACHE:
         exercise = get_exercise(ex_id)
         root = Path(tempfile.mkdtemp(prefix="attention-lab-mistake-"))
+        # Submodules import lazily, so the files stay until this process ends.
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
         package = f"_mistake_{ex_id}_{next(_COUNTER)}"
         shutil.copytree(SOLUTIONS_DIR, root / package, ignore=shutil.ignore_patterns("__pycache__"))
         target = root / package / exercise.filename

@@ -105,6 +105,17 @@ def test_a_mistake_that_no_longer_matches_the_reference_is_reported():
         apply_mistake("nothing to see here", mistake)
 
 
+def test_mistaken_variants_leave_no_temporary_files_behind():
+    code = ("import sys; from grader.mistakes import mutant_modules; from grader import checks as checks_registry; "
+            "m = checks_registry.for_exercise('ex03').MISTAKES[0]; "
+            "mod = mutant_modules('ex03', m)('ex03_scoring'); print(mod.__file__)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    built = Path(done.stdout.strip())
+    assert built.name == "ex03_scoring.py" and "attention-lab-mistake-" in str(built)
+    assert not built.parent.parent.exists()
+
+
 # ---- isolation: misbehaving learner code fails alone, with a clear message -----------------
 
 DOT = "d = queries.shape[-1]"
