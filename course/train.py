@@ -105,6 +105,11 @@ def mean_loss(model, examples, batch_size, device):
     return total / max(1, count)
 
 
+def valid_point(model, valid_ex, device, step, elapsed):
+    """One point of the validation curve: step, training minutes, validation loss."""
+    return {"step": step, "minutes": elapsed / 60, "valid_loss": mean_loss(model, valid_ex, 128, device)}
+
+
 def pick_device(name):
     """'auto' -> cuda when available, else cpu; a clear error for cuda without a GPU."""
     if name == "auto":
@@ -153,6 +158,8 @@ def parse_args(argv=None):
                    help="fused scaled_dot_product_attention in training (auto: on a GPU)")
     p.add_argument("--log-every", type=float, default=10.0, help="seconds between progress lines")
     p.add_argument("--save-every", type=float, default=120.0, help="seconds between resume saves")
+    p.add_argument("--valid-every", type=float, default=120.0,
+                   help="seconds between validation-loss checks, logged and kept in the metrics (0: only at the end)")
     args = p.parse_args(argv)
     for key, value in DEFAULTS[args.model].items():
         if getattr(args, key, None) is None:
@@ -211,12 +218,13 @@ def train(args):
     model = build_model(args.model, config, args.impl).to(device)
     betas = (0.9, 0.98) if args.model == "transformer" else (0.9, 0.999)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=betas)
-    step, epoch, batch_pos, elapsed, tokens_seen = 0, 0, 0, 0.0, 0
+    step, epoch, batch_pos, elapsed, tokens_seen, valid_curve = 0, 0, 0, 0.0, 0, []
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optimizer"])
         step, epoch, batch_pos = resume["step"], resume["epoch"], resume["batch_pos"]
         elapsed, tokens_seen = resume["elapsed"], resume["tokens_seen"]
+        valid_curve = list(resume.get("valid_curve", []))
         torch.set_rng_state(resume["rng"])
     cuda = device.type == "cuda"
     if args.fused_attention == "on" or (args.fused_attention == "auto" and cuda):
@@ -231,6 +239,7 @@ def train(args):
         atomic_torch_save({
             "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "epoch": epoch,
             "batch_pos": batch_pos, "elapsed": elapsed, "tokens_seen": tokens_seen, "rng": torch.get_rng_state(),
+            "valid_curve": valid_curve,
             "src_vocab": src_vocab.to_list(), "tgt_vocab": tgt_vocab.to_list(),
         }, resume_path)
 
@@ -239,6 +248,7 @@ def train(args):
 
     old_term = signal.signal(signal.SIGTERM, on_term) if hasattr(signal, "SIGTERM") else None
     progress, loss_avg, last_save = Progress(args.log_every), None, time.monotonic()
+    last_valid = time.monotonic()
     model.train()
     batches = []
     start = time.monotonic() - elapsed
@@ -263,6 +273,10 @@ def train(args):
                 progress.show(f"[{args.model}] {elapsed / 60:5.1f}/{args.minutes:g} min  epoch {epoch + 1} "
                               f"{batch_pos}/{len(batches)}  step {step}  loss {loss_avg:.3f}  "
                               f"lr {optimizer.param_groups[0]['lr']:.2e}  {tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
+                if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
+                    valid_curve.append(valid_point(model, valid_ex, device, step, elapsed))
+                    print(f"\n[{args.model}] step {step}: valid loss {valid_curve[-1]['valid_loss']:.3f}", flush=True)
+                    last_valid = time.monotonic()
                 if time.monotonic() - last_save >= args.save_every:
                     save_resume()
                     last_save = time.monotonic()
@@ -283,6 +297,8 @@ def train(args):
         "train_minutes": elapsed / 60, "tokens_per_s": tokens_seen / max(elapsed, 1e-9),
         "num_parameters": n_params, "device": str(device), "threads": torch.get_num_threads(),
         "train_pairs": len(train_ex),
+        "valid_curve": valid_curve + ([{"step": step, "minutes": elapsed / 60, "valid_loss": valid_loss}]
+                                      if valid_loss is not None else []),
     }
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     settings["command"] = "python -m course.train " + " ".join(sys.argv[1:])

@@ -243,3 +243,19 @@ def test_resume_continues_where_it_stopped(tmp_path):
     second = read_checkpoint(out / "seq2seq.pt")["metrics"]
     assert second["steps"] == 2 * first["steps"] and second["epochs"] == pytest.approx(4)
     assert second["train_minutes"] >= first["train_minutes"]
+
+
+def test_validation_curve_is_logged_and_survives_resume(tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", "--no-eval", "--valid-every", "1e-9"))
+    first = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    curve = first["valid_curve"]
+    # One check after every step (the interval is tiny), plus the final one.
+    assert len(curve) == first["steps"] + 1
+    assert [p["step"] for p in curve] == list(range(1, first["steps"] + 1)) + [first["steps"]]
+    assert curve[-1]["valid_loss"] == first["valid_loss"]
+    assert all(p["valid_loss"] > 0 and p["minutes"] >= 0 for p in curve)
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "2", "--no-eval", "--resume", "--valid-every", "0"))
+    second = read_checkpoint(out / "seq2seq.pt")["metrics"]["valid_curve"]
+    # Resumed: the earlier checks are kept (not the first run's final point), no new periodic ones.
+    assert second[:-1] == curve[:-1] and second[-1]["step"] == 2 * first["steps"]
