@@ -36,6 +36,8 @@ class RNNConfig:
     num_layers: int = 2  # stacked GRU layers, encoder and decoder alike
     dropout: float = 0.2  # between GRU layers and on attention weights
     io_dropout: float = 0.0  # training only: on token embeddings and on the GRU outputs before the output layer
+    attention_dropout: float = -1.0  # on the attention weights (Bahdanau); negative: the same as dropout
+    decoder_init: str = "encoder"  # Bahdanau decoder's first state: "encoder" (final encoder state) or "zeros"
 
 
 @dataclass
@@ -142,6 +144,13 @@ def add_io_dropout(model, p):
     return model
 
 
+def set_attention_dropout(decoder, p):
+    """Dropout on the decoder's attention weights (p < 0 keeps the constructor's value)."""
+    dropout = getattr(getattr(decoder, "attention", None), "dropout", None)
+    if p >= 0 and isinstance(dropout, nn.Dropout):
+        dropout.p = p
+
+
 class Translator(nn.Module):
     """What both translator families share: teacher-forced training through encode()."""
 
@@ -164,11 +173,17 @@ class RNNTranslator(Translator):
         else:
             decoder_cls = FixedContextDecoder
         self.decoder = decoder_cls(c.tgt_vocab_size, c.embed_size, c.num_hiddens, c.num_layers, c.dropout)
+        if attention and c.decoder_init not in ("encoder", "zeros"):
+            raise ValueError(f"decoder_init must be 'encoder' or 'zeros', not {c.decoder_init!r}")
+        set_attention_dropout(self.decoder, c.attention_dropout)
         add_io_dropout(self, c.io_dropout)
 
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> decoder state."""
-        return self.decoder.init_state(run_encoder(self.encoder, src, src_valid_lens), src_valid_lens)
+        outputs, hidden_state = run_encoder(self.encoder, src, src_valid_lens)  # (B, T_src, H), (L, B, H)
+        if self.attention and self.config.decoder_init == "zeros":
+            hidden_state = torch.zeros_like(hidden_state)  # the source reaches the decoder only through attention
+        return self.decoder.init_state((outputs, hidden_state), src_valid_lens)
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, {"cross": (B, T_src)} if attending."""

@@ -32,14 +32,14 @@ from .vocab import PAD_ID, Vocab
 DEFAULTS = {
     "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2,
                     batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
-    "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2,
-                     batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
+    "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
+                     decoder_init="zeros", batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
                         batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
 }
 RESUME_DIR = Path(__file__).resolve().parent.parent / ".attention_lab" / "resume"
-SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "io_dropout", "ffn_num_hiddens",
-                "num_heads")
+SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "io_dropout", "attention_dropout",
+                "ffn_num_hiddens", "num_heads", "decoder_init")
 
 
 class FusedDotProductAttention(nn.Module):
@@ -136,6 +136,10 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("--impl", default="solutions", help="package providing the attention modules")
     for name in SHAPE_FIELDS:  # None: the model's value in DEFAULTS
+        if name == "decoder_init":
+            p.add_argument("--decoder-init", choices=("encoder", "zeros"), default=None,
+                           help="Bahdanau decoder's first state: the encoder's final state, or zeros")
+            continue
         p.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("dropout") else int, default=None,
                        help="model shape; the default depends on --model (course.train.DEFAULTS)")
     p.add_argument("--batch-size", type=int, default=None)

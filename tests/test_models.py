@@ -211,3 +211,34 @@ def test_io_dropout_acts_in_training_only_and_keeps_the_state_dict(learner_pkg):
     plain = build("bahdanau")
     plain.load_state_dict(model.state_dict())
     assert_close(model(src, lens, tgt_in), plain(src, lens, tgt_in), atol=0, rtol=0)
+
+
+def test_attention_dropout_overrides_the_constructor_value_only_when_set():
+    cfg = config_class("bahdanau")(SRC_V, TGT_V, embed_size=12, num_hiddens=16, num_layers=2, dropout=0.3)
+    assert build_model("bahdanau", cfg).decoder.attention.dropout.p == 0.3  # default: same as dropout
+    cfg.attention_dropout = 0.0
+    model = build_model("bahdanau", cfg)
+    assert model.decoder.attention.dropout.p == 0.0 and model.decoder.rnn.dropout == 0.3
+
+
+@pytest.mark.parametrize("impl", ["solutions", "learner"])
+def test_zero_decoder_init_leaves_attention_as_the_only_path_from_the_source(impl, learner_pkg):
+    cfg = tiny_config("bahdanau")
+    cfg.decoder_init = "zeros"
+    torch.manual_seed(0)
+    model = build_model("bahdanau", cfg, learner_pkg if impl == "learner" else "solutions").eval()
+    src, lens, tgt_in = sample_batch()
+    outputs, hidden_state, valid_lens = model.encode(src, lens)
+    assert not hidden_state.any() and outputs.abs().sum() > 0 and torch.equal(valid_lens, lens)
+    # Same weights, decoder started from the encoder: different outputs, same state_dict keys.
+    bridged = build("bahdanau")
+    bridged.load_state_dict(model.state_dict())
+    assert bridged.encode(src, lens)[1].abs().sum() > 0
+    assert not torch.allclose(model(src, lens, tgt_in), bridged(src, lens, tgt_in))
+
+
+def test_unknown_decoder_init_is_a_clear_error():
+    cfg = tiny_config("bahdanau")
+    cfg.decoder_init = "random"
+    with pytest.raises(ValueError, match="decoder_init must be 'encoder' or 'zeros'"):
+        build_model("bahdanau", cfg)
