@@ -59,13 +59,20 @@ def atomic_torch_save(obj, path):
 
 
 def _half_state_dict(model, half):
-    """state_dict on the CPU, floating tensors in float16 when half."""
-    out = {}
+    """state_dict on the CPU, floating tensors in float16 when half.
+
+    Keys that share one tensor (tied embeddings) share it in the copy too, so
+    torch.save writes it once.
+    """
+    out, copies = {}, {}
     for key, value in model.state_dict().items():
-        value = value.detach().cpu()
-        if half and value.is_floating_point():
-            value = value.to(torch.float16)
-        out[key] = value.clone()
+        ident = (value.data_ptr(), value.dtype, tuple(value.shape), tuple(value.stride()))
+        if ident not in copies:
+            copy = value.detach().cpu()
+            if half and copy.is_floating_point():
+                copy = copy.to(torch.float16)
+            copies[ident] = copy.clone()
+        out[key] = copies[ident]
     return out
 
 

@@ -38,6 +38,7 @@ class RNNConfig:
     io_dropout: float = 0.0  # training only: on token embeddings and on the GRU outputs before the output layer
     attention_dropout: float = -1.0  # on the attention weights (Bahdanau); negative: the same as dropout
     decoder_init: str = "encoder"  # Bahdanau decoder's first state: "encoder" (final encoder state) or "zeros"
+    bidirectional: bool = False  # encoder reads both ways, num_hiddens // 2 units per direction
 
 
 @dataclass
@@ -50,6 +51,7 @@ class TransformerConfig:
     num_layers: int = 3  # encoder blocks and, separately, decoder blocks
     dropout: float = 0.1  # residual, attention and positional-encoding dropout
     max_len: int = 512  # longest sequence the positional table covers
+    tie_embeddings: bool = False  # the decoder's output layer reuses its token embedding matrix (Vaswani et al.)
 
 
 def config_class(name):
@@ -81,9 +83,9 @@ def run_encoder(encoder, src, src_valid_lens):
     embs = encoder.embedding(src)  # (B, T_src, E) (a hook drops out some in training: add_io_dropout)
     lengths = src_valid_lens.detach().to("cpu", torch.long).clamp_min(1)  # (B,)
     packed = pack_padded_sequence(embs, lengths, batch_first=True, enforce_sorted=False)
-    outputs, hidden_state = encoder.rnn(packed)  # packed, (L, B, H)
+    outputs, hidden_state = encoder.rnn(packed)  # packed, (L * directions, B, H / directions)
     outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])  # (B, T_src, H)
-    return outputs, hidden_state
+    return outputs, encoder.merge_directions(hidden_state)  # (B, T_src, H), (L, B, H)
 
 
 class FixedContextDecoder(nn.Module):
@@ -167,7 +169,8 @@ class RNNTranslator(Translator):
         super().__init__()
         self.config, self.attention = config, attention
         c = config
-        self.encoder = Seq2SeqEncoder(c.src_vocab_size, c.embed_size, c.num_hiddens, c.num_layers, c.dropout)
+        self.encoder = Seq2SeqEncoder(c.src_vocab_size, c.embed_size, c.num_hiddens, c.num_layers, c.dropout,
+                                      c.bidirectional)
         if attention:
             decoder_cls = import_impl(impl, "ex04_bahdanau").Seq2SeqAttentionDecoder
         else:
@@ -244,6 +247,9 @@ class TransformerDecoder(nn.Module):
             for i in range(c.num_layers)
         )
         self.dense = nn.Linear(c.num_hiddens, c.tgt_vocab_size)
+        if c.tie_embeddings:  # one (V, d) matrix embeds a character and scores it as the next one
+            nn.init.normal_(self.embedding.weight, 0.0, c.num_hiddens ** -0.5)  # x sqrt(d) in forward: unit scale
+            self.dense.weight = self.embedding.weight
         self.attention_weights = [[None, None] for _ in range(c.num_layers)]  # [self, cross] per block
 
     def init_state(self, enc_outputs, enc_valid_lens):

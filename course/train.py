@@ -37,9 +37,13 @@ DEFAULTS = {
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
                         batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
 }
+SWITCH_HELP = {  # on/off shape options (--name / --no-name)
+    "bidirectional": "RNN encoder reads the source both ways, num_hiddens // 2 units per direction",
+    "tie_embeddings": "Transformer's output layer shares the decoder's token embedding matrix",
+}
 RESUME_DIR = Path(__file__).resolve().parent.parent / ".attention_lab" / "resume"
 SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "io_dropout", "attention_dropout",
-                "ffn_num_hiddens", "num_heads", "decoder_init")
+                "ffn_num_hiddens", "num_heads", "decoder_init", "bidirectional", "tie_embeddings")
 
 
 class FusedDotProductAttention(nn.Module):
@@ -139,6 +143,10 @@ def parse_args(argv=None):
         if name == "decoder_init":
             p.add_argument("--decoder-init", choices=("encoder", "zeros"), default=None,
                            help="Bahdanau decoder's first state: the encoder's final state, or zeros")
+            continue
+        if name in SWITCH_HELP:
+            p.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=None,
+                           help=SWITCH_HELP[name])
             continue
         p.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("dropout") else int, default=None,
                        help="model shape; the default depends on --model (course.train.DEFAULTS)")

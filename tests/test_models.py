@@ -10,7 +10,7 @@ import torch
 from torch.testing import assert_close
 
 from course.decoding import beam_search, greedy_decode, translate
-from course.models import MODEL_NAMES, build_model, config_class, import_impl
+from course.models import MODEL_NAMES, build_model, config_class, import_impl, run_encoder
 from course.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,4 +241,56 @@ def test_unknown_decoder_init_is_a_clear_error():
     cfg = tiny_config("bahdanau")
     cfg.decoder_init = "random"
     with pytest.raises(ValueError, match="decoder_init must be 'encoder' or 'zeros'"):
+        build_model("bahdanau", cfg)
+
+
+def bidirectional(name, bidi=True, seed=0):
+    """The tiny RNN model `name` with a bidirectional (or one-way) encoder, eval mode."""
+    cfg = tiny_config(name)
+    cfg.bidirectional = bidi
+    torch.manual_seed(seed)
+    return build_model(name, cfg).eval()
+
+
+@pytest.mark.parametrize("name", ["seq2seq", "bahdanau"])
+def test_bidirectional_encoder_keeps_shapes_and_merges_the_final_states_of_both_directions(name):
+    model = bidirectional(name)
+    src, lens, tgt_in = sample_batch()
+    outputs, hidden = run_encoder(model.encoder, src, lens)  # (2, 5, 16), (2 layers, 2, 16)
+    assert outputs.shape == (2, 5, 16) and hidden.shape == (2, 2, 16)
+    half = 8
+    for row, n in enumerate(lens.tolist()):
+        # forward half: the state after the last real word; backward half: after reading back to word 0
+        assert_close(hidden[-1, row, :half], outputs[row, n - 1, :half])
+        assert_close(hidden[-1, row, half:], outputs[row, 0, half:])
+    assert model(src, lens, tgt_in).shape == (2, 6, TGT_V)
+    plain_outputs, plain_hidden = model.encoder(src[:1])  # the module's own forward merges the same way
+    assert_close(plain_hidden, hidden[:, :1])
+    assert_close(plain_outputs, outputs[:1])
+
+
+@pytest.mark.parametrize("bidi", [True, False])
+def test_only_a_bidirectional_encoder_sees_later_words_at_the_first_position(bidi):
+    model = bidirectional("bahdanau", bidi)
+    src, lens, _ = sample_batch()
+    changed = src.clone()
+    changed[0, 4] = 12  # the last word of sentence 0
+    first = run_encoder(model.encoder, src, lens)[0][0, 0]  # (H,)
+    first_changed = run_encoder(model.encoder, changed, lens)[0][0, 0]
+    assert torch.allclose(first, first_changed) is not bidi
+
+
+@pytest.mark.parametrize("name", ["seq2seq", "bahdanau"])
+def test_padding_does_not_reach_the_backward_direction(name):
+    model = bidirectional(name)
+    src, lens, tgt_in = sample_batch()
+    batched = model(src, lens, tgt_in)  # (2, 6, V)
+    alone = model(src[1:, :3], lens[1:], tgt_in[1:])  # the short source without padding
+    assert_close(batched[1:], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_bidirectional_encoder_with_odd_width_is_a_clear_error():
+    cfg = tiny_config("bahdanau")
+    cfg.bidirectional, cfg.num_hiddens = True, 15
+    with pytest.raises(ValueError, match="num_hiddens=15 is odd"):
         build_model("bahdanau", cfg)

@@ -97,6 +97,25 @@ def test_default_transformer_checkpoint_fits_in_15_mb(tmp_path):
     assert path.stat().st_size <= 15_000_000
 
 
+def test_tied_embeddings_are_saved_once_and_stay_tied_after_loading(tmp_path, learner_pkg):
+    vocabs = Vocab([f"w{i}" for i in range(26)]), Vocab([chr(0x4E00 + i) for i in range(21)])
+    sizes = {}
+    for tie in (False, True):
+        torch.manual_seed(0)
+        cfg = config_class("transformer")(30, 25, num_hiddens=32, ffn_num_hiddens=64, num_heads=4, num_layers=1,
+                                          dropout=0.0, tie_embeddings=tie)
+        model = build_model("transformer", cfg).eval()
+        assert (model.decoder.dense.weight is model.decoder.embedding.weight) is tie
+        path = save_checkpoint(tmp_path / f"tie{tie}.pt", model, "transformer", *vocabs, seed=0)
+        sizes[tie] = path.stat().st_size
+        src, lens, tgt_in = torch.tensor([[4, 5, 6]]), torch.tensor([3]), torch.tensor([[BOS_ID, 4, 5]])
+        for impl in ("solutions", learner_pkg):
+            loaded = load_checkpoint(path, impl=impl).model
+            assert (loaded.decoder.dense.weight is loaded.decoder.embedding.weight) is tie
+            assert_close(loaded(src, lens, tgt_in), model(src, lens, tgt_in), atol=2e-2, rtol=2e-2)
+    assert sizes[False] - sizes[True] >= 25 * 32 * 2  # one (V, d) float16 matrix fewer
+
+
 def test_loading_a_bad_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="course.train"):
         load_checkpoint(tmp_path / "missing.pt")
@@ -192,6 +211,16 @@ def test_fused_attention_matches_and_keeps_keys():
     assert_close(model(src, lens, tgt_in), expected, atol=1e-5, rtol=1e-5)
     model.eval()
     assert_close(model(src, lens, tgt_in), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_shape_options_default_per_model_and_can_be_switched_off():
+    base = ["--data", "x.tsv"]
+    for name in MODEL_NAMES:
+        args = T.parse_args(["--model", name, *base])
+        for key, value in T.DEFAULTS[name].items():
+            assert getattr(args, key) == value
+    assert T.parse_args(["--model", "bahdanau", *base, "--no-bidirectional"]).bidirectional is False
+    assert T.parse_args(["--model", "seq2seq", *base, "--bidirectional"]).bidirectional is True
 
 
 def test_cuda_without_a_gpu_is_a_clear_error():
