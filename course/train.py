@@ -174,6 +174,10 @@ def parse_args(argv=None):
     p.add_argument("--valid-every", type=float, default=120.0,
                    help="seconds between validation-loss checks, logged and kept in the metrics (0: only at the end)")
     args = p.parse_args(argv)
+    fields = config_class(args.model).__dataclass_fields__
+    foreign = ["--" + k.replace("_", "-") for k in SHAPE_FIELDS if k not in fields and getattr(args, k) is not None]
+    if foreign:
+        p.error(f"{', '.join(foreign)} does not apply to --model {args.model}; drop it")
     for key, value in DEFAULTS[args.model].items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)

@@ -223,6 +223,14 @@ def test_shape_options_default_per_model_and_can_be_switched_off():
     assert T.parse_args(["--model", "seq2seq", *base, "--bidirectional"]).bidirectional is True
 
 
+@pytest.mark.parametrize("model_name,flag", [("transformer", "--bidirectional"), ("bahdanau", "--tie-embeddings"),
+                                             ("seq2seq", "--ffn-num-hiddens=512")])
+def test_a_shape_option_of_another_model_is_a_clear_error(model_name, flag, capsys):
+    with pytest.raises(SystemExit):
+        T.parse_args(["--model", model_name, "--data", "x.tsv", flag])
+    assert f"{flag.split('=')[0]} does not apply to --model {model_name}" in capsys.readouterr().err
+
+
 def test_cuda_without_a_gpu_is_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
