@@ -228,8 +228,7 @@ def train(args):
         print(f"no {resume_path} to resume from; starting fresh", flush=True)
     train_ex = D.encode_pairs(train_tok, src_vocab, tgt_vocab)
     valid_ex = D.encode_pairs(valid_tok, src_vocab, tgt_vocab)
-    fields = {f for f in config_class(args.model).__dataclass_fields__}
-    shape = {k: getattr(args, k) for k in SHAPE_FIELDS if k in fields and getattr(args, k) is not None}
+    shape = {k: getattr(args, k) for k in SHAPE_FIELDS if getattr(args, k) is not None}  # parse_args checked fit
     config = config_class(args.model)(len(src_vocab), len(tgt_vocab), **shape)
     torch.manual_seed(args.seed)
     model = build_model(args.model, config, args.impl).to(device)
