@@ -122,6 +122,7 @@ def step_shapes(batch=4, src_len=7, num_hiddens=16, embed_size=8, vocab_size=50,
         decoder.attention.w_v.register_forward_hook(lambda m, i, o: seen.update(features=i[0], e=o)),
         decoder.attention.register_forward_hook(lambda m, i, o: seen.update(c=o)),
         decoder.rnn.register_forward_hook(lambda m, i, o: seen.update(rnn_in=i[0], rnn_out=o[0])),
+        decoder.deep_output.register_forward_hook(lambda m, i, o: seen.update(deep_in=i[0], deep_out=o)),
         decoder.dense.register_forward_hook(lambda m, i, o: seen.update(logits=o)),
     ]
     tokens = torch.zeros(batch, 1, dtype=torch.long)  # (B, 1): one target step
@@ -136,7 +137,8 @@ def step_shapes(batch=4, src_len=7, num_hiddens=16, embed_size=8, vocab_size=50,
         ("project", "tanh(W_q s + W_k h)", seen["features"]), ("project", "e = w_v(...)", seen["e"].squeeze(-1)),
         ("softmax", "alpha", alpha), ("weighted_sum", "c = alpha h", seen["c"]),
         ("decode", "[c, embedding]", seen["rnn_in"]), ("decode", "GRU output", seen["rnn_out"]),
-        ("decode", "logits", seen["logits"]),
+        ("decode", "[GRU output, c, embedding]", seen["deep_in"]),
+        ("decode", "deep output tanh(W_o [...])", seen["deep_out"]), ("decode", "logits", seen["logits"]),
     ]
     return [(step, name, tuple(t.shape)) for step, name, t in rows]
 

@@ -134,7 +134,8 @@ def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32):
     if missing or unexpected:
         raise ValueError(
             f"checkpoint {path} does not fit the {name} model built from {impl!r}: "
-            f"missing keys {missing[:5]}, unexpected keys {unexpected[:5]}"
+            f"missing keys {missing[:5]}, unexpected keys {unexpected[:5]}; if it was trained with an "
+            f"older version of the course, train it again: python -m course.train --model {name} --data PATH"
         )
     model.to(device).eval()
     meta = {k: v for k, v in payload.items() if k != "state_dict"}

@@ -5,6 +5,10 @@ test set with the extra held-out long sentences (course.data.split_pairs,
 `long`), so the long buckets hold a few hundred sentences instead of a few
 dozen; every bucket reports its count.
 
+Beam search ranks finished hypotheses by GNMT's length-normalised score; its
+exponent alpha is chosen per model on the validation set (the best of ALPHAS),
+never on the test set, and recorded in the report.
+
 `python -m course.evaluate CHECKPOINT --data PATH` re-evaluates a saved model on
 the same held-out test split the training command used (same seed and sizes).
 """
@@ -22,6 +26,7 @@ from .progress import atomic_write_text
 from .vocab import detokenize_zh, normalize_zh, tokenize_en
 
 BUCKETS = ((1, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, None))  # source words, inclusive
+ALPHAS = (0.6, 1.0, 1.4)  # beam search's length-penalty exponents tried on the validation set
 
 
 def corpus_bleu(hypotheses, references):
@@ -42,8 +47,11 @@ def bucket_of(length):
     return bucket_label(*BUCKETS[0])
 
 
-def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64):
-    """Decode every source id list in length-sorted batches; results in input order."""
+def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64, alpha=0.6):
+    """Decode every source id list in length-sorted batches; results in input order.
+
+    alpha is the beam search's length-penalty exponent (unused by greedy).
+    """
     device = next(model.parameters()).device
     order = sorted(range(len(src_ids)), key=lambda i: len(src_ids[i]))
     out = [None] * len(src_ids)
@@ -55,7 +63,7 @@ def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64):
         if method == "greedy":
             ids = greedy_decode(model, src, lens)[0]
         elif method == "beam":
-            ids = beam_search(model, src, lens, beam_size=beam_size)
+            ids = beam_search(model, src, lens, beam_size=beam_size, alpha=alpha)
         else:
             raise ValueError(f"unknown decoding method {method!r}; use 'greedy' or 'beam'")
         for i, row in zip(idx, ids):
@@ -63,8 +71,29 @@ def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64):
     return out
 
 
+def hypothesis_text(ids, tgt_vocab):
+    """Decoded ids -> the Chinese string BLEU compares (punctuation normalised like the references)."""
+    return normalize_zh(detokenize_zh(tgt_vocab.decode(ids)))
+
+
+def choose_alpha(model, pairs, src_vocab, tgt_vocab, alphas=ALPHAS, beam_size=4, batch_size=64):
+    """The length-penalty alpha whose beam search scores best on `pairs` (the validation set).
+
+    Returns (alpha, [{"alpha", "bleu"}, ...]); a tie goes to the alpha listed first.
+    """
+    src_ids = [src_vocab.encode(tokenize_en(p.en)) for p in pairs]
+    refs = [normalize_zh(p.zh) for p in pairs]
+    scores = []
+    with torch.no_grad():
+        for alpha in alphas:
+            ids = decode_all(model, src_ids, "beam", beam_size, batch_size, alpha=alpha)
+            scores.append({"alpha": alpha, "bleu": corpus_bleu([hypothesis_text(r, tgt_vocab) for r in ids], refs)})
+    best = max(scores, key=lambda s: s["bleu"])  # max keeps the first of equal scores
+    return best["alpha"], scores
+
+
 def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), beam_size=4,
-             batch_size=64, num_examples=3, long_pairs=()):
+             batch_size=64, num_examples=3, long_pairs=(), alpha=0.6):
     """BLEU of `pairs` for each method, and by source length over pairs + long_pairs, with examples."""
     pool = list(pairs) + list(long_pairs)
     sources = [tokenize_en(p.en) for p in pool]
@@ -74,12 +103,12 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     labels = [bucket_of(n) for n in words]
     n_test = len(pairs)
     result = {"num_sentences": n_test, "num_long_extra": len(pool) - n_test, "beam_size": beam_size,
-              "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
+              "beam_alpha": alpha, "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
     hyps_by_method = {}
     with torch.no_grad():
         for method in methods:
-            ids = decode_all(model, src_ids, method, beam_size, batch_size)
-            hyps_by_method[method] = [normalize_zh(detokenize_zh(tgt_vocab.decode(row))) for row in ids]
+            ids = decode_all(model, src_ids, method, beam_size, batch_size, alpha=alpha)
+            hyps_by_method[method] = [hypothesis_text(row, tgt_vocab) for row in ids]
 
     def bleu_of(members):
         """{method: BLEU} over the pool indices `members` (None for none)."""
@@ -98,6 +127,25 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
             for i in members[:num_examples]
         ]
     return result
+
+
+def evaluate_splits(model, splits, src_vocab, tgt_vocab, beam_size=4, alpha=None):
+    """The held-out evaluation: alpha chosen on splits.valid (unless given), then evaluate() on test + long."""
+    by_alpha = None
+    if alpha is None:
+        alpha, by_alpha = choose_alpha(model, splits.valid, src_vocab, tgt_vocab, beam_size=beam_size) \
+            if splits.valid else (ALPHAS[0], None)
+    result = evaluate(model, splits.test, src_vocab, tgt_vocab, beam_size=beam_size, long_pairs=splits.long,
+                      alpha=alpha)
+    result["valid_beam_bleu_by_alpha"] = by_alpha
+    return result
+
+
+def report_metrics(result):
+    """What a checkpoint's metrics keep of an evaluation: BLEU overall, by length, on long pairs, the alpha."""
+    buckets = {k: {m: v.get(m) for m in ("count", "greedy", "beam")} for k, v in result["buckets"].items()}
+    return {"test_bleu": result["bleu"], "test_bleu_by_length": buckets, "long_bleu": result["long"],
+            "beam_alpha": result["beam_alpha"], "valid_beam_bleu_by_alpha": result.get("valid_beam_bleu_by_alpha")}
 
 
 def write_report(result, path):
@@ -121,6 +169,8 @@ def main(argv=None):
     parser.add_argument("checkpoint")
     parser.add_argument("--data", required=True, help="Tatoeba cmn-eng TSV file")
     parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--beam-alpha", type=float, default=None,
+                        help=f"length-penalty exponent; default: the best of {ALPHAS} on the validation set")
     parser.add_argument("--impl", default="solutions", help="package of the attention modules")
     parser.add_argument("--report-only", action="store_true",
                         help="write only <model>.bleu.json; leave the checkpoint's metrics as they are")
@@ -131,12 +181,16 @@ def main(argv=None):
         load_pairs(args.data).pairs, loaded.meta["seed"], train.get("test_size", 1000),
         train.get("valid_size", 500), train.get("max_pairs"), train.get("long_size", 0),
     )
-    result = evaluate(loaded.model, splits.test, loaded.src_vocab, loaded.tgt_vocab, beam_size=args.beam_size,
-                      long_pairs=splits.long)
+    result = evaluate_splits(loaded.model, splits, loaded.src_vocab, loaded.tgt_vocab, args.beam_size,
+                             args.beam_alpha)
+    meta = loaded.meta
+    trained = {k: v for k, v in meta.get("metrics", {}).items() if k not in report_metrics(result)}
+    result.update({"model": meta["model_name"], "config": meta["config"], "train_metrics": trained,
+                   "versions": meta.get("versions")})  # as the training command writes them
     out = write_report(result, report_path(args.checkpoint))
     if not args.report_only:
-        update_metrics(args.checkpoint, {"test_bleu": result["bleu"]})
-    print(json.dumps(result["bleu"]), "->", out)
+        update_metrics(args.checkpoint, report_metrics(result))
+    print(json.dumps(result["bleu"]), f"beam alpha {result['beam_alpha']}", "->", out)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ class RNNConfig:
     num_hiddens: int = 256  # GRU hidden size (also the attention width)
     num_layers: int = 2  # stacked GRU layers, encoder and decoder alike
     dropout: float = 0.2  # between GRU layers and on attention weights
-    io_dropout: float = 0.0  # training only: on token embeddings and on the GRU outputs before the output layer
+    io_dropout: float = 0.0  # training only: on token embeddings and on the features the vocabulary layer reads
     attention_dropout: float = -1.0  # on the attention weights (Bahdanau); negative: the same as dropout
     decoder_init: str = "encoder"  # Bahdanau decoder's first state: "encoder" (final encoder state) or "zeros"
     bidirectional: bool = False  # encoder reads both ways, num_hiddens // 2 units per direction
@@ -89,12 +89,18 @@ def run_encoder(encoder, src, src_valid_lens):
 
 
 class FixedContextDecoder(nn.Module):
-    """GRU decoder fed one fixed context (the encoder's last top-layer state) at every step."""
+    """GRU decoder fed one fixed context (the encoder's last top-layer state) at every step.
+
+    Like the Bahdanau decoder (exercise 4) it has a deep output that reads the
+    GRU output, the context and the input embedding, so the two models differ
+    only in where the context comes from: one vector, or attention at each step.
+    """
 
     def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True)
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs, enc_valid_lens):
@@ -108,7 +114,8 @@ class FixedContextDecoder(nn.Module):
         embs = self.embedding(X)  # (B, T, E)
         contexts = context.unsqueeze(1).expand(-1, X.shape[1], -1)  # (B, T, H)
         outputs, hidden_state = self.rnn(torch.cat((embs, contexts), dim=-1), hidden_state)  # (B, T, H)
-        return self.dense(outputs), (context, hidden_state)  # (B, T, V)
+        features = torch.tanh(self.deep_output(torch.cat((outputs, contexts, embs), dim=-1)))  # (B, T, H)
+        return self.dense(features), (context, hidden_state)  # (B, T, V)
 
 
 class OutputDropout:
@@ -134,8 +141,8 @@ class InputDropout:
 def add_io_dropout(model, p):
     """Regularise an RNN translator without touching its modules' code or state_dict keys.
 
-    Dropout on the source and target embeddings and on the top GRU outputs
-    before the output layer, in training only (eval is exactly the plain
+    Dropout on the source and target embeddings and on the deep output's
+    features before the vocabulary layer, in training only (eval is exactly the plain
     model); hooks, because the decoder's forward is the learner's exercise.
     """
     if p <= 0:

@@ -3,7 +3,9 @@
 Time-boxed (--minutes, training wall-clock only), resumable (--resume, from
 <resume-dir>/<model>.resume.pt, written every --save-every seconds and on Ctrl-C),
 with a cosine learning-rate decay over the time budget after a linear warm-up.
-At the end the model is saved in half precision to <out>/<model>.pt and
+With --ema, an exponential moving average of the weights is kept from
+--ema-start (a fraction of the budget) on, and it is what gets validated and
+saved; the live weights stay in the resume file. At the end the model is saved in half precision to <out>/<model>.pt and
 evaluated on the held-out test set (greedy and beam BLEU, BLEU by source
 length in <out>/<model>.bleu.json). On a GPU: bf16 autocast and fused attention.
 """
@@ -20,10 +22,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from . import data as D
 from .checkpoint import atomic_torch_save, save_checkpoint, software_versions, update_metrics
-from .evaluate import evaluate, report_path, write_report
+from .evaluate import ALPHAS, evaluate_splits, report_metrics, report_path, write_report
 from .models import MODEL_NAMES, build_model, config_class
 from .vocab import PAD_ID, Vocab
 
@@ -31,12 +34,12 @@ from .vocab import PAD_ID, Vocab
 # FFN is 768 wide so that its half-precision checkpoint stays under 15 MB.
 DEFAULTS = {
     "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
-                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
+                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0, ema=0.0),
     "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
                      decoder_init="zeros", bidirectional=True, batch_size=128, lr=3e-3, warmup=200,
-                     label_smoothing=0.0),
+                     label_smoothing=0.0, ema=0.0),
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
-                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
+                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1, ema=0.0),
 }
 SWITCH_HELP = {  # on/off shape options (--name / --no-name)
     "bidirectional": "RNN encoder reads the source both ways, num_hiddens // 2 units per direction",
@@ -110,9 +113,38 @@ def mean_loss(model, examples, batch_size, device):
     return total / max(1, count)
 
 
-def valid_point(model, valid_ex, device, step, elapsed):
-    """One point of the validation curve: step, training minutes, validation loss."""
-    return {"step": step, "minutes": elapsed / 60, "valid_loss": mean_loss(model, valid_ex, 128, device)}
+def valid_point(model, averaged, valid_ex, device, step, elapsed):
+    """One point of the validation curve: step, training minutes, validation loss.
+
+    With a moving average of the weights (`averaged`, or None) valid_loss is the
+    average's, the model that would be saved, and valid_loss_raw the live weights'.
+    """
+    point = {"step": step, "minutes": elapsed / 60}
+    if averaged is not None:
+        point["valid_loss_raw"] = mean_loss(model, valid_ex, 128, device)
+        model = averaged.module
+    point["valid_loss"] = mean_loss(model, valid_ex, 128, device)
+    return point
+
+
+def describe_point(point):
+    """'valid loss 2.034' (and the live weights' loss when an average is kept)."""
+    text = f"valid loss {point['valid_loss']:.3f}"
+    if "valid_loss_raw" in point:
+        text += f" (moving average; live weights {point['valid_loss_raw']:.3f})"
+    return text
+
+
+def start_ema(model, decay, blank):
+    """An exponential moving average of model's weights (torch's AveragedModel), starting from them.
+
+    `blank` is a freshly built model of the same shape: AveragedModel deep-copies
+    the module it is given, and the live model holds tensors from its last
+    forward pass (attention weights) that cannot be copied.
+    """
+    averaged = AveragedModel(blank, multi_avg_fn=get_ema_multi_avg_fn(decay))
+    averaged.update_parameters(model)  # the first update copies the weights
+    return averaged
 
 
 def pick_device(name):
@@ -156,6 +188,11 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=None, help="linear warm-up steps")
     p.add_argument("--label-smoothing", type=float, default=None)
     p.add_argument("--clip", type=float, default=1.0, help="gradient norm clipping")
+    p.add_argument("--ema", type=float, default=None,
+                   help="decay of an exponential moving average of the weights, updated every step from "
+                        "--ema-start on; the average is validated and saved (0: off; e.g. 0.999)")
+    p.add_argument("--ema-start", type=float, default=0.5,
+                   help="fraction of the time budget after which the moving average starts")
     p.add_argument("--min-freq", type=int, default=2, help="vocabulary minimum count (both sides)")
     p.add_argument("--max-len", type=int, default=40, help="drop training pairs longer than this (tokens)")
     p.add_argument("--max-pairs", type=int, default=None, help="use a seeded subset (quick checks)")
@@ -165,6 +202,9 @@ def parse_args(argv=None):
                    help="extra held-out pairs of 11+ words, pooled into BLEU by source length (e.g. 200; "
                         "train all three models with the same value so their buckets compare)")
     p.add_argument("--beam-size", type=int, default=4)
+    p.add_argument("--beam-alpha", type=float, default=None,
+                   help=f"beam search's length-penalty exponent for the test BLEU; default: the best of "
+                        f"{ALPHAS} on the validation set")
     p.add_argument("--no-eval", action="store_true", help="skip the test-set BLEU at the end")
     p.add_argument("--fp32", action="store_true", help="save float32 weights instead of float16")
     p.add_argument("--fused-attention", choices=("auto", "on", "off"), default="auto",
@@ -174,6 +214,10 @@ def parse_args(argv=None):
     p.add_argument("--valid-every", type=float, default=120.0,
                    help="seconds between validation-loss checks, logged and kept in the metrics (0: only at the end)")
     args = p.parse_args(argv)
+    if args.ema is not None and not 0.0 <= args.ema < 1.0:
+        p.error(f"--ema must be a decay in [0, 1), e.g. 0.999 (0 turns it off); got {args.ema}")
+    if not 0.0 <= args.ema_start <= 1.0:
+        p.error(f"--ema-start is a fraction of the time budget in [0, 1]; got {args.ema_start}")
     fields = config_class(args.model).__dataclass_fields__
     foreign = ["--" + k.replace("_", "-") for k in SHAPE_FIELDS if k not in fields and getattr(args, k) is not None]
     if foreign:
@@ -235,6 +279,7 @@ def train(args):
     betas = (0.9, 0.98) if args.model == "transformer" else (0.9, 0.999)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=betas)
     step, epoch, batch_pos, elapsed, tokens_seen, valid_curve = 0, 0, 0, 0.0, 0, []
+    averaged = None  # the moving average of the weights, once --ema-start is reached
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optimizer"])
@@ -242,6 +287,9 @@ def train(args):
         elapsed, tokens_seen = resume["elapsed"], resume["tokens_seen"]
         valid_curve = list(resume.get("valid_curve", []))
         torch.set_rng_state(resume["rng"])
+        if resume.get("ema") is not None and args.ema > 0:
+            averaged = start_ema(model, args.ema, build_model(args.model, config, args.impl).to(device))
+            averaged.load_state_dict(resume["ema"])
     cuda = device.type == "cuda"
     if args.fused_attention == "on" or (args.fused_attention == "auto" and cuda):
         enable_fused_attention(model)
@@ -255,7 +303,7 @@ def train(args):
         atomic_torch_save({
             "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "epoch": epoch,
             "batch_pos": batch_pos, "elapsed": elapsed, "tokens_seen": tokens_seen, "rng": torch.get_rng_state(),
-            "valid_curve": valid_curve,
+            "valid_curve": valid_curve, "ema": averaged.state_dict() if averaged is not None else None,
             "src_vocab": src_vocab.to_list(), "tgt_vocab": tgt_vocab.to_list(),
         }, resume_path)
 
@@ -273,8 +321,9 @@ def train(args):
             batches = D.bucket_batches(train_ex, args.batch_size, args.seed, epoch)
             while batch_pos < len(batches) and elapsed < budget:
                 batch = D.make_batch([train_ex[i] for i in batches[batch_pos]]).to(device)
+                progress_done = elapsed / budget if budget else 1.0
                 for group in optimizer.param_groups:
-                    group["lr"] = args.lr * lr_factor(step, args.warmup, elapsed / budget if budget else 1.0)
+                    group["lr"] = args.lr * lr_factor(step, args.warmup, progress_done)
                 with amp if amp is not None else torch.enable_grad():
                     logits = model(batch.src, batch.src_valid_lens, batch.tgt_in)  # (B, T, V)
                 loss = sequence_loss(logits, batch.tgt_out, args.label_smoothing)
@@ -282,6 +331,11 @@ def train(args):
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), args.clip)
                 optimizer.step()
+                if args.ema > 0 and progress_done >= args.ema_start:
+                    if averaged is None:
+                        averaged = start_ema(model, args.ema, build_model(args.model, config, args.impl).to(device))
+                    else:
+                        averaged.update_parameters(model)
                 step, batch_pos, tokens_seen = step + 1, batch_pos + 1, tokens_seen + batch.num_tokens
                 loss_value = loss.detach().item()
                 loss_avg = loss_value if loss_avg is None else 0.95 * loss_avg + 0.05 * loss_value
@@ -290,8 +344,8 @@ def train(args):
                               f"{batch_pos}/{len(batches)}  step {step}  loss {loss_avg:.3f}  "
                               f"lr {optimizer.param_groups[0]['lr']:.2e}  {tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
                 if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
-                    valid_curve.append(valid_point(model, valid_ex, device, step, elapsed))
-                    print(f"\n[{args.model}] step {step}: valid loss {valid_curve[-1]['valid_loss']:.3f}", flush=True)
+                    valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed))
+                    print(f"\n[{args.model}] step {step}: {describe_point(valid_curve[-1])}", flush=True)
                     last_valid = time.monotonic()
                 if time.monotonic() - last_save >= args.save_every:
                     save_resume()
@@ -307,15 +361,19 @@ def train(args):
             signal.signal(signal.SIGTERM, old_term)
     save_resume()
     print(flush=True)
-    valid_loss = mean_loss(model, valid_ex, 128, device) if valid_ex else None
+    final = valid_point(model, averaged, valid_ex, device, step, elapsed) if valid_ex else {}
+    valid_loss = final.get("valid_loss")
     metrics = {
         "train_loss": loss_avg, "valid_loss": valid_loss, "steps": step, "epochs": epoch + batch_pos / max(1, len(batches)),
         "train_minutes": elapsed / 60, "tokens_per_s": tokens_seen / max(elapsed, 1e-9),
         "num_parameters": n_params, "device": str(device), "threads": torch.get_num_threads(),
         "train_pairs": len(train_ex),
-        "valid_curve": valid_curve + ([{"step": step, "minutes": elapsed / 60, "valid_loss": valid_loss}]
-                                      if valid_loss is not None else []),
+        "valid_curve": valid_curve + ([final] if final else []),
     }
+    if averaged is not None:  # what is saved and evaluated from here on is the average
+        metrics.update(valid_loss_raw=final.get("valid_loss_raw"),
+                       ema={"decay": args.ema, "start": args.ema_start, "updates": int(averaged.n_averaged)})
+        model = averaged.module
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     settings["command"] = "python -m course.train " + " ".join(sys.argv[1:])
     model = model.float()
@@ -323,16 +381,13 @@ def train(args):
     print(f"saved {ckpt_path} ({ckpt_path.stat().st_size / 1e6:.1f} MB); valid loss {valid_loss}; "
           f"{metrics['tokens_per_s']:,.0f} tok/s over {step} steps", flush=True)
     if not args.no_eval:
-        result = evaluate(model, splits.test, src_vocab, tgt_vocab, beam_size=args.beam_size,
-                          long_pairs=splits.long)
+        result = evaluate_splits(model, splits, src_vocab, tgt_vocab, args.beam_size, args.beam_alpha)
         result.update({"model": args.model, "config": asdict(config), "train_metrics": metrics,
                        "versions": software_versions()})
         json_path = write_report(result, report_path(ckpt_path))
-        buckets = {k: {m: v.get(m) for m in ("count", "greedy", "beam")} for k, v in result["buckets"].items()}
-        update_metrics(ckpt_path, {"test_bleu": result["bleu"], "test_bleu_by_length": buckets,
-                                   "long_bleu": result["long"]})
-        print(f"test BLEU greedy {result['bleu']['greedy']:.1f}, beam {result['bleu']['beam']:.1f} -> {json_path}",
-              flush=True)
+        update_metrics(ckpt_path, report_metrics(result))
+        print(f"test BLEU greedy {result['bleu']['greedy']:.1f}, beam {result['bleu']['beam']:.1f} "
+              f"(length-penalty alpha {result['beam_alpha']:g}) -> {json_path}", flush=True)
     return ckpt_path
 
 

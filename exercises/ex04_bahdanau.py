@@ -22,6 +22,7 @@ class Seq2SeqAttentionDecoder(nn.Module):
         self.rnn = nn.GRU(
             embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
         )
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
         self.dense = nn.Linear(num_hiddens, vocab_size)
 
     def init_state(self, enc_outputs, enc_valid_lens):
@@ -38,8 +39,11 @@ class Seq2SeqAttentionDecoder(nn.Module):
           2. context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
           3. GRU input = torch.cat((context, embedding of X[:, t]), dim=-1), (B, 1, H + E)
           4. run one GRU step from hidden_state
-        Then logits = self.dense(all step outputs). Store the weights of every
-        step in self.attention_weights, shape (B, T_tgt, T_src), and return the
-        new state (enc_outputs, new hidden_state, enc_valid_lens).
+        Then the deep output: concatenate, along the last dim, all step outputs
+        (B, T_tgt, H), all step contexts (B, T_tgt, H) and the embeddings of X
+        (B, T_tgt, E), in that order; logits = self.dense(torch.tanh(
+        self.deep_output(that))). Store the weights of every step in
+        self.attention_weights, shape (B, T_tgt, T_src), and return the new
+        state (enc_outputs, new hidden_state, enc_valid_lens).
         """
         raise NotImplementedError("Seq2SeqAttentionDecoder.forward")

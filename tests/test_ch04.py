@@ -108,6 +108,8 @@ def test_step_shapes_follow_the_sizes():
     assert shapes["e = w_v(...)"] == shapes["alpha"] == (B, 1, T)
     assert shapes["c = alpha h"] == (B, 1, H)
     assert shapes["[c, embedding]"] == (B, 1, H + Em)
+    assert shapes["[GRU output, c, embedding]"] == (B, 1, 2 * H + Em)
+    assert shapes["deep output tanh(W_o [...])"] == (B, 1, H)
     assert shapes["logits"] == (B, 1, V)
     steps = [step for step, _, _ in ch04.step_shapes(B, T, H, Em, V)]
     assert steps == sorted(steps, key=["project", "softmax", "weighted_sum", "decode"].index)

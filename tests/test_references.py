@@ -222,9 +222,12 @@ def test_bahdanau_decoder_steps_match_a_manual_loop():
     logits, (_, final, _) = dec(X, dec.init_state((enc_out, hidden), lens))
     h = hidden
     for t in range(4):
-        context = dec.attention(h[-1][:, None], enc_out, enc_out, lens)
-        out, h = dec.rnn(torch.cat([context, dec.embedding(X[:, t : t + 1])], -1), h)
-        torch.testing.assert_close(logits[:, t], dec.dense(out[:, 0]))
+        emb = dec.embedding(X[:, t : t + 1])  # (B, 1, E)
+        context = dec.attention(h[-1][:, None], enc_out, enc_out, lens)  # (B, 1, H)
+        out, h = dec.rnn(torch.cat([context, emb], -1), h)  # (B, 1, H)
+        # Deep output: the prediction reads the GRU output, the context and the input embedding.
+        expected = dec.dense(torch.tanh(dec.deep_output(torch.cat([out, context, emb], -1))))  # (B, 1, V)
+        torch.testing.assert_close(logits[:, t], expected[:, 0])
     torch.testing.assert_close(final, h)
     assert dec.attention_weights.shape == (2, 4, 6)
     assert torch.all(dec.attention_weights[1, :, 3:] == 0)

@@ -16,6 +16,7 @@ from torch.testing import assert_close
 from course import data as D
 from course import train as T
 from course.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint, software_versions
+from course import evaluate as E
 from course.evaluate import bucket_of, corpus_bleu, evaluate, report_path
 from course.models import MODEL_NAMES, build_model, config_class
 from course.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
@@ -192,6 +193,40 @@ def test_evaluate_pools_long_pairs_into_buckets_but_not_into_overall_bleu():
     assert result["long"]["beam"] == pytest.approx(corpus_bleu(hyps[2:], refs[2:]))
 
 
+def test_choose_alpha_takes_the_best_validation_bleu_and_the_first_of_a_tie(monkeypatch):
+    pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2)]
+    src_vocab = Vocab(sorted({t for p in pairs for t in tokenize_en(p.en)}))
+    tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶")))
+    by_alpha = {0.6: ["猫。", "我爱。"], 1.0: ["猫。", "我喜欢茶。"], 1.4: ["猫。", "我喜欢茶。"]}
+    seen = []
+
+    def fake_decode_all(model, src_ids, method, beam_size, batch_size, alpha):
+        seen.append((method, alpha))
+        return [tgt_vocab.encode(list(h)) for h in by_alpha[alpha]]
+
+    monkeypatch.setattr(E, "decode_all", fake_decode_all)
+    alpha, scores = E.choose_alpha(None, pairs, src_vocab, tgt_vocab)
+    assert seen == [("beam", a) for a in E.ALPHAS]
+    refs = [p.zh for p in pairs]
+    assert [s["bleu"] for s in scores] == pytest.approx([corpus_bleu(by_alpha[a], refs) for a in E.ALPHAS])
+    assert scores[0]["bleu"] < scores[1]["bleu"] == scores[2]["bleu"]
+    assert alpha == 1.0  # 1.0 and 1.4 tie: the first listed wins
+
+
+def test_evaluate_passes_the_length_penalty_to_beam_search(monkeypatch):
+    pairs = [D.Pair("Cats.", "猫。", "", 1)]
+    src_vocab, tgt_vocab = Vocab(["cats", "."]), Vocab(["猫", "。"])
+    alphas = []
+
+    def fake_beam(model, src, lens, beam_size, alpha):
+        alphas.append(alpha)
+        return [tgt_vocab.encode(["猫", "。"]) for _ in range(src.shape[0])]
+
+    monkeypatch.setattr(E, "beam_search", fake_beam)
+    result = evaluate(LookupModel({}, len(tgt_vocab)), pairs, src_vocab, tgt_vocab, methods=("beam",), alpha=1.4)
+    assert alphas == [1.4] and result["beam_alpha"] == 1.4 and result["bleu"]["beam"] == pytest.approx(100.0)
+
+
 # ---------------------------------------------------------------- training
 
 def test_lr_schedule_warms_up_then_decays():
@@ -270,6 +305,24 @@ def test_tiny_training_reduces_loss_and_writes_everything(model_name, epochs, tm
     assert report["bleu"] == metrics["test_bleu"]
     assert sum(b["count"] for b in report["buckets"].values()) == 30 + report["num_long_extra"]
     assert (out / "resume" / f"{model_name}.resume.pt").is_file()
+    # The length penalty is the one that scored best on the validation set.
+    tried = report["valid_beam_bleu_by_alpha"]
+    assert [t["alpha"] for t in tried] == list(E.ALPHAS)
+    assert report["beam_alpha"] == max(tried, key=lambda t: t["bleu"])["alpha"] == metrics["beam_alpha"]
+
+
+def test_evaluate_command_reevaluates_a_checkpoint_and_keeps_its_training_record(tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=150), tmp_path / "ckpt"
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", "--no-eval"))
+    before = read_checkpoint(out / "seq2seq.pt")
+    E.main([str(out / "seq2seq.pt"), "--data", str(data), "--beam-alpha", "1.4", "--beam-size", "2"])
+    report = json.loads(report_path(out / "seq2seq.pt").read_text(encoding="utf-8"))
+    after = read_checkpoint(out / "seq2seq.pt")
+    assert report["beam_alpha"] == after["metrics"]["beam_alpha"] == 1.4
+    assert report["valid_beam_bleu_by_alpha"] is None  # given, not chosen
+    assert report["model"] == "seq2seq" and report["config"] == before["config"]
+    assert report["train_metrics"]["steps"] == before["metrics"]["steps"]
+    assert after["metrics"]["test_bleu"] == report["bleu"] and after["metrics"]["steps"] == before["metrics"]["steps"]
 
 
 def test_resume_continues_where_it_stopped(tmp_path):
@@ -296,3 +349,59 @@ def test_validation_curve_is_logged_and_survives_resume(tmp_path):
     second = read_checkpoint(out / "seq2seq.pt")["metrics"]["valid_curve"]
     # Resumed: the earlier checks are kept (not the first run's final point), no new periodic ones.
     assert second[:-1] == curve[:-1] and second[-1]["step"] == 2 * first["steps"]
+
+
+@pytest.mark.parametrize("model_name", ["bahdanau", "transformer"])
+def test_moving_average_starts_midway_in_models_that_keep_attention_weights(model_name, tmp_path):
+    # The live model holds the last forward's attention weights (not copyable); the average must not mind.
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
+    T.main(tiny_args(data, out, model_name, "--max-epochs", "2", "--no-eval", "--ema", "0.9", "--ema-start", "0",
+                     "--valid-every", "1e-9"))
+    metrics = read_checkpoint(out / f"{model_name}.pt")["metrics"]
+    assert metrics["ema"]["updates"] == metrics["steps"]
+    assert all("valid_loss_raw" in p for p in metrics["valid_curve"])
+
+
+def test_moving_average_is_what_gets_saved_and_continues_after_resume(tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
+    ema = ["--no-eval", "--ema", "0.5", "--ema-start", "0", "--lr", "1e-2", "--warmup", "1"]
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", *ema))
+    first = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    assert first["ema"] == {"decay": 0.5, "start": 0.0, "updates": first["steps"]}
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "2", "--resume", *ema))
+    saved = read_checkpoint(out / "seq2seq.pt")
+    metrics = saved["metrics"]
+    # Resumed, the average goes on from where it was instead of starting again.
+    assert metrics["ema"]["updates"] == metrics["steps"] == 2 * first["steps"]
+    resume = torch.load(out / "resume" / "seq2seq.resume.pt", weights_only=True)
+    live, average = resume["model"], {k[len("module."):]: v for k, v in resume["ema"].items() if k.startswith("module.")}
+    assert set(average) == set(live) == set(saved["state_dict"])
+    name = "decoder.dense.weight"
+    assert_close(saved["state_dict"][name].float(), average[name], atol=1e-3, rtol=1e-3)  # float16 on disk
+    assert (live[name] - average[name]).abs().max() > 2e-3  # lr 1e-2, decay 0.5: they differ
+    # The reported losses belong to the weights they name.
+    args = T.parse_args(tiny_args(data, out, "seq2seq"))
+    _, _, valid_tok, _, _ = T.build_data(args)
+    loaded = load_checkpoint(out / "seq2seq.pt")
+    valid_ex = D.encode_pairs(valid_tok, loaded.src_vocab, loaded.tgt_vocab)
+    assert T.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss"], rel=1e-2)
+    loaded.model.load_state_dict(live)
+    assert T.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss_raw"], rel=1e-4)
+
+
+def test_without_a_moving_average_the_live_weights_are_saved(tmp_path):
+    data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", "--no-eval", "--ema", "0.9", "--ema-start", "1"))
+    saved = read_checkpoint(out / "seq2seq.pt")
+    live = torch.load(out / "resume" / "seq2seq.resume.pt", weights_only=True)
+    assert live["ema"] is None and "ema" not in saved["metrics"] and "valid_loss_raw" not in saved["metrics"]
+    assert_close(saved["state_dict"]["decoder.dense.weight"].float(), live["model"]["decoder.dense.weight"],
+                 atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("flags,message", [(["--ema", "1.5"], "--ema must be a decay"),
+                                           (["--ema-start", "-0.1"], "--ema-start is a fraction")])
+def test_bad_moving_average_options_are_clear_errors(flags, message, capsys):
+    with pytest.raises(SystemExit):
+        T.parse_args(["--model", "seq2seq", "--data", "x.tsv", *flags])
+    assert message in capsys.readouterr().err

@@ -69,6 +69,21 @@ MISTAKES = (
         "out, _ = self.rnn(rnn_input, hidden_state)",
     ),
     Mistake(
+        "deep_output_order",
+        "The deep output reads torch.cat((outputs, contexts, embs), dim=-1) in that order: every "
+        "step's GRU output, then its context, then the input token's embedding; the trained weights "
+        "expect that layout.",
+        "torch.cat((outputs, contexts, embs), dim=-1)",
+        "torch.cat((outputs, embs, contexts), dim=-1)",
+    ),
+    Mistake(
+        "deep_output_no_tanh",
+        "Squash the deep output with tanh before the vocabulary layer: "
+        "logits = self.dense(torch.tanh(self.deep_output(...))).",
+        "features = torch.tanh(self.deep_output(torch.cat((outputs, contexts, embs), dim=-1)))",
+        "features = self.deep_output(torch.cat((outputs, contexts, embs), dim=-1))",
+    ),
+    Mistake(
         "weights_last_step_only",
         "attention_weights must hold every step's weights, (B, T_tgt, T_src): collect the "
         "attention's weights after each step and concatenate them along dim=1.",
