@@ -71,23 +71,13 @@ def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64, alph
     return out
 
 
-def hypothesis_text(ids, tgt_vocab):
-    """Decoded ids -> the Chinese string BLEU compares (punctuation normalised like the references)."""
-    return normalize_zh(detokenize_zh(tgt_vocab.decode(ids)))
-
-
 def choose_alpha(model, pairs, src_vocab, tgt_vocab, alphas=ALPHAS, beam_size=4, batch_size=64):
     """The length-penalty alpha whose beam search scores best on `pairs` (the validation set).
 
     Returns (alpha, [{"alpha", "bleu"}, ...]); a tie goes to the alpha listed first.
     """
-    src_ids = [src_vocab.encode(tokenize_en(p.en)) for p in pairs]
-    refs = [normalize_zh(p.zh) for p in pairs]
-    scores = []
-    with torch.no_grad():
-        for alpha in alphas:
-            ids = decode_all(model, src_ids, "beam", beam_size, batch_size, alpha=alpha)
-            scores.append({"alpha": alpha, "bleu": corpus_bleu([hypothesis_text(r, tgt_vocab) for r in ids], refs)})
+    scores = [{"alpha": alpha, "bleu": evaluate(model, pairs, src_vocab, tgt_vocab, ("beam",), beam_size, batch_size,
+                                                 alpha=alpha)["bleu"]["beam"]} for alpha in alphas]
     best = max(scores, key=lambda s: s["bleu"])  # max keeps the first of equal scores
     return best["alpha"], scores
 
@@ -108,7 +98,7 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     with torch.no_grad():
         for method in methods:
             ids = decode_all(model, src_ids, method, beam_size, batch_size, alpha=alpha)
-            hyps_by_method[method] = [hypothesis_text(row, tgt_vocab) for row in ids]
+            hyps_by_method[method] = [normalize_zh(detokenize_zh(tgt_vocab.decode(row))) for row in ids]
 
     def bleu_of(members):
         """{method: BLEU} over the pool indices `members` (None for none)."""
@@ -184,12 +174,13 @@ def main(argv=None):
     result = evaluate_splits(loaded.model, splits, loaded.src_vocab, loaded.tgt_vocab, args.beam_size,
                              args.beam_alpha)
     meta = loaded.meta
-    trained = {k: v for k, v in meta.get("metrics", {}).items() if k not in report_metrics(result)}
+    evaluated = report_metrics(result)
+    trained = {k: v for k, v in meta.get("metrics", {}).items() if k not in evaluated}
     result.update({"model": meta["model_name"], "config": meta["config"], "train_metrics": trained,
                    "versions": meta.get("versions")})  # as the training command writes them
     out = write_report(result, report_path(args.checkpoint))
     if not args.report_only:
-        update_metrics(args.checkpoint, report_metrics(result))
+        update_metrics(args.checkpoint, evaluated)
     print(json.dumps(result["bleu"]), f"beam alpha {result['beam_alpha']}", "->", out)
 
 

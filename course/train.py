@@ -5,7 +5,8 @@ Time-boxed (--minutes, training wall-clock only), resumable (--resume, from
 with a cosine learning-rate decay over the time budget after a linear warm-up.
 With --ema, an exponential moving average of the weights is kept from
 --ema-start (a fraction of the budget) on, and it is what gets validated and
-saved; the live weights stay in the resume file. At the end the model is saved in half precision to <out>/<model>.pt and
+saved; the live weights stay in the resume file. At the end the model is saved
+in half precision to <out>/<model>.pt and
 evaluated on the held-out test set (greedy and beam BLEU, BLEU by source
 length in <out>/<model>.bleu.json). On a GPU: bf16 autocast and fused attention.
 """
@@ -34,12 +35,12 @@ from .vocab import PAD_ID, Vocab
 # FFN is 768 wide so that its half-precision checkpoint stays under 15 MB.
 DEFAULTS = {
     "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
-                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0, ema=0.0),
+                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
     "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
                      decoder_init="zeros", bidirectional=True, batch_size=128, lr=3e-3, warmup=200,
-                     label_smoothing=0.0, ema=0.0),
+                     label_smoothing=0.0),
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
-                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1, ema=0.0),
+                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
 }
 SWITCH_HELP = {  # on/off shape options (--name / --no-name)
     "bidirectional": "RNN encoder reads the source both ways, num_hiddens // 2 units per direction",
@@ -188,7 +189,7 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=None, help="linear warm-up steps")
     p.add_argument("--label-smoothing", type=float, default=None)
     p.add_argument("--clip", type=float, default=1.0, help="gradient norm clipping")
-    p.add_argument("--ema", type=float, default=None,
+    p.add_argument("--ema", type=float, default=0.0,
                    help="decay of an exponential moving average of the weights, updated every step from "
                         "--ema-start on; the average is validated and saved (0: off; e.g. 0.999)")
     p.add_argument("--ema-start", type=float, default=0.5,
@@ -214,7 +215,7 @@ def parse_args(argv=None):
     p.add_argument("--valid-every", type=float, default=120.0,
                    help="seconds between validation-loss checks, logged and kept in the metrics (0: only at the end)")
     args = p.parse_args(argv)
-    if args.ema is not None and not 0.0 <= args.ema < 1.0:
+    if not 0.0 <= args.ema < 1.0:
         p.error(f"--ema must be a decay in [0, 1), e.g. 0.999 (0 turns it off); got {args.ema}")
     if not 0.0 <= args.ema_start <= 1.0:
         p.error(f"--ema-start is a fraction of the time budget in [0, 1]; got {args.ema_start}")
@@ -280,6 +281,11 @@ def train(args):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=betas)
     step, epoch, batch_pos, elapsed, tokens_seen, valid_curve = 0, 0, 0, 0.0, 0, []
     averaged = None  # the moving average of the weights, once --ema-start is reached
+
+    def new_average():
+        """A moving average starting from the live weights, in a freshly built model."""
+        return start_ema(model, args.ema, build_model(args.model, config, args.impl).to(device))
+
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optimizer"])
@@ -288,7 +294,7 @@ def train(args):
         valid_curve = list(resume.get("valid_curve", []))
         torch.set_rng_state(resume["rng"])
         if resume.get("ema") is not None and args.ema > 0:
-            averaged = start_ema(model, args.ema, build_model(args.model, config, args.impl).to(device))
+            averaged = new_average()
             averaged.load_state_dict(resume["ema"])
     cuda = device.type == "cuda"
     if args.fused_attention == "on" or (args.fused_attention == "auto" and cuda):
@@ -333,7 +339,7 @@ def train(args):
                 optimizer.step()
                 if args.ema > 0 and progress_done >= args.ema_start:
                     if averaged is None:
-                        averaged = start_ema(model, args.ema, build_model(args.model, config, args.impl).to(device))
+                        averaged = new_average()
                     else:
                         averaged.update_parameters(model)
                 step, batch_pos, tokens_seen = step + 1, batch_pos + 1, tokens_seen + batch.num_tokens
