@@ -179,6 +179,13 @@ def long_bleu(reports):
     return pd.DataFrame(rows).T.round(2), int(first.get("count", 0)), int(first.get("min_words", 0))
 
 
+def beam_settings(reports):
+    """{model: (beam size, length-penalty alpha, whether alpha was chosen on the validation set)}."""
+    return {name: (int(r["beam_size"]), float(r["beam_alpha"]), bool(r.get("valid_beam_bleu_by_alpha")))
+            for name, r in reports.items()
+            if r.get("beam_size") and r.get("beam_alpha") is not None and r.get("bleu", {}).get("beam") is not None}
+
+
 def example_sentences(reports, bucket, method="greedy"):
     """The bucket's example sentences with each model's output beside the reference."""
     rows = {}

@@ -26,7 +26,7 @@ from .progress import atomic_write_text
 from .vocab import detokenize_zh, normalize_zh, tokenize_en
 
 BUCKETS = ((1, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, None))  # source words, inclusive
-ALPHAS = (0.6, 1.0, 1.4)  # beam search's length-penalty exponents tried on the validation set
+ALPHAS = (0.6, 1.0, 1.4, 1.8, 2.2)  # beam search's length-penalty exponents tried on the validation set
 
 
 def corpus_bleu(hypotheses, references):

@@ -24,6 +24,19 @@ def report_stamps():
                  for name in MODEL_NAMES if demos.bleu_path(name).is_file())
 
 
+def beam_caption(found):
+    """Each model's beam size and length-penalty alpha in words, or None if no report ran beam search."""
+    settings = demos.beam_settings(found)
+    if not settings:
+        return None
+    text = tr("demos.bottleneck.beam_note", settings=", ".join(
+        tr("demos.bottleneck.beam_setting", model=model_label(n), size=k, alpha=f"{a:g}")
+        for n, (k, a, _) in settings.items()))
+    if all(chosen for _, _, chosen in settings.values()):
+        text += " " + tr("demos.bottleneck.beam_chosen")
+    return text
+
+
 st.title(tr("demos.bottleneck.title"))
 st.markdown(tr("demos.bottleneck.intro"))
 found = reports(report_stamps())
@@ -37,6 +50,9 @@ method = st.radio(tr("demos.bottleneck.method_label"), ("greedy", "beam"), horiz
                   format_func=labeler("demos.bottleneck.methods.{}"), key="demo_bottleneck_method",
                   persist_state=KEEP)
 table = demos.bleu_by_length(found, method)
+caption = beam_caption(found) if method == "beam" else None
+if caption:
+    st.caption(caption)
 labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
 shown = table.assign(model=table["model"].map(model_label))
 chart = charts.bar_chart(shown, "bucket", "bleu", title=tr("demos.bottleneck.chart_title"),

@@ -151,7 +151,13 @@ def test_bottleneck_table_shows_the_reports_numbers(tiny):
         for bucket, entry in report["buckets"].items():
             if entry["greedy"] is not None:
                 assert table.loc[label, bucket] == pytest.approx(entry["greedy"], abs=0.01)
+    assert not any("α" in c.value for c in at.caption)  # the beam note only with beam search
     at.radio(key="demo_bottleneck_method").set_value("beam").run()
+    note = next(c.value for c in at.caption if "α" in c.value)
+    for name in MODEL_NAMES:  # the fixture's reports: beam 2, the default alpha (given, not chosen)
+        assert i18n.t("demos.bottleneck.beam_setting", "en", model=i18n.t(f"demos.models.{name}", "en"),
+                      size=2, alpha="0.6") in note
+    assert i18n.t("demos.bottleneck.beam_chosen", "en") not in note
     at.select_slider(key="demo_bottleneck_bucket").set_value("1-4").run()
     assert errors_of(at) == []
     examples = frame_with(at, i18n.t("demos.bottleneck.col_reference", "en"))
@@ -170,6 +176,17 @@ def test_inside_decoder_self_attention_is_causal_and_heads_differ():
     at.radio(key="demo_inside_kind").set_value("cross").run()
     cross = next(df.value for df in at.dataframe)
     assert cross.shape[1] == len(tokenize_en(SENTENCE)) and errors_of(at) == []
+
+
+def test_beam_settings_say_whether_alpha_was_chosen_on_the_validation_set():
+    reports = {
+        "bahdanau": {"beam_size": 4, "beam_alpha": 1.8, "bleu": {"greedy": 29.0, "beam": 31.0},
+                     "valid_beam_bleu_by_alpha": [{"alpha": 0.6, "bleu": 30.0}, {"alpha": 1.8, "bleu": 31.5}]},
+        "seq2seq": {"beam_size": 6, "beam_alpha": 0.6, "bleu": {"greedy": 20.0, "beam": 21.0},
+                    "valid_beam_bleu_by_alpha": None},
+        "transformer": {"beam_size": 4, "beam_alpha": 0.6, "bleu": {"greedy": 30.0}},  # no beam run
+    }
+    assert demos.beam_settings(reports) == {"bahdanau": (4, 1.8, True), "seq2seq": (6, 0.6, False)}
 
 
 def test_head_matrix_rejects_a_missing_head():

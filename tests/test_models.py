@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from course.decoding import beam_search, greedy_decode, translate
+from course.decoding import beam_search, greedy_decode, length_penalty, translate
 from course.models import MODEL_NAMES, build_model, config_class, import_impl, run_encoder
 from course.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
 
@@ -175,6 +175,60 @@ def test_beam_search_finds_what_greedy_misses():
     src, lens = torch.tensor([[4]]), torch.tensor([1])
     assert greedy_decode(model, src, lens, max_len=2)[0] == [[4, 4]]
     assert beam_search(model, src, lens, beam_size=3, max_len=2) == [[5]]
+
+
+class SourceTableModel(torch.nn.Module):
+    """Next-token log-probabilities from a table chosen by the source's first token and the previous token."""
+
+    def __init__(self, tables):
+        super().__init__()
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+        self.tables = tables  # (S, V, V) log-probabilities
+
+    def encode(self, src, src_valid_lens):
+        return src[:, 0]  # (B,)
+
+    def decode_step(self, tokens, state):
+        return self.tables[state, tokens[:, 0]], state, {}
+
+    def reorder_state(self, state, index):
+        return state[index]
+
+
+def best_by_enumeration(table, max_len, alpha):
+    """Every output up to max_len tokens (ending in <eos>, or cut at max_len), scored as beam search scores them."""
+    real = [t for t in range(table.shape[0]) if t not in (PAD_ID, BOS_ID)]
+    best, best_score, frontier = None, float("-inf"), [((), BOS_ID, 0.0)]
+    for length in range(1, max_len + 1):
+        grown = []
+        for seq, prev, score in frontier:
+            for tok in real:
+                s = score + float(table[prev, tok])
+                if tok == EOS_ID or length == max_len:
+                    normed = s / length_penalty(length, alpha)
+                    if normed > best_score:
+                        best, best_score = list(seq) + ([] if tok == EOS_ID else [tok]), normed
+                else:
+                    grown.append((seq + (tok,), tok, s))
+        frontier = grown
+    return best
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
+def test_wide_beam_search_is_exhaustive(alpha):
+    # Vocabulary: pad bos eos unk A B. With max_len 3 there are at most 12
+    # candidates per step, so a beam of 12 keeps every prefix: it must return
+    # the best output of all, whatever each sentence's table is.
+    V, S = 6, 5
+    gen = torch.Generator().manual_seed(7)
+    tables = torch.log_softmax(torch.randn(S, V, V, generator=gen) * 2.0, dim=-1)  # (S, V, V)
+    model = SourceTableModel(tables)
+    src, lens = torch.arange(S).unsqueeze(1), torch.ones(S, dtype=torch.long)  # sentence b uses table b
+    masked = tables.clone()
+    masked[:, :, [PAD_ID, BOS_ID]] = float("-inf")  # never generated
+    masked = torch.log_softmax(masked, dim=-1)
+    expected = [best_by_enumeration(masked[b], 3, alpha) for b in range(S)]
+    assert beam_search(model, src, lens, beam_size=12, max_len=3, alpha=alpha) == expected
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
