@@ -35,10 +35,10 @@ from .vocab import PAD_ID, Vocab
 # FFN is 768 wide so that its half-precision checkpoint stays under 15 MB.
 DEFAULTS = {
     "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
-                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.0),
+                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.1),
     "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
                      decoder_init="zeros", bidirectional=True, batch_size=128, lr=3e-3, warmup=200,
-                     label_smoothing=0.0),
+                     label_smoothing=0.1),
     "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
                         batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
 }
