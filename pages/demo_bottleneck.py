@@ -29,7 +29,7 @@ def beam_caption(found):
     settings = demos.beam_settings(found)
     if not settings:
         return None
-    text = tr("demos.bottleneck.beam_note", settings=", ".join(
+    text = tr("demos.bottleneck.beam_note", settings=tr("demos.bottleneck.beam_separator").join(
         tr("demos.bottleneck.beam_setting", model=model_label(n), size=k, alpha=f"{a:g}")
         for n, (k, a, _) in settings.items()))
     if all(chosen for _, _, chosen in settings.values()):
