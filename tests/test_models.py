@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from course.decoding import beam_search, greedy_decode, length_penalty, translate
+from course.decoding import beam_search, greedy_decode, translate
 from course.models import MODEL_NAMES, build_model, config_class, import_impl, run_encoder
 from course.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
 
@@ -205,7 +205,7 @@ def best_by_enumeration(table, max_len, alpha):
             for tok in real:
                 s = score + float(table[prev, tok])
                 if tok == EOS_ID or length == max_len:
-                    normed = s / length_penalty(length, alpha)
+                    normed = s / ((5 + length) / 6) ** alpha  # GNMT's length penalty
                     if normed > best_score:
                         best, best_score = list(seq) + ([] if tok == EOS_ID else [tok]), normed
                 else:
@@ -216,19 +216,20 @@ def best_by_enumeration(table, max_len, alpha):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
 def test_wide_beam_search_is_exhaustive(alpha):
-    # Vocabulary: pad bos eos unk A B. With max_len 3 there are at most 12
-    # candidates per step, so a beam of 12 keeps every prefix: it must return
-    # the best output of all, whatever each sentence's table is.
-    V, S = 6, 5
+    # Vocabulary: pad bos eos unk A B. With max_len 4 a step has at most 121
+    # finite candidates (the last: 27 live prefixes x 4 tokens, 13 ended), so
+    # a beam of 128 never drops one: for each of 50 random tables it must
+    # return the best output of all, as the enumeration scores them.
+    V, S, max_len = 6, 50, 4
     gen = torch.Generator().manual_seed(7)
-    tables = torch.log_softmax(torch.randn(S, V, V, generator=gen) * 2.0, dim=-1)  # (S, V, V)
+    tables = torch.log_softmax(torch.randn(S, V, V, generator=gen), dim=-1)  # (S, V, V)
     model = SourceTableModel(tables)
     src, lens = torch.arange(S).unsqueeze(1), torch.ones(S, dtype=torch.long)  # sentence b uses table b
     masked = tables.clone()
     masked[:, :, [PAD_ID, BOS_ID]] = float("-inf")  # never generated
     masked = torch.log_softmax(masked, dim=-1)
-    expected = [best_by_enumeration(masked[b], 3, alpha) for b in range(S)]
-    assert beam_search(model, src, lens, beam_size=12, max_len=3, alpha=alpha) == expected
+    expected = [best_by_enumeration(masked[b], max_len, alpha) for b in range(S)]
+    assert beam_search(model, src, lens, beam_size=128, max_len=max_len, alpha=alpha) == expected
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
