@@ -142,19 +142,19 @@ def test_beam_of_one_is_greedy(name):
     assert beam_search(model, src, lens, beam_size=1, max_len=7) == greedy_decode(model, src, lens, max_len=7)[0]
 
 
-class ToyModel(torch.nn.Module):
-    """Next-token probabilities that depend only on the previous token (hand-made)."""
+class TableModel(torch.nn.Module):
+    """Next-token log-probabilities read from a table: tables[first source token][previous token]."""
 
-    def __init__(self, table):
+    def __init__(self, tables):
         super().__init__()
         self.dummy = torch.nn.Parameter(torch.zeros(1))
-        self.table = torch.log(torch.tensor(table))  # (V, V): row = previous token
+        self.tables = tables  # (S, V, V) log-probabilities
 
     def encode(self, src, src_valid_lens):
-        return torch.zeros(src.shape[0])
+        return src[:, 0]  # (B,): which table each sentence uses
 
     def decode_step(self, tokens, state):
-        return self.table[tokens[:, 0]], state, {}
+        return self.tables[state, tokens[:, 0]], state, {}
 
     def reorder_state(self, state, index):
         return state[index]
@@ -171,28 +171,10 @@ def test_beam_search_finds_what_greedy_misses():
     table[5][EOS_ID], table[5][4] = 0.9, 0.1
     for row in table:
         row[PAD_ID] = eps
-    model = ToyModel(table)
-    src, lens = torch.tensor([[4]]), torch.tensor([1])
+    model = TableModel(torch.log(torch.tensor([table])))  # one hand-made table
+    src, lens = torch.tensor([[0]]), torch.tensor([1])
     assert greedy_decode(model, src, lens, max_len=2)[0] == [[4, 4]]
     assert beam_search(model, src, lens, beam_size=3, max_len=2) == [[5]]
-
-
-class SourceTableModel(torch.nn.Module):
-    """Next-token log-probabilities from a table chosen by the source's first token and the previous token."""
-
-    def __init__(self, tables):
-        super().__init__()
-        self.dummy = torch.nn.Parameter(torch.zeros(1))
-        self.tables = tables  # (S, V, V) log-probabilities
-
-    def encode(self, src, src_valid_lens):
-        return src[:, 0]  # (B,)
-
-    def decode_step(self, tokens, state):
-        return self.tables[state, tokens[:, 0]], state, {}
-
-    def reorder_state(self, state, index):
-        return state[index]
 
 
 def best_by_enumeration(table, max_len, alpha):
@@ -223,7 +205,7 @@ def test_wide_beam_search_is_exhaustive(alpha):
     V, S, max_len = 6, 50, 4
     gen = torch.Generator().manual_seed(7)
     tables = torch.log_softmax(torch.randn(S, V, V, generator=gen), dim=-1)  # (S, V, V)
-    model = SourceTableModel(tables)
+    model = TableModel(tables)
     src, lens = torch.arange(S).unsqueeze(1), torch.ones(S, dtype=torch.long)  # sentence b uses table b
     masked = tables.clone()
     masked[:, :, [PAD_ID, BOS_ID]] = float("-inf")  # never generated
