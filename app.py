@@ -1,14 +1,14 @@
 """Attention Lab: the Streamlit entry point (routes only; lessons live in pages/).
 
-Run with `streamlit run app.py`. The navigation comes from course/pages_index.py;
+Run with `streamlit run app.py`. The navigation comes from course/app/pages_index.py;
 the language switch and the progress summary are rendered here so that they
 appear, and keep their state, on every page.
 """
 
 import streamlit as st
 
-from course import pages_index
-from course.ui import language_switch, progress_summary, shell_started, tr
+from course.app import pages_index
+from course.app.ui import language_switch, progress_summary, shell_started, tr
 
 shell_started()
 st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")

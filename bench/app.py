@@ -2,7 +2,7 @@
 
     python bench/app.py [--runs N]
 
-For every page in course/pages_index.py that exists, AppTest opens the page,
+For every page in course/app/pages_index.py that exists, AppTest opens the page,
 then changes one widget (the first slider, radio, select box... on the page,
 alternating between two values) and times the rerun; the median of N reruns
 is printed against the 150 ms goal. Cold start is the time from
@@ -154,7 +154,7 @@ def main():
     parser.add_argument("--runs", type=int, default=7, help="reruns per page (default 7)")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="bench-lab-")  # never touch real notes
-    from course import pages_index
+    from course.app import pages_index
 
     print(f"page rerun after one widget change (median of {args.runs}; goal < {GOAL_MS} ms)")
     for page in pages_index.existing():

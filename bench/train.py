@@ -3,13 +3,13 @@
     python bench/train.py                 # defaults: 20 timed steps x 3 runs, CPU or CUDA (auto)
     python bench/train.py --steps 10 --runs 3 --device cpu
 
-Both models have the course.train default shape (d=256, 3+3 layers, 4 heads,
+Both models have the course.translation.train default shape (d=256, 3+3 layers, 4 heads,
 FFN 768, dropout 0.1), the same vocabularies, embeddings, sinusoidal positions
 and output layer, and train on the same seeded batches with the same loss
 (label smoothing 0.1), Adam and gradient clipping. On CUDA both get bf16
-autocast and ours gets the fused attention course.train uses. Tokens/s counts
+autocast and ours gets the fused attention course.translation.train uses. Tokens/s counts
 target tokens (not padding). Goals: ratio >= 0.9; latency of one translation
-(course.decoding.translate, greedy, with attention maps) < 50 ms. Figures are
+(course.translation.decoding.translate, greedy, with attention maps) < 50 ms. Figures are
 medians over --runs; on a shared machine they are noisy.
 """
 
@@ -28,11 +28,12 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from course import demos  # noqa: E402
-from course.checkpoint import load_checkpoint  # noqa: E402
-from course.decoding import greedy_decode, source_tensor, translate  # noqa: E402
-from course.models import TransformerConfig, build_model  # noqa: E402
-from course.train import DEFAULTS, enable_fused_attention  # noqa: E402
-from course.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en  # noqa: E402
+from course.translation.checkpoint import load_checkpoint  # noqa: E402
+from course.translation.decoding import greedy_decode, source_tensor, translate  # noqa: E402
+from course.translation.models import TransformerConfig, build_model  # noqa: E402
+from course.translation.train import DEFAULTS  # noqa: E402
+from course.translation.training import enable_fused_attention  # noqa: E402
+from course.translation.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en  # noqa: E402
 
 SENTENCE = "tom is a teacher."
 
@@ -125,7 +126,7 @@ def latency_model(device):
 
 
 def shape_of(defaults):
-    """The TransformerConfig fields among course.train's defaults."""
+    """The TransformerConfig fields among course.translation.train's defaults."""
     return {k: v for k, v in defaults.items() if k in TransformerConfig.__dataclass_fields__}
 
 

@@ -1,5 +1,13 @@
-"""Attention Lab's shared library: experiment maths, charts, text, data, models.
+"""Attention Lab's shared library, in four rooms (dependencies point down this list only):
 
-Pages, the grader and the demos import from here. Nothing in this package
-imports Streamlit at module level, so it is unit-tested without a browser.
+- course.app: the Streamlit app's support code (language, page index, progress, notes,
+  the clients that run the grader and the learner's demo in child processes, shared widgets).
+- course.lessons: the chapters' experiments and charts, one module per chapter.
+- course.translation: the English-to-Chinese translators, from the Tatoeba loader to
+  training, evaluation and the demo pages' logic.
+- course.common: the vocabulary every part shares (exercise index and statuses, paths and
+  atomic writes, text catalogs, chart helpers).
+
+pages/ import from here; here nothing imports pages/, and only course.app imports Streamlit.
+tests/test_layout.py checks these directions and that there are no import cycles.
 """

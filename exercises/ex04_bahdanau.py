@@ -1,7 +1,7 @@
 """Exercise 4: the Bahdanau attention decoder (chapter 4, "Bahdanau attention,
 computed by hand").
 
-The encoder (course.seq2seq.Seq2SeqEncoder, given) turns a source sentence
+The encoder (course.translation.rnn.Seq2SeqEncoder, given) turns a source sentence
 into outputs (B, T_src, H) and a final hidden state (num_layers, B, H).
 At every target step this decoder asks "which source words matter now?".
 """

@@ -12,15 +12,17 @@ import sys
 import time
 from pathlib import Path
 
-from course import progress
-from course.exercise_index import BY_ID, get as get_exercise
+from course.app import progress
+from course.common.exercise_index import BY_ID
+from course.common.exercise_index import get as get_exercise
 
-from . import checks as checks_registry, notebook_submit
+from . import checks as checks_registry
+from . import notebook_submit
 from .core import grade
+from .report import print_table
 from .sandbox import SandboxLimits
 
 DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "exercises"
-STATUS_LABELS = {"passed": "passed", "failed": "FAILED", "not_written": "not written yet", "error": "ERROR"}
 
 
 def parse_args(argv):
@@ -51,38 +53,6 @@ def parse_args(argv):
     return args
 
 
-def print_table(report, out=sys.stdout):
-    """The readable summary: one row per exercise, then the first problem of each."""
-    rows = [(ex.id, ex.title, STATUS_LABELS[ex.status],
-             f"{sum(c['passed'] if isinstance(c, dict) else c.passed for c in ex.checks)}/{len(ex.checks)}")
-            for ex in report.exercises]
-    widths = [max(len(r[i]) for r in rows + [("id", "exercise", "status", "checks")]) for i in range(4)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths)
-    print(line.format("id", "exercise", "status", "checks"), file=out)
-    print(line.format(*("-" * w for w in widths)), file=out)
-    for row in rows:
-        print(line.format(*row), file=out)
-    for ex in report.exercises:
-        if ex.passed:
-            continue
-        print(f"\n{ex.id} {ex.title} ({ex.file}): {STATUS_LABELS[ex.status]}", file=out)
-        if ex.status == "not_written":
-            print(f"  {ex.summary}", file=out)
-            continue
-        first = next(c for c in ex.checks if not c.passed)
-        print(f"  check:    {first.name}", file=out)
-        if first.call:
-            print(f"  called:   {first.call}", file=out)
-        print(f"  problem:  {first.message}", file=out)
-        if first.hint:
-            print(f"  hint:     {first.hint}", file=out)
-        others = sum(not c.passed for c in ex.checks) - 1
-        if others:
-            print(f"  ({others} more failing check(s); fix this one first)", file=out)
-        if ex.output.strip():
-            print("  your code printed:\n    " + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
-    passed = sum(ex.passed for ex in report.exercises)
-    print(f"\n{passed}/{len(report.exercises)} exercises passed.", file=out)
 
 
 def save_progress(report, target):

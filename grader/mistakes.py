@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course.exercise_index import get as get_exercise
+from course.common.exercise_index import get as get_exercise
 
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
 _CACHE = {}

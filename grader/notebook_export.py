@@ -21,10 +21,11 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
-from course import pages_index
-from course.exercise_index import EXERCISES, get as get_exercise
-from course.i18n import t
-from course.progress import PROJECT_ROOT, atomic_write_text
+from course.app import pages_index
+from course.common.exercise_index import EXERCISES
+from course.common.exercise_index import get as get_exercise
+from course.common.i18n import t
+from course.common.paths import PROJECT_ROOT, atomic_write_text
 
 from .notebook_submit import answer_marker, answer_tag, scan_notebook
 

@@ -16,7 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from course.exercise_index import BY_ID, EXERCISES, get as get_exercise
+from course.common.exercise_index import BY_ID, EXERCISES
+from course.common.exercise_index import get as get_exercise
 
 TAG_PREFIX = "attention-lab:answer:"  # + exercise id: the cell the grader reads
 MARKER_PREFIX = "# attention-lab answer: "  # + exercise id: first line of that cell

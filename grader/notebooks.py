@@ -13,10 +13,11 @@ import io
 import sys
 from pathlib import Path
 
-from course import pages_index
-from course.exercise_index import BY_ID, get as get_exercise
-from course.i18n import LANGS, t
-from course.progress import PROJECT_ROOT
+from course.app import pages_index
+from course.common.exercise_index import BY_ID
+from course.common.exercise_index import get as get_exercise
+from course.common.i18n import LANGS, t
+from course.common.paths import PROJECT_ROOT
 
 from .notebook_export import APP_URL, build_notebook, export_notebooks, notebook_text  # noqa: F401
 from .notebook_submit import answer_marker, answer_tag, read_notebook_sources  # noqa: F401
@@ -91,8 +92,8 @@ def grade_in_notebook(ex_id, lang="en", history=None, limits=None, out=None):
     `history` (the cells' sources in run order) defaults to the kernel's own.
     Returns the Report, or None when no answer cell has been run.
     """
-    from .cli import print_table
-    from .core import Report, Submission, grade_submissions
+    from .core import Submission, grade_submissions
+    from .report import Report, print_table
 
     out = out or sys.stdout
     get_exercise(ex_id)  # a clear error for an unknown id

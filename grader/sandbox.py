@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from course.exercise_index import get as get_exercise
+from course.common.exercise_index import get as get_exercise
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"

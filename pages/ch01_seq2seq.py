@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from course import ch01, ch01_charts
-from course.ui import chapter_footer, labeler, prose, tr
+from course.app.ui import chapter_footer, labeler, prose, tr
+from course.lessons import ch01, ch01_charts
 
 ARCH_NAMES = {"rnn": "paths.arch_rnn", "cnn": "paths.arch_cnn", "self-attention": "paths.arch_attention"}
 MAX_DISTANCE = 64
@@ -19,7 +19,7 @@ def cached_gradients(scale):
 
 @st.cache_data(max_entries=256)
 def spec(chart, *args):
-    """The Vega-Lite spec of a chart from course.ch01_charts, cached on its plain arguments."""
+    """The Vega-Lite spec of a chart from course.lessons.ch01_charts, cached on its plain arguments."""
     return getattr(ch01_charts, chart)(*args).to_dict()
 
 

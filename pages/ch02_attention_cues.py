@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course import ch02
-from course.ui import chapter_footer, tr
+from course.app.ui import chapter_footer, tr
+from course.lessons import ch02
 
 KEEP = "session"  # persist_state: widget values survive page switches
 

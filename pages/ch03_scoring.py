@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course import ch03
-from course.ui import chapter_footer, current_lang, tr
+from course.app.ui import chapter_footer, current_lang, tr
+from course.lessons import ch03
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches

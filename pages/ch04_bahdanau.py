@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course import ch04
-from course.ui import chapter_footer, tr
+from course.app.ui import chapter_footer, tr
+from course.lessons import ch04
 
 E = ch04.EXAMPLE
 KEEP = "session"  # persist_state: widget values survive page switches

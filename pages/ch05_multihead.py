@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from course import ch05
-from course.ui import chapter_footer, current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, prose, tr
+from course.lessons import ch05
 
 KEEP = "session"  # persist_state: widget values survive page switches
 HEAD_HIDDENS = 32  # width of the layer in the per-head heatmaps

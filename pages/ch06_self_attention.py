@@ -2,19 +2,19 @@
 
 import streamlit as st
 
-from course import ch05, ch06
-from course.ui import chapter_footer, current_lang, labeler, prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
+from course.lessons import ch05, ch06, ch06_positions
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
 # Cached on plain values: the tables are sent as Arrow and the charts built once per setting.
 roles_view = st.cache_data(max_entries=8)(ch06.roles_view)
 cost_view = st.cache_data(max_entries=256)(ch06.cost_view)
-pe_heatmap = st.cache_data(max_entries=64)(ch06.pe_heatmap)
-encoding_view = st.cache_data(max_entries=128)(ch06.encoding_view)
-rotation_view = st.cache_data(max_entries=256)(ch06.rotation_view)
-scale_view = st.cache_data(max_entries=64)(ch06.scale_view)
-shuffle_errors = st.cache_data(max_entries=128)(ch06.shuffle_errors)
+pe_heatmap = st.cache_data(max_entries=64)(ch06_positions.pe_heatmap)
+encoding_view = st.cache_data(max_entries=128)(ch06_positions.encoding_view)
+rotation_view = st.cache_data(max_entries=256)(ch06_positions.rotation_view)
+scale_view = st.cache_data(max_entries=64)(ch06_positions.scale_view)
+shuffle_errors = st.cache_data(max_entries=128)(ch06_positions.shuffle_errors)
 
 
 def roles_section():
@@ -55,7 +55,7 @@ def encoding_section():
     d = cols[1].slider(tr("ch06.hiddens_label"), 4, 128, 32, step=4, key="ch06_hiddens", persist_state=KEEP)
     st.vega_lite_chart(*pe_heatmap(current_lang(), n, d))
     st.markdown(tr("ch06.pe_after"))
-    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06.default_columns(d), key="ch06_columns",
+    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06_positions.default_columns(d), key="ch06_columns",
                             persist_state=KEEP)
     view = encoding_view(current_lang(), n, d, tuple(chosen))
     if view["curves"]:
@@ -75,11 +75,11 @@ def rotation_section(n, d):
     delta = cols[0].slider(tr("ch06.delta_label"), 1, n - 1, min(5, n - 1), key="ch06_delta", persist_state=KEEP)
     j = cols[1].slider(tr("ch06.pair_label"), 0, d // 2 - 1, min(2, d // 2 - 1), key="ch06_pair", persist_state=KEEP)
     matrix, err64, err32 = rotation_view(n, d, delta, j)
-    cols[0].markdown(tr("ch06.matrix_caption", j=j, omega=f"{ch06.frequencies(d)[j]:.4g}"))
+    cols[0].markdown(tr("ch06.matrix_caption", j=j, omega=f"{ch06_positions.frequencies(d)[j]:.4g}"))
     cols[0].dataframe(matrix, hide_index=True)
     cols[1].metric(tr("ch06.error64"), f"{err64:.1e}")
     cols[1].metric(tr("ch06.error32"), f"{err32:.1e}")
-    st.markdown(tr("ch06.error_note", bound=ch06.latex_sci(ch06.FLOAT32_BOUND)))
+    st.markdown(tr("ch06.error_note", bound=ch06_positions.latex_sci(ch06_positions.FLOAT32_BOUND)))
 
 
 def scale_section(d):
@@ -101,7 +101,7 @@ def order_section():
     seed = cols[0].number_input(tr("ch06.shuffle_label"), 0, 9999, key="ch06_shuffle", persist_state=KEEP)
     cols[1].button(tr("ch06.shuffle_button"), key="ch06_reshuffle", on_click=st.session_state.update,
                    kwargs={"ch06_shuffle": (seed + 1) % 10000})  # the next seed
-    perm = ch06.permutation(len(tokens), seed)
+    perm = ch06_positions.permutation(len(tokens), seed)
     st.markdown(tr("ch06.shuffled", sentence=" ".join(tokens[i] for i in perm)))
     errors = shuffle_errors(tuple(tokens), tuple(perm))
     for col, name in zip(st.columns(2), ("without", "with")):

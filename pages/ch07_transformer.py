@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course import ch07
-from course.ui import chapter_footer, prose, tr
+from course.app.ui import chapter_footer, prose, tr
+from course.lessons import ch07
 
 KEEP = "session"  # persist_state: widget values survive page switches
 DIAGRAM_NODES = ("src", "tgt", "out", "src_emb", "tgt_emb", "enc_attn", "dec_self", "dec_cross", "linear",

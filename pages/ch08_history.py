@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from course import ch08, pages_index
-from course.ui import current_lang, prose, tr
+from course.app import pages_index
+from course.app.ui import current_lang, prose, tr
+from course.lessons import ch08
 
 KEEP = "session"  # persist_state: widget values survive page switches
 

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
-from course import ch09, exercise_index, pages_index, progress
-from course.ui import current_lang, status_label, status_of, tr
+from course.app import pages_index, progress
+from course.app.ui import current_lang, status_label, status_of, tr
+from course.common import exercise_index
+from course.lessons import ch09
 
 KEEP = "session"  # persist_state: widget values survive page switches
 

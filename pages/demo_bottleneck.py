@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from course import charts, demos
-from course.demo_ui import model_label, show_missing
-from course.evaluate import BUCKETS, bucket_label
-from course.models import MODEL_NAMES
-from course.ui import labeler, tr
+from course.app.demo_ui import model_label, show_missing
+from course.app.ui import labeler, tr
+from course.common import charts
+from course.translation import demos
+from course.translation.evaluate import BUCKETS, bucket_label
+from course.translation.models import MODEL_NAMES
 
 KEEP = "session"
 

@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from course import demos
-from course.demo_ui import attention_heatmap, note_unknown, sentence_input, show_missing, translation
-from course.ui import labeler, tr
+from course.app.demo_ui import attention_heatmap, note_unknown, sentence_input, show_missing, translation
+from course.app.ui import labeler, tr
+from course.translation import demos
 
 KEEP = "session"
 KINDS = ("encoder", "decoder", "cross")

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from course import demo_runner, demos, progress
-from course.demo_ui import attention_heatmap, model_label, sentence_input, show_missing, translation
-from course.ui import labeler, tr
+from course.app import demo_runner, progress
+from course.app.demo_ui import attention_heatmap, model_label, sentence_input, show_missing, translation
+from course.app.ui import labeler, tr
+from course.translation import demos
 
 KEEP = "session"
 OUTPUT_KEY = "demo_mine_output"  # session state: the last run {(model, sentence): result or error}

@@ -3,11 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from course import charts, demos
-from course.demo_ui import (attention_heatmap, model_label, note_unknown, sentence_input, show_missing,
-                            translation)
-from course.models import MODEL_NAMES
-from course.ui import labeler, tr
+from course.app.demo_ui import attention_heatmap, model_label, note_unknown, sentence_input, show_missing, translation
+from course.app.ui import labeler, tr
+from course.common import charts
+from course.translation import demos
+from course.translation.models import MODEL_NAMES
 
 KEEP = "session"  # persist_state: widget values survive page switches
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from course import notes, pages_index
-from course.ui import current_lang, tr
+from course.app import notes, pages_index
+from course.app.ui import current_lang, tr
 
 CHAPTERS = pages_index.chapters()
 

@@ -3,9 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from course import exercise_index, grading_client, progress
-from course.i18n import t
-from course.ui import current_lang, status_label, status_of, tr
+from course.app import grading_client, progress
+from course.app.ui import current_lang, status_label, status_of, tr
+from course.common import exercise_index
+from course.common.i18n import t
 
 IDS = [ex.id for ex in exercise_index.EXERCISES]
 REPORT_KEY = "practice_report"  # last grader report (not a widget)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import torch
 
-from course import demos
-from course.checkpoint import save_checkpoint
-from course.data import Pair
-from course.evaluate import evaluate
-from course.models import MODEL_NAMES, build_model, config_class
-from course.vocab import Vocab, tokenize_en
+from course.translation import demos
+from course.translation.checkpoint import save_checkpoint
+from course.translation.data import Pair
+from course.translation.evaluate import evaluate
+from course.translation.models import MODEL_NAMES, build_model, config_class
+from course.translation.vocab import Vocab, tokenize_en
 
 TINY = {
     "seq2seq": dict(embed_size=12, num_hiddens=16, num_layers=2, dropout=0.0),

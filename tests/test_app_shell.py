@@ -3,10 +3,11 @@
 import os
 
 import pytest
-
 from app_helpers import errors_of, open_page, widgets
-from course import i18n, pages_index, progress
-from course.exercise_index import EXERCISES
+
+from course.app import pages_index, progress
+from course.common import i18n
+from course.common.exercise_index import EXERCISES
 
 MY_PAGES = ("ch01", "practice", "notes")
 
@@ -135,7 +136,7 @@ def test_widget_state_survives_page_switches():
 
 
 def test_status_of_reads_the_saved_record():
-    from course.ui import status_of
+    from course.app.ui import status_of
 
     results = {"ex00": {"passed": True}, "ex01": {"passed": False, "status": "not_written"},
                "ex02": {"passed": False, "status": "error"}, "ex03": {"passed": False, "status": "failed"}}

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from course import pages_index
-from course.i18n import t
+from course.app import pages_index
+from course.common.i18n import t
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"

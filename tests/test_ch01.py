@@ -1,14 +1,14 @@
-"""Chapter 1: the maths in course/ch01.py (checked by hand) and the page's live numbers."""
+"""Chapter 1: the maths in course/lessons/ch01.py (checked by hand) and the page's live numbers."""
 
 import math
 
 import numpy as np
 import pytest
 import torch
-
 from app_helpers import errors_of, markdown_text, metric, open_page
-from course import ch01
-from course.i18n import t
+
+from course.common.i18n import t
+from course.lessons import ch01
 
 PAGE = "pages/ch01_seq2seq.py"
 

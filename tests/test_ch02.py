@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from course import ch02
+from course.lessons import ch02
 
 
 @pytest.fixture(scope="module")

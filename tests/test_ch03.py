@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from course import ch03
+from course.lessons import ch03
 
 
 def test_masked_weights_per_example_zero_the_padding_and_renormalise():

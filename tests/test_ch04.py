@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from course import ch04
+from course.lessons import ch04
 
 E = ch04.EXAMPLE
 INPUTS = (E["s"], [E["h1"], E["h2"]], E["W_s"], E["W_h"], E["v"])

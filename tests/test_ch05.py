@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from course import ch05
+from course.lessons import ch05
 
 
 def shapes_of(rows):

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from course import ch05, ch06
+from course.lessons import ch05, ch06, ch06_positions
 
 
 def softmax_rows(a):
@@ -66,20 +66,20 @@ def test_self_attention_overtakes_the_rnn_at_n_equal_d(d):
 
 def test_sinusoid_table_against_math_and_the_module():
     length, d = 30, 10
-    P = ch06.sinusoid_table(length, d)
+    P = ch06_positions.sinusoid_table(length, d)
     for i in range(length):
         for j in range(d // 2):
             angle = i / 10000 ** (2 * j / d)
             assert P[i, 2 * j] == pytest.approx(math.sin(angle), abs=1e-12)
             assert P[i, 2 * j + 1] == pytest.approx(math.cos(angle), abs=1e-12)
-    np.testing.assert_allclose(ch06.module_table(length, d), P, atol=1e-6)  # float32 storage
-    np.testing.assert_allclose(ch06.frequencies(8), [1, 10000**-0.25, 10000**-0.5, 10000**-0.75])
+    np.testing.assert_allclose(ch06_positions.module_table(length, d), P, atol=1e-6)  # float32 storage
+    np.testing.assert_allclose(ch06_positions.frequencies(8), [1, 10000**-0.25, 10000**-0.5, 10000**-0.75])
 
 
 def test_rotation_moves_every_position_by_delta():
     d, delta, j = 16, 7, 3
     w = 1 / 10000 ** (2 * j / d)
-    R = ch06.rotation(delta, j, d)
+    R = ch06_positions.rotation(delta, j, d)
     np.testing.assert_allclose(R @ R.T, np.eye(2), atol=1e-12)
     for pos in (0, 5, 41):
         moved = R @ np.array([math.sin(pos * w), math.cos(pos * w)])
@@ -88,34 +88,34 @@ def test_rotation_moves_every_position_by_delta():
 
 @pytest.mark.parametrize(("length", "d", "delta"), [(60, 32, 5), (100, 128, 99), (8, 4, 1)])
 def test_rotation_error_is_tiny_in_float64_and_bounded_in_float32(length, d, delta):
-    assert ch06.rotation_error(length, d, delta) < 1e-6
-    assert ch06.rotation_error(length, d, delta, ch06.module_table(length, d)) <= ch06.FLOAT32_BOUND
+    assert ch06_positions.rotation_error(length, d, delta) < 1e-6
+    assert ch06_positions.rotation_error(length, d, delta, ch06_positions.module_table(length, d)) <= ch06_positions.FLOAT32_BOUND
 
 
 def test_rotation_error_detects_a_wrong_table():
-    P = ch06.sinusoid_table(50, 16)
+    P = ch06_positions.sinusoid_table(50, 16)
     shifted = P.copy()
-    shifted[:, 0::2] = np.sin(np.arange(50)[:, None] * ch06.frequencies(16) + 0.3 * np.arange(50)[:, None] ** 2 / 50)
-    assert ch06.rotation_error(50, 16, 3, shifted) > 0.01  # the angle is not linear in the position
+    shifted[:, 0::2] = np.sin(np.arange(50)[:, None] * ch06_positions.frequencies(16) + 0.3 * np.arange(50)[:, None] ** 2 / 50)
+    assert ch06_positions.rotation_error(50, 16, 3, shifted) > 0.01  # the angle is not linear in the position
     with pytest.raises(ValueError, match="between 1 and"):
-        ch06.rotation_error(10, 8, 10)
+        ch06_positions.rotation_error(10, 8, 10)
 
 
 def test_binary_counter_flip_rates():
-    bits, flips = ch06.binary_table(4)
+    bits, flips = ch06_positions.binary_table(4)
     for i in range(16):
         assert "".join(str(b) for b in bits.loc[i]) == format(i, "04b")
     assert flips.tolist() == [1 / 8, 1 / 4, 1 / 2, 1]  # bit 3 .. bit 0
 
 
 def test_periods_follow_the_frequencies():
-    table = ch06.period_table(64, [0, 5, 31])
+    table = ch06_positions.period_table(64, [0, 5, 31])
     np.testing.assert_allclose(table["period"], [2 * math.pi * 10000 ** (2 * j / 64) for j in (0, 5, 31)])
 
 
 @pytest.mark.parametrize("d", [16, 64, 128])
 def test_scale_norms(d):
-    s = ch06.scale_norms(d)
+    s = ch06_positions.scale_norms(d)
     assert s["position"] == pytest.approx(math.sqrt(d / 2), abs=1e-9)  # sin^2 + cos^2 per pair
     assert s["embedding"] == pytest.approx(1.0, abs=0.1)
     assert s["scaled"] == pytest.approx(math.sqrt(d), rel=0.1)
@@ -124,15 +124,15 @@ def test_scale_norms(d):
 
 
 def test_permutation_is_a_permutation():
-    perm = ch06.permutation(9, 4)
-    assert sorted(perm) == list(range(9)) and perm == ch06.permutation(9, 4)
+    perm = ch06_positions.permutation(9, 4)
+    assert sorted(perm) == list(range(9)) and perm == ch06_positions.permutation(9, 4)
 
 
 def test_shuffling_permutes_the_outputs_unless_positions_are_added():
     tokens = ch05.SENTENCE.split()
-    errors = ch06.shuffle_errors(tokens, ch06.permutation(len(tokens), 1))
+    errors = ch06_positions.shuffle_errors(tokens, ch06_positions.permutation(len(tokens), 1))
     assert errors["without"] < 1e-6 and errors["with"] > 1e-2
-    same = ch06.shuffle_errors(tokens, list(range(len(tokens))))
+    same = ch06_positions.shuffle_errors(tokens, list(range(len(tokens))))
     assert same == {"without": 0.0, "with": 0.0}
 
 
@@ -145,14 +145,14 @@ def test_equivariance_with_torch_multihead_attention():
         mha.in_proj_weight.copy_(torch.cat([layer.W_q.weight, layer.W_k.weight, layer.W_v.weight]))
         mha.out_proj.weight.copy_(layer.W_o.weight)
     X = ch05.embed(tokens, 32)[None]  # (1, T, d)
-    P = torch.from_numpy(ch06.sinusoid_table(len(tokens), 32)).float()[None]  # (1, T, d)
-    perm = ch06.permutation(len(tokens), 2)
+    P = torch.from_numpy(ch06_positions.sinusoid_table(len(tokens), 32)).float()[None]  # (1, T, d)
+    perm = ch06_positions.permutation(len(tokens), 2)
     f = lambda Z: mha(Z, Z, Z, need_weights=False)[0]  # noqa: E731
     with torch.no_grad():
         torch.testing.assert_close(f(X), layer(X, X, X), atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(f(X[:, perm]), f(X)[:, perm], atol=1e-6, rtol=1e-5)
         moved = (f(X[:, perm] + P) - f(X + P)[:, perm]).abs().max()
-    ours = ch06.shuffle_errors(tokens, perm)
+    ours = ch06_positions.shuffle_errors(tokens, perm)
     assert moved > 1e-2 and ours["with"] == pytest.approx(float(moved), rel=1e-3)
 
 
@@ -162,22 +162,22 @@ def test_views_are_arrow_tables_with_translated_text():
     assert "交叉注意力" in roles["roles"].to_pandas().iloc[:, 0].tolist()
     table, spec = ch06.cost_view("en", 100, 512, 3)
     assert table.to_pandas()["operations"].tolist()[0] == "5,120,000" and len(spec["datasets"]) == 2
-    data, heat = ch06.pe_heatmap("en", 20, 8)
+    data, heat = ch06_positions.pe_heatmap("en", 20, 8)
     assert data.num_rows == 20 * 8 and heat["encoding"]["x"]["field"] == "dimension"
-    view = ch06.encoding_view("en", 20, 8, (0, 3))
+    view = ch06_positions.encoding_view("en", 20, 8, (0, 3))
     assert view["binary"].num_rows == 17 and view["periods"].num_rows > 0
-    assert ch06.encoding_view("en", 20, 8, ())["curves"] is None
-    matrix, err64, err32 = ch06.rotation_view(60, 32, 5, 2)
+    assert ch06_positions.encoding_view("en", 20, 8, ())["curves"] is None
+    matrix, err64, err32 = ch06_positions.rotation_view(60, 32, 5, 2)
     w = 10000 ** (-4 / 32)
     np.testing.assert_allclose(matrix.to_pandas().to_numpy(), [[math.cos(5 * w), math.sin(5 * w)],
                                                               [-math.sin(5 * w), math.cos(5 * w)]], atol=1e-6)
-    assert err64 < 1e-6 and err32 <= ch06.FLOAT32_BOUND
-    scale = ch06.scale_view("en", 64).to_pandas()
+    assert err64 < 1e-6 and err32 <= ch06_positions.FLOAT32_BOUND
+    scale = ch06_positions.scale_view("en", 64).to_pandas()
     assert scale.iloc[2, 1] == pytest.approx(math.sqrt(32), abs=1e-3)
 
 
 def test_latex_sci_and_curve_order():
-    assert ch06.latex_sci(1.4389e-7) == r"1.44 \times 10^{-7}"
-    assert ch06.latex_sci(25000.0, 1) == r"2.5 \times 10^{4}"
-    spec = ch06.columns_spec(10, 32, (20, 8, 1), "i")
+    assert ch06_positions.latex_sci(1.4389e-7) == r"1.44 \times 10^{-7}"
+    assert ch06_positions.latex_sci(25000.0, 1) == r"2.5 \times 10^{4}"
+    spec = ch06_positions.columns_spec(10, 32, (20, 8, 1), "i")
     assert spec["encoding"]["color"]["sort"] == ["col 1", "col 8", "col 20"]

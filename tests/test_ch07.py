@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from course import ch07
+from course.lessons import ch07
 from solutions.ex07_transformer import TransformerDecoderBlock
 
 

@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from course import data as D
-from course.vocab import (BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, Vocab, detokenize_en, detokenize_zh,
-                          tokenize_en, tokenize_zh)
+from course.translation import data as D
+from course.translation.vocab import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    SPECIALS,
+    UNK_ID,
+    Vocab,
+    detokenize_en,
+    detokenize_zh,
+    tokenize_en,
+    tokenize_zh,
+)
 
 REAL_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-cmn-eng.tsv"
 ATTR = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (a) & #2 (b)"

@@ -9,19 +9,20 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from course import demos
-from course.checkpoint import load_checkpoint
-from course.decoding import greedy_decode
-from course.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 from demo_fixtures import write_tiny_checkpoints
+
+from course.translation import demos
+from course.translation.checkpoint import load_checkpoint
+from course.translation.decoding import greedy_decode
+from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 from grader import checks as checks_registry
 from grader.checks.demo import NAME, demo_check
 from grader.core import Submission, grade_submissions, reference_modules
-from grader.harness.procedures import PROCEDURES
+from grader.harness import load_procedures
 from grader.mistakes import apply_mistake
 
 ROOT = Path(__file__).resolve().parent.parent
+PROCEDURES = load_procedures()
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +107,11 @@ def test_without_a_checkpoint_the_stage_is_skipped_with_the_training_command(tmp
         got = PROCEDURES[check.procedure](reference_modules, check.spec)
         passed, message = check.judge(got, got, check.spec)
         assert passed and message.startswith("skipped")
-        assert f"python -m course.train --model {model}" in message and str(tmp_path) in message
+        assert f"python -m course.translation.train --model {model}" in message and str(tmp_path) in message
 
 
 def test_the_procedure_decodes_like_course_decoding(use_checkpoints):
-    """Independent derivation: ids from course.decoding.greedy_decode, logits from a teacher-forced forward."""
+    """Independent derivation: ids from course.translation.decoding.greedy_decode, logits from a teacher-forced forward."""
     for ex_id, model_name in (("ex04", "bahdanau"), ("ex07", "transformer")):
         check = demo_check(ex_id, model_name)
         got = PROCEDURES[check.procedure](reference_modules, check.spec)

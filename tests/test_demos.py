@@ -1,7 +1,7 @@
 """The demo pages (AppTest, both languages, tiny checkpoints), their logic, and the learner's child run.
 
 Expected attention rows and next-character probabilities are derived here by
-stepping the model directly (encode / decode_step), not through course.decoding.
+stepping the model directly (encode / decode_step), not through course.translation.decoding.
 """
 
 import functools
@@ -13,13 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from app_helpers import errors_of, open_page, widgets
-from course import demo_runner, demos, i18n, pages_index, progress
-from course.checkpoint import load_checkpoint
-from course.models import MODEL_NAMES
-from course.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 from demo_fixtures import write_tiny_checkpoints
+
+from course.app import demo_runner, pages_index, progress
+from course.common import i18n
+from course.translation import demos
+from course.translation.checkpoint import load_checkpoint
+from course.translation.models import MODEL_NAMES
+from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_PAGES = [p for p in pages_index.PAGES if p.section == "demos"]
@@ -100,7 +102,7 @@ def test_missing_checkpoints_give_the_training_command_not_an_error(page, tmp_pa
     at = open_page(page.path, lang="en")
     assert errors_of(at) == []
     commands = [c.value for c in at.code]
-    assert any(re.fullmatch(r"python -m course\.train --model \w+ --data \S+ --minutes 15 --out \S+", c)
+    assert any(re.fullmatch(r"python -m course\.translation\.train --model \w+ --data \S+ --minutes 15 --out \S+", c)
                for c in commands), commands
 
 
@@ -190,7 +192,7 @@ def test_beam_settings_say_whether_alpha_was_chosen_on_the_validation_set():
 
 
 def test_head_matrix_rejects_a_missing_head():
-    from course.decoding import Translation
+    from course.translation.decoding import Translation
 
     result = Translation(["a"], ["我"], "我", cross_attention_heads=np.zeros((2, 2, 2, 1)))
     with pytest.raises(ValueError, match="2 layers and 2 heads"):
@@ -259,7 +261,7 @@ def test_concurrent_translations_each_get_their_own_attention():
     """Threads sharing one model (as Streamlit sessions do) get the maps of their own sentence."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from course.decoding import translate
+    from course.translation.decoding import translate
 
     loaded = load_checkpoint(demos.checkpoint_path("bahdanau"))
     sentences = [SENTENCE, "where is the station?", "i am happy.", "my mother can swim."] * 3

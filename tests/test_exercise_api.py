@@ -6,7 +6,7 @@ import inspect
 import pytest
 import torch
 
-from course.exercise_index import EXERCISES
+from course.common.exercise_index import EXERCISES
 from grader.checks.base import reference_state  # noqa: F401  (import check)
 
 CONSTRUCT = {

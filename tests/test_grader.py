@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from course import progress
-from course.exercise_index import EXERCISES
+from course.app import progress
+from course.common.exercise_index import EXERCISES
 from grader import checks as checks_registry
 from grader.core import Submission, grade, grade_submissions
 from grader.mistakes import apply_mistake

@@ -5,18 +5,18 @@ import sys
 import textwrap
 
 import pytest
-
 from app_helpers import errors_of, open_page
-from course import grading_client, progress
-from course.exercise_index import EXERCISES
-from course.i18n import t
-from course.ui import STATUS_ICONS
+
+from course.app import grading_client, progress
+from course.app.ui import STATUS_ICONS
+from course.common.exercise_index import EXERCISES
+from course.common.i18n import t
 
 FAKE_GRADER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {root!r})
-    from course import progress
+    from course.app import progress
 
     args = [a for a in sys.argv[1:] if a != "--json"]
     if "--usage-error" in args or "--json" not in sys.argv:

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from course import i18n
+from course.common import i18n
 
 FIELD = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
 

@@ -9,9 +9,11 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from course.decoding import beam_search, greedy_decode, translate
-from course.models import MODEL_NAMES, build_model, config_class, import_impl, run_encoder
-from course.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
+from course.translation.decoding import beam_search, greedy_decode, translate
+from course.translation.model_base import import_impl
+from course.translation.models import MODEL_NAMES, build_model, config_class
+from course.translation.rnn import run_encoder
+from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, Vocab
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC_V, TGT_V = 23, 19

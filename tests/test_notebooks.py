@@ -9,9 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import grading_client
-from course.exercise_index import EXERCISES, get as get_exercise
-from course.i18n import LANGS, t
+from course.app import grading_client
+from course.common.exercise_index import EXERCISES
+from course.common.exercise_index import get as get_exercise
+from course.common.i18n import LANGS, t
 from grader import cli, notebooks
 from grader.core import grade
 

@@ -3,10 +3,10 @@
 import json
 
 import pytest
-
 from app_helpers import errors_of, open_page
-from course import notes, pages_index
-from course.i18n import t
+
+from course.app import notes, pages_index
+from course.common.i18n import t
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import torch
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
-from course import ch02
+from course.lessons import ch02
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 CH02, CH03, CH04 = "pages/ch02_attention_cues.py", "pages/ch03_scoring.py", "pages/ch04_bahdanau.py"

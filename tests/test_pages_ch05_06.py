@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 import torch
+from app_helpers import errors_of, markdown_text, open_page, widgets
 from streamlit import dataframe_util
 
-from app_helpers import errors_of, markdown_text, open_page, widgets
-from course import ch05, ch06
+from course.lessons import ch05, ch06
 
 CH05, CH06 = "pages/ch05_multihead.py", "pages/ch06_self_attention.py"
 BOUND32 = (1 + math.sqrt(2)) * 2.0**-24

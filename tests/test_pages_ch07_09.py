@@ -9,11 +9,12 @@ import re
 import numpy as np
 import pytest
 import torch
+from app_helpers import errors_of, markdown_text, metric, open_page
 from streamlit import dataframe_util
 
-from app_helpers import errors_of, markdown_text, metric, open_page
-from course import i18n, progress
-from course.pages_index import PROJECT_ROOT
+from course.app import progress
+from course.common import i18n
+from course.common.paths import PROJECT_ROOT
 
 CH07, CH08, CH09 = "pages/ch07_transformer.py", "pages/ch08_history.py", "pages/ch09_review.py"
 
@@ -160,7 +161,7 @@ def test_ch09_cards_and_progress_from_saved_results():
     progress.save_results(PROJECT_ROOT / "exercises", {
         "ex00": {"passed": True, "score": 1.0}, "ex01": {"passed": False, "score": 0.4}})
     at = opened(CH09)
-    assert [m.value for m in at.metric] == ["1", "1", "6"]
+    assert [m.value for m in at.metric] == ["1", "1", "0", "0", "6"]  # passed, failed, not written, error, not graded
     table = frame_with(at, "last score").set_index("exercise")
     assert table.loc["ex00", "last score"] == 100.0 and table.loc["ex01", "last score"] == 40.0
     assert "passed" in table.loc["ex00", "status"] and "not passed" in table.loc["ex01", "status"]
@@ -179,5 +180,5 @@ def test_ch09_cards_and_progress_from_saved_results():
 def test_ch09_all_passed_in_chinese():
     progress.save_results(PROJECT_ROOT / "exercises", {f"ex0{i}": {"passed": True, "score": 1.0} for i in range(8)})
     at = opened(CH09, "zh")
-    assert [m.value for m in at.metric] == ["8", "0", "0"]
+    assert [m.value for m in at.metric] == ["8", "0", "0", "0", "0"]
     assert "所有练习都已通过" in at.success[0].value

@@ -13,13 +13,14 @@ import sacrebleu
 import torch
 from torch.testing import assert_close
 
-from course import data as D
-from course import train as T
-from course.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint, software_versions
-from course import evaluate as E
-from course.evaluate import bucket_of, corpus_bleu, evaluate, report_path
-from course.models import MODEL_NAMES, build_model, config_class
-from course.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
+from course.translation import data as D
+from course.translation import evaluate as E
+from course.translation import train as T
+from course.translation import training as TR
+from course.translation.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint, software_versions
+from course.translation.evaluate import bucket_of, corpus_bleu, evaluate, report_path
+from course.translation.models import MODEL_NAMES, build_model, config_class
+from course.translation.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = {"i": "我", "you": "你", "he": "他", "like": "喜欢", "see": "看", "tea": "茶", "cats": "猫",
@@ -118,7 +119,7 @@ def test_tied_embeddings_are_saved_once_and_stay_tied_after_loading(tmp_path, le
 
 
 def test_loading_a_bad_file_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="course.train"):
+    with pytest.raises(FileNotFoundError, match="course.translation.train"):
         load_checkpoint(tmp_path / "missing.pt")
     torch.save({"hello": 1}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="not an Attention Lab"):
@@ -232,10 +233,10 @@ def test_evaluate_passes_the_length_penalty_to_beam_search(monkeypatch):
 # ---------------------------------------------------------------- training
 
 def test_lr_schedule_warms_up_then_decays():
-    assert T.lr_factor(0, 10, 0.0) == pytest.approx(0.1)
-    assert T.lr_factor(9, 10, 0.0) == pytest.approx(1.0)
-    assert T.lr_factor(100, 10, 0.5) == pytest.approx(0.02 + 0.98 * 0.5)
-    assert T.lr_factor(100, 10, 1.0) == pytest.approx(0.02)
+    assert TR.lr_factor(0, 10, 0.0) == pytest.approx(0.1)
+    assert TR.lr_factor(9, 10, 0.0) == pytest.approx(1.0)
+    assert TR.lr_factor(100, 10, 0.5) == pytest.approx(0.02 + 0.98 * 0.5)
+    assert TR.lr_factor(100, 10, 1.0) == pytest.approx(0.02)
 
 
 def test_fused_attention_matches_and_keeps_keys():
@@ -243,7 +244,7 @@ def test_fused_attention_matches_and_keeps_keys():
     src = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]])
     lens, tgt_in = torch.tensor([4, 2]), torch.tensor([[BOS_ID, 4, 5], [BOS_ID, 6, 0]])
     expected, keys = model(src, lens, tgt_in), list(model.state_dict())
-    assert T.enable_fused_attention(model) == 3 * 2  # encoder: 1 per block, decoder: 2 per block
+    assert TR.enable_fused_attention(model) == 3 * 2  # encoder: 1 per block, decoder: 2 per block
     assert list(model.state_dict()) == keys
     assert_close(model(src, lens, tgt_in), expected, atol=1e-5, rtol=1e-5)
     model.eval()
@@ -272,8 +273,8 @@ def test_cuda_without_a_gpu_is_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
     with pytest.raises(SystemExit, match="no CUDA GPU"):
-        T.pick_device("cuda")
-    assert T.pick_device("auto").type == "cpu"
+        TR.pick_device("cuda")
+    assert TR.pick_device("auto").type == "cpu"
 
 
 def tiny_args(data, out, model, *extra):
@@ -290,13 +291,13 @@ def test_tiny_training_reduces_loss_and_writes_everything(model_name, epochs, tm
     data, out = tiny_tsv(tmp_path / "toy.tsv", n=200), tmp_path / "ckpt"
     args = T.parse_args(tiny_args(data, out, model_name, "--max-epochs", str(epochs), "--lr", "3e-3",
                                   "--warmup", "10", "--beam-size", "2"))
-    ckpt = T.train(args)
+    ckpt = TR.train(args)
     loaded = load_checkpoint(ckpt)
-    splits, train_tok, _, _, _ = T.build_data(args)
+    splits, train_tok, _, _, _ = TR.build_data(args)
     examples = D.encode_pairs(train_tok, loaded.src_vocab, loaded.tgt_vocab)
     torch.manual_seed(0)
     fresh = build_model(model_name, config_class(model_name)(**loaded.meta["config"]))
-    before, after = T.mean_loss(fresh, examples, 64, "cpu"), T.mean_loss(loaded.model, examples, 64, "cpu")
+    before, after = TR.mean_loss(fresh, examples, 64, "cpu"), TR.mean_loss(loaded.model, examples, 64, "cpu")
     # Uniform guessing costs ln(V); knowing only character frequencies about 0.9 of that.
     assert before > 0.8 * math.log(len(loaded.tgt_vocab)) and after < 0.7 * before
     metrics = loaded.meta["metrics"]
@@ -383,12 +384,12 @@ def test_moving_average_is_what_gets_saved_and_continues_after_resume(tmp_path):
     assert (live[name] - average[name]).abs().max() > 2e-3  # lr 1e-2, decay 0.5: they differ
     # The reported losses belong to the weights they name.
     args = T.parse_args(tiny_args(data, out, "seq2seq"))
-    _, _, valid_tok, _, _ = T.build_data(args)
+    _, _, valid_tok, _, _ = TR.build_data(args)
     loaded = load_checkpoint(out / "seq2seq.pt")
     valid_ex = D.encode_pairs(valid_tok, loaded.src_vocab, loaded.tgt_vocab)
-    assert T.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss"], rel=1e-2)
+    assert TR.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss"], rel=1e-2)
     loaded.model.load_state_dict(live)
-    assert T.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss_raw"], rel=1e-4)
+    assert TR.mean_loss(loaded.model, valid_ex, 128, "cpu") == pytest.approx(metrics["valid_loss_raw"], rel=1e-4)
 
 
 def test_without_a_moving_average_the_live_weights_are_saved(tmp_path):

@@ -3,7 +3,7 @@
 
 import importlib
 
-from course.exercise_index import get as get_exercise
+from course.common.exercise_index import get as get_exercise
 
 
 def for_exercise(ex_id):

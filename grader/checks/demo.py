@@ -3,7 +3,7 @@
 `demo_check(ex_id, model_name)` is appended to an exercise's checks (ex04: the
 Bahdanau model; ex05, ex06, ex07: the Transformer). The model is built from
 the learner's module for this exercise and the references for the rest, the
-shipped checkpoint is loaded into it, and the probe sentences of course.demos
+shipped checkpoint is loaded into it, and the probe sentences of course.translation.demos
 are translated greedily, in one padded batch, in the sandbox child. A probe
 agrees when the output ids are identical to the reference model's and every
 step's logits agree within LOGIT_TOL. Without a checkpoint the check passes
@@ -14,18 +14,19 @@ import functools
 
 import torch
 
-from course import demos
-from course.checkpoint import read_checkpoint
-from course.exercise_index import get as get_exercise
-from course.progress import PROJECT_ROOT
-from course.vocab import EOS_ID, Vocab, tokenize_en
+from course.common.exercise_index import get as get_exercise
+from course.common.paths import PROJECT_ROOT
+from course.translation import demos
+from course.translation.checkpoint import read_checkpoint
+from course.translation.vocab import EOS_ID, Vocab, tokenize_en
 
 from .base import Check
 
 NAME = "demo: translations with your module"
 LOGIT_TOL = (1e-3, 1e-3)  # (rtol, atol) on float32 logits after the whole network
 SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
-COURSE_DIR = PROJECT_ROOT / "course"
+MODEL_DIR = PROJECT_ROOT / "course" / "translation"
+MODEL_FILES = ("model_base", "rnn", "transformer", "models")  # the model code, in import order
 
 
 def _readable(name):
@@ -64,7 +65,7 @@ def demo_check(ex_id, model_name):
         "model_name": model_name,
         "config": dict(payload["config"]),
         "state_dict": payload["float_state_dict"],  # shared, read-only: procedures only load it
-        "course_sources": {m: (COURSE_DIR / f"{m}.py").read_text(encoding="utf-8") for m in ("seq2seq", "models")},
+        "course_sources": {m: (MODEL_DIR / f"{m}.py").read_text(encoding="utf-8") for m in MODEL_FILES},
         "impl_modules": list(impl_modules),
         "reference_sources": {m: (SOLUTIONS_DIR / f"{m}.py").read_text(encoding="utf-8")
                               for m in impl_modules if m not in staged},

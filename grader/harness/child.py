@@ -121,8 +121,9 @@ def run_job(plan, job_dir):
     import importlib
 
     import torch
+    from _harness import load_procedures
 
-    from _harness.procedures import PROCEDURES
+    PROCEDURES = load_procedures()
 
     torch.set_num_threads(1)
     results_dir = os.path.join(job_dir, "results")

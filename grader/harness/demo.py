@@ -3,7 +3,7 @@
 Runs like every procedure: on the reference in the grader's process and on the
 learner's staged package in the sandbox child. The child cannot import the
 project, so the spec carries what it needs as data: the source text of the
-model code (course/models.py, course/seq2seq.py), of the reference exercise
+model code (course/translation/models.py and what it imports), of the reference exercise
 files the staged package lacks, the checkpoint's config and weights, and the
 probe sentences already turned into ids. The procedure reports greedy ids and
 logits; the grader judges (grader/checks/demo.py).
@@ -15,9 +15,9 @@ import types
 
 import torch
 
-from .procedures import procedure
+from .registry import procedure
 
-PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # course/vocab.py's fixed ids
+PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # course/translation/vocab.py's fixed ids
 
 
 def _package(name, members):
@@ -42,13 +42,13 @@ def _exec_module(full_name, source):
 
 
 def _course_models(sources):
-    """course.models built from its source text (cached by content)."""
+    """course.translation.models built from its source text (cached by content)."""
     digest = hashlib.sha1("\0".join(sources[k] for k in sorted(sources)).encode()).hexdigest()[:12]
     name = f"_demo_course_{digest}"
     if f"{name}.models" not in sys.modules:
         _package(name, {})
-        for member in ("seq2seq", "models"):
-            _exec_module(f"{name}.{member}", sources[member])
+        for member, source in sources.items():  # in import order
+            _exec_module(f"{name}.{member}", source)
     return sys.modules[f"{name}.models"]
 
 

@@ -12,13 +12,7 @@ from the project.
 
 import torch
 
-PROCEDURES = {}
-
-
-def procedure(fn):
-    """Register fn under its name."""
-    PROCEDURES[fn.__name__] = fn
-    return fn
+from .registry import PROCEDURES, procedure  # noqa: F401  (PROCEDURES: the table this module fills)
 
 
 def _prepare(value, needs_grad):
@@ -276,5 +270,3 @@ def decoder_modes(modules, spec):
         results["changed_future"] = _run_decoder(blocks, X_changed, enc, lens)[0]
     return results
 
-
-from . import demo as _demo  # noqa: E402,F401  (registers demo_translations)

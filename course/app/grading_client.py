@@ -1,0 +1,158 @@
+"""Run the grader in a child process and read its JSON report (used by the Practice page).
+
+Learner code never runs inside the Streamlit process: the page calls
+`run_grader`, which starts `python -m grader ... --json` with the same Python,
+passes each `progress: <done>/<total> <ex_id> <status>` line from the grader's
+stderr to a callback as it arrives, and returns the parsed report.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from course.common.exercise_index import BY_ID, GRADER_STATUSES
+from course.common.paths import PROJECT_ROOT
+
+GRADER_ARGS = ["-m", "grader"]  # tests point this at a fake grader script
+TIMEOUT_S = 900
+PROGRESS_RE = re.compile(r"^progress:\s*(\d+)/(\d+)\s+(\S+)\s+(\S+)\s*$")
+UPLOAD_SUFFIXES = (".py", ".ipynb")
+MAX_UPLOAD_BYTES = 2 * 2**20  # an exercise file or notebook is a few tens of KB
+
+
+class GraderError(RuntimeError):
+    """The grader could not be run or gave no usable report."""
+
+
+def parse_progress(line):
+    """(done, total, ex_id, status) from a progress line, or None for other lines."""
+    match = PROGRESS_RE.match(line.strip())
+    if not match:
+        return None
+    return int(match[1]), int(match[2]), match[3], match[4]
+
+
+def validate_report(report):
+    """Check the report's shape; return it, or raise GraderError saying what is wrong."""
+    if not isinstance(report, dict) or report.get("version") != 1:
+        raise GraderError("the grader's report is not a version-1 JSON object")
+    exercises = report.get("exercises")
+    if not isinstance(exercises, list):
+        raise GraderError("the grader's report has no 'exercises' list")
+    for entry in exercises:
+        if not isinstance(entry, dict) or "id" not in entry or entry.get("status") not in GRADER_STATUSES:
+            raise GraderError(f"the grader's report has a malformed exercise entry: {entry!r:.200}")
+        entry.setdefault("checks", [])
+        entry.setdefault("score", 0.0)
+        entry.setdefault("summary", "")
+    return report
+
+
+def grader_command(ex_ids=(), target=None, save=True):
+    """The argument list that runs the grader for these exercises."""
+    command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json"]
+    if target is not None:
+        command += ["--target", str(target)]
+    if not save:
+        command.append("--no-save")
+    return command
+
+
+def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True):
+    """Grade in a child process; returns the report dict (see the grader's --json)."""
+    command = grader_command(ex_ids, target, save)
+    other_lines = []
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as out:
+        try:
+            child = subprocess.Popen(
+                command, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace",
+                env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+            )
+        except OSError as err:
+            raise GraderError(f"could not start the grader ({' '.join(command)}): {err}") from err
+        try:
+            for line in child.stderr:
+                parsed = parse_progress(line)
+                if parsed is None:
+                    other_lines.append(line.rstrip("\n"))
+                elif on_progress is not None:
+                    on_progress(*parsed)
+            returncode = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            raise GraderError(f"the grader ran longer than {timeout} s and was stopped") from None
+        finally:
+            child.stderr.close()
+        out.seek(0)
+        stdout = out.read()
+    stderr_tail = "\n".join(other_lines[-20:])
+    if returncode not in (0, 1):
+        raise GraderError(
+            f"the grader stopped with exit code {returncode}.\n{stderr_tail}".rstrip()
+        )
+    try:
+        report = json.loads(stdout)
+    except json.JSONDecodeError:
+        raise GraderError(
+            f"the grader printed no JSON report (exit code {returncode}).\n{stderr_tail}".rstrip()
+        ) from None
+    return validate_report(report)
+
+
+def _replace_strings(value, replacements):
+    """A copy of a JSON value with each (old, new) replaced in every string."""
+    if isinstance(value, str):
+        for old, new in replacements:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [_replace_strings(v, replacements) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace_strings(v, replacements) for k, v in value.items()}
+    return value
+
+
+def upload_problem(ex_id, filename, data):
+    """Why an upload cannot be graded (a sentence), or None when it can."""
+    if ex_id not in BY_ID:
+        return f"unknown exercise {ex_id!r}; use one of {', '.join(BY_ID)}"
+    if Path(filename).suffix.lower() not in UPLOAD_SUFFIXES:
+        return f"{filename!r} is neither a .py file nor a .ipynb notebook: upload one of those"
+    if not data:
+        return f"{filename!r} is empty"
+    if len(data) > MAX_UPLOAD_BYTES:
+        return f"{filename!r} is {len(data) / 2**20:.1f} MB; an exercise file is far smaller (at most 2 MB)"
+    return None
+
+
+def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S):
+    """Grade an uploaded .py file or notebook for one exercise, like `python -m grader`.
+
+    The upload is written to a fresh temporary folder (a .py file under the
+    exercise's file name, a notebook under its own) and graded there by the
+    grader in a child process, without saving progress; it is never imported
+    here. Paths in the report name the upload. Returns the report dict.
+    """
+    problem = upload_problem(ex_id, filename, data)
+    if problem:
+        raise GraderError(problem)
+    folder = Path(tempfile.mkdtemp(prefix="attention-lab-upload-"))
+    try:
+        if Path(filename).suffix.lower() == ".py":
+            staged = folder / BY_ID[ex_id].filename
+        else:
+            staged = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:80] + ".ipynb")
+        staged.write_bytes(data)
+        target = folder if staged.suffix == ".py" else staged
+        report = run_grader([ex_id], target, on_progress, timeout, save=False)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    shown = Path(filename).name
+    return _replace_strings(report, [(str(staged), shown), (str(folder), shown)])

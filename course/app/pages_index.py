@@ -1,0 +1,87 @@
+"""The ordered list of the app's pages: app.py builds its navigation from it.
+
+Adding a chapter is one entry here, one page file under pages/, its logic in
+course/lessons/chNN.py, its text in course/text/<lang>/, and its nav title in nav.toml. Each page's `key` is also
+the prefix of its widget keys (`ch01_...`) and the key of its note.
+"""
+
+from dataclasses import dataclass
+
+from course.common.paths import PROJECT_ROOT
+
+SECTIONS = ("course", "demos", "practice", "notes")
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    key: str  # "ch01": widget-key prefix and notes key
+    path: str  # file under the project root, "pages/ch01_seq2seq.py"
+    title_key: str  # catalog key of the nav title, "nav.ch01"
+    section: str  # one of SECTIONS
+    url_path: str  # the page's URL, "seq2seq"
+    icon: str  # a Material icon, ":material/route:"
+
+    @property
+    def file(self):
+        """Absolute path of the page file."""
+        return PROJECT_ROOT / self.path
+
+    @property
+    def widget_prefix(self):
+        """Every widget on the page has a key that starts with this."""
+        return f"{self.key}_"
+
+
+PAGES = (
+    PageEntry("ch01", "pages/ch01_seq2seq.py", "nav.ch01", "course", "seq2seq", ":material/route:"),
+    PageEntry(
+        "ch02", "pages/ch02_attention_cues.py", "nav.ch02", "course",
+        "attention-cues", ":material/visibility:",
+    ),
+    PageEntry("ch03", "pages/ch03_scoring.py", "nav.ch03", "course", "scoring", ":material/functions:"),
+    PageEntry("ch04", "pages/ch04_bahdanau.py", "nav.ch04", "course", "bahdanau", ":material/translate:"),
+    PageEntry("ch05", "pages/ch05_multihead.py", "nav.ch05", "course", "multi-head", ":material/view_column:"),
+    PageEntry(
+        "ch06", "pages/ch06_self_attention.py", "nav.ch06", "course",
+        "self-attention", ":material/swap_horiz:",
+    ),
+    PageEntry("ch07", "pages/ch07_transformer.py", "nav.ch07", "course", "transformer", ":material/stacks:"),
+    PageEntry("ch08", "pages/ch08_history.py", "nav.ch08", "course", "history", ":material/history_edu:"),
+    PageEntry("ch09", "pages/ch09_review.py", "nav.ch09", "course", "review", ":material/fact_check:"),
+    PageEntry("demo_translate", "pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
+              ":material/g_translate:"),
+    PageEntry("demo_bottleneck", "pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",
+              "bottleneck-measured", ":material/bar_chart:"),
+    PageEntry("demo_inside", "pages/demo_inside.py", "demos.nav.inside", "demos", "transformer-inside",
+              ":material/layers:"),
+    PageEntry("demo_mine", "pages/demo_mine.py", "demos.nav.mine", "demos", "my-implementation",
+              ":material/code:"),
+    PageEntry("practice", "pages/practice.py", "nav.practice", "practice", "practice", ":material/task_alt:"),
+    PageEntry("notes", "pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
+)
+
+BY_KEY = {page.key: page for page in PAGES}
+
+
+def get(key):
+    """The page entry with this key; a clear error listing the valid keys otherwise."""
+    try:
+        return BY_KEY[key]
+    except KeyError:
+        raise ValueError(f"unknown page {key!r}; use one of {', '.join(BY_KEY)}") from None
+
+
+def chapters():
+    """The course chapters, in order."""
+    return [page for page in PAGES if page.section == "course"]
+
+
+def by_section(pages=PAGES):
+    """{section: [entries]} in SECTIONS order, leaving out empty sections."""
+    grouped = {section: [p for p in pages if p.section == section] for section in SECTIONS}
+    return {section: entries for section, entries in grouped.items() if entries}
+
+
+def existing(pages=PAGES):
+    """The entries whose page file exists (a chapter being written may not yet)."""
+    return [page for page in pages if page.file.is_file()]

@@ -1,0 +1,152 @@
+"""Small Streamlit helpers shared by every page: language, translated text, footers.
+
+Imported by pages only (it imports Streamlit); the logic it relies on lives in
+the Streamlit-free modules course.common.i18n, course.app.progress and course.app.pages_index.
+"""
+
+import streamlit as st
+
+from course.app import pages_index, progress
+from course.common import exercise_index
+from course.common.exercise_index import status_of  # noqa: F401  (pages import it from here too)
+from course.common.i18n import LANG_NAMES, LANGS, lang_from_locale, t
+
+LANG_KEY = "app_lang"
+LANG_OPTIONS = ("zh", "en")  # the order shown in the switch
+
+
+def browser_lang():
+    """The language the browser's locale asks for ('en' when unknown)."""
+    try:
+        locale = st.context.locale
+    except Exception:  # outside a browser session (bare mode, old Streamlit)
+        locale = None
+    return lang_from_locale(locale)
+
+
+def _leave_pages_directory_mode():
+    """Rerun through app.py if Streamlit ran a page file on its own.
+
+    Until some session has run app.py's st.navigation, Streamlit treats the
+    `pages/` folder as an old-style multipage app: the first visitor of a
+    fresh server who opens, say, /practice gets pages/practice.py without
+    app.py (no language switch, a file-name menu). Switching that mode off
+    and rerunning routes the same URL through app.py.
+    """
+    manager = _pages_manager()
+    if manager is None or not manager.uses_pages_directory or _in_app_test():
+        return
+    manager.uses_pages_directory = False
+    st.rerun()
+
+
+def _in_app_test():
+    """True under streamlit.testing's AppTest, which resets the pages/ mode before every run
+    (so a rerun would only lose the run's button clicks)."""
+    try:
+        from streamlit import config
+
+        return bool(config.get_option("global.appTest"))
+    except Exception:  # the option is gone in a later Streamlit
+        return False
+
+
+def _pages_manager():
+    """Streamlit's PagesManager class, or None if this Streamlit has none."""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a later Streamlit without the old pages/ mode
+        return None
+    return PagesManager if hasattr(PagesManager, "uses_pages_directory") else None
+
+
+def shell_started():
+    """app.py is running: leave the old pages/ mode without a rerun (st.navigation follows)."""
+    manager = _pages_manager()
+    if manager is not None:
+        manager.uses_pages_directory = False
+
+
+def current_lang():
+    """The learner's chosen language; the browser's locale until they choose."""
+    _leave_pages_directory_mode()
+    lang = st.session_state.get(LANG_KEY)
+    if lang in LANGS:
+        return lang
+    return browser_lang()
+
+
+def tr(key, **fields):
+    """The text for `key` in the current language."""
+    return t(key, current_lang(), **fields)
+
+
+def labeler(key_template):
+    """A format_func for option widgets: value -> text of key_template.format(value).
+
+    The language is fixed when the widget is drawn, so the labels stay
+    consistent even when Streamlit calls the function outside the script run.
+    """
+    lang = current_lang()
+    return lambda value: t(key_template.format(value), lang)
+
+
+def prose(*keys):
+    """Render catalog texts in order: '*heading' keys as headers, '*formula*' as LaTeX, others as Markdown."""
+    for key in keys:
+        name = key.rsplit(".", 1)[-1]
+        if name.startswith("heading"):
+            st.header(tr(key))
+        elif "formula" in name:
+            st.latex(tr(key))
+        else:
+            st.markdown(tr(key))
+
+
+def language_switch():
+    """The sidebar radio 中文 / English; app.py renders it on every page so it persists."""
+    if st.session_state.get(LANG_KEY) not in LANGS:
+        st.session_state[LANG_KEY] = browser_lang()
+    st.sidebar.radio(
+        tr("app.language"), LANG_OPTIONS, key=LANG_KEY,
+        format_func=LANG_NAMES.get, horizontal=True, persist_state="session",
+    )
+    return current_lang()
+
+
+STATUS_ICONS = {"passed": "✅", "failed": "❌", "not_graded": "⚪", "not_written": "📝", "error": "⚠️"}
+
+
+def status_label(status):
+    """Icon and translated word for an exercise status."""
+    return f"{STATUS_ICONS.get(status, '•')} {tr('app.status.' + status)}"
+
+
+def progress_summary():
+    """Sidebar line and bar: how many exercises the learner has passed."""
+    results = progress.load_results()
+    total = len(exercise_index.EXERCISES)
+    passed = sum(status_of(ex.id, results) == "passed" for ex in exercise_index.EXERCISES)
+    st.sidebar.progress(passed / total, text=tr("app.progress", passed=passed, total=total))
+    return passed, total
+
+
+def chapter_footer(*ex_ids):
+    """End of a chapter page: each exercise's saved status and a link to Practice."""
+    st.divider()
+    results = progress.load_results()
+    practice = pages_index.get("practice")
+    for ex_id in ex_ids:
+        exercise = exercise_index.get(ex_id)
+        record = results.get(ex_id) or {}
+        status = status_of(ex_id, results)
+        st.markdown(tr(
+            "app.footer", ex_id=ex_id, title=tr(f"exercises.{ex_id}.title"),
+            file=f"exercises/{exercise.filename}", status=status_label(status),
+        ))
+        if status != "not_graded" and "score" in record:
+            st.caption(tr("app.footer_score", score=f"{100 * float(record['score']):.0f}"))
+        st.page_link(
+            practice.path, label=tr("app.footer_link", ex_id=ex_id),
+            icon=":material/task_alt:", query_params={"ex": ex_id},
+        )

@@ -1,0 +1,8 @@
+"""What every part of the project shares: one definition of each common vocabulary.
+
+exercise_index (the eight exercises and the exercise status vocabulary), paths
+(project root, the learner's data folder, atomic writes), i18n (the text
+catalogs in course/text/) and charts (Altair helpers). Imports nothing from
+course's other packages, from grader/, classroom/ or pages/; the standard
+library, pandas, numpy and Altair only.
+"""

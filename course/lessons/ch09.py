@@ -1,0 +1,70 @@
+"""Chapter 9 logic: the course's main judgements (cards linking back to chapters) and exercise progress.
+
+Streamlit-free. Statuses are course.common.exercise_index.STATUSES (what status_of returns).
+"""
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from course.common import exercise_index
+from course.common.exercise_index import STATUSES
+from course.common.i18n import t
+
+
+@dataclass(frozen=True)
+class Card:
+    key: str  # catalog key under ch09.cards
+    pages: tuple  # page keys of the chapters the judgement comes from
+
+
+CARDS = (
+    Card("problem", ("ch01",)),
+    Card("mechanism", ("ch02", "ch04")),
+    Card("computation", ("ch03", "ch05", "ch06")),
+    Card("learning", ("ch02", "ch04", "ch07")),
+    Card("evolution", ("ch08",)),
+    Card("limits", ("ch06", "ch04", "ch01")),
+)
+
+
+def card_links(card, available):
+    """The card's chapter keys that are in `available` (pages whose file exists), in the card's order."""
+    return [key for key in card.pages if key in set(available)]
+
+
+def status_counts(statuses):
+    """{status: how many exercises} for every status in STATUSES (zeros included)."""
+    unknown = set(statuses.values()) - set(STATUSES)
+    if unknown:
+        raise ValueError(f"unknown exercise status {sorted(unknown)}; use one of {STATUSES}")
+    return {status: sum(s == status for s in statuses.values()) for status in STATUSES}
+
+
+def next_exercise(statuses):
+    """The first exercise not passed whose prerequisites are all passed; None when all are passed."""
+    open_ids = [ex.id for ex in exercise_index.EXERCISES if statuses.get(ex.id) != "passed"]
+    for ex_id in open_ids:
+        if all(statuses.get(need) == "passed" for need in exercise_index.get(ex_id).needs):
+            return ex_id
+    return open_ids[0] if open_ids else None
+
+
+def progress_frame(statuses, results, lang, label=None, only_open=False):
+    """One row per exercise: id, title, chapter, status (label(status) or its catalog word), score in %."""
+    rows = []
+    for ex in exercise_index.EXERCISES:
+        status = statuses.get(ex.id, "not_graded")
+        if only_open and status == "passed":
+            continue
+        record = results.get(ex.id) or {}
+        score = record.get("score")
+        rows.append({
+            t("ch09.progress.col_id", lang): ex.id,
+            t("ch09.progress.col_title", lang): t(f"exercises.{ex.id}.title", lang),
+            t("ch09.progress.col_chapter", lang): t(f"nav.{ex.chapter}", lang),
+            t("ch09.progress.col_status", lang): label(status) if label else t(f"app.status.{status}", lang),
+            t("ch09.progress.col_score", lang): None if score is None else round(100 * float(score), 1),
+        })
+    return pd.DataFrame(rows, columns=[t(f"ch09.progress.col_{c}", lang)
+                                       for c in ("id", "title", "chapter", "status", "score")])

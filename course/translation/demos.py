@@ -1,0 +1,222 @@
+"""Logic of the demo pages: where checkpoints live, translations as tables, BLEU by length.
+
+Streamlit-free, so the grader (checkpoint paths, probe sentences) and the tests
+use it too. The trained translators are `<dir>/<model>.pt` with their BLEU
+report `<dir>/<model>.bleu.json`; `<dir>` is $ATTENTION_LAB_CHECKPOINTS, by
+default `checkpoints/` in the project root.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from course.common.paths import PROJECT_ROOT
+
+from .models import MODEL_NAMES
+from .vocab import EOS
+
+# The grader's demo stage and the demo pages translate these. Plain sentences whose
+# words are common in the Tatoeba data (so they are in the trained vocabularies).
+PROBE_SENTENCES = (
+    "i am happy.",
+    "tom is a teacher.",
+    "this book is very good.",
+    "where is the station?",
+    "we like to read books.",
+    "my mother can swim.",
+    "it is cold today.",
+    "he didn't go to school yesterday.",
+)
+DATA_HINT = "../shared/data/tatoeba-cmn-eng.tsv"  # where the development copy of the data lives
+# Which exercises' modules each model is built from (besides ex01/ex03 underneath).
+MODEL_EXERCISES = {"bahdanau": ("ex04",), "transformer": ("ex05", "ex06", "ex07")}
+MODEL_MODULES = {
+    "bahdanau": ("ex01_softmax", "ex03_scoring", "ex04_bahdanau"),
+    "transformer": ("ex01_softmax", "ex03_scoring", "ex05_multihead", "ex06_positional_encoding",
+                    "ex07_transformer"),
+}
+
+
+def checkpoint_dir():
+    """The folder holding <model>.pt and <model>.bleu.json."""
+    return Path(os.environ.get("ATTENTION_LAB_CHECKPOINTS") or PROJECT_ROOT / "checkpoints")
+
+
+def checkpoint_path(name):
+    """Path of the checkpoint of model `name`."""
+    return checkpoint_dir() / f"{name}.pt"
+
+
+def bleu_path(name):
+    """Path of the BLEU-by-length report of model `name`."""
+    return checkpoint_dir() / f"{name}.bleu.json"
+
+
+def available_models():
+    """The model names whose checkpoint file exists, in MODEL_NAMES order."""
+    return [name for name in MODEL_NAMES if checkpoint_path(name).is_file()]
+
+
+def train_command(name, data=DATA_HINT, minutes=15):
+    """The exact command that trains model `name` into the checkpoint folder."""
+    out = checkpoint_dir()
+    try:
+        out = out.resolve().relative_to(PROJECT_ROOT)
+    except ValueError:
+        pass
+    return f"python -m course.translation.train --model {name} --data {data} --minutes {minutes:g} --out {out}"
+
+
+def checkpoint_stamp(name):
+    """(path, modification time, size) of a checkpoint: a cache key that changes when it is retrained."""
+    path = checkpoint_path(name)
+    stat = path.stat()
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+# ---- one translation as tables -------------------------------------------------------------
+
+
+def step_labels(translation):
+    """Row labels of the decoder steps: each output character, then <eos>."""
+    return list(translation.tokens) + [EOS]
+
+
+def cross_attention_frame(translation):
+    """Cross-attention (target steps x source words) as a DataFrame, or None for the fixed-context model."""
+    if translation.cross_attention is None:
+        return None
+    values = np.asarray(translation.cross_attention, dtype=float)  # (T_out + 1, T_src)
+    return pd.DataFrame(values, index=step_labels(translation), columns=list(translation.source_tokens))
+
+
+def attention_row(translation, step):
+    """The source words and the weights the decoder gave them at `step`."""
+    frame = cross_attention_frame(translation)
+    if frame is None:
+        return None
+    check_step(translation, step)
+    return pd.DataFrame({"position": range(frame.shape[1]), "word": list(frame.columns),
+                         "weight": frame.iloc[step].to_numpy()})
+
+
+def top_next_frame(translation, step):
+    """The most probable next tokens at `step`, best first."""
+    check_step(translation, step)
+    rows = translation.top_next[step]
+    return pd.DataFrame({"token": [tok for tok, _ in rows], "probability": [p for _, p in rows]})
+
+
+def check_step(translation, step):
+    """Raise a clear error for a step outside the translation."""
+    count = len(translation.top_next)
+    if not 0 <= step < count:
+        raise ValueError(f"step {step} is outside this translation: it has steps 0..{count - 1}")
+
+
+def head_matrix(translation, kind, layer, head):
+    """One Transformer attention map -> (values, row labels, column labels).
+
+    kind: "encoder" (source x source), "decoder" (target x target, causal) or "cross"
+    (target x source); layer and head count from 0.
+    """
+    arrays = {"encoder": translation.encoder_self_attention, "decoder": translation.decoder_self_attention,
+              "cross": translation.cross_attention_heads}
+    if kind not in arrays:
+        raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(arrays)}")
+    weights = arrays[kind]
+    if weights is None:
+        raise ValueError(f"this translation has no {kind} attention (only the Transformer has per-head maps)")
+    layers, heads = weights.shape[:2]
+    if not (0 <= layer < layers and 0 <= head < heads):
+        raise ValueError(f"layer {layer}, head {head} does not exist: the model has {layers} layers "
+                         f"and {heads} heads (counting from 0)")
+    src, tgt = list(translation.source_tokens), step_labels(translation)
+    rows, cols = {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}[kind]
+    return np.asarray(weights[layer, head], dtype=float), rows, cols
+
+
+def numbered(labels):
+    """Labels made unique for tables ('0 我', '1 。', '2 。'): characters repeat."""
+    return [f"{i} {label}" for i, label in enumerate(labels)]
+
+
+# ---- BLEU by source length -------------------------------------------------------------------
+
+
+def read_bleu_report(name):
+    """The model's BLEU report dict, or None if there is none (or it cannot be read)."""
+    path = bleu_path(name)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def bleu_by_length(reports, method="greedy"):
+    """Long table (model, bucket, bleu, count) from {model name: report} for one decoding method."""
+    rows = []
+    for name, report in reports.items():
+        for label, entry in report.get("buckets", {}).items():
+            if entry.get(method) is not None:
+                rows.append({"model": name, "bucket": label, "bleu": round(float(entry[method]), 2),
+                             "count": int(entry.get("count", 0))})
+    return pd.DataFrame(rows, columns=["model", "bucket", "bleu", "count"])
+
+
+def overall_bleu(reports):
+    """Table: model x decoding method -> corpus BLEU."""
+    return pd.DataFrame({name: report.get("bleu", {}) for name, report in reports.items()}).T.round(2)
+
+
+def long_bleu(reports):
+    """(table: model x decoding method -> BLEU on held-out sentences of 11+ words, count, min words)."""
+    rows = {name: {m: r["long"][m] for m in ("greedy", "beam") if r.get("long", {}).get(m) is not None}
+            for name, r in reports.items() if r.get("long")}
+    first = next((r["long"] for r in reports.values() if r.get("long")), {})
+    return pd.DataFrame(rows).T.round(2), int(first.get("count", 0)), int(first.get("min_words", 0))
+
+
+def beam_settings(reports):
+    """{model: (beam size, length-penalty alpha, whether alpha was chosen on the validation set)}."""
+    return {name: (int(r["beam_size"]), float(r["beam_alpha"]), bool(r.get("valid_beam_bleu_by_alpha")))
+            for name, r in reports.items()
+            if r.get("beam_size") and r.get("beam_alpha") is not None and r.get("bleu", {}).get("beam") is not None}
+
+
+def example_sentences(reports, bucket, method="greedy"):
+    """The bucket's example sentences with each model's output beside the reference."""
+    rows = {}
+    for name, report in reports.items():
+        for example in report.get("examples", {}).get(bucket, []):
+            row = rows.setdefault(example["en"], {"en": example["en"], "reference": example["reference"]})
+            row[name] = example.get(method, "")
+    return pd.DataFrame(list(rows.values()))
+
+
+# ---- the learner's run beside the reference ------------------------------------------------------
+
+ATTENTION_TOL = 1e-4  # the learner's attention agrees with the reference within this
+
+
+def compare_with_reference(reference, learner):
+    """(identical, largest attention difference) of a Translation and the learner's JSON dict."""
+    same_tokens = list(reference.tokens) == list(learner.get("tokens", []))
+    ref_attn, got_attn = reference.cross_attention, learner.get("cross_attention")
+    if ref_attn is None or got_attn is None:
+        diff = 0.0 if ref_attn is None and got_attn is None else float("inf")
+    else:
+        got = np.asarray(got_attn, dtype=float)
+        diff = float(np.abs(got - ref_attn).max()) if got.shape == ref_attn.shape else float("inf")
+    return same_tokens and diff <= ATTENTION_TOL, diff
+
+
+def learner_attention_frame(learner):
+    """The learner's cross-attention (JSON lists) as a DataFrame like cross_attention_frame."""
+    if learner.get("cross_attention") is None:
+        return None
+    return pd.DataFrame(np.asarray(learner["cross_attention"], dtype=float),
+                        index=list(learner["tokens"]) + [EOS], columns=list(learner["source_tokens"]))
