@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app.ui import chapter_footer, labeler, prose, tr
-from course.lessons import ch01, ch01_charts
+from course.lessons import ch01, ch01_charts, ch04
 
 ARCH_NAMES = {"rnn": "paths.arch_rnn", "cnn": "paths.arch_cnn", "self-attention": "paths.arch_attention"}
 MAX_DISTANCE = 64
@@ -29,8 +29,11 @@ def seq2seq_section():
     labels = {name: tr(f"ch01.seq2seq.{name}") for name in ("encoder", "decoder", "context")}
     st.graphviz_chart(ch01.seq2seq_dot(labels))
     st.caption(tr("ch01.seq2seq.diagram_caption"))
+    prose(*[f"ch01.seq2seq.{key}" for key in ("chain_rule_text", "chain_rule_formula", "chain_rule_after")])
+    prose("ch01.framework.text")
+    prose("ch01.seq2seq.encoder_text", "ch01.seq2seq.encoder_formula", "ch01.bidir.text", "ch01.bidir.formula",
+          "ch01.bidir.after")
     prose(*[f"ch01.seq2seq.{key}" for key in (
-        "chain_rule_text", "chain_rule_formula", "chain_rule_after", "encoder_text", "encoder_formula",
         "context_text", "context_formula", "decoder_text", "decoder_formula", "loss_text", "loss_formula",
         "teacher_text")])
     st.table(ch01.decoder_input_table(
@@ -108,6 +111,15 @@ def gradient_section():
                  series=tr("ch01.grad.series"))
     st.vega_lite_chart(spec("gradients", rho, w_norm, tuple(measured["norm"]), texts), width="stretch")
     st.markdown(tr("ch01.grad.observe"))
+    st.markdown(tr("ch01.grad_path.text", d=GRAD_STEPS, steps=ch01.path_steps(GRAD_STEPS, 3, False)["rnn"]))
+
+
+def alignment_section():
+    """The word alignment of the chapter 4 example, posed as a problem."""
+    prose("ch01.alignment.heading", "ch01.alignment.text")
+    table = ch01.alignment_frame(ch04.SOURCE, ch04.TARGETS, ch04.ALIGNMENT)
+    st.dataframe(table.rename_axis(tr("ch01.alignment.target")))
+    st.caption(tr("ch01.alignment.caption"))
 
 
 st.title(tr("ch01.title"))
@@ -116,5 +128,6 @@ seq2seq_section()
 paths_section()
 receptive_field_section()
 gradient_section()
+alignment_section()
 prose("ch01.bottleneck.heading", "ch01.bottleneck.body")
 chapter_footer("ex00")

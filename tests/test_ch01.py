@@ -204,3 +204,23 @@ def test_page_shows_the_teaching_text_and_formulas(lang):
     formulas = [latex.value.strip("$\n") for latex in at.latex]
     assert t("ch01.seq2seq.chain_rule_formula", lang) in formulas
     assert any("= 9" in f for f in formulas)  # R = 1 + (3-1)(1 + 1 + 1 + 1) = 9
+
+
+def test_alignment_frame_marks_the_links():
+    table = ch01.alignment_frame(("a", "b", "a"), ("x", "y"), {"x": (2,), "y": (0, 1)}, mark="1")
+    assert list(table.columns) == ["1. a", "2. b", "3. a"] and list(table.index) == ["x", "y"]
+    assert table.to_numpy().tolist() == [["", "", "1"], ["1", "1", ""]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_poses_the_framework_bidirectional_path_and_alignment(lang):
+    at = open_page(PAGE, lang=lang)
+    text = markdown_text(at)
+    for key in ("ch01.framework.text", "ch01.bidir.text", "ch01.alignment.text"):
+        assert t(key, lang)[:30] in text, key
+    assert t("ch01.bidir.formula", lang) in [latex.value.strip("$\n") for latex in at.latex]
+    assert t("ch01.grad_path.text", lang, d=40, steps=40) in text  # an RNN path of 40 steps at n - i = 40
+    table = next(df.value for df in at.dataframe if list(df.value.index) == ["黑", "猫", "坐", "在", "垫子", "上"])
+    links = {target: [col for col in table.columns if table.loc[target, col] == "●"] for target in table.index}
+    assert links["垫子"] == ["7. mat"] and links["上"] == ["5. on"]  # 上 goes back to "on" after "mat"
+    assert table.to_numpy().tolist().count(["●"] + [""] * 6) == 0  # "The" is linked to nothing

@@ -221,3 +221,10 @@ def decoder_input_table(training_name, generation_name, step_word, target=TARGET
     training, generation = decoder_inputs(target)
     columns = [f"{step_word} {t}" for t in range(1, len(training) + 1)]
     return pd.DataFrame([training, generation], index=[training_name, generation_name], columns=columns)
+
+
+def alignment_frame(source, targets, links, mark="●"):
+    """Target-by-source table with `mark` where a target word links to a source position."""
+    rows = [[mark if j in links.get(t, ()) else "" for j in range(len(source))] for t in targets]
+    columns = [f"{j + 1}. {w}" for j, w in enumerate(source)]  # the two "the"s stay distinct
+    return pd.DataFrame(rows, index=list(targets), columns=columns)

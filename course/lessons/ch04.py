@@ -24,6 +24,9 @@ SCORES = {
     "垫子": (-0.3, -0.4, 0.1, 0.0, 0.6, 1.0, 3.9),
     "上": (-0.5, -0.6, -0.2, 0.4, 3.2, 0.3, 1.6),
 }
+# A hand-drawn word alignment of the example (target word -> linked source positions), the problem
+# chapter 1 poses and attention answers softly: it is a human's reading, not a model's output.
+ALIGNMENT = {"黑": (1,), "猫": (2,), "坐": (3,), "在": (4,), "垫子": (6,), "上": (4,)}
 
 # The worked example: decoder state s, encoder states h1, h2, weights W_s, W_h, v.
 EXAMPLE = {
