@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.ui import chapter_footer, tr
+from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.lessons import ch04
 
 E = ch04.EXAMPLE
@@ -60,6 +61,7 @@ right.metric(tr("ch04.top_weight", target=target), f"α({table['word'][top]}) = 
 right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"}).round(3), hide_index=True)
 st.vega_lite_chart(alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
 st.markdown(tr("ch04.align_after"))
+heatmap_section()
 
 st.header(tr("ch04.worked_header"))
 st.markdown(tr("ch04.worked_body"))
@@ -88,11 +90,13 @@ st.markdown(tr("ch04.worked_numbers", e1=f"{step['e'][0]:.3f}", e2=f"{step['e'][
                a1=f"{step['alpha'][0]:.3f}", a2=f"{step['alpha'][1]:.3f}",
                c1=f"{step['c'][0]:.3f}", c2=f"{step['c'][1]:.3f}",
                p1=f"{step['p'][0]:.3f}", p2=f"{step['p'][1]:.3f}"))
+convex_section(tuple(step["alpha"].tolist()), tuple(map(tuple, rows[1:3])))
 
 st.header(tr("ch04.steps_header"))
 st.markdown(tr("ch04.steps_body"))
 st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), name, str(shape)) for s, name, shape in step_shapes()],
                       columns=[tr("ch04.col_step"), tr("ch04.col_tensor"), tr("ch04.col_shape")]))
+shapes_section()
 
 st.header(tr("ch04.grad_header"))
 st.markdown(tr("ch04.grad_body", loss=f"{grads['loss']:.3f}"))
@@ -101,6 +105,8 @@ st.dataframe(pd.DataFrame({
     tr("ch04.col_score_path"): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["score"]],
 }, index=["h1", "h2"]))
 st.markdown(tr("ch04.grad_after"))
+
+compare_section()
 
 st.header(tr("ch04.qkv_header"))
 st.markdown(tr("ch04.qkv_body"))
