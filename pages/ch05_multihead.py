@@ -12,6 +12,7 @@ HEAD_HIDDENS = 32  # width of the layer in the per-head heatmaps
 tracer_view = st.cache_data(max_entries=256)(ch05.tracer_view)
 params_view = st.cache_data(max_entries=64)(ch05.params_view)
 heads_view = st.cache_data(max_entries=256)(ch05.heads_view)
+valid_lens_view = st.cache_data(max_entries=256)(ch05.trace_valid_lens)
 
 
 def tracer_section():
@@ -34,7 +35,23 @@ def tracer_section():
     st.dataframe(table, hide_index=True, height="content")
     st.markdown(tr("ch05.per_head", d=h // heads, h=h, heads=heads, bh=b * heads, b=b))
     st.metric(tr("ch05.consistency"), f"{diff:.1e}")
+    valid_lens_part(b, n_q, n_k, h, heads)
     return h, heads
+
+
+def valid_lens_part(b, n_q, n_k, h, heads):
+    """valid_lens (B,) as the learner types them, and the (B*heads,) tensor the attention receives."""
+    st.markdown(tr("ch05.lens.body"))
+    text = st.text_input(tr("ch05.lens.label"), "3, 2", key="ch05_valid_lens", persist_state=KEEP)
+    try:
+        lens = ch05.parse_valid_lens(text, b, n_k)
+    except ValueError as err:
+        st.warning(tr("ch05.lens.bad", message=str(err)))
+        return
+    seen = valid_lens_view(b, n_q, n_k, h, heads, tuple(lens))
+    st.markdown(tr("ch05.lens.shown", lens=seen["input"], shape=seen["input_shape"], heads=heads,
+                   repeated=seen["repeated"], repeated_shape=seen["repeated_shape"]))
+    st.metric(tr("ch05.lens.zeros", shape=seen["weights_shape"]), seen["zero_weights"])
 
 
 def params_section(h, heads):

@@ -50,9 +50,9 @@ def chart_data(at, index):
     return dataframe_util.convert_arrow_bytes_to_pandas_df(raw)
 
 
-def shown(at, key, lang="en"):
+def shown(at, key, lang="en", **fields):
     """The float shown by the metric labelled with the catalog text `key`."""
-    label = t(key, lang)
+    label = t(key, lang, **fields)
     values = [m.value for m in at.metric if m.label == label]
     assert len(values) == 1, f"{len(values)} metrics labelled {label!r}"
     return float(values[0])
@@ -189,3 +189,27 @@ def test_ch06_shows_why_positions_are_needed_before_encoding_them(lang):
     headers = [h.value for h in at.header]  # in page order
     assert headers.index(t("ch06.heading_order", lang)) < headers.index(t("ch06.heading_pe", lang))
     assert shown(at, "ch06.err_without", lang) < 1e-6 < shown(at, "ch06.err_with", lang)
+
+
+def test_valid_lens_parse_and_trace_by_hand():
+    assert ch05.parse_valid_lens("3, 2", 2, 6) == [3, 2] and ch05.parse_valid_lens("0 6", 2, 6) == [0, 6]
+    for text, fragment in (("3", "one per example"), ("3, x", "whole numbers"), ("3, 7", "between 0 and n_k = 6")):
+        with pytest.raises(ValueError, match=fragment):
+            ch05.parse_valid_lens(text, 2, 6)
+    seen = ch05.trace_valid_lens(2, 4, 6, 100, 5, [3, 2])
+    assert seen["repeated"] == [3] * 5 + [2] * 5 and seen["repeated_shape"] == (10,)
+    assert seen["weights_shape"] == (10, 4, 6) and seen["zero_weights"] == 5 * 4 * (6 - 3) + 5 * 4 * (6 - 2)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ch05_tracer_repeats_valid_lens_per_head(lang):
+    at = opened(CH05, lang)
+    text = markdown_text(at)
+    assert "[3, 3, 3, 3, 3, 2, 2, 2, 2, 2]" in text and "**(10,)**" in text
+    assert shown(at, "ch05.lens.zeros", lang, shape=(10, 4, 6)) == 140
+    at.slider(key="ch05_heads").set_value(4).run()
+    at.text_input(key="ch05_valid_lens").set_value("6, 1").run()
+    assert "[6, 6, 6, 6, 1, 1, 1, 1]" in markdown_text(at) and "**(8,)**" in markdown_text(at)
+    assert shown(at, "ch05.lens.zeros", lang, shape=(8, 4, 6)) == 4 * 4 * 5
+    at.text_input(key="ch05_valid_lens").set_value("6").run()
+    assert errors_of(at) == [] and "one per example" in at.warning[0].value

@@ -198,3 +198,41 @@ def heads_view(lang, tokens, num_hiddens, num_heads, scale, seed, head):
                            show_values=len(tokens) <= 8, domain=[0, 1], cell_size=44)
     return {"spec": arrow_spec(chart), "top": arrow_table(most_attended(weights, tokens, name), ""),
             "diff": arrow_table(head_differences(weights, name).round(3), "")}
+
+
+# valid_lens in the tracer: one length per example, repeated for every head by the layer itself.
+
+def parse_valid_lens(text, batch, n_k):
+    """Lengths from text like '3, 2': one per example, each 0..n_k; a ValueError that says how to fix it."""
+    parts = str(text).replace(",", " ").split()
+    try:
+        lens = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"could not read {text!r} as whole numbers; write one length per example, like '3, 2'") from None
+    if len(lens) != batch:
+        raise ValueError(f"got {len(lens)} lengths for a batch of {batch}; give exactly one per example")
+    if any(not 0 <= n <= n_k for n in lens):
+        raise ValueError(f"every length must be between 0 and n_k = {n_k}")
+    return lens
+
+
+def trace_valid_lens(batch, n_q, n_k, num_hiddens, num_heads, valid_lens, seed=0):
+    """What the layer does with valid_lens (B,): the tensor its attention receives and the masked weights."""
+    layer = build_layer(num_hiddens, num_heads, seed)
+    gen = torch.Generator().manual_seed(seed)
+    queries = torch.randn(batch, n_q, num_hiddens, generator=gen)  # (B, n_q, h)
+    keys = torch.randn(batch, n_k, num_hiddens, generator=gen)  # (B, n_k, h)
+    lens = torch.tensor(valid_lens)  # (B,)
+    seen = {}
+    hook = layer.attention.register_forward_pre_hook(lambda m, args: seen.update(lens=args[3]))
+    try:
+        with torch.no_grad():
+            layer(queries, keys, keys, lens)
+    finally:
+        hook.remove()
+    weights = layer.attention.attention_weights  # (B*heads, n_q, n_k)
+    return {
+        "input": lens.tolist(), "input_shape": tuple(lens.shape),
+        "repeated": seen["lens"].tolist(), "repeated_shape": tuple(seen["lens"].shape),
+        "weights_shape": tuple(weights.shape), "zero_weights": int((weights == 0).sum()),
+    }
