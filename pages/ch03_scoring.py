@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.ch03_sections import mask_presets_section
 from course.app.ui import chapter_footer, current_lang, tr
 from course.lessons import ch03
 
@@ -39,6 +40,7 @@ def masking_section():
     weights = ch03.masked_weights(ch03.random_scores(B, N_Q, N_K, seed), lens)  # (B, n_q, n_k)
     st.metric(tr("ch03.zero_cells"), int((weights == 0).sum()))
     st.markdown(tr("ch03.zero_expected", n=ch03.expected_zero_count(lens, N_Q, N_K), k=N_K))
+    mask_presets_section(seed)  # the d2l examples, with the same seed
 
 
 def allocation_section():
