@@ -48,6 +48,7 @@ PAGES = (
     PageEntry("ch07", "pages/ch07_transformer.py", "nav.ch07", "course", "transformer", ":material/stacks:"),
     PageEntry("ch08", "pages/ch08_history.py", "nav.ch08", "course", "history", ":material/history_edu:"),
     PageEntry("ch09", "pages/ch09_review.py", "nav.ch09", "course", "review", ":material/fact_check:"),
+    PageEntry("ch10", "pages/ch10_variants.py", "nav.ch10", "course", "variants", ":material/alt_route:"),
     PageEntry("demo_translate", "pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
               ":material/g_translate:"),
     PageEntry("demo_bottleneck", "pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",

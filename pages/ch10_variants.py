@@ -1,0 +1,74 @@
+"""Chapter 10: variants of attention, and the measured cost of full vs linear attention."""
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from course.app.ui import prose, tr
+from course.lessons import ch03, ch10
+
+KEEP = "session"  # persist_state: widget values survive page switches
+MEASURED = "ch10_measured"  # session key of the learner's own measurement: (table, seconds)
+
+shipped = st.cache_data(ch10.load_shipped)  # read once
+cost_spec = st.cache_data(max_entries=32)(ch10.cost_spec)
+
+
+def scarce_section():
+    """Raise one score: the weights of the others fall, the total stays 1."""
+    prose("ch10.scarce.heading", "ch10.scarce.body")
+    boost = st.slider(tr("ch10.scarce.boost"), 0.0, 5.0, 2.0, 0.5, key="ch10_boost", persist_state=KEEP)
+    scores = list(ch03.READING)
+    raised = [scores[0] + boost] + scores[1:]
+    before, after = ch03.tempered(scores, 1.0), ch03.tempered(raised, 1.0)
+    st.dataframe(pd.DataFrame({
+        tr("ch10.scarce.col_item"): range(1, len(scores) + 1), tr("ch10.scarce.col_score"): raised,
+        tr("ch10.scarce.col_before"): before.numpy().round(3), tr("ch10.scarce.col_after"): after.numpy().round(3),
+    }), hide_index=True)
+    st.metric(tr("ch10.scarce.total"), f"{float(after.sum()):.3f}")
+    st.markdown(tr("ch10.scarce.after"))
+
+
+def measure_now():
+    """Measure both variants here, with a progress bar; keep the result in the session."""
+    bar = st.progress(0.0)
+    start = time.perf_counter()
+    table = ch10.measure(on_step=lambda done, total: bar.progress(done / total, tr("ch10.long.progress", done=done,
+                                                                                    total=total)))
+    bar.empty()
+    st.session_state[MEASURED] = (table, time.perf_counter() - start)
+
+
+def cost_section():
+    """Shipped figures (or the learner's own) as two log-scale charts and two ratios."""
+    prose("ch10.long.heading", "ch10.long.body")
+    st.markdown(tr("ch10.long.setup", d=ch10.NUM_HIDDENS))
+    if st.button(tr("ch10.long.button"), key="ch10_measure"):
+        measure_now()
+    if MEASURED in st.session_state:
+        table, seconds = st.session_state[MEASURED]
+        st.caption(tr("ch10.long.measured", seconds=seconds))
+    else:
+        table, machine = shipped()
+        st.caption(tr("ch10.long.shipped", machine=machine))
+    texts = {v: tr(f"ch10.long.{v}") for v in ch10.VARIANTS}
+    texts.update(x=tr("ch10.long.x"), variant=tr("ch10.long.variant"))
+    left, right = st.columns(2)
+    for col, column, name in ((left, "ms", "time"), (right, "mib", "memory")):
+        rows = tuple(zip(table["n"].tolist(), table["variant"].tolist(), table[column].round(4).tolist()))
+        col.vega_lite_chart(cost_spec(rows, column, dict(texts, title=tr(f"ch10.long.{name}_title"),
+                                                          y=tr(f"ch10.long.y_{name}"))), width="stretch")
+    n = int(table["n"].max())
+    m1, m2 = st.columns(2)
+    m1.metric(tr("ch10.long.ratio_time", n=n), f"{ch10.ratio(table, n, 'ms'):.1f}×")
+    m2.metric(tr("ch10.long.ratio_memory", n=n), f"{ch10.ratio(table, n, 'mib'):.1f}×")
+    st.markdown(tr("ch10.long.after"))
+
+
+st.title(tr("ch10.title"))
+st.markdown(tr("ch10.intro"))
+scarce_section()
+prose("ch10.kinds.heading", "ch10.kinds.body", "ch10.beyond.heading", "ch10.beyond.body",
+      "ch10.stacks.heading", "ch10.stacks.body", "ch10.positions.heading", "ch10.positions.body")
+cost_section()
