@@ -30,6 +30,29 @@ def cards_section():
                 text=tr("ch09.cards.explained", done=explained, total=len(ch09.CARDS)))
 
 
+interview_numbers = st.cache_data(ch09.interview_numbers)  # computed once
+
+
+def interview_section():
+    """Interview questions as cards: the question, a hidden answer with computed numbers, a tick."""
+    st.header(tr("ch09.interview.heading"))
+    st.markdown(tr("ch09.interview.intro"))
+    available = [page.key for page in pages_index.existing()]
+    numbers, known = interview_numbers(), 0
+    for i, card in enumerate(ch09.INTERVIEW):
+        if i % 2 == 0:
+            cols = st.columns(2)
+        with cols[i % 2].container(border=True, height="stretch"):
+            st.subheader(tr(f"ch09.interview.{card.key}.question"))
+            with st.expander(tr("ch09.interview.answer")):
+                st.markdown(tr(f"ch09.interview.{card.key}.answer", **numbers))
+            for key in ch09.card_links(card, available):
+                entry = pages_index.get(key)
+                st.page_link(entry.path, label=tr(entry.title_key), icon=entry.icon)
+            known += st.checkbox(tr("ch09.interview.know"), key=f"ch09_interview_{card.key}", persist_state=KEEP)
+    st.progress(known / len(ch09.INTERVIEW), text=tr("ch09.interview.known", done=known, total=len(ch09.INTERVIEW)))
+
+
 def progress_section():
     """Every exercise's saved status and score, the counts, and what to do next."""
     st.header(tr("ch09.progress.heading"))
@@ -58,5 +81,6 @@ def progress_section():
 st.title(tr("ch09.title"))
 st.markdown(tr("ch09.intro"))
 cards_section()
+interview_section()
 progress_section()
 st.markdown(tr("ch09.outro"))

@@ -112,3 +112,20 @@ def test_cards_link_to_registered_chapters_and_have_text():
             assert i18n.t(f"ch09.cards.{card.key}.title", lang) and i18n.t(f"ch09.cards.{card.key}.body", lang)
     assert ch09.card_links(ch09.CARDS[5], ["ch01", "ch06"]) == ["ch06", "ch01"]
     assert ch09.card_links(ch09.CARDS[0], []) == []
+
+
+def test_interview_numbers_match_their_formulas():
+    numbers = ch09.interview_numbers(d=64, n=1000, width=512, heads=8, dense_n=50)
+    assert numbers["var_unscaled"] == pytest.approx(64, rel=0.15) and numbers["var_scaled"] == pytest.approx(1, rel=0.15)
+    assert numbers["max_unscaled"] > numbers["max_scaled"]
+    assert numbers["additive_params"] == 64 * (64 + 64) + 64 and numbers["dot_params"] == 0
+    assert numbers["attention_ops"] == 1000**2 * 512 and numbers["rnn_ops"] == 1000 * 512**2
+    assert numbers["attention_params"] == 4 * 64 * 64  # W_q, W_k, W_v, W_o without biases, any head count
+    assert numbers["dense_params"] == (50 * 64) ** 2 + 50 * 64
+    chapters = [p.key for p in pages_index.chapters()]
+    assert [c.key for c in ch09.INTERVIEW] == ["sqrt_dk", "additive_vs_dot", "quadratic", "versus_dense"]
+    for card in ch09.INTERVIEW:
+        assert card.pages and set(card.pages) <= set(chapters)
+        for lang in i18n.LANGS:
+            assert i18n.t(f"ch09.interview.{card.key}.question", lang).endswith(("?", "？"))
+            i18n.t(f"ch09.interview.{card.key}.answer", lang, **numbers)  # every field is provided

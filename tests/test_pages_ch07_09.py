@@ -182,3 +182,21 @@ def test_ch09_all_passed_in_chinese():
     at = opened(CH09, "zh")
     assert [m.value for m in at.metric] == ["8", "0", "0", "0", "0"]
     assert "所有练习都已通过" in at.success[0].value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ch09_interview_cards_show_computed_answers(lang):
+    from course.lessons import ch09
+
+    at = opened(CH09, lang)
+    numbers = ch09.interview_numbers()
+    questions = [h.value for h in at.subheader]
+    for card in ch09.INTERVIEW:
+        assert i18n.t(f"ch09.interview.{card.key}.question", lang) in questions
+    text = markdown_text(at)
+    assert f"{numbers['attention_ops']:,}" in text and f"{numbers['dense_params']:,}" in text
+    assert f"{numbers['var_unscaled']:.1f}" in text
+    links = [link.proto.label for link in at.get("page_link")]
+    assert i18n.t("nav.ch10", lang) in links  # the quadratic-cost card links to the variants chapter
+    at.checkbox(key="ch09_interview_quadratic").check().run()
+    assert i18n.t("ch09.interview.known", lang, done=1, total=4) in progress_texts(at)

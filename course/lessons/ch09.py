@@ -68,3 +68,29 @@ def progress_frame(statuses, results, lang, label=None, only_open=False):
         })
     return pd.DataFrame(rows, columns=[t(f"ch09.progress.col_{c}", lang)
                                        for c in ("id", "title", "chapter", "status", "score")])
+
+
+# Interview questions as review cards: a question, an answer with numbers the course computes.
+INTERVIEW = (
+    Card("sqrt_dk", ("ch03",)),
+    Card("additive_vs_dot", ("ch03", "ch04", "ch08")),
+    Card("quadratic", ("ch06", "ch10")),
+    Card("versus_dense", ("ch02", "ch05", "ch06")),
+)
+
+
+def interview_numbers(d=64, n=1000, width=512, heads=8, dense_n=50):
+    """The figures quoted in the interview answers, computed by the chapters' own functions."""
+    from course.lessons import ch03, ch05, ch06  # the chapters the answers come from
+
+    stats = ch03.scale_stats(d)
+    counts = ch03.parameter_counts(d, d, d)
+    costs = ch06.layer_costs(n, width, 3)
+    return {
+        "d": d, "var_unscaled": stats["unscaled"]["variance"], "var_scaled": stats["scaled"]["variance"],
+        "max_unscaled": stats["unscaled"]["max_weight"], "max_scaled": stats["scaled"]["max_weight"],
+        "additive_params": counts["additive"], "dot_params": counts["scaled"],
+        "n": n, "width": width, "attention_ops": costs["self-attention"][0], "rnn_ops": costs["rnn"][0],
+        "heads": heads, "attention_params": ch05.count_parameters(ch05.build_layer(d, heads)),
+        "dense_n": dense_n, "dense_params": (dense_n * d) ** 2 + dense_n * d,
+    }
