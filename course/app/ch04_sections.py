@@ -3,41 +3,100 @@
 Streamlit widgets and layout only; the numbers come from course.lessons.ch04_tables.
 """
 
+import math
+
 import pandas as pd
 import streamlit as st
 
-from course.app.ui import tr
-from course.lessons import ch04, ch04_tables
+from course.app.ui import current_lang, tr
+from course.common.i18n import t
+from course.lessons import ch04, ch04_tables, ch05
 from course.translation import decoder_compare
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
-heatmap_spec = st.cache_data(max_entries=64)(ch04_tables.alignment_heatmap_spec)
-additive_shapes = st.cache_data(max_entries=256)(ch04_tables.additive_shapes)
-decoder_comparison = st.cache_data(decoder_compare.decoder_comparison)
-convex_spec = st.cache_data(max_entries=64)(ch04_tables.convex_spec)
+
+def _arrow(frame, index=None):
+    """A DataFrame as a pyarrow Table (sent as it is on every rerun; the views below are cached)."""
+    return ch05.arrow_table(frame, index)
+
+
+@st.cache_data(max_entries=64)
+def heatmap_view(lang, scores):
+    """(heatmap dict, 'target → top source' text) for a tuple of per-target score tuples."""
+    matrix = ch04_tables.alignment_matrix(dict(zip(ch04.TARGETS, scores))).round(3)
+    spec = ch04_tables.alignment_heatmap_spec(matrix, t("ch04.col_word", lang), t("ch04.target_label", lang))
+    tops = ", ".join(f"{w} → {matrix.loc[w].idxmax().split(' ', 1)[1]}" for w in matrix.index)
+    return spec, tops
+
+
+@st.cache_data(max_entries=64)
+def convex_display(lang, alpha, values):
+    """Metrics, the coordinate table (Arrow), the verdict key and the 2-D chart dict of one step."""
+    view = ch04_tables.convex_view(alpha, values)
+    table = view["table"].round(3).rename(columns={
+        "min_i v_i": t("ch04.convex.col_min", lang), "max_i v_i": t("ch04.convex.col_max", lang),
+        "v_top": t("ch04.convex.col_top", lang)})
+    points = ch04_tables.convex_points(alpha, values, ["h1", "h2"])
+    points["kind"] = points["kind"].map({"value": t("ch04.convex.kind_value", lang),
+                                         "context": t("ch04.convex.kind_context", lang)})
+    return {
+        "weight_sum": view["weight_sum"], "min_weight": view["min_weight"], "distance": view["distance_to_top"],
+        "top": f"h{max(range(len(alpha)), key=lambda i: alpha[i]) + 1}",
+        "table": _arrow(table, t("ch04.convex.coordinate", lang)),
+        "verdict": "ch04.convex.inside_yes" if view["inside"] else "ch04.convex.inside_no",
+        "spec": ch04_tables.convex_spec(points, t("ch04.convex.chart_title", lang)),
+    }
+
+
+@st.cache_data(max_entries=256)
+def shapes_table(lang, d_s, d_h, d_a):
+    """The additive-scoring shape table (Arrow) for three sizes."""
+    rows = [(name, str(shape)) for name, shape in ch04_tables.additive_shapes(d_s, d_h, d_a)]
+    return _arrow(pd.DataFrame(rows, columns=[t("ch04.col_tensor", lang), t("ch04.col_shape", lang)]))
+
+
+@st.cache_data(max_entries=4)
+def compare_view(lang):
+    """(comparison table as Arrow, the sizes) of the fixed-context and Bahdanau decoders."""
+    m = decoder_compare.decoder_comparison()
+    f, b = m["fixed"], m["bahdanau"]
+    text = lambda key, **fields: t(f"ch04.compare.{key}", lang, **fields)  # noqa: E731
+    rows = [
+        ("row_context", text("fixed_context"), text("bahdanau_context")),
+        ("row_kept", str(f["kept"]), str(b["kept"])),
+        ("row_distinct", str(f["distinct_contexts"]), str(b["distinct_contexts"])),
+        ("row_params", str(f["parameters"]),
+         text("params_extra", count=b["parameters"], extra=m["attention_parameters"])),
+        ("row_path", text("fixed_path"), text("bahdanau_path")),
+        ("row_cost", text("fixed_cost"), text("bahdanau_cost")),
+        ("row_alignment", text("fixed_alignment"), text("bahdanau_alignment")),
+    ]
+    frame = pd.DataFrame([(text(key, steps=m["sizes"]["steps"]), x, y) for key, x, y in rows],
+                         columns=[text("col_aspect"), text("col_fixed"), text("col_bahdanau")])
+    return _arrow(frame), m["sizes"]
 
 
 def edited_scores():
     """Every target word's scores as the learner left them (originals where an edit is unusable)."""
-    result = {}
+    result = []
     for i, target in enumerate(ch04.TARGETS):
         edited = st.session_state.get(f"ch04_scores_{i}_data")
         try:
-            ch04.alignment_table(edited["e"].tolist())
-            result[target] = tuple(float(x) for x in edited["e"])
-        except (TypeError, ch04.BadInput):  # not edited yet, or an empty cell
-            result[target] = ch04.SCORES[target]
-    return result
+            scores = tuple(float(x) for x in edited["e"])
+        except (TypeError, ValueError):  # not edited yet, or an unreadable cell
+            scores = ()
+        usable = len(scores) == len(ch04.SOURCE) and all(math.isfinite(x) for x in scores)
+        result.append(scores if usable else ch04.SCORES[target])
+    return tuple(result)
 
 
 def heatmap_section():
     """The alignment matrix of the whole sentence: rows target words, columns source words."""
     st.subheader(tr("ch04.heatmap.header"))
     st.markdown(tr("ch04.heatmap.body"))
-    matrix = ch04_tables.alignment_matrix(edited_scores()).round(3)
-    st.vega_lite_chart(heatmap_spec(matrix, tr("ch04.col_word"), tr("ch04.target_label")))
-    tops = ", ".join(f"{t} → {matrix.loc[t].idxmax().split(' ', 1)[1]}" for t in matrix.index)
+    spec, tops = heatmap_view(current_lang(), edited_scores())
+    st.vega_lite_chart(spec)
     st.caption(tr("ch04.heatmap.caption", tops=tops))
 
 
@@ -45,20 +104,15 @@ def convex_section(alpha, values):
     """The context as a convex combination of the values, with numbers from the worked step."""
     st.subheader(tr("ch04.convex.header"))
     st.markdown(tr("ch04.convex.body"))
-    view = ch04_tables.convex_view(alpha, values)
-    top = f"h{int(pd.Series(alpha).idxmax()) + 1}"
+    view = convex_display(current_lang(), alpha, values)
     m1, m2, m3 = st.columns(3)
     m1.metric(tr("ch04.convex.weight_sum"), f"{view['weight_sum']:.3f}")
     m2.metric(tr("ch04.convex.min_weight"), f"{view['min_weight']:.3f}")
-    m3.metric(tr("ch04.convex.distance", top=top), f"{view['distance_to_top']:.3f}")
+    m3.metric(tr("ch04.convex.distance", top=view["top"]), f"{view['distance']:.3f}")
     left, right = st.columns(2)
-    left.dataframe(view["table"].round(3).rename_axis(tr("ch04.convex.coordinate")).rename(columns={
-        "min_i v_i": tr("ch04.convex.col_min"), "max_i v_i": tr("ch04.convex.col_max"),
-        "v_top": tr("ch04.convex.col_top")}))
-    left.markdown(tr("ch04.convex.inside_yes" if view["inside"] else "ch04.convex.inside_no"))
-    points = ch04_tables.convex_points(alpha, values, ["h1", "h2"])
-    points["kind"] = points["kind"].map({"value": tr("ch04.convex.kind_value"), "context": tr("ch04.convex.kind_context")})
-    right.vega_lite_chart(convex_spec(points, tr("ch04.convex.chart_title")))
+    left.dataframe(view["table"], hide_index=True)
+    left.markdown(tr(view["verdict"]))
+    right.vega_lite_chart(view["spec"])
 
 
 def shapes_section():
@@ -69,27 +123,13 @@ def shapes_section():
     d_s = c1.slider(tr("ch04.shapes.ds_label"), 1, 32, 6, key="ch04_ds", persist_state=KEEP)
     d_h = c2.slider(tr("ch04.shapes.dh_label"), 1, 32, 10, key="ch04_dh", persist_state=KEEP)
     d_a = c3.slider(tr("ch04.shapes.da_label"), 1, 32, 4, key="ch04_da", persist_state=KEEP)
-    st.table(pd.DataFrame([(name, str(shape)) for name, shape in additive_shapes(d_s, d_h, d_a)],
-                          columns=[tr("ch04.col_tensor"), tr("ch04.col_shape")]))
+    st.table(shapes_table(current_lang(), d_s, d_h, d_a), hide_index=True)
     st.caption(tr("ch04.shapes.params", count=d_a * d_s + d_a * d_h + d_a))
 
 
 def compare_section():
     """Fixed-context decoder against the Bahdanau decoder, measured rows from the reference modules."""
     st.subheader(tr("ch04.compare.header"))
-    m = decoder_comparison()
-    st.markdown(tr("ch04.compare.body", **m["sizes"]))
-    f, b = m["fixed"], m["bahdanau"]
-    rows = [
-        ("row_context", tr("ch04.compare.fixed_context"), tr("ch04.compare.bahdanau_context")),
-        ("row_kept", str(f["kept"]), str(b["kept"])),
-        ("row_distinct", str(f["distinct_contexts"]), str(b["distinct_contexts"])),
-        ("row_params", str(f["parameters"]),
-         tr("ch04.compare.params_extra", count=b["parameters"], extra=m["attention_parameters"])),
-        ("row_path", tr("ch04.compare.fixed_path"), tr("ch04.compare.bahdanau_path")),
-        ("row_cost", tr("ch04.compare.fixed_cost"), tr("ch04.compare.bahdanau_cost")),
-        ("row_alignment", tr("ch04.compare.fixed_alignment"), tr("ch04.compare.bahdanau_alignment")),
-    ]
-    st.table(pd.DataFrame([(tr(f"ch04.compare.{key}", steps=m["sizes"]["steps"]), x, y) for key, x, y in rows],
-                          columns=[tr("ch04.compare.col_aspect"), tr("ch04.compare.col_fixed"),
-                                   tr("ch04.compare.col_bahdanau")]))
+    table, sizes = compare_view(current_lang())
+    st.markdown(tr("ch04.compare.body", **sizes))
+    st.table(table, hide_index=True)
