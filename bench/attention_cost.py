@@ -11,7 +11,6 @@ chapter 10 shows before the learner measures on their own machine
 import argparse
 import json
 import os
-import platform
 import sys
 from pathlib import Path
 
@@ -20,20 +19,26 @@ sys.path.insert(0, str(ROOT))
 
 
 def machine():
-    """A one-line description of where the figures were measured."""
+    """Where the figures were measured: cores, torch version and threads, load average."""
     import torch
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} with "
-            f"{torch.get_num_threads()} threads, load average {load:.1f} when measured")
+    return {"cores": os.cpu_count(), "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "load": round(load, 1)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs to take the median of (default 3)")
     parser.add_argument("--write", action="store_true", help="store the result as the shipped figures")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     args = parser.parse_args()
+    import torch
+
     from course.lessons import ch10
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     runs = [ch10.measure() for _ in range(args.runs)]
     table = runs[0][["n", "variant"]].copy()

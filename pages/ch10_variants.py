@@ -51,7 +51,7 @@ def cost_section():
         st.caption(tr("ch10.long.measured", seconds=seconds))
     else:
         table, machine = shipped()
-        st.caption(tr("ch10.long.shipped", machine=machine))
+        st.caption(tr("ch10.long.shipped", **machine))
     texts = {v: tr(f"ch10.long.{v}") for v in ch10.VARIANTS}
     texts.update(x=tr("ch10.long.x"), variant=tr("ch10.long.variant"))
     left, right = st.columns(2)

@@ -61,7 +61,7 @@ def test_measure_reports_every_length_and_variant():
 
 def test_shipped_figures_cover_the_lengths_and_grow_as_the_arithmetic_says():
     table, machine = ch10.load_shipped()
-    assert "CPU" in machine
+    assert machine["cores"] >= 1 and machine["threads"] >= 1 and machine["torch"].startswith("2.")
     assert sorted(set(table["n"])) == list(ch10.N_VALUES) and set(table["variant"]) == set(ch10.VARIANTS)
     mib = table.pivot(index="n", columns="variant", values="mib")
     growth = mib.iloc[-1] / mib.iloc[-2]  # one doubling of n at the top

@@ -13,6 +13,7 @@ import time
 import weakref
 from pathlib import Path
 
+import altair as alt
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -124,7 +125,7 @@ def measure(n_values=None, d=NUM_HIDDENS, repeats=3, seed=0, on_step=None):
 
 
 def load_shipped(path=SHIPPED):
-    """(table, description of the machine) of the shipped measurement."""
+    """(table, machine) of the shipped measurement; machine has cores, torch, threads and load."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return pd.DataFrame(data["rows"]), data["machine"]
 
@@ -145,5 +146,6 @@ def cost_spec(rows, column, texts):
     frame["variant"] = frame["variant"].map(lambda v: texts[v])
     chart = charts.line_chart(frame, "n", column, color="variant", title=texts["title"], x_title=texts["x"],
                               y_title=texts["y"], color_title=texts["variant"], log_y=True, points=True,
-                              height=280)
-    return chart.to_dict()
+                              height=320)
+    chart.encoding.x.scale = alt.Scale(type="log", base=2)  # n doubles from point to point
+    return chart.configure_legend(orient="top", direction="horizontal", title=None).to_dict()
