@@ -51,3 +51,17 @@ def test_beam_search_is_not_a_remedy_for_exposure_bias(lang):
 def test_chapter_8_points_at_the_chapter_4_heatmap_and_says_its_scores_are_illustrative(lang):
     body = texts(lang)["ch08.papers.bahdanau"]
     assert ("heatmap" in body and "illustrative" in body) if lang == "en" else ("热力图" in body and "示意" in body)
+
+
+@pytest.mark.parametrize("name", ["seq2seq", "bahdanau", "transformer"])
+def test_the_shipped_models_get_the_chapter_4_sentence_wrong_as_its_heatmap_text_says(name):
+    from course.common.paths import PROJECT_ROOT
+    from course.translation.checkpoint import load_checkpoint
+    from course.translation.decoding import translate
+
+    path = PROJECT_ROOT / "checkpoints" / f"{name}.pt"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    loaded = load_checkpoint(path)
+    result = translate(loaded.model, "The black cat sat on the mat.", loaded.src_vocab, loaded.tgt_vocab)
+    assert result.text.rstrip("。") != "黑猫坐在垫子上"  # ch04.heatmap.body says they do not translate it correctly
