@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 import torch
-from app_helpers import errors_of, markdown_text, open_page, widgets
+from app_helpers import errors_of, markdown_text, metric, open_page, widgets
 from streamlit import dataframe_util
 
-from course.common.i18n import t
+from course.common import i18n
 from course.lessons import ch05, ch06
 
 CH05, CH06 = "pages/ch05_multihead.py", "pages/ch06_self_attention.py"
@@ -48,14 +48,6 @@ def chart_data(at, index):
     proto = at.get("vega_lite_chart")[index].proto
     raw = proto.datasets[0].data.data if proto.datasets else proto.data.data
     return dataframe_util.convert_arrow_bytes_to_pandas_df(raw)
-
-
-def shown(at, key, lang="en", **fields):
-    """The float shown by the metric labelled with the catalog text `key`."""
-    label = t(key, lang, **fields)
-    values = [m.value for m in at.metric if m.label == label]
-    assert len(values) == 1, f"{len(values)} metrics labelled {label!r}"
-    return float(values[0])
 
 
 def softmax_rows(a):
@@ -132,7 +124,8 @@ def test_ch06_costs_and_rotation(lang):
     assert float(at.metric[0].value) == pytest.approx(n / d, rel=1e-3)
     assert f"n = d = {d}" in markdown_text(at)
 
-    assert shown(at, "ch06.error64", lang) < 1e-6 and shown(at, "ch06.error32", lang) <= BOUND32
+    assert float(metric(at, i18n.t("ch06.error64", lang))) < 1e-6
+    assert float(metric(at, i18n.t("ch06.error32", lang))) <= BOUND32
     at.switch_page(CH05).run()
     at.switch_page(CH06).run()
     assert (at.slider(key="ch06_n").value, at.slider(key="ch06_k").value) == (n, k)  # kept across pages
@@ -143,7 +136,8 @@ def test_ch06_costs_and_rotation(lang):
     matrix = next(df.value for df in at.dataframe if df.value.shape == (2, 2)).to_numpy()
     c, s = math.cos(37 * w), math.sin(37 * w)
     np.testing.assert_allclose(matrix, [[c, s], [-s, c]], atol=1e-6)
-    assert shown(at, "ch06.error64", lang) < 1e-6 and shown(at, "ch06.error32", lang) <= BOUND32
+    assert float(metric(at, i18n.t("ch06.error64", lang))) < 1e-6
+    assert float(metric(at, i18n.t("ch06.error32", lang))) <= BOUND32
 
 
 def test_ch06_cross_attention_encoding_scale_and_shuffle():
@@ -172,13 +166,15 @@ def test_ch06_cross_attention_encoding_scale_and_shuffle():
     norms = next(df.value for df in at.dataframe if df.value.columns[0] == "measured").iloc[:, 1].tolist()
     assert norms[2] == pytest.approx(math.sqrt(16 / 2), abs=1e-3)  # a row of P: sqrt(d/2)
 
-    assert shown(at, "ch06.err_without") < 1e-6 and shown(at, "ch06.err_with") > 1e-3
+    without, with_p = (float(metric(at, i18n.t(f"ch06.err_{m}", "en"))) for m in ("without", "with"))
+    assert without < 1e-6 and with_p > 1e-3
     at.button(key="ch06_reshuffle").click().run()
     assert at.number_input(key="ch06_shuffle").value == 2
     words = ch05.SENTENCE.split()
     perm = torch.randperm(len(words), generator=torch.Generator().manual_seed(2)).tolist()
     assert f"**{' '.join(words[i] for i in perm)}**" in markdown_text(at)
-    assert shown(at, "ch06.err_without") < 1e-6 and shown(at, "ch06.err_with") > 1e-3
+    without, with_p = (float(metric(at, i18n.t(f"ch06.err_{m}", "en"))) for m in ("without", "with"))
+    assert without < 1e-6 and with_p > 1e-3
     at.text_input(key="ch06_sentence").set_value("alone").run()
     assert not at.exception and "got 1" in at.error[0].value
 
@@ -187,8 +183,8 @@ def test_ch06_cross_attention_encoding_scale_and_shuffle():
 def test_ch06_shows_why_positions_are_needed_before_encoding_them(lang):
     at = opened(CH06, lang)
     headers = [h.value for h in at.header]  # in page order
-    assert headers.index(t("ch06.heading_order", lang)) < headers.index(t("ch06.heading_pe", lang))
-    assert shown(at, "ch06.err_without", lang) < 1e-6 < shown(at, "ch06.err_with", lang)
+    assert headers.index(i18n.t("ch06.heading_order", lang)) < headers.index(i18n.t("ch06.heading_pe", lang))
+    assert float(metric(at, i18n.t("ch06.err_without", lang))) < 1e-6 < float(metric(at, i18n.t("ch06.err_with", lang)))
 
 
 def test_valid_lens_parse_and_trace_by_hand():
@@ -206,10 +202,10 @@ def test_ch05_tracer_repeats_valid_lens_per_head(lang):
     at = opened(CH05, lang)
     text = markdown_text(at)
     assert "[3, 3, 3, 3, 3, 2, 2, 2, 2, 2]" in text and "**(10,)**" in text
-    assert shown(at, "ch05.lens.zeros", lang, shape=(10, 4, 6)) == 140
+    assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(10, 4, 6))) == "140"
     at.slider(key="ch05_heads").set_value(4).run()
     at.text_input(key="ch05_valid_lens").set_value("6, 1").run()
     assert "[6, 6, 6, 6, 1, 1, 1, 1]" in markdown_text(at) and "**(8,)**" in markdown_text(at)
-    assert shown(at, "ch05.lens.zeros", lang, shape=(8, 4, 6)) == 4 * 4 * 5
+    assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(8, 4, 6))) == str(4 * 4 * 5)
     at.text_input(key="ch05_valid_lens").set_value("6").run()
     assert errors_of(at) == [] and "one per example" in at.warning[0].value
