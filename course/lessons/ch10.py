@@ -105,12 +105,22 @@ def random_inputs(n, d=NUM_HIDDENS, seed=0):
     return tuple(torch.randn(1, n, d, generator=gen) for _ in range(3))  # (1, n, d) each
 
 
-def measure(n_values=None, d=NUM_HIDDENS, repeats=3, seed=0, on_step=None):
+def measure(n_values=None, d=NUM_HIDDENS, repeats=3, seed=0, on_step=None, threads=1):
     """Long table (n, variant, ms, mib) of measured time and peak tensor memory; on_step(done, total).
 
-    n_values defaults to N_VALUES as it is when called.
+    n_values defaults to N_VALUES as it is when called. Timed on `threads` torch threads (one by
+    default: steadier on a shared machine, and it leaves the other cores to everyone else).
     """
-    n_values = N_VALUES if n_values is None else n_values
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _measure(N_VALUES if n_values is None else n_values, d, repeats, seed, on_step)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _measure(n_values, d, repeats, seed, on_step):
+    """The measurement loop of `measure`."""
     rows, total = [], len(n_values) * len(VARIANTS)
     for n in n_values:
         inputs = random_inputs(n, d, seed)
