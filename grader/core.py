@@ -9,7 +9,7 @@ judged (grader/judge.py) and the results are collected in a Report
 
 import importlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -22,7 +22,7 @@ from . import checks as checks_registry
 from . import notebook_submit
 from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
 from .report import CheckResult, ExerciseResult, Report
-from .sandbox import SandboxLimits, run_jobs
+from .sandbox import MODES, SandboxLimits, run_jobs
 
 
 def reference_modules(name):
@@ -53,37 +53,83 @@ class Submission:
     source: str | None
     name: str  # where the code came from, for messages: a path, "upload.py", ...
     label: str | None = None  # how to name its lines in messages (default: the file name),
+    # The learner's own sources of the exercises this one builds on, {ex_id: source}, each one that
+    # passed (hosted mode); None: the references, or in strict mode this run's own submissions.
+    dependencies: dict | None = None
 
-def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None):
+def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None,
+          sandbox=None, references_for_dependencies=None):
     """Grade the exercises `ex_ids` (default all) of a target directory -> Report.
 
     `sources` ({ex_id: (source text or None, display name)}) overrides reading
     the files from `target` (notebooks, uploads). `on_progress(done, total,
     ex_id, status)` is called as each exercise is judged, `on_ran(ex_id)` as
-    each exercise's sandboxed run ends.
+    each exercise's sandboxed run ends. `sandbox` and
+    `references_for_dependencies`: see grade_submissions. Without references,
+    the exercises the requested ones build on are graded too (not reported),
+    and the learner's own passing files are used.
     """
     ex_ids = list(ex_ids or [ex.id for ex in EXERCISES])
-    sources = sources if sources is not None else read_sources(target, ex_ids)
-    submissions = [Submission(ex_id, *sources[ex_id]) for ex_id in ex_ids]
-    exercises = grade_submissions(submissions, limits, on_progress, on_ran)
-    return Report(str(Path(target).resolve()) if target else "", exercises)
+    mode, use_references = _modes(limits, sandbox, references_for_dependencies)
+    extra = [] if use_references else sorted(
+        {dep for ex_id in ex_ids for dep in get_exercise(ex_id).needs} - set(ex_ids))
+    sources = dict(sources) if sources is not None else read_sources(target, ex_ids)
+    if extra:
+        sources.update({ex_id: value for ex_id, value in read_sources(target, extra).items() if ex_id not in sources})
+    submissions = [Submission(ex_id, *sources[ex_id]) for ex_id in extra + ex_ids]
+    exercises = grade_submissions(submissions, limits, on_progress, on_ran, mode, use_references)
+    return Report(str(Path(target).resolve()) if target else "", exercises[len(extra):])
 
-def grade_submissions(submissions, limits=None, on_progress=None, on_ran=None):
-    """Grade a list of Submissions in one sandbox run -> [ExerciseResult]."""
-    limits = limits or SandboxLimits()
+def grade_submissions(submissions, limits=None, on_progress=None, on_ran=None, sandbox=None,
+                      references_for_dependencies=None):
+    """Grade a list of Submissions in one sandbox run -> [ExerciseResult] (see grader/__init__.py)."""
+    mode, use_references = _modes(limits, sandbox, references_for_dependencies)
+    limits = replace(limits or SandboxLimits(), mode=mode)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: one thread is faster and leaves a core to the sandbox
     try:
-        return _grade_submissions(submissions, limits, on_progress, on_ran)
+        return _grade_submissions(submissions, limits, on_progress, on_ran, use_references)
     finally:
         torch.set_num_threads(threads)
 
-def _grade_submissions(submissions, limits, on_progress, on_ran):
+def _modes(limits, sandbox, references_for_dependencies):
+    """(sandbox mode, whether references stand in for dependencies), checked."""
+    mode = sandbox or (limits.mode if limits else "process")
+    if mode not in MODES:
+        raise ValueError(f"unknown sandbox mode {mode!r}; use one of {', '.join(MODES)}")
+    use_references = mode != "strict" if references_for_dependencies is None else references_for_dependencies
+    if mode == "strict" and use_references:
+        raise ValueError("strict mode never puts a reference solution in the learner's reach: "
+                         "pass the learner's own dependencies (Submission.dependencies) instead")
+    return mode, use_references
+
+def _dependencies(submissions, use_references):
+    """Per submission: ({ex_id: source} to stage or None for references, [dep ids that must pass in this run],
+    [missing dep ids])."""
+    first = {}
+    for i, s in enumerate(submissions):
+        first.setdefault(s.ex_id, i)
+    plans = []
+    for s in submissions:
+        needs = get_exercise(s.ex_id).needs
+        if use_references or not needs:
+            plans.append((None if use_references else {}, [], []))
+        elif s.dependencies is not None:
+            missing = [d for d in needs if not s.dependencies.get(d)]
+            plans.append(({d: s.dependencies.get(d) for d in needs}, [], missing))
+        else:
+            missing = [d for d in needs if d not in first or submissions[first[d]].source is None]
+            staged = {d: submissions[first[d]].source for d in needs if d not in missing}
+            plans.append((staged, [first[d] for d in needs if d not in missing], missing))
+    return plans
+
+def _grade_submissions(submissions, limits, on_progress, on_ran, use_references):
     built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
+    plans = _dependencies(submissions, use_references)
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,
-                    [{"procedure": c.procedure, "spec": c.spec} for c in built[s.ex_id]])
-        for i, s in enumerate(submissions) if s.source is not None
+                    [{"procedure": c.procedure, "spec": c.spec} for c in built[s.ex_id]], plans[i][0])
+        for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]
     }
     outcome = {}
 
@@ -106,16 +152,24 @@ def _grade_submissions(submissions, limits, on_progress, on_ran):
     clear_mutant_cache()  # keyed on check objects, which are rebuilt for every run
     exercises = []
     for i, s in enumerate(submissions):
+        job = outcome["results"].get(f"job{i}")
         if s.source is None:
             result = _missing_file(s.ex_id, s.name)
+        elif plans[i][2]:
+            result = _blocked(s.ex_id, plans[i][2], s.dependencies is not None)
+        elif "lost" in job.status or "sandbox_error" in job.status:
+            result = _lost(s.ex_id, job.status)
         else:
-            job = outcome["results"][f"job{i}"]
             _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
             result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits)
             result.duration_s = round(job.status.get("elapsed_s", 0.0), 3)  # the sandboxed run
         exercises.append(result)
+    for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
+        failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
+        if failed_deps and exercises[i].status != "error":
+            exercises[i] = _blocked(s.ex_id, failed_deps, False)
         if on_progress:
-            on_progress(i + 1, len(submissions), s.ex_id, result.status)
+            on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     clear_mutant_cache()
     return exercises
 
@@ -131,10 +185,27 @@ def _missing_file(ex_id, name):
         message = f"cannot read {name}: copy exercises/{exercise.filename} there, or pass --target"
     else:  # a notebook or upload; the name says what is wrong with it
         message = f"cannot grade {name}"
-    return ExerciseResult(
-        ex_id, t(f"exercises.{ex_id}.title", "en"), exercise.filename, "error", False, 0.0, 0.0,
-        message, [CheckResult("file", False, message, kind="error")],
-    )
+    return _error_result(ex_id, message, "file")
+
+def _error_result(ex_id, message, check="sandbox"):
+    """An exercise that could not be graded, with one failing check saying why."""
+    exercise = get_exercise(ex_id)
+    return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", "en"), exercise.filename, "error", False, 0.0, 0.0,
+                          message, [CheckResult(check, False, message, kind="error")])
+
+def _blocked(ex_id, deps, hosted):
+    """Result for an exercise graded without references whose own dependencies did not pass."""
+    names = " and ".join(deps)
+    where = "submit and pass it" if hosted else "grade it together with this one until it passes"
+    message = (f"pass {names} first: {ex_id} builds on your own {names}, and the strict sandbox never uses "
+               f"the reference solution in its place ({where})")
+    return _error_result(ex_id, message, "dependencies")
+
+def _lost(ex_id, status):
+    """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
+    if "lost" in status:
+        return _error_result(ex_id, status["lost"])
+    return _error_result(ex_id, f"the strict sandbox could not be started for this exercise: {status['sandbox_error']}")
 
 def _relabel(job, staged_name, label):
     """Name the learner's own lines by their real source, not the staged file."""

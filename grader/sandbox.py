@@ -2,23 +2,36 @@
 
 Each grading run gets a fresh temporary run directory holding a copy of the
 harness (grader/harness), one job folder per exercise with a staged package
-(the learner's file plus the reference files of the exercises it builds on)
-and the inputs. One `python -I` process serves all jobs, forking a limited
-child per exercise (see harness/child.py). Nothing from the child is trusted:
-results are loaded with `torch.load(weights_only=True)` and judged here.
+(the learner's file plus the files of the exercises it builds on: the
+references, or the learner's own in strict mode) and the inputs. One
+`python -I` server serves all jobs (see harness/child.py):
 
-A hosted class can wrap the server command (`SandboxLimits.wrapper`) in an
-unprivileged, network-less container that mounts only the run directory:
-the child needs nothing else from the project.
+- `mode="process"` (self-study): a forked, rlimited child per exercise;
+- `mode="strict"` (hosted classes): each job in its own bubblewrap sandbox as
+  its own uid, with cgroup limits on all its processes (harness/strict.py).
+  Needs root, util-linux's setpriv and bubblewrap (`strict_problem()` says
+  what is missing).
+
+Nothing from the child is trusted: results are loaded with
+`torch.load(weights_only=True)` and judged here. The deadline is kept by the
+clock; the server's stdout is only read while it runs; a server that dies or
+stops leaves every exercise it had not finished reported as lost. The run
+directory is removed on every exit path; one left by a killed grader is
+swept by the next run.
 """
 
+import fcntl
 import json
+import os
+import platform
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -27,15 +40,22 @@ from course.common.exercise_index import get as get_exercise
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
+RUN_PREFIX = "attention-lab-grade-"
+MODES = ("process", "strict")
+INSTALL_LINE = "apt-get install -y bubblewrap util-linux"
 
 
 @dataclass
 class SandboxLimits:
     timeout_s: float = 20.0  # wall-clock seconds per exercise
-    memory_mb: int = 2048  # address space a child may add beyond the server's
+    memory_mb: int = 2048  # process: address space a child may add; strict: all its processes together
     output_kb: int = 512  # stdout + stderr a child may print
     parallel: int = 2  # children running at once
-    wrapper: list = field(default_factory=list)  # e.g. ["bwrap", ...] for a hosted sandbox
+    mode: str = "process"  # "process" (self-study) or "strict" (hosted: see the module doc)
+    processes: int = 64  # strict: processes + threads of one job, all together
+    files_mb: int = 64  # strict: everything one job writes (its folder and /tmp), all together
+    uid_base: int = 1_750_000_000  # strict: first uid of the reserved range, one uid per running job
+    uid_count: int = 1000  # strict: size of that range (no account may use these uids)
 
 
 @dataclass
@@ -44,19 +64,44 @@ class JobResult:
 
     records: list  # per call: {"ok": {...}} or {"error": {...}}; missing calls are None
     import_error: dict | None
-    status: dict
+    status: dict  # status.json; {"lost": message} when the server ended before this job
     output: str  # the first part of what the child printed
 
 
-def stage_job(job_dir, ex_id, learner_source, learner_name):
-    """Lay out the package `learner` for one exercise in job_dir."""
+def strict_problem():
+    """Why strict mode cannot run here (a sentence saying what to do), or None."""
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        return f"the strict sandbox needs Linux on x86_64 (this is {platform.system()} {platform.machine()})"
+    if os.geteuid() != 0:
+        return ("the strict sandbox runs each exercise as its own unprivileged uid, so the grader must run "
+                "as root (the class worker does); use `--sandbox process` for self-study")
+    missing = [tool for tool in ("setpriv", "bwrap") if not shutil.which(tool, path="/usr/bin:/bin")]
+    if missing:
+        return (f"the strict sandbox needs {' and '.join(missing)} (missing from /usr/bin): "
+                f"install them with `{INSTALL_LINE}`")
+    try:
+        if int(Path("/proc/sys/user/max_user_namespaces").read_text()) < 10:
+            return "user namespaces are disabled: set the sysctl user.max_user_namespaces to 10000 or more"
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def stage_job(job_dir, ex_id, learner_source, learner_name, dependencies=None):
+    """Lay out the package `learner` for one exercise in job_dir.
+
+    dependencies: {ex_id: source} for the exercises it builds on, or None for the references.
+    """
     exercise = get_exercise(ex_id)
     package = Path(job_dir) / "learner"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('"""Staged for grading."""\n')
     for dep in exercise.needs:
         dep_file = get_exercise(dep).filename
-        shutil.copyfile(SOLUTIONS_DIR / dep_file, package / dep_file)
+        if dependencies is None:
+            shutil.copyfile(SOLUTIONS_DIR / dep_file, package / dep_file)
+        else:
+            (package / dep_file).write_text(dependencies[dep], encoding="utf-8")
     (package / exercise.filename).write_text(learner_source, encoding="utf-8")
     (Path(job_dir) / "results").mkdir()
     (Path(job_dir) / "learner_name.txt").write_text(learner_name)
@@ -81,11 +126,13 @@ def _load_record(path):
                           "where": None, "traceback": ""}}
 
 
-def collect(job_dir, num_calls):
-    """Read back everything a job's child left."""
+def collect(job_dir, num_calls, lost=None):
+    """Read back everything a job's child left (`lost`: why the server never finished it)."""
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
-    status = json.loads(status_path.read_text()) if status_path.exists() else {"missing": True}
+    if not status_path.exists():
+        return JobResult([None] * num_calls, None, {"lost": lost or "the sandbox never ran this exercise"}, "")
+    status = json.loads(status_path.read_text())
     import_path = job_dir / "results" / "import.pt"
     import_error = _load_record(import_path)["error"] if import_path.exists() else None
     records = []
@@ -96,52 +143,153 @@ def collect(job_dir, num_calls):
 
 
 def run_jobs(jobs, limits, on_done=None):
-    """Run jobs {name: (ex_id, learner_source, learner_name, module, calls)}.
+    """Run jobs {name: (ex_id, learner_source, learner_name, module, calls, dependencies)}.
 
     Returns {name: JobResult}. `on_done(name)` is called as each job ends.
     """
-    run_dir = Path(tempfile.mkdtemp(prefix="attention-lab-grade-"))
+    if limits.mode not in MODES:
+        raise ValueError(f"unknown sandbox mode {limits.mode!r}; use one of {', '.join(MODES)}")
+    if limits.mode == "strict" and strict_problem():
+        raise RuntimeError(strict_problem())
+    sweep_stale_runs()
+    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+    lock = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         shutil.copytree(HARNESS_DIR, run_dir / "_harness", ignore=shutil.ignore_patterns("__pycache__"))
-        for name, (ex_id, source, learner_name, module, calls) in jobs.items():
+        for name, (ex_id, source, learner_name, module, calls, deps) in jobs.items():
             job_dir = run_dir / name
-            stage_job(job_dir, ex_id, source, learner_name)
+            stage_job(job_dir, ex_id, source, learner_name, deps)
             torch.save({"module": module, "calls": calls}, job_dir / "input.pt")
-        plan = {
-            "jobs": list(jobs),
-            "timeout_s": limits.timeout_s,
-            "memory_mb": limits.memory_mb,
-            "output_kb": limits.output_kb,
-            "parallel": limits.parallel,
-        }
+            if limits.mode == "strict":  # the sandbox uid passes through to its box, and sees nothing else
+                job_dir.chmod(0o711)
+                (job_dir / "learner").chmod(0o700)
+        if limits.mode == "strict":
+            run_dir.chmod(0o711)
+        plan = {"jobs": list(jobs), "mode": limits.mode, "timeout_s": limits.timeout_s,
+                "memory_mb": limits.memory_mb, "output_kb": limits.output_kb, "parallel": limits.parallel,
+                "processes": limits.processes, "files_mb": limits.files_mb,
+                "uid_base": limits.uid_base, "uid_count": limits.uid_count}
         (run_dir / "plan.json").write_text(json.dumps(plan))
-        _serve(run_dir, limits, len(jobs), on_done)
-        return {
-            name: collect(run_dir / name, len(spec[4])) for name, spec in jobs.items()
-        }
+        finished, lost = _serve(run_dir, limits, len(jobs), on_done)
+        return {name: collect(run_dir / name, len(spec[4]), lost) for name, spec in jobs.items()}
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+        os.close(lock)
+
+
+def sweep_stale_runs(folder=None):
+    """Remove run directories whose grader is gone (their lock is free); returns how many."""
+    removed = 0
+    folder = Path(folder or tempfile.gettempdir())
+    for path in folder.glob(RUN_PREFIX + "*"):
+        try:
+            fd = os.open(path / ".lock", os.O_RDWR)
+        except FileNotFoundError:
+            if time.time() - path.stat().st_mtime < 600:
+                continue  # being created right now, or not ours to judge yet
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+        except BlockingIOError:
+            pass  # a running grader holds it
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
 
 
 def _serve(run_dir, limits, num_jobs, on_done):
-    """Start the sandbox server and follow its progress lines."""
+    """Run the sandbox server; follow its `done` lines by the clock -> (finished jobs, why others were lost)."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "from _harness.child import serve; serve(sys.argv[1])"
     )
-    command = list(limits.wrapper) + [sys.executable, "-I", "-c", code, str(run_dir)]
+    command = [sys.executable, "-I", "-c", code, str(run_dir)]
     env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(run_dir)}
-    deadline = time.monotonic() + 60 + limits.timeout_s * (num_jobs / max(limits.parallel, 1) + 1)
-    with subprocess.Popen(command, cwd=run_dir, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True) as server:
-        for line in server.stdout:
-            if line.startswith("done ") and on_done:
-                on_done(line.split()[1])
-            if time.monotonic() > deadline:
-                server.kill()
-                break
-        server.wait()
-        errors = server.stderr.read()
-    if server.returncode != 0:
-        raise RuntimeError(f"the grading sandbox failed to run (exit {server.returncode}):\n{errors[-2000:]}")
+    start = time.monotonic()
+    deadline = start + 60 + limits.timeout_s * (num_jobs / max(limits.parallel, 1) + 1)
+    stall_s = limits.timeout_s + 60  # no job may run longer than timeout_s: silence beyond this is a hang
+    finished, buffer, last = set(), b"", start  # finished: for on_done only; status.json decides
+    with open(run_dir / "server-stderr.txt", "wb") as errors:
+        server = subprocess.Popen(command, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+    try:
+        os.set_blocking(server.stdout.fileno(), False)
+        with selectors.DefaultSelector() as selector:
+            selector.register(server.stdout, selectors.EVENT_READ)
+            hung = False
+            while server.poll() is None:
+                now = time.monotonic()
+                if now > deadline or now - last > stall_s:
+                    hung = True
+                    break
+                for _ in selector.select(timeout=0.2):
+                    chunk = _read_some(server.stdout)
+                    if chunk is None:
+                        selector.unregister(server.stdout)
+                        break
+                    buffer += chunk
+                    buffer, names = _done_lines(buffer)
+                    for name in names:
+                        finished.add(name)
+                        last = time.monotonic()
+                        if on_done:
+                            on_done(name)
+            if not hung:  # what it printed before exiting; never wait for EOF (a learner may hold the pipe)
+                chunk = _read_some(server.stdout) or b""
+                for name in _done_lines(buffer + chunk + b"\n")[1]:
+                    finished.add(name)
+                    if on_done:
+                        on_done(name)
+    finally:
+        _kill_session(server)
+        server.stdout.close()
+    return finished, _lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
+
+
+def _read_some(stream):
+    """Whatever the pipe holds now (b"" if nothing), or None at end of file."""
+    try:
+        chunk = os.read(stream.fileno(), 65536)
+    except BlockingIOError:
+        return b""
+    return chunk or None
+
+
+def _done_lines(buffer):
+    """(rest, [job names]) from the server's output so far."""
+    *lines, rest = buffer.split(b"\n")
+    names = [line.split()[1].decode(errors="replace") for line in lines
+             if line.startswith(b"done ") and len(line.split()) == 2]
+    return rest, names
+
+
+def _kill_session(server):
+    """SIGKILL the server and whatever is left in its session, and reap it."""
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    server.wait()
+
+
+def _lost_reason(returncode, hung, silent_s, run_dir):
+    """Why the server did not finish every job, in one sentence for the report."""
+    if hung:
+        return (f"the grading sandbox's server stopped responding (no progress for {silent_s:.0f} s) and was "
+                "stopped before it graded this exercise; run the grader again")
+    if returncode == 0:
+        return None
+    if returncode is not None and returncode < 0:
+        name = signal.Signals(-returncode).name
+        return f"the grading sandbox's server was killed ({name}) before it graded this exercise; run the grader again"
+    tail = (run_dir / "server-stderr.txt").read_text(errors="replace")[-600:].strip()
+    return (f"the grading sandbox's server failed (exit code {returncode}) before it graded this exercise"
+            + (f": {tail.splitlines()[-1]}" if tail else ""))

@@ -1,8 +1,10 @@
 """The grader client and the Practice page, run against a fake grader script."""
 
 import json
+import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from app_helpers import errors_of, open_page
@@ -14,11 +16,13 @@ from course.common.i18n import t
 
 FAKE_GRADER = textwrap.dedent(
     """
-    import json, sys
+    import json, os, sys
     sys.path.insert(0, {root!r})
     from course.app import progress
 
-    args = [a for a in sys.argv[1:] if a != "--json"]
+    argv = sys.argv[1:]
+    report_fd = int(argv.pop(argv.index("--report-fd") + 1)) if "--report-fd" in argv else None
+    args = [a for a in argv if a not in ("--json", "--report-fd")]
     if "--usage-error" in args or "--json" not in sys.argv:
         print("usage: python -m grader [ex00 ...] [--target DIR] --json", file=sys.stderr)
         sys.exit(2)
@@ -42,8 +46,11 @@ FAKE_GRADER = textwrap.dedent(
         }})
         print(f"progress: {{done}}/{{len(ids)}} {{ex_id}} {{entries[-1]['status']}}", file=sys.stderr, flush=True)
     progress.save_results(progress.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
-    print(json.dumps({{"version": 1, "target": "exercises", "passed": all(e["passed"] for e in entries),
-                      "exercises": entries}}))
+    text = json.dumps({{"version": 1, "target": "exercises", "passed": all(e["passed"] for e in entries),
+                       "exercises": entries}})
+    print(text)
+    if report_fd is not None:
+        os.write(report_fd, text.encode())
     sys.exit(0 if all(e["passed"] for e in entries) else 1)
     """
 )
@@ -140,3 +147,38 @@ def test_practice_page_shows_grader_failures(monkeypatch):
     at.button(key="practice_grade_all").click().run()
     assert any("no_such_grader_module" in e.value for e in at.error)
     assert not at.exception
+
+
+LINGERING_GRADER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    argv = sys.argv[1:]
+    fd = int(argv[argv.index("--report-fd") + 1])
+    entry = {{"id": "ex03", "title": "ex03", "file": "ex03.py", "status": "failed", "passed": False,
+              "score": 0.0, "duration_s": 0.1, "summary": "0/9 checks passed", "checks": []}}
+    honest = {{"version": 1, "target": "x", "passed": False, "exercises": [entry]}}
+    os.write(fd, json.dumps(honest).encode())
+    print(json.dumps(honest))
+    if os.fork() == 0:  # a learner's background process: holds stdout/stderr and rewrites the report
+        forged = dict(honest, passed=True, exercises=[dict(entry, status="passed", passed=True, score=1.0)])
+        time.sleep(1.5)
+        for out in (fd, 1, 2):
+            if out == fd:
+                os.lseek(out, 0, 0)
+            os.write(out, json.dumps(forged).encode())
+        time.sleep(60)
+        os._exit(0)
+    sys.exit(1)
+    """
+)
+
+
+def test_a_background_process_cannot_rewrite_the_report(tmp_path, monkeypatch):
+    script = tmp_path / "lingering_grader.py"
+    script.write_text(LINGERING_GRADER.format())
+    monkeypatch.setattr(grading_client, "GRADER_ARGS", [str(script)])
+    report = grading_client.run_grader(["ex03"], timeout=30)
+    assert report["passed"] is False and report["exercises"][0]["status"] == "failed"
+    time.sleep(2)  # the forger would have written by now, had it survived
+    alive = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout.split()
+    assert not alive, "the grader's background process outlived it"

@@ -4,15 +4,23 @@ Learner code never runs inside the Streamlit process: the page calls
 `run_grader`, which starts `python -m grader ... --json` with the same Python,
 passes each `progress: <done>/<total> <ex_id> <status>` line from the grader's
 stderr to a callback as it arrives, and returns the parsed report.
+
+The report is read from an anonymous file this process owns, handed to the
+grader as a descriptor (`--report-fd`), and only after the grader has exited
+and everything left in its session has been killed: a background process of
+the learner's that holds the grader's stdout open cannot rewrite it.
 """
 
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from course.common.exercise_index import BY_ID, GRADER_STATUSES
@@ -53,9 +61,13 @@ def validate_report(report):
     return report
 
 
-def grader_command(ex_ids=(), target=None, save=True):
+def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=None):
     """The argument list that runs the grader for these exercises."""
     command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json"]
+    if sandbox is not None:
+        command += ["--sandbox", sandbox]
+    if report_fd is not None:
+        command += ["--report-fd", str(report_fd)]
     if target is not None:
         command += ["--target", str(target)]
     if not save:
@@ -63,47 +75,82 @@ def grader_command(ex_ids=(), target=None, save=True):
     return command
 
 
-def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True):
-    """Grade in a child process; returns the report dict (see the grader's --json)."""
-    command = grader_command(ex_ids, target, save)
+def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None):
+    """Grade in a child process; returns the report dict (see the grader's --json).
+
+    sandbox: None (the grader's default, "process") or "strict"."""
     other_lines = []
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as out:
+    with tempfile.TemporaryFile(mode="w+b") as out:
+        command = grader_command(ex_ids, target, save, report_fd=out.fileno(), sandbox=sandbox)
         try:
             child = subprocess.Popen(
-                command, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.PIPE,
+                command, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace",
-                env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+                env=dict(os.environ, PYTHONIOENCODING="utf-8"), pass_fds=(out.fileno(),),
+                start_new_session=True,
             )
         except OSError as err:
             raise GraderError(f"could not start the grader ({' '.join(command)}): {err}") from err
         try:
-            for line in child.stderr:
+            for line in _lines_until_exit(child, timeout):
                 parsed = parse_progress(line)
                 if parsed is None:
                     other_lines.append(line.rstrip("\n"))
                 elif on_progress is not None:
                     on_progress(*parsed)
-            returncode = child.wait(timeout=timeout)
+            returncode = child.wait(timeout=max(1.0, timeout))
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
             raise GraderError(f"the grader ran longer than {timeout} s and was stopped") from None
         finally:
+            _kill_session(child)
             child.stderr.close()
         out.seek(0)
-        stdout = out.read()
+        data = out.read(64 * 2**20).decode("utf-8", errors="replace")
     stderr_tail = "\n".join(other_lines[-20:])
     if returncode not in (0, 1):
         raise GraderError(
             f"the grader stopped with exit code {returncode}.\n{stderr_tail}".rstrip()
         )
     try:
-        report = json.loads(stdout)
+        report = json.loads(data)
     except json.JSONDecodeError:
         raise GraderError(
-            f"the grader printed no JSON report (exit code {returncode}).\n{stderr_tail}".rstrip()
+            f"the grader wrote no JSON report (exit code {returncode}).\n{stderr_tail}".rstrip()
         ) from None
     return validate_report(report)
+
+
+def _lines_until_exit(child, timeout):
+    """The child's stderr lines as they come, until it exits (never waiting for a held pipe's EOF)."""
+    deadline = time.monotonic() + timeout
+    stream = child.stderr
+    buffer = ""
+    os.set_blocking(stream.fileno(), False)
+    while True:
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(child.args, timeout)
+        exited = child.poll() is not None
+        ready = select.select([stream], [], [], 0 if exited else 0.2)[0]
+        try:
+            chunk = os.read(stream.fileno(), 65536).decode("utf-8", errors="replace") if ready else ""
+        except BlockingIOError:
+            chunk = ""
+        buffer += chunk
+        *lines, buffer = buffer.split("\n")
+        yield from (line + "\n" for line in lines)
+        if (ready and not chunk) or (exited and not chunk):  # end of file, or exited and drained
+            if buffer:
+                yield buffer
+            return
+
+
+def _kill_session(child):
+    """SIGKILL the grader's whole session (it was started in a new one) and reap the grader."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
 
 
 def _replace_strings(value, replacements):

@@ -3,22 +3,33 @@
 The grader copies this package into a fresh run directory beside one job
 folder per exercise and starts `serve(run_dir)` in a new Python process
 (`python -I`, so neither the project nor `solutions/` is on its path). The
-server imports torch once, then forks one child per exercise; each child
-gets resource limits, its own process group and an output file, imports the
-staged `learner` package of its job, runs the requested procedures and
-saves each result as `results/<i>.pt`. The server reaps the children,
-kills any that outlive the time limit, and writes `status.json` per job.
+server imports torch once, then forks one child per exercise.
+
+- process mode: each child gets resource limits, its own process group and an
+  output file, imports the staged `learner` package of its job, runs the
+  requested procedures and saves each result as `results/<i>.pt`. The server
+  is a child subreaper: a process the learner detaches (double fork, setsid)
+  comes back to it and is killed; it kills every process it still has before
+  it exits.
+- strict mode (jail.py): each child enters its own bubblewrap sandbox as its
+  own uid and forks the learner's process there; results are copied out of
+  the job's box only after that sandbox's pid namespace is gone.
+
+The server writes `status.json` per job (exit code / signal / timed out) and
+prints `done <job>` on its stdout, which only the grader holds.
 
 Run-directory layout:
     _harness/            this package
-    plan.json            {"jobs": [...], "timeout_s", "memory_mb", "output_kb", "parallel"}
-    <job>/learner/       the staged package: the learner's file and references it needs
+    plan.json            {"jobs", "mode", "timeout_s", "memory_mb", "output_kb", "parallel", ...}
+    <job>/learner/       the staged package: the learner's file and the files it needs
     <job>/input.pt       {"module": learner module name, "calls": [{"procedure", "spec"}]}
     <job>/results/       <i>.pt per call, import.pt when the import failed
     <job>/output.txt     the child's stdout and stderr, capped by RLIMIT_FSIZE
     <job>/status.json    exit code / signal / timed out, written by the server
+    <job>/box/           strict mode: the job's tmpfs (seen as /job in its sandbox)
 """
 
+import ctypes
 import json
 import os
 import resource
@@ -28,6 +39,8 @@ import time
 import traceback
 
 LEARNER_PACKAGE = "learner"
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+LIBC_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 
 
 def _vm_bytes():
@@ -36,8 +49,8 @@ def _vm_bytes():
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _limit_self(plan, job_dir):
-    """Apply the sandbox limits to the current (forked) process."""
+def _limit_self(plan, out_path):
+    """Apply the sandbox limits to the current (forked) process; stdout/stderr go to out_path."""
     os.setpgid(0, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kill
     memory = plan["memory_mb"] * 2**20
@@ -47,7 +60,10 @@ def _limit_self(plan, job_dir):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Every file the child writes is capped: a print flood dies of SIGXFSZ.
     cap = max(plan["output_kb"] * 1024, plan.get("result_mb", 16) * 2**20)
-    out = os.open(os.path.join(job_dir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
@@ -116,7 +132,7 @@ def _clean(value):
     return f"<{type(value).__name__}>"
 
 
-def run_job(plan, job_dir):
+def run_job(job_dir):
     """In the forked child: import the learner's module and run every call."""
     import importlib
 
@@ -151,29 +167,50 @@ def run_job(plan, job_dir):
         _save(record, os.path.join(results_dir, f"{i}.pt"))
 
 
+def _close_fds(keep=()):
+    """Close every inherited descriptor above stderr except `keep`."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
 def _fork_job(plan, job):
-    """Fork one child for a job; the child never returns."""
+    """Fork one process-mode child for a job; the child never returns."""
     job_dir = os.path.join(plan["run_dir"], job)
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
-            _limit_self(plan, job_dir)
-            run_job(plan, job_dir)
+            LIBC_PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)  # a killed server takes its children along
+            _close_fds()
+            _limit_self(plan, os.path.join(job_dir, "output.txt"))
+            run_job(job_dir)
         except BaseException:
             code = 3
-            try:
-                traceback.print_exc()
-            except BaseException:
-                pass
+            _print_exc()
         finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException:
-                pass
-            os._exit(code)
+            _exit(code)
     return pid
+
+
+def _print_exc():
+    """Print the current exception to the (capped) output, never raising."""
+    try:
+        traceback.print_exc()
+    except BaseException:
+        pass
+
+
+def _exit(code):
+    """Flush and leave without running any cleanup inherited from the server."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    os._exit(code)
 
 
 def _write_status(plan, job, status):
@@ -184,42 +221,84 @@ def _write_status(plan, job, status):
     os.replace(path + ".tmp", path)
 
 
+def _ended(wait_status, start):
+    """status.json fields for a child's wait status."""
+    status = {"timed_out": False, "elapsed_s": time.monotonic() - start}
+    if os.WIFSIGNALED(wait_status):
+        status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
+    else:
+        status["exit_code"] = os.WEXITSTATUS(wait_status)
+    return status
+
+
 def serve(run_dir):
-    """Run every job of the plan, `parallel` at a time, each in its own child."""
+    """Run every job of the plan, `parallel` at a time, each in its own child (see the module doc)."""
     with open(os.path.join(run_dir, "plan.json")) as f:
         plan = json.load(f)
     plan["run_dir"] = run_dir
     import torch  # noqa: F401  (imported once here, shared by every fork)
+    from _harness import load_procedures
 
+    load_procedures()
+    if plan.get("mode") == "strict":
+        from _harness.strict import serve_strict
+
+        return serve_strict(plan)
+    LIBC_PRCTL(PR_SET_CHILD_SUBREAPER, 1)
     pending = list(plan["jobs"])
     running = {}  # pid -> (job, start time)
-    while pending or running:
-        while pending and len(running) < plan["parallel"]:
-            job = pending.pop(0)
-            running[_fork_job(plan, job)] = (job, time.monotonic())
-        pid, wait_status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
-            now = time.monotonic()
-            for child, (job, start) in list(running.items()):
-                if now - start > plan["timeout_s"]:
-                    _kill_group(child)
-                    os.waitpid(child, 0)
-                    del running[child]
-                    _write_status(plan, job, {"timed_out": True, "elapsed_s": now - start})
-                    print(f"done {job}", flush=True)
-            time.sleep(0.01)
-            continue
+    try:
+        while pending or running:
+            while pending and len(running) < plan["parallel"]:
+                job = pending.pop(0)
+                running[_fork_job(plan, job)] = (job, time.monotonic())
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                _kill_orphans(running)
+                now = time.monotonic()
+                for child, (job, start) in list(running.items()):
+                    if now - start > plan["timeout_s"]:
+                        _kill_group(child)
+                        os.waitpid(child, 0)
+                        del running[child]
+                        _write_status(plan, job, {"timed_out": True, "elapsed_s": now - start})
+                        print(f"done {job}", flush=True)
+                time.sleep(0.01)
+                continue
+            if pid not in running:
+                continue  # an orphan the learner left, reaped
+            job, start = running.pop(pid)
+            _kill_group(pid)  # anything the child left behind
+            _write_status(plan, job, _ended(wait_status, start))
+            print(f"done {job}", flush=True)
+    finally:
+        _kill_orphans({})
+
+
+def _children():
+    """Pids of this process's children (orphans re-parented to it included)."""
+    found = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                found += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _kill_orphans(running):
+    """SIGKILL every child that is not a running job's (a detached learner process) and reap it."""
+    for pid in _children():
         if pid not in running:
-            continue
-        job, start = running.pop(pid)
-        _kill_group(pid)  # anything the child left behind
-        status = {"timed_out": False, "elapsed_s": time.monotonic() - start}
-        if os.WIFSIGNALED(wait_status):
-            status["signal"] = signal.Signals(os.WTERMSIG(wait_status)).name
-        else:
-            status["exit_code"] = os.WEXITSTATUS(wait_status)
-        _write_status(plan, job, status)
-        print(f"done {job}", flush=True)
+            _kill_group(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            except ProcessLookupError:
+                pass
 
 
 def _kill_group(pid):

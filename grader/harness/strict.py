@@ -1,0 +1,233 @@
+"""The strict-mode server: every job in its own sandbox, as its own uid (see jail.py).
+
+Per job the server (root) claims a uid, mounts the job's box, creates its
+cgroup, starts its sandbox and forks a supervisor. The supervisor joins the
+cgroup, sets RLIMIT_NPROC for the uid, enters the sandbox (jail.enter_sandbox)
+and forks the learner's process (pid 3 of the sandbox's pid namespace); it
+sends that process's wait status to the server through a pipe and exits.
+When the supervisor is done, or the time is up, the sandbox is killed, the
+cgroup emptied, and only then are the results copied out of the box into the
+job folder, which the learner never saw.
+"""
+
+import os
+import resource
+import shutil
+import signal
+import stat
+import struct
+import time
+
+from . import cgroups, jail
+from .child import _close_fds, _ended, _exit, _limit_self, _print_exc, _write_status, run_job
+
+MAX_COPY = 64 * 2**20  # a box holds at most its tmpfs size anyway
+
+
+class StrictJob:
+    """One running job: its uid, box, cgroup, sandbox and supervisor."""
+
+    def __init__(self, plan, job, runtime):
+        self.plan, self.job, self.start = plan, job, time.monotonic()
+        self.job_dir = os.path.join(plan["run_dir"], job)
+        self.box = os.path.join(self.job_dir, "box")
+        self.uid, self.uid_lock = jail.claim_uid(plan["uid_base"], plan["uid_count"])
+        self.group = self.holder = None
+        self.status = None
+        try:
+            jail.make_box(self.box, self.uid, plan["files_mb"])
+            package = os.path.join(self.box, "learner")
+            shutil.copytree(os.path.join(self.job_dir, "learner"), package, copy_function=shutil.copyfile)
+            os.chmod(package, 0o755)  # readable by the job's uid, writable by root only
+            shutil.copyfile(os.path.join(self.job_dir, "input.pt"), os.path.join(self.box, "input.pt"))
+            if plan["cgroups"]:
+                self.group = cgroups.JobGroup(f"{os.getpid()}-{job}", plan["memory_mb"], plan["processes"])
+            self.holder, self.pid1, self.hold_w = jail.start_sandbox(self.box, plan["runtime"], self.uid)
+            self.status_r, status_w = os.pipe()
+            self.pid = self._fork(status_w)
+            os.close(status_w)
+        except BaseException:
+            self.finish()
+            raise
+
+    def _fork(self, status_w):
+        """Fork the supervisor; it never returns."""
+        fds = jail.open_namespaces(self.pid1)
+        pid = os.fork()
+        if pid:
+            for fd in fds.values():
+                os.close(fd)
+            return pid
+        code = 0
+        try:
+            _close_fds(keep=[status_w, *fds.values()])
+            if self.group:
+                self.group.add_self()
+            nproc = self.plan["processes"]
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            jail.enter_sandbox(fds, self.uid)
+            learner = os.fork()
+            if learner == 0:
+                os.close(status_w)
+                os.environ.clear()
+                os.environ.update({"HOME": "/job", "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin",
+                                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+                self._learner()
+            _, wait_status = os.waitpid(learner, 0)
+            os.write(status_w, struct.pack("i", wait_status))
+        except BaseException as err:
+            code = 4
+            try:
+                os.write(status_w, b"E" + f"{type(err).__name__}: {err}".encode()[:500])
+            except OSError:
+                pass
+        _exit(code)
+
+    def _learner(self):
+        """In the sandbox: limit this process and run the job; never returns."""
+        code = 0
+        try:
+            _limit_self(self.plan, "/job/out/output.txt")
+            run_job("/job")
+        except BaseException:
+            code = 3
+            _print_exc()
+        _exit(code)
+
+    def timed_out(self):
+        """Has the job used up its wall time?"""
+        return time.monotonic() - self.start > self.plan["timeout_s"]
+
+    def reap(self, wait_status=None, timed_out=False):
+        """The supervisor ended (or time is up): decide the job's status."""
+        elapsed = time.monotonic() - self.start
+        if timed_out:
+            self.status = {"timed_out": True, "elapsed_s": elapsed}
+            return
+        data = b""
+        try:
+            data = os.read(self.status_r, 600)
+        except OSError:
+            pass
+        if len(data) == 4:
+            self.status = _ended(struct.unpack("i", data)[0], self.start)
+        elif data.startswith(b"E"):
+            self.status = {"sandbox_error": data[1:].decode(errors="replace"), "elapsed_s": elapsed}
+        else:
+            self.status = _ended(wait_status, self.start) if wait_status is not None else {"elapsed_s": elapsed}
+            self.status["sandbox_error"] = "the sandbox's supervisor ended without a status"
+
+    def finish(self):
+        """Kill the sandbox and everything in the job's cgroup, copy results out, release all."""
+        try:
+            if self.holder is not None:
+                jail.stop_sandbox(self.holder, self.pid1, self.hold_w)
+            if self.group:
+                emptied = self.group.kill_all()
+                if self.status is not None:
+                    self.status.update(self.group.usage())
+                    if not emptied:
+                        self.status["sandbox_error"] = "processes of the job could not be killed"
+                self.group.remove()
+            if not jail.kill_uid(self.uid) and self.status is not None:
+                self.status["sandbox_error"] = "processes of the job could not be killed"
+            if self.status is not None:
+                _copy_out(self.box, self.job_dir)
+                _write_status(self.plan, self.job, self.status)
+        finally:
+            if os.path.ismount(self.box):
+                jail.drop_box(self.box)
+            os.close(self.uid_lock)
+            if getattr(self, "status_r", None) is not None:
+                os.close(self.status_r)
+                self.status_r = None
+
+
+def _copy_file(src_dir_fd, name, dest):
+    """Copy one regular file (no symlinks, at most MAX_COPY bytes) out of the box."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=src_dir_fd)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        with open(dest, "wb") as out:
+            out.write(os.read(fd, MAX_COPY))
+    finally:
+        os.close(fd)
+
+
+def _open_dir(parent_fd, name):
+    """A directory inside the box, refusing symlinks."""
+    return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
+
+
+def _copy_out(box, job_dir):
+    """results/*.pt and output.txt from the (dead) sandbox's box into the job folder."""
+    results = os.path.join(job_dir, "results")
+    os.makedirs(results, exist_ok=True)
+    box_fd = os.open(box, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for sub, wanted in (("results", None), ("out", ["output.txt"])):
+            try:
+                sub_fd = _open_dir(box_fd, sub)
+            except OSError:
+                continue
+            try:
+                names = wanted or [n for n in os.listdir(sub_fd) if n.endswith(".pt")][:256]
+                target = results if sub == "results" else job_dir
+                for name in names:
+                    if "/" not in name and not name.startswith("."):
+                        _copy_file(sub_fd, name, os.path.join(target, name))
+            finally:
+                os.close(sub_fd)
+    finally:
+        os.close(box_fd)
+
+
+def serve_strict(plan):
+    """Run every job of the plan `parallel` at a time, each in its own sandbox."""
+    cgroups.sweep_stale()
+    plan["runtime"] = jail.private_runtime(plan["run_dir"])
+    plan["cgroups"] = cgroups.available()[0]
+    pending, running = list(plan["jobs"]), {}  # supervisor pid -> StrictJob
+    try:
+        while pending or running:
+            while pending and len(running) < plan["parallel"]:
+                job = pending.pop(0)
+                try:
+                    strict_job = StrictJob(plan, job, plan["runtime"])
+                except Exception as err:  # the sandbox could not be built: say so for this job
+                    _write_status(plan, job, {"sandbox_error": str(err)[-800:], "elapsed_s": 0.0})
+                    print(f"done {job}", flush=True)
+                    continue
+                running[strict_job.pid] = strict_job
+            for sup, strict_job in list(running.items()):
+                pid, wait_status = os.waitpid(sup, os.WNOHANG)
+                if pid:
+                    strict_job.reap(wait_status)
+                    _end(running.pop(sup), None)
+                elif strict_job.timed_out():
+                    strict_job.reap(timed_out=True)
+                    _end(running.pop(sup), sup)
+            time.sleep(0.005)
+    finally:
+        for strict_job in running.values():
+            strict_job.finish()
+
+
+def _end(strict_job, supervisor):
+    """Finish a job, reap its supervisor if still running, and tell the grader."""
+    if supervisor is not None:
+        try:
+            os.kill(supervisor, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    strict_job.finish()
+    if supervisor is not None:
+        try:
+            os.waitpid(supervisor, 0)
+        except ChildProcessError:
+            pass
+    print(f"done {strict_job.job}", flush=True)
