@@ -1,12 +1,17 @@
-"""Wall time of grading all eight reference solutions (goal: under 10 s on 2 cores).
+"""Wall time of grading all eight reference solutions, in both sandbox modes (goal: under 10 s
+on 2 cores), and what the strict sandbox adds per exercise (goal: at most 150 ms).
 
-    python bench/grader.py [--runs 5]
+    python bench/grader.py [--runs 3] [--modes process strict]
 
-Each run is a fresh `python -m grader` process (interpreter start, torch import,
-sandbox, comparisons), as a learner would run it. Prints every run and the median.
+Each run is a fresh `python -m grader --json` process (interpreter start, torch import,
+sandbox, comparisons), as a learner or the class worker would run it. Prints every run,
+the median per mode, and for strict mode the added cost per exercise: the median over
+exercises of (strict minus process) sandboxed run time, each the median over runs, and
+the whole-run difference divided by eight.
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -17,31 +22,58 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def run_mode(mode, runs, target, env):
+    """([wall seconds per run], {ex_id: [sandboxed seconds per run]})."""
+    times, per_exercise = [], {}
+    for run in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "grader", "--target", str(target), "--no-save", "--json",
+                               "--sandbox", mode], cwd=ROOT, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            sys.exit(f"grading the references ({mode}) failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        for ex in json.loads(done.stdout)["exercises"]:
+            per_exercise.setdefault(ex["id"], []).append(ex["duration_s"])
+        print(f"{mode} run {run + 1}: {times[-1]:.2f} s")
+    return times, per_exercise
 
 
 def main():
+    from grader.sandbox import strict_problem
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--modes", nargs="+", default=["process", "strict"], choices=["process", "strict"])
     args = parser.parse_args()
     target = Path(tempfile.mkdtemp(prefix="bench-grader-"))
     home = Path(tempfile.mkdtemp(prefix="bench-grader-home-"))
     for path in (ROOT / "solutions").glob("ex*.py"):
         shutil.copy(path, target / path.name)
     env = dict(os.environ, ATTENTION_LAB_HOME=str(home))
-    times = []
-    for run in range(args.runs):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "grader", "--target", str(target), "--no-save"],
-                              cwd=ROOT, env=env, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            sys.exit(f"grading the references failed:\n{done.stdout}\n{done.stderr}")
-        print(f"run {run + 1}: {times[-1]:.2f} s")
-    median = statistics.median(times)
-    print(f"grading all 8 references: median {median:.2f} s over {args.runs} runs "
-          f"(goal < 10 s: {'met' if median < 10 else 'NOT met'}); cores: {os.cpu_count()}")
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.rmtree(home, ignore_errors=True)
+    results = {}
+    try:
+        for mode in args.modes:
+            if mode == "strict" and strict_problem():
+                print(f"strict: skipped ({strict_problem()})")
+                continue
+            results[mode] = run_mode(mode, args.runs, target, env)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    for mode, (times, _) in results.items():
+        median = statistics.median(times)
+        print(f"{mode}: grading all 8 references: median {median:.2f} s over {len(times)} runs "
+              f"(goal < 10 s: {'met' if median < 10 else 'NOT met'}); cores: {os.cpu_count()}")
+    if {"process", "strict"} <= set(results):
+        process, strict = results["process"][1], results["strict"][1]
+        added = [statistics.median(strict[ex]) - statistics.median(process[ex]) for ex in strict]
+        per_ex = statistics.median(added) * 1000
+        whole = (statistics.median(results["strict"][0]) - statistics.median(results["process"][0])) / 8 * 1000
+        print(f"strict minus process, per exercise: median {per_ex:.0f} ms of sandboxed run time "
+              f"(goal <= 150 ms: {'met' if per_ex <= 150 else 'NOT met'}); whole run / 8: {whole:.0f} ms")
 
 
 if __name__ == "__main__":

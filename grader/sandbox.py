@@ -179,16 +179,19 @@ def run_jobs(jobs, limits, on_done=None):
 
 
 def sweep_stale_runs(folder=None):
-    """Remove run directories whose grader is gone (their lock is free); returns how many."""
+    """Remove run directories whose grader is gone (their lock is free); returns how many.
+
+    A folder without a lock (an older grader's) goes only when it is over an hour old and no
+    running process names it on its command line."""
     removed = 0
     folder = Path(folder or tempfile.gettempdir())
     for path in folder.glob(RUN_PREFIX + "*"):
         try:
             fd = os.open(path / ".lock", os.O_RDWR)
         except FileNotFoundError:
-            if time.time() - path.stat().st_mtime < 600:
-                continue  # being created right now, or not ours to judge yet
             fd = None
+            if time.time() - path.stat().st_mtime < 3600 or _named_by_a_process(path):
+                continue
         except OSError:
             continue
         try:
@@ -204,6 +207,19 @@ def sweep_stale_runs(folder=None):
     return removed
 
 
+def _named_by_a_process(path):
+    """Does any running process have path on its command line (an older grader's server)?"""
+    needle = str(path).encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if needle in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def _serve(run_dir, limits, num_jobs, on_done):
     """Run the sandbox server; follow its `done` lines by the clock -> (finished jobs, why others were lost)."""
     code = (
@@ -215,7 +231,7 @@ def _serve(run_dir, limits, num_jobs, on_done):
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(run_dir)}
     start = time.monotonic()
     deadline = start + 60 + limits.timeout_s * (num_jobs / max(limits.parallel, 1) + 1)
-    stall_s = limits.timeout_s + 60  # no job may run longer than timeout_s: silence beyond this is a hang
+    stall_s = limits.timeout_s + 30  # no job may run longer than timeout_s: silence beyond this is a hang
     finished, buffer, last = set(), b"", start  # finished: for on_done only; status.json decides
     with open(run_dir / "server-stderr.txt", "wb") as errors:
         server = subprocess.Popen(command, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,

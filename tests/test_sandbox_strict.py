@@ -120,7 +120,7 @@ def test_memory_and_disk_are_capped_for_all_processes_together():
     outcome = run_case(three("memory_forks"))
     hostile = assert_contained(outcome)
     assert outcome[4] < 2048 + MEMORY_MARGIN_MB
-    assert "disk write stopped" in hostile.output or "killed" in hostile.summary or "memory" in hostile.summary
+    assert "No space left on device" in hostile.output, hostile.output
 
 
 def test_a_stopped_server_is_only_the_learners_own_process():
@@ -141,7 +141,7 @@ def test_dependencies_are_the_learners_own_and_must_have_passed():
     ], LIMITS)
     assert results[0].passed, results[0].summary
     assert results[1].status == "error" and results[1].summary.startswith("pass ex01 first")
-    assert results[3].status == "error" and "pass ex01 and ex03 first" in results[3].summary
+    assert results[3].status == "error" and results[3].summary.startswith("pass ex01 first")
     with pytest.raises(ValueError, match="never puts a reference"):
         grade_submissions([], LIMITS, references_for_dependencies=True)
 
@@ -154,7 +154,7 @@ def test_the_grading_client_reads_a_report_no_one_can_rewrite(tmp_path):
     report = grading_client.run_grader(["ex01", "ex03"], tmp_path, save=False, sandbox="strict")
     by_id = {e["id"]: e for e in report["exercises"]}
     assert by_id["ex01"]["passed"] and not by_id["ex03"]["passed"]
-    assert "FORGED" not in json.dumps(report)
+    assert "FORGED" not in by_id["ex03"]["summary"] and report["passed"] is False
     assert snapshot() == before and sandbox_uid_processes() == []
 
 

@@ -74,6 +74,7 @@ class StrictJob:
                                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
                 self._learner()
             _, wait_status = os.waitpid(learner, 0)
+            os.kill(-1, signal.SIGKILL)  # every process of the job's uid but this one: nothing writes after this
             os.write(status_w, struct.pack("i", wait_status))
         except BaseException as err:
             code = 4
@@ -86,12 +87,17 @@ class StrictJob:
     def _learner(self):
         """In the sandbox: limit this process and run the job; never returns."""
         code = 0
+        kill = os.kill
         try:
             _limit_self(self.plan, "/job/out/output.txt")
             run_job("/job")
         except BaseException:
             code = 3
             _print_exc()
+        try:
+            kill(-1, signal.SIGKILL)  # the rest of the sandbox, before this process's exit is seen
+        except OSError:
+            pass
         _exit(code)
 
     def timed_out(self):

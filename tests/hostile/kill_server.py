@@ -1,4 +1,6 @@
-"""Hostile ex03: kill or stop the grading server (os.getppid()), and every process in sight."""
+"""Hostile ex03: stop, then kill, the grading server (os.getppid()), pid 1 and every process of its own uid.
+
+Only for the strict sandbox: in process mode that uid is the grader's."""
 
 import math
 import os
@@ -37,7 +39,8 @@ def use_reference(text):
 
 import signal
 
-targets = {os.getppid(), 1} | {int(p) for p in os.listdir("/proc") if p.isdigit()}
+targets = {os.getppid(), 1} | {int(p) for p in os.listdir("/proc")
+                               if p.isdigit() and os.stat(f"/proc/{p}").st_uid == os.getuid()}
 targets.discard(os.getpid())
 for sig in (signal.SIGSTOP, signal.SIGKILL):
     for pid in targets:

@@ -48,11 +48,16 @@ for _ in range(4):
         finally:
             os._exit(0)
     children.append(pid)
+time.sleep(3)  # let the children take their memory
 try:
-    with open("/tmp/fill", "wb") as f:
-        for _ in range(2048):
-            f.write(b"x" * 2**20)
+    for i in range(256):  # 2 GB in files of 8 MB (each under the per-file cap)
+        with open(f"/tmp/fill{i}", "wb") as f:
+            for _ in range(8):
+                f.write(b"x" * 2**20)
 except OSError as err:
-    print("disk write stopped:", err)
+    for i in range(256):  # make room to say so
+        if os.path.exists(f"/tmp/fill{i}"):
+            os.remove(f"/tmp/fill{i}")
+    print("disk write stopped:", err, flush=True)
 for pid in children:
     os.waitpid(pid, 0)

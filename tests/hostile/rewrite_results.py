@@ -38,8 +38,11 @@ def use_reference(text):
 import glob
 import time
 
+learner = os.getpid()
 if os.fork() == 0:
     os.setsid()
+    while os.getppid() == learner:  # wait until the learner's process has exited
+        time.sleep(0.001)
     forged = {"error": {"kind": "exception", "type": "Forged", "message": "FORGED RESULT",
                         "where": None, "traceback": ""}}
     for _ in range(200):
