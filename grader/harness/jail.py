@@ -13,7 +13,7 @@ process that runs the learner's code inside it. Killing the sandbox's pid 1
 ends every process it holds; results are copied out of the box only then.
 
 The runtime: the sandbox uid must be able to reach the interpreter. The server
-bind-mounts `sys.base_prefix` onto an empty folder of the (0711) run directory
+bind-mounts `sys.base_prefix` (and a venv's `sys.prefix`) onto an empty folder of the (0711) run directory
 inside a private mount namespace of its own, so an interpreter under a home
 directory the uid cannot enter (/root/.pyenv/...) works without changing the
 host. Only the standard library and torch here.
@@ -56,14 +56,18 @@ def _mount(source, target, fstype, flags, data=None):
 
 
 def private_runtime(run_dir):
-    """Enter a private mount namespace and bind the interpreter's prefix at run_dir/runtime."""
+    """Enter a private mount namespace; bind the interpreter's prefixes (base and venv) read-only under
+    run_dir -> [(bound folder, path the sandbox sees it at)]."""
     _check(LIBC.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    runtime = os.path.join(run_dir, "runtime")
-    os.makedirs(runtime, mode=0o755, exist_ok=True)
-    _mount(sys.base_prefix, runtime, None, MS_BIND | MS_REC)
-    _mount("none", runtime, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_REC)
-    return runtime
+    binds = []
+    for i, prefix in enumerate(dict.fromkeys([sys.base_prefix, sys.prefix])):
+        runtime = os.path.join(run_dir, f"runtime{i}")
+        os.makedirs(runtime, mode=0o755, exist_ok=True)
+        _mount(prefix, runtime, None, MS_BIND | MS_REC)
+        _mount("none", runtime, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_REC)
+        binds.append((runtime, prefix))
+    return binds
 
 
 def claim_uid(base, count):
@@ -94,7 +98,9 @@ def drop_box(box):
 
 
 def start_sandbox(box, runtime, uid):
-    """Start the job's empty sandbox (bwrap holding `cat`) -> (Popen, host pid of its pid 1, write end)."""
+    """Start the job's empty sandbox (bwrap holding `cat`) -> (Popen, host pid of its pid 1, write end).
+
+    runtime: [(bound folder, path in the sandbox)] from private_runtime()."""
     hold_r, hold_w = os.pipe()
     info_r, info_w = os.pipe()
     command = [
@@ -103,7 +109,7 @@ def start_sandbox(box, runtime, uid):
         "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-        "--symlink", "usr/bin", "/bin", "--ro-bind", runtime, sys.base_prefix,
+        "--symlink", "usr/bin", "/bin", *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
         "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
         "--proc", "/proc", "--dev", "/dev", "--chdir", "/job", "--info-fd", str(info_w),
         "--", "/usr/bin/sh", "-c", "echo ready && exec cat",  # says when the sandbox is built

@@ -3,11 +3,12 @@
 Per job the server (root) claims a uid, mounts the job's box, creates its
 cgroup, starts its sandbox and forks a supervisor. The supervisor joins the
 cgroup, sets RLIMIT_NPROC for the uid, enters the sandbox (jail.enter_sandbox)
-and forks the learner's process (pid 3 of the sandbox's pid namespace); it
-sends that process's wait status to the server through a pipe and exits.
-When the supervisor is done, or the time is up, the sandbox is killed, the
-cgroup emptied, and only then are the results copied out of the box into the
-job folder, which the learner never saw.
+and forks the learner's process (pid 3 of the sandbox's pid namespace). When
+that process has exited, the supervisor kills every process of the job's uid
+(kill(-1)), sends the wait status to the server through a pipe and exits.
+Then, or when the time is up, the sandbox is killed, the cgroup emptied, and
+only then are the results copied out of the box into the job folder, which
+the learner never saw.
 """
 
 import os
@@ -27,7 +28,7 @@ MAX_COPY = 64 * 2**20  # a box holds at most its tmpfs size anyway
 class StrictJob:
     """One running job: its uid, box, cgroup, sandbox and supervisor."""
 
-    def __init__(self, plan, job, runtime):
+    def __init__(self, plan, job):
         self.plan, self.job, self.start = plan, job, time.monotonic()
         self.job_dir = os.path.join(plan["run_dir"], job)
         self.box = os.path.join(self.job_dir, "box")
@@ -203,7 +204,7 @@ def serve_strict(plan):
             while pending and len(running) < plan["parallel"]:
                 job = pending.pop(0)
                 try:
-                    strict_job = StrictJob(plan, job, plan["runtime"])
+                    strict_job = StrictJob(plan, job)
                 except Exception as err:  # the sandbox could not be built: say so for this job
                     _write_status(plan, job, {"sandbox_error": str(err)[-800:], "elapsed_s": 0.0})
                     print(f"done {job}", flush=True)
