@@ -97,3 +97,23 @@ def test_a_run_sweeps_what_a_killed_grader_left(tmp_path):
     (stale / ".lock").write_text("")
     [result] = grade_submissions([Submission("ex00", reference("ex00_paths.py"), "ex00_paths.py")], LIMITS)
     assert result.passed and not stale.exists()
+
+
+def test_strict_mode_says_what_to_install_when_bubblewrap_is_missing(monkeypatch, tmp_path):
+    from grader import sandbox
+
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda tool, path=None: None if tool == "bwrap" else "/usr/bin/" + tool)
+    problem = sandbox.strict_problem()
+    assert "bwrap" in problem and "apt-get install -y bubblewrap util-linux" in problem
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    assert "must run as root" in sandbox.strict_problem()
+
+
+def test_cli_refuses_strict_mode_with_the_reason(monkeypatch, capsys):
+    from grader import cli
+
+    monkeypatch.setattr(cli, "strict_problem", lambda: "the strict sandbox needs bwrap: install it")
+    assert cli.main(["ex00", "--sandbox", "strict", "--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert "--sandbox strict cannot run here: the strict sandbox needs bwrap" in err and "Traceback" not in err
