@@ -123,6 +123,12 @@ def test_memory_and_disk_are_capped_for_all_processes_together():
     assert "No space left on device" in hostile.output, hostile.output
 
 
+def test_files_are_capped_for_the_whole_job():
+    hostile = assert_contained(run_case(three("fill_disk")))
+    [said] = [line for line in hostile.output.splitlines() if line.startswith("WRITTEN_MB")]
+    assert 0 < int(said.split()[1]) <= LIMITS.files_mb, said
+
+
 def test_a_stopped_server_is_only_the_learners_own_process():
     started = time.monotonic()
     hostile = assert_contained(run_case(three("stop_server")))

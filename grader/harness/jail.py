@@ -111,7 +111,9 @@ def start_sandbox(box, runtime, uid):
         "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
         "--symlink", "usr/bin", "/bin", *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
         "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
-        "--proc", "/proc", "--dev", "/dev", "--chdir", "/job", "--info-fd", str(info_w),
+        "--proc", "/proc", "--dev", "/dev",
+        "--remount-ro", "/dev", "--remount-ro", "/",  # bwrap's own tmpfs root and /dev: no room to write
+        "--chdir", "/job", "--info-fd", str(info_w),
         "--", "/usr/bin/sh", "-c", "echo ready && exec cat",  # says when the sandbox is built
     ]
     env = {"PATH": "/usr/bin:/bin", "HOME": "/job", "LANG": "C.UTF-8"}
