@@ -196,9 +196,9 @@ def _error_result(ex_id, message, check="sandbox"):
 def _blocked(ex_id, deps, hosted):
     """Result for an exercise graded without references whose own dependencies did not pass."""
     names = " and ".join(deps)
-    where = "submit and pass it" if hosted else "grade it together with this one until it passes"
-    message = (f"pass {names} first: {ex_id} builds on your own {names}, and the strict sandbox never uses "
-               f"the reference solution in its place ({where})")
+    why = "none of yours has passed yet" if hosted else "yours did not pass in this run"
+    message = (f"pass {names} first: {ex_id} builds on your own {names} ({why}), and the strict sandbox "
+               "never puts the reference solution in its place")
     return _error_result(ex_id, message, "dependencies")
 
 def _lost(ex_id, status):
