@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.experiment_ui import live_run, shipped
 from course.app.ui import chapter_footer, current_lang, tr
-from course.lessons import ch03
+from course.lessons import ch03, experiment_charts, scaling_task
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -16,6 +17,9 @@ scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
 mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
 temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
 scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
+loss_spec = st.cache_data(max_entries=64, show_spinner=False)(experiment_charts.loss_spec)
+loss_by_width_spec = st.cache_data(max_entries=16, show_spinner=False)(experiment_charts.loss_by_width_spec)
+LOSS_STEPS = (50, 100, 300)  # the table's loss columns (steps)
 
 
 def masking_section():
@@ -96,10 +100,47 @@ def scale_section():
     st.markdown(tr("ch03.scale_after"))
 
 
+def learning_section():
+    """One attention layer learns a lookup with and without 1/sqrt(d): loss curves and which gradient shrinks."""
+    st.subheader(tr("ch03.learn.header"))
+    results = shipped("scaling")
+    c = results["config"]
+    st.markdown(tr("ch03.learn.body", pairs=c["num_pairs"], keys=c["num_keys"], values=c["num_values"],
+                   steps=c["steps"], batch=c["batch_size"]))
+    live = live_run("ch03_learn_live", tr("ch03.learn.run_button"), tr("ch03.learn.running"),
+                    lambda progress: scaling_task.run(scaling_task.ScalingConfig(), progress))
+    shown = live or results
+    seconds = sum(r["seconds"] for r in shown["runs"])
+    st.caption(tr("ch03.learn.live_caption" if live else "ch03.learn.shipped_caption", seconds=f"{seconds:.0f}"))
+    widths = sorted({r["d"] for r in shown["runs"]})
+    d = st.select_slider("d = d_k", options=widths, value=widths[-1], key="ch03_learn_d", persist_state=KEEP)
+    versions = tuple((v, tr(f"ch03.col_{v}")) for v in scaling_task.VERSIONS)
+    left, right = st.columns(2)
+    left.vega_lite_chart(loss_spec(shown, d, tr("ch03.learn.curve_title", d=d), tr("ch03.learn.step"), versions),
+                         width="stretch")
+    right.vega_lite_chart(loss_by_width_spec(shown, 100, tr("ch03.learn.width_title", step=100), versions),
+                          width="stretch")
+    loss = lambda width, v, step: scaling_task.loss_after(shown, width, v, step)  # noqa: E731
+    last = scaling_task.run_of(shown, widths[-1], "unscaled")
+    st.markdown(tr("ch03.learn.summary", d0=widths[0], d1=widths[-1], s0=loss(widths[0], "scaled", 100),
+                   s1=loss(widths[-1], "scaled", 100), u0=loss(widths[0], "unscaled", 100),
+                   u1=loss(widths[-1], "unscaled", 100), steps=c["steps"], u_final=last["loss"][-1],
+                   acc=f"{100 * last['accuracy']:.1f}",
+                   acc_s=f"{100 * scaling_task.run_of(shown, widths[-1], 'scaled')['accuracy']:.1f}"))
+    g = {v: scaling_task.run_of(shown, d, v)["gradients_at_init"] for v in scaling_task.VERSIONS}
+    st.markdown(tr("ch03.learn.gradients", d=d, **{f"{m}_{v[0]}": f"{g[v][m]:.3f}" for v in g
+                                                   for m in ("scores", "query", "W_q", "max_weight")}))
+    names = {k: tr(f"ch03.learn.col_{k}") for k in ("d", "version", "loss_at", "accuracy", "grad_scores",
+                                                      "grad_query", "grad_W_q", "max_weight")}
+    names.update(dict(versions))
+    st.dataframe(experiment_charts.scaling_table(shown, LOSS_STEPS, names), hide_index=True, key="ch03_learn_table")
+
+
 st.title(tr("ch03.title"))
 st.markdown(tr("ch03.intro"))
 masking_section()
 allocation_section()
 scorers_section()
 scale_section()
+learning_section()
 chapter_footer("ex01", "ex03")

@@ -276,11 +276,14 @@ def main(argv=None):
     """Command line: train both models and write the results JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
-    parser.add_argument("--steps", type=int, default=BottleneckConfig.steps)
-    parser.add_argument("--seed", type=int, default=BottleneckConfig.seed)
+    for name in ("steps", "seed", "batch_size", "lr", "vocab_size", "num_hiddens"):
+        default = getattr(BottleneckConfig, name)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default,
+                            help=f"default {default}")
     parser.add_argument("--task", choices=TASKS, default=BottleneckConfig.task)
     args = parser.parse_args(argv)
-    results = run(BottleneckConfig(task=args.task, steps=args.steps, seed=args.seed))
+    results = run(BottleneckConfig(task=args.task, steps=args.steps, seed=args.seed, batch_size=args.batch_size,
+                                   lr=args.lr, vocab_size=args.vocab_size, num_hiddens=args.num_hiddens))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     for name, m in results["models"].items():
