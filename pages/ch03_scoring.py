@@ -19,7 +19,6 @@ temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
 scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
 loss_spec = st.cache_data(max_entries=64, show_spinner=False)(experiment_charts.loss_spec)
 loss_by_width_spec = st.cache_data(max_entries=16, show_spinner=False)(experiment_charts.loss_by_width_spec)
-LOSS_STEPS = (50, 100, 300)  # the table's loss columns (steps)
 
 
 def masking_section():
@@ -118,13 +117,14 @@ def learning_section():
     left, right = st.columns(2)
     left.vega_lite_chart(loss_spec(shown, d, tr("ch03.learn.curve_title", d=d), tr("ch03.learn.step"), versions),
                          width="stretch")
-    right.vega_lite_chart(loss_by_width_spec(shown, 100, tr("ch03.learn.width_title", step=100), versions),
+    probe, table_steps = experiment_charts.probe_steps(shown["config"])
+    right.vega_lite_chart(loss_by_width_spec(shown, probe, tr("ch03.learn.width_title", step=probe), versions),
                           width="stretch")
-    loss = lambda width, v, step: scaling_task.loss_after(shown, width, v, step)  # noqa: E731
+    loss = lambda width, v: scaling_task.loss_after(shown, width, v, probe)  # noqa: E731
     last = scaling_task.run_of(shown, widths[-1], "unscaled")
-    st.markdown(tr("ch03.learn.summary", d0=widths[0], d1=widths[-1], s0=loss(widths[0], "scaled", 100),
-                   s1=loss(widths[-1], "scaled", 100), u0=loss(widths[0], "unscaled", 100),
-                   u1=loss(widths[-1], "unscaled", 100), steps=c["steps"], u_final=last["loss"][-1],
+    st.markdown(tr("ch03.learn.summary", d0=widths[0], d1=widths[-1], s0=loss(widths[0], "scaled"),
+                   s1=loss(widths[-1], "scaled"), u0=loss(widths[0], "unscaled"), probe=probe,
+                   u1=loss(widths[-1], "unscaled"), steps=shown["config"]["steps"], u_final=last["loss"][-1],
                    acc=f"{100 * last['accuracy']:.1f}",
                    acc_s=f"{100 * scaling_task.run_of(shown, widths[-1], 'scaled')['accuracy']:.1f}"))
     g = {v: scaling_task.run_of(shown, d, v)["gradients_at_init"] for v in scaling_task.VERSIONS}
@@ -133,7 +133,7 @@ def learning_section():
     names = {k: tr(f"ch03.learn.col_{k}") for k in ("d", "version", "loss_at", "accuracy", "grad_scores",
                                                       "grad_query", "grad_W_q", "max_weight")}
     names.update(dict(versions))
-    st.dataframe(experiment_charts.scaling_table(shown, LOSS_STEPS, names), hide_index=True, key="ch03_learn_table")
+    st.dataframe(experiment_charts.scaling_table(shown, table_steps, names), hide_index=True, key="ch03_learn_table")
 
 
 st.title(tr("ch03.title"))

@@ -44,9 +44,9 @@ def beam_caption(found):
 
 def reading(table):
     """The reading of the BLEU table, with the figures it quotes computed from the table."""
-    if not {"seq2seq", "bahdanau"} <= set(table["model"]):
-        return ""
     f = experiment_charts.tatoeba_reading(table)
+    if f is None:
+        return tr("demos.bottleneck.reading_pointer")
     drops = tr("demos.bottleneck.reading_separator").join(f"{model_label(m)} {d:.0f}%" for m, d in f["drops"].items())
     verdict = "reading_gap_wider" if f["gap_last"] > f["gap_first"] else "reading_gap_not_wider"
     return "\n\n".join((tr("demos.bottleneck.reading", first=f["first"], last=f["last"], drops=drops,
@@ -91,11 +91,12 @@ def tatoeba_section(found):
     st.header(tr("demos.bottleneck.examples_header"))
     bucket = st.select_slider(tr("demos.bottleneck.bucket_label"), labels, value=labels[-1],
                               key="demo_bottleneck_bucket")
-    examples = demos.example_sentences(found, bucket, method)  # st.table wraps long sentences to the page width
-    st.table(examples.rename(columns={"en": tr("demos.bottleneck.col_en"),
-                                      "reference": tr("demos.bottleneck.col_reference"),
-                                      **{n: model_label(n) for n in MODEL_NAMES}})
-             .set_index(tr("demos.bottleneck.col_en")))
+    examples = demos.example_sentences(found, bucket, method)
+    if not examples.empty:  # st.table wraps long sentences to the page width (a dataframe ran off the right)
+        st.table(examples.rename(columns={"en": tr("demos.bottleneck.col_en"),
+                                          "reference": tr("demos.bottleneck.col_reference"),
+                                          **{n: model_label(n) for n in MODEL_NAMES}})
+                 .set_index(tr("demos.bottleneck.col_en")))
 
 
 def synthetic_section():

@@ -15,25 +15,37 @@ SERIES_COLOURS = ("#0068c9", "#ff4b4b")  # first and second series, the same in 
 
 
 def bleu_drop(table):
-    """BLEU table (model, bucket, bleu, ...) + drop_pct: percent of the model's first-bucket BLEU lost."""
+    """BLEU table (model, bucket, bleu, ...) + drop_pct: percent of the model's first-bucket BLEU lost.
+
+    The first bucket is the first in the table's (the reports') order; a model whose
+    first-bucket BLEU is 0 has no drop to show (NaN).
+    """
     out = table.copy()
-    first = out.groupby("model", sort=False)["bleu"].transform("first")  # rows keep the reports' bucket order
-    out["drop_pct"] = (100 * (1 - out["bleu"] / first)).round(1)
+    first = out.groupby("model", sort=False)["bleu"].transform("first")
+    out["drop_pct"] = (100 * (1 - out["bleu"] / first.where(first > 0))).round(1)
     return out
 
 
 def tatoeba_reading(table, fixed="seq2seq", attention="bahdanau"):
-    """Figures the reading text quotes: per-model drop from first to last bucket, and the attention gap."""
-    drops = bleu_drop(table)
-    buckets = list(dict.fromkeys(table["bucket"]))
+    """Figures the reading quotes, or None when the table cannot support them.
+
+    Per model, the drop from the first to the last bucket that every model has;
+    the attention model's lead over the fixed one in those two buckets.
+    """
+    models = list(dict.fromkeys(table["model"]))
+    buckets = [b for b in dict.fromkeys(table["bucket"])
+               if set(table[table["bucket"] == b]["model"]) == set(models)]
+    if fixed not in models or attention not in models or len(buckets) < 2:
+        return None
     first, last = buckets[0], buckets[-1]
-    at = lambda model, bucket: float(table[(table["model"] == model) & (table["bucket"] == bucket)]["bleu"].iloc[0])  # noqa: E731
+    bleu = table.set_index(["model", "bucket"])["bleu"]
+    if min(bleu[(m, first)] for m in models) <= 0:
+        return None
     return {
         "first": first, "last": last,
-        "drops": {m: float(drops[(drops["model"] == m) & (drops["bucket"] == last)]["drop_pct"].iloc[0])
-                  for m in dict.fromkeys(table["model"])},
-        "gap_first": round(at(attention, first) - at(fixed, first), 1),
-        "gap_last": round(at(attention, last) - at(fixed, last), 1),
+        "drops": {m: round(100 * (1 - bleu[(m, last)] / bleu[(m, first)]), 1) for m in models},
+        "gap_first": round(bleu[(attention, first)] - bleu[(fixed, first)], 1),
+        "gap_last": round(bleu[(attention, last)] - bleu[(fixed, last)], 1),
         "count_last": int(table[table["bucket"] == last]["count"].iloc[0]),
     }
 
@@ -108,6 +120,15 @@ def loss_by_width_spec(results, step, title, version_labels):
         color=_colour("version", [labels[v] for v in scaling_task.VERSIONS]),
         tooltip=["d:Q", "version:N", alt.Tooltip("loss:Q", format=".4f")],
     ).properties(height=320, title=alt.TitleParams(title, anchor="start")).to_dict()
+
+
+def probe_steps(config, probe=100):
+    """(step whose loss the page compares across widths, steps of the table): logged steps of the run."""
+    every, steps = config["log_every"], config["steps"]
+    last = steps - steps % every
+    probe = min(probe, last)
+    half = max(every, probe // 2 - probe // 2 % every)
+    return probe, sorted({half, probe, last})
 
 
 def scaling_table(results, steps, labels):
