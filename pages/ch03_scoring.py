@@ -5,7 +5,7 @@ import streamlit as st
 
 from course.app.experiment_ui import live_run, shipped
 from course.app.ui import chapter_footer, current_lang, tr
-from course.lessons import ch03, experiment_charts, scaling_task
+from course.lessons import ch03, experiment_views, scaling_task
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -17,8 +17,14 @@ scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
 mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
 temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
 scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
-loss_spec = st.cache_data(max_entries=64, show_spinner=False)(experiment_charts.loss_spec)
-loss_by_width_spec = st.cache_data(max_entries=16, show_spinner=False)(experiment_charts.loss_by_width_spec)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def learning_view(token, d, lang, _results):
+    """The section's view at width d (d=None: widths and body), cached on plain values: token, d, language."""
+    if d is None:
+        return experiment_views.learning_intro(_results, lang)
+    return experiment_views.learning_view(_results, d, lang)
 
 
 def masking_section():
@@ -102,38 +108,21 @@ def scale_section():
 def learning_section():
     """One attention layer learns a lookup with and without 1/sqrt(d): loss curves and which gradient shrinks."""
     st.subheader(tr("ch03.learn.header"))
-    results = shipped("scaling")
-    c = results["config"]
-    st.markdown(tr("ch03.learn.body", pairs=c["num_pairs"], keys=c["num_keys"], values=c["num_values"],
-                   steps=c["steps"], batch=c["batch_size"]))
+    token, results = shipped("scaling")
+    st.markdown(learning_view(token, None, current_lang(), results)["body"])
     live = live_run("ch03_learn_live", tr("ch03.learn.run_button"), tr("ch03.learn.running"),
                     lambda progress: scaling_task.run(scaling_task.ScalingConfig(), progress))
-    shown = live or results
-    seconds = sum(r["seconds"] for r in shown["runs"])
-    st.caption(tr("ch03.learn.live_caption" if live else "ch03.learn.shipped_caption", seconds=f"{seconds:.0f}"))
-    widths = sorted({r["d"] for r in shown["runs"]})
+    token, results = live or (token, results)
+    widths = learning_view(token, None, current_lang(), results)["widths"]
     d = st.select_slider("d = d_k", options=widths, value=widths[-1], key="ch03_learn_d", persist_state=KEEP)
-    versions = tuple((v, tr(f"ch03.col_{v}")) for v in scaling_task.VERSIONS)
+    view = learning_view(token, d, current_lang(), results)
+    st.caption(tr("ch03.learn.live_caption" if live else "ch03.learn.shipped_caption", seconds=view["seconds"]))
     left, right = st.columns(2)
-    left.vega_lite_chart(loss_spec(shown, d, tr("ch03.learn.curve_title", d=d), tr("ch03.learn.step"), versions),
-                         width="stretch")
-    probe, table_steps = experiment_charts.probe_steps(shown["config"])
-    right.vega_lite_chart(loss_by_width_spec(shown, probe, tr("ch03.learn.width_title", step=probe), versions),
-                          width="stretch")
-    loss = lambda width, v: scaling_task.loss_after(shown, width, v, probe)  # noqa: E731
-    last = scaling_task.run_of(shown, widths[-1], "unscaled")
-    st.markdown(tr("ch03.learn.summary", d0=widths[0], d1=widths[-1], s0=loss(widths[0], "scaled"),
-                   s1=loss(widths[-1], "scaled"), u0=loss(widths[0], "unscaled"), probe=probe,
-                   u1=loss(widths[-1], "unscaled"), steps=shown["config"]["steps"], u_final=last["loss"][-1],
-                   acc=f"{100 * last['accuracy']:.1f}",
-                   acc_s=f"{100 * scaling_task.run_of(shown, widths[-1], 'scaled')['accuracy']:.1f}"))
-    g = {v: scaling_task.run_of(shown, d, v)["gradients_at_init"] for v in scaling_task.VERSIONS}
-    st.markdown(tr("ch03.learn.gradients", d=d, **{f"{m}_{v[0]}": f"{g[v][m]:.3f}" for v in g
-                                                   for m in ("scores", "query", "W_q", "max_weight")}))
-    names = {k: tr(f"ch03.learn.col_{k}") for k in ("d", "version", "loss_at", "accuracy", "grad_scores",
-                                                      "grad_query", "grad_W_q", "max_weight")}
-    names.update(dict(versions))
-    st.dataframe(experiment_charts.scaling_table(shown, table_steps, names), hide_index=True, key="ch03_learn_table")
+    left.vega_lite_chart(view["curve"], width="stretch")
+    right.vega_lite_chart(view["by_width"], width="stretch")
+    st.markdown(view["summary"])
+    st.markdown(view["gradients"])
+    st.dataframe(view["table"], hide_index=True, key="ch03_learn_table")
 
 
 st.title(tr("ch03.title"))

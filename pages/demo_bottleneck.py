@@ -5,15 +5,15 @@ import streamlit as st
 
 from course.app.demo_ui import model_label, show_missing
 from course.app.experiment_ui import live_run, shipped
-from course.app.ui import labeler, tr
+from course.app.ui import current_lang, labeler, tr
 from course.common import charts
-from course.lessons import bottleneck_task, experiment_charts
+from course.common.i18n import t
+from course.lessons import bottleneck_task, experiment_charts, experiment_views
 from course.translation import demos
 from course.translation.evaluate import BUCKETS, bucket_label
 from course.translation.models import MODEL_NAMES
 
 KEEP = "session"
-accuracy_spec = st.cache_data(max_entries=64, show_spinner=False)(experiment_charts.accuracy_spec)
 
 
 @st.cache_data(show_spinner=False)
@@ -42,17 +42,21 @@ def beam_caption(found):
     return text
 
 
-def reading(table):
-    """The reading of the BLEU table, with the figures it quotes computed from the table."""
-    f = experiment_charts.tatoeba_reading(table)
-    if f is None:
-        return tr("demos.bottleneck.reading_pointer")
-    drops = tr("demos.bottleneck.reading_separator").join(f"{model_label(m)} {d:.0f}%" for m, d in f["drops"].items())
-    verdict = "reading_gap_wider" if f["gap_last"] > f["gap_first"] else "reading_gap_not_wider"
-    return "\n\n".join((tr("demos.bottleneck.reading", first=f["first"], last=f["last"], drops=drops,
-                             count=f["count_last"], gap_first=f"{f['gap_first']:.1f}",
-                             gap_last=f"{f['gap_last']:.1f}"),
-                          tr(f"demos.bottleneck.{verdict}"), tr("demos.bottleneck.reading_pointer")))
+@st.cache_data(max_entries=16, show_spinner=False)
+def tatoeba_view(stamps, method, lang):
+    """BLEU and drop-from-short chart dicts, the BLEU table and its reading, cached on plain values."""
+    table = experiment_charts.bleu_drop(demos.bleu_by_length(reports(stamps), method))
+    labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
+    shown = table.assign(model=table["model"].map(lambda n: t(f"demos.models.{n}", lang)))
+    specs = []
+    for field, title, y_title in (("bleu", "chart_title", "y_title"), ("drop_pct", "drop_title", "drop_y_title")):
+        chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
+                                 x_title=t("demos.bottleneck.x_title", lang),
+                                 y_title=t(f"demos.bottleneck.{y_title}", lang), sort=labels, labels=False)
+        specs.append(chart.encode(xOffset="model:N", color=alt.Color(
+            "model:N", title=None, legend=alt.Legend(orient="bottom"))).to_dict())
+    bleu = shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
+    return specs, bleu, experiment_views.tatoeba_reading_text(table, lang)
 
 
 def tatoeba_section(found):
@@ -60,28 +64,20 @@ def tatoeba_section(found):
     method = st.radio(tr("demos.bottleneck.method_label"), ("greedy", "beam"), horizontal=True,
                       format_func=labeler("demos.bottleneck.methods.{}"), key="demo_bottleneck_method",
                       persist_state=KEEP)
-    table = experiment_charts.bleu_drop(demos.bleu_by_length(found, method))
+    specs, bleu, reading = tatoeba_view(report_stamps(), method, current_lang())
     caption = beam_caption(found) if method == "beam" else None
     if caption:
         st.caption(caption)
     labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
-    shown = table.assign(model=table["model"].map(model_label))
-    left, right = st.columns(2)
-    for col, field, title, y_title in ((left, "bleu", "chart_title", "y_title"),
-                                       (right, "drop_pct", "drop_title", "drop_y_title")):
-        chart = charts.bar_chart(shown, "bucket", field, title=tr(f"demos.bottleneck.{title}"),
-                                 x_title=tr("demos.bottleneck.x_title"), y_title=tr(f"demos.bottleneck.{y_title}"),
-                                 sort=labels, labels=False)
-        col.altair_chart(chart.encode(xOffset="model:N", color=alt.Color("model:N", title=None, legend=alt.Legend(
-            orient="bottom"))), key=f"demo_bottleneck_chart_{field}")
+    for col, spec in zip(st.columns(2), specs):
+        col.vega_lite_chart(spec, width="stretch")
     first = next(iter(found.values()))
     counts = ", ".join(f"{b}: {first['buckets'][b]['count']}" for b in labels if b in first.get("buckets", {}))
     extra = first.get("num_long_extra", 0)
     st.caption(tr("demos.bottleneck.counts_caption", counts=counts)
                + (" " + tr("demos.bottleneck.counts_long", extra=extra) if extra else ""))
-    st.dataframe(table.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
-                 .rename(index=model_label), key="demo_bottleneck_table")
-    st.markdown(reading(table))
+    st.dataframe(bleu, key="demo_bottleneck_table")
+    st.markdown(reading)
     st.header(tr("demos.bottleneck.overall_header"))
     st.dataframe(demos.overall_bleu(found).rename(index=model_label), key="demo_bottleneck_overall")
     long_table, long_count, long_words = demos.long_bleu(found)
@@ -99,31 +95,28 @@ def tatoeba_section(found):
                  .set_index(tr("demos.bottleneck.col_en")))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def copy_task_view(token, lang, _results):
+    """The synthetic experiment's texts and chart dicts, cached on plain values (results token, language)."""
+    return experiment_views.copy_task_view(_results, lang)
+
+
 def synthetic_section():
     """The copy task: shipped accuracy by length for both models, and a live run on request."""
     st.header(tr("demos.bottleneck.synthetic.header"))
-    results = shipped("bottleneck")
-    m, c = results["models"], results["config"]
-    st.markdown(tr("demos.bottleneck.synthetic.body", vocab=c["vocab_size"], min_len=c["min_len"],
-                   max_len=c["max_len"], params_fixed=m["fixed"]["parameters"],
-                   params_attention=m["attention"]["parameters"], h_fixed=m["fixed"]["num_hiddens"],
-                   h_attention=m["attention"]["num_hiddens"], steps=c["steps"], batch=c["batch_size"],
-                   per_length=c["eval_per_length"]))
-    seed = st.number_input(tr("demos.bottleneck.synthetic.seed_label"), 0, 9999, c["seed"],
+    token, results = shipped("bottleneck")
+    st.markdown(copy_task_view(token, current_lang(), results)["body"])
+    seed = st.number_input(tr("demos.bottleneck.synthetic.seed_label"), 0, 9999, results["config"]["seed"],
                            key="demo_bottleneck_seed")
     live = live_run("demo_bottleneck_live", tr("demos.bottleneck.synthetic.run_button"),
                     tr("demos.bottleneck.synthetic.running"),
                     lambda progress: bottleneck_task.run(bottleneck_task.BottleneckConfig(seed=int(seed)), progress))
-    shown = live or results
-    which = "live_caption" if live else "shipped_caption"
-    st.caption(tr(f"demos.bottleneck.synthetic.{which}", seed=shown["config"]["seed"],
-                  seconds=f"{sum(x['train_seconds'] for x in shown['models'].values()):.0f}"))
-    names = tuple((n, tr(f"demos.bottleneck.synthetic.model_{n}")) for n in bottleneck_task.MODELS)
-    cols = st.columns(2)
-    for col, measure in zip(cols, ("token_acc", "seq_acc")):
-        col.vega_lite_chart(accuracy_spec(shown, measure, tr(f"demos.bottleneck.synthetic.{measure}"),
-                                          tr("demos.bottleneck.synthetic.x_title"), names,
-                                          tr("demos.bottleneck.synthetic.chance")), width="stretch")
+    token, shown = live or (token, results)
+    view = copy_task_view(token, current_lang(), shown)
+    st.caption(tr(f"demos.bottleneck.synthetic.{'live' if live else 'shipped'}_caption", seed=view["seed"],
+                  seconds=view["seconds"]))
+    for col, spec in zip(st.columns(2), view["charts"]):
+        col.vega_lite_chart(spec, width="stretch")
     st.markdown(tr("demos.bottleneck.synthetic.after"))
 
 

@@ -6,6 +6,7 @@ button press starts, under a progress bar; its results stay in the session, so
 later reruns show them without training again.
 """
 
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -23,17 +24,21 @@ def _load(kind, path, mtime_ns):
 
 
 def shipped(kind):
-    """The shipped results of experiment `kind` ("bottleneck" or "scaling")."""
+    """(token, results) of experiment `kind` ("bottleneck" or "scaling"); the token names the file version."""
     path = Path(FILES[kind])
-    return _load(kind, str(path), path.stat().st_mtime_ns)
+    mtime = path.stat().st_mtime_ns
+    return f"shipped:{kind}:{mtime}", _load(kind, str(path), mtime)
 
 
 def live_run(key, button_label, running_label, train):
-    """The results of this session's last live run (None before one); train(progress) runs on a press."""
+    """(token, results) of this session's last live run, or None; train(progress) runs only on a press.
+
+    The token is a plain value naming the run, for caches keyed on plain values.
+    """
     store = f"{key}_results"
     if st.button(button_label, key=f"{key}_run"):
         bar = st.progress(0.0, text=running_label)
-        st.session_state[store] = train(lambda fraction: bar.progress(min(max(fraction, 0.0), 1.0),
-                                                                      text=running_label))
+        results = train(lambda fraction: bar.progress(min(max(fraction, 0.0), 1.0), text=running_label))
+        st.session_state[store] = (f"live:{key}:{time.time_ns()}", results)
         bar.empty()
     return st.session_state.get(store)
