@@ -53,9 +53,11 @@ def tatoeba_view(stamps, method, lang):
         chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
                                  x_title=t("demos.bottleneck.x_title", lang),
                                  y_title=t(f"demos.bottleneck.{y_title}", lang), sort=labels, labels=False)
-        specs.append(chart.encode(xOffset="model:N", color=alt.Color(
-            "model:N", title=None, legend=alt.Legend(orient="bottom"))).to_dict())
-    bleu = shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
+        legend = alt.Legend(orient="bottom", columns=1, labelLimit=400)  # long model names, half-width charts
+        specs.append(chart.encode(xOffset="model:N", color=alt.Color("model:N", title=None, legend=legend))
+                     .properties(height=380).to_dict())
+    bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
+            .rename_axis(index=t("demos.bottleneck.color_title", lang), columns=None))
     return specs, bleu, experiment_views.tatoeba_reading_text(table, lang)
 
 

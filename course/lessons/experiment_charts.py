@@ -12,6 +12,7 @@ import pandas as pd
 from course.lessons import bottleneck_task, scaling_task
 
 SERIES_COLOURS = ("#0068c9", "#ff4b4b")  # first and second series, the same in every language
+SCALE_COLOURS = ("#0068c9", "#83c9ff")  # q.k and q.k / sqrt(d), as in chapter 3's sqrt(d) grid
 
 
 def bleu_drop(table):
@@ -50,9 +51,9 @@ def tatoeba_reading(table, fixed="seq2seq", attention="bahdanau"):
     }
 
 
-def _colour(field, domain):
+def _colour(field, domain, colours=SERIES_COLOURS):
     """A colour encoding with fixed colours per series position (not per label text)."""
-    return alt.Color(f"{field}:N", title=None, scale=alt.Scale(domain=list(domain), range=list(SERIES_COLOURS)),
+    return alt.Color(f"{field}:N", title=None, scale=alt.Scale(domain=list(domain), range=list(colours)),
                      legend=alt.Legend(orient="bottom"))
 
 
@@ -103,7 +104,7 @@ def loss_spec(results, d, title, x_title, version_labels):
     return alt.Chart(loss_frame(results, d, labels)).mark_line().encode(
         x=alt.X("step:Q", title=x_title),
         y=alt.Y("loss:Q", title=None, scale=alt.Scale(type="log")),
-        color=_colour("version", [labels[v] for v in scaling_task.VERSIONS]),
+        color=_colour("version", [labels[v] for v in ("unscaled", "scaled")], SCALE_COLOURS),
         tooltip=["step:Q", "version:N", alt.Tooltip("loss:Q", format=".4f")],
     ).properties(height=320, title=alt.TitleParams(title, anchor="start")).to_dict()
 
@@ -117,7 +118,7 @@ def loss_by_width_spec(results, step, title, version_labels):
     return alt.Chart(frame).mark_line(point=True).encode(
         x=alt.X("d:Q", title="d", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("loss:Q", title=None, scale=alt.Scale(type="log")),
-        color=_colour("version", [labels[v] for v in scaling_task.VERSIONS]),
+        color=_colour("version", [labels[v] for v in ("unscaled", "scaled")], SCALE_COLOURS),
         tooltip=["d:Q", "version:N", alt.Tooltip("loss:Q", format=".4f")],
     ).properties(height=320, title=alt.TitleParams(title, anchor="start")).to_dict()
 

@@ -58,9 +58,9 @@ def copy_task_view(results, lang):
                   h_attention=m["attention"]["num_hiddens"], steps=c["steps"], batch=c["batch_size"],
                   per_length=c["eval_per_length"]),
         "charts": [experiment_charts.accuracy_spec(results, measure, t(f"demos.bottleneck.synthetic.{measure}", lang),
-                                                   t("demos.bottleneck.synthetic.x_title", lang), names,
-                                                   t("demos.bottleneck.synthetic.chance", lang))
-                   for measure in ("token_acc", "seq_acc")],
+                                                   t("demos.bottleneck.synthetic.x_title", lang), names, chance)
+                   for measure, chance in (("token_acc", t("demos.bottleneck.synthetic.chance", lang)),
+                                           ("seq_acc", None))],  # guessing a whole sequence: 10^-length
         "seed": c["seed"],
         "seconds": f"{sum(x['train_seconds'] for x in m.values()):.0f}",
     }
