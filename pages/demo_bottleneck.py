@@ -1,14 +1,11 @@
 """Demo: the fixed-context bottleneck, measured: Tatoeba BLEU by source length, and a synthetic copy task."""
 
-import altair as alt
 import streamlit as st
 
 from course.app.demo_ui import model_label, show_missing
 from course.app.experiment_ui import live_run, shipped
 from course.app.ui import current_lang, labeler, tr
-from course.common import charts
-from course.common.i18n import t
-from course.lessons import bottleneck_task, experiment_charts, experiment_views
+from course.lessons import bottleneck_task, experiment_views
 from course.translation import demos
 from course.translation.evaluate import BUCKETS, bucket_label
 from course.translation.models import MODEL_NAMES
@@ -45,20 +42,8 @@ def beam_caption(found):
 @st.cache_data(max_entries=16, show_spinner=False)
 def tatoeba_view(stamps, method, lang):
     """BLEU and drop-from-short chart dicts, the BLEU table and its reading, cached on plain values."""
-    table = experiment_charts.bleu_drop(demos.bleu_by_length(reports(stamps), method))
-    labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
-    shown = table.assign(model=table["model"].map(lambda n: t(f"demos.models.{n}", lang)))
-    specs = []
-    for field, title, y_title in (("bleu", "chart_title", "y_title"), ("drop_pct", "drop_title", "drop_y_title")):
-        chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
-                                 x_title=t("demos.bottleneck.x_title", lang),
-                                 y_title=t(f"demos.bottleneck.{y_title}", lang), sort=labels, labels=False)
-        legend = alt.Legend(orient="bottom", columns=1, labelLimit=400)  # long model names, half-width charts
-        specs.append(chart.encode(xOffset="model:N", color=alt.Color("model:N", title=None, legend=legend))
-                     .properties(height=380).to_dict())
-    bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=labels)
-            .rename_axis(index=t("demos.bottleneck.color_title", lang), columns=None))
-    return specs, bleu, experiment_views.tatoeba_reading_text(table, lang)
+    table = demos.bleu_by_length(reports(stamps), method)
+    return experiment_views.tatoeba_view(table, [bucket_label(lo, hi) for lo, hi in BUCKETS], lang)
 
 
 def tatoeba_section(found):

@@ -5,6 +5,9 @@ one st.cache_data call keyed on plain values. Every figure in a text is read
 from the results it describes.
 """
 
+import altair as alt
+
+from course.common import charts
 from course.common.i18n import t
 from course.lessons import bottleneck_task, experiment_charts, scaling_task
 
@@ -78,3 +81,20 @@ def tatoeba_reading_text(table, lang):
     reading = t("demos.bottleneck.reading", lang, first=f["first"], last=f["last"], drops=drops,
                 count=f["count_last"], gap_first=f"{f['gap_first']:.1f}", gap_last=f"{f['gap_last']:.1f}")
     return "\n\n".join((reading, t(f"demos.bottleneck.{verdict}", lang), pointer))
+
+
+def tatoeba_view(table, bucket_labels, lang):
+    """Tatoeba BLEU by length (model, bucket, bleu, count): BLEU and drop chart dicts, BLEU table, reading."""
+    table = experiment_charts.bleu_drop(table)
+    shown = table.assign(model=table["model"].map(lambda n: t(f"demos.models.{n}", lang)))
+    legend = alt.Legend(orient="bottom", columns=1, labelLimit=400)  # long model names, half-width charts
+    specs = []
+    for field, title, y_title in (("bleu", "chart_title", "y_title"), ("drop_pct", "drop_title", "drop_y_title")):
+        chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
+                                 x_title=t("demos.bottleneck.x_title", lang),
+                                 y_title=t(f"demos.bottleneck.{y_title}", lang), sort=list(bucket_labels), labels=False)
+        specs.append(chart.encode(xOffset="model:N", color=alt.Color("model:N", title=None, legend=legend))
+                     .properties(height=380).to_dict())
+    bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=list(bucket_labels))
+            .rename_axis(index=t("demos.bottleneck.color_title", lang), columns=None))
+    return specs, bleu, tatoeba_reading_text(table, lang)
