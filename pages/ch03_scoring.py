@@ -4,8 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from course.app.ch03_sections import mask_presets_section
+from course.app.experiment_ui import live_run, shipped
 from course.app.ui import chapter_footer, current_lang, tr
-from course.lessons import ch03
+from course.lessons import ch03, experiment_views, scaling_task
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -17,6 +18,14 @@ scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
 mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
 temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
 scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def learning_view(token, d, lang, _results):
+    """The section's view at width d (d=None: widths and body), cached on plain values: token, d, language."""
+    if d is None:
+        return experiment_views.learning_intro(_results, lang)
+    return experiment_views.learning_view(_results, d, lang)
 
 
 def masking_section():
@@ -98,10 +107,31 @@ def scale_section():
     st.markdown(tr("ch03.scale_after"))
 
 
+def learning_section():
+    """One attention layer learns a lookup with and without 1/sqrt(d): loss curves and which gradient shrinks."""
+    st.subheader(tr("ch03.learn.header"))
+    token, results = shipped("scaling")
+    st.markdown(learning_view(token, None, current_lang(), results)["body"])
+    live = live_run("ch03_learn_live", tr("ch03.learn.run_button"), tr("ch03.learn.running"),
+                    lambda progress: scaling_task.run(scaling_task.ScalingConfig(), progress))
+    token, results = live or (token, results)
+    widths = learning_view(token, None, current_lang(), results)["widths"]
+    d = st.select_slider("d = d_k", options=widths, value=widths[-1], key="ch03_learn_d", persist_state=KEEP)
+    view = learning_view(token, d, current_lang(), results)
+    st.caption(tr("ch03.learn.live_caption" if live else "ch03.learn.shipped_caption", seconds=view["seconds"]))
+    left, right = st.columns(2)
+    left.vega_lite_chart(view["curve"], width="stretch")
+    right.vega_lite_chart(view["by_width"], width="stretch")
+    st.markdown(view["summary"])
+    st.markdown(view["gradients"])
+    st.dataframe(view["table"], hide_index=True, key="ch03_learn_table")
+
+
 st.title(tr("ch03.title"))
 st.markdown(tr("ch03.intro"))
 masking_section()
 allocation_section()
 scorers_section()
 scale_section()
+learning_section()
 chapter_footer("ex01", "ex03")

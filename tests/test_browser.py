@@ -213,3 +213,113 @@ def test_page_opens_without_errors(server, browsers, page, lang):
         charts = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
         assert len(charts) >= 4, "the path, cone and gradient charts should be drawn"
         assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stGraphVizChart"] svg')
+
+
+CHART_GEOMETRY = """
+const svg = arguments[0].querySelector('svg');
+if (!svg) return null;
+const title = svg.querySelector('[aria-roledescription="title"]');
+const lines = [...svg.querySelectorAll('[aria-roledescription="line mark"]')].map(p => {
+  const b = p.getBBox(); return {height: b.height, width: b.width, stroke: p.getAttribute('stroke')}; });
+const axes = [...svg.querySelectorAll('[aria-roledescription="axis"]')].map(a => ({
+  label: a.getAttribute('aria-label') || '', ticks: a.querySelectorAll('text').length}));
+return {title: title ? title.textContent : '', lines: lines, axes: axes,
+        height: arguments[0].getBoundingClientRect().height};
+"""
+
+
+def chart_geometry(driver, title, timeout=30):
+    """Title, line marks (bounding boxes, colours), axes and height of the drawn chart with this title."""
+    from selenium.webdriver.common.by import By
+
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        seen = [driver.execute_script(CHART_GEOMETRY, c)
+                for c in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')]
+        found = [g for g in seen if g and g["title"] == title]
+        if found:
+            return found[0]
+        time.sleep(0.5)
+    pytest.fail(f"no chart titled {title!r}; titles: {[g and g['title'] for g in seen]}")
+
+
+def open_through_root(driver, server, key):
+    """Open the app's root first (the session starts in the shell, in the browser's language), then a page."""
+    driver.get(f"{server}/")
+    wait_until_rendered(driver)
+    driver.get(f"{server}/{pages_index.get(key).url_path}")
+    wait_until_rendered(driver)
+
+
+def close_dialogs(driver):
+    """Dismiss an open dialog (a first deep link on a fresh server may show "Page not found", which
+    test_page_opens_without_errors reports); it would keep the keyboard focus from the widgets."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    for _ in range(3):
+        if not driver.find_elements(By.CSS_SELECTOR, '[role="dialog"]'):
+            return
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        time.sleep(0.5)
+
+
+def press_on_slider(driver, label, key, times):
+    """Focus the last slider labelled `label`, press a key `times` times, wait for the rerun; the new value."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
+    before = driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
+    for _ in range(3):  # a rerun still settling can take the focus away: try again
+        close_dialogs(driver)
+        slider = driver.find_elements(By.CSS_SELECTOR, selector)[-1]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
+        ActionChains(driver).send_keys(*[key] * times).perform()
+        time.sleep(1.0)
+        wait_until_rendered(driver)
+        after = driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
+        if after != before:
+            return after
+        time.sleep(2.0)
+    active = driver.execute_script("return document.activeElement.innerText.slice(0, 200)")
+    pytest.fail(f"the {label} slider did not move from {before}; the focus is on {active!r}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(server, browsers, lang):
+    """Issue 16: after a d_k move the gradient chart lost its y axis and a line; the four were ~60 px tall."""
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browsers(lang)
+    open_through_root(driver, server, "ch03")
+    title = t("ch03.measure_grad_norm", lang)
+    for key, times in ((None, 0), (Keys.ARROW_RIGHT, 2), (Keys.ARROW_LEFT, 5)):
+        value = press_on_slider(driver, "d_k", key, times) if key else "64"
+        geometry = chart_geometry(driver, title)
+        lines = geometry["lines"]
+        assert len(lines) == 2 and len({line["stroke"] for line in lines}) == 2, (value, geometry)
+        assert max(line["height"] for line in lines) > 60, f"d_k={value}: the plot is squeezed: {geometry}"
+        y_axes = [a for a in geometry["axes"] if a["label"].startswith("Y")]
+        assert y_axes and y_axes[0]["ticks"] >= 3, f"d_k={value}: no y axis: {geometry}"
+        assert geometry["height"] >= 250, geometry
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(server, browsers, lang):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers(lang)
+    open_through_root(driver, server, "demo_bottleneck")
+    tables = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')  # the example sentences
+    assert tables, "the example sentences should be a table that wraps (a dataframe ran off the right)"
+    page_right = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMainBlockContainer"]').rect
+    for table in tables:
+        scroll, client = driver.execute_script("return [arguments[0].scrollWidth, arguments[0].clientWidth]", table)
+        right = table.rect["x"] + table.rect["width"]
+        assert scroll <= client + 1 and right <= page_right["x"] + page_right["width"] + 1, (
+            f"a table is cut off on the right ({scroll} > {client} px): {table.text[:80]}")
+    for measure in ("token_acc", "seq_acc"):
+        geometry = chart_geometry(driver, t(f"demos.bottleneck.synthetic.{measure}", lang))
+        assert len(geometry["lines"]) == 2 and len({line["stroke"] for line in geometry["lines"]}) == 2, geometry

@@ -170,15 +170,26 @@ def scale_curve(d_values, **kwargs):
 
 
 def scale_chart(curve, measure, d_k, title, labels=None):
-    """Log-x line chart of one measure for both versions, with a rule at the chosen d_k."""
+    """Log-x line chart of one measure for both versions, with a rule at the chosen d_k.
+
+    The measure's name is the title only (no long rotated y title) and the legend
+    sits below: at 200 px, with both, Vega's fit left the plots ~60 px tall and,
+    after a slider move, squeezed the gradient chart's plot to nothing (no y
+    axis, the two lines on top of each other). The rule reads the lines' data.
+    """
     frame = curve[curve["measure"] == measure].copy()
     frame["version"] = frame["version"].map(lambda v: (labels or {}).get(v, v))
-    lines = alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("value:Q", title=title),
-        color=alt.Color("version:N", title=None),
+    base = alt.Chart(frame)
+    lines = base.mark_line(point=True).encode(
+        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("value:Q", title=None),
+        color=alt.Color("version:N", title=None, legend=alt.Legend(orient="bottom")),
+        tooltip=["d_k:Q", "version:N", alt.Tooltip("value:Q", format=".4f")],
     )
-    rule = alt.Chart(pd.DataFrame({"d_k": [d_k]})).mark_rule(strokeDash=[4, 4]).encode(x="d_k:Q")
-    return (lines + rule).properties(height=200, title=title)
+    rule = base.transform_filter(alt.datum.d_k == d_k).mark_rule(strokeDash=[4, 4], color="gray").encode(x="d_k:Q")
+    return (lines + rule).properties(height=SCALE_CHART_HEIGHT, title=alt.TitleParams(title, anchor="start"))
+
+
+SCALE_CHART_HEIGHT = 300  # Streamlit fits title, axes and legend into this height too
 
 
 # Vega-Lite dicts for plain inputs: the page caches them, since building an Altair chart is slow.

@@ -1,0 +1,44 @@
+"""Streamlit side of the issue-16 experiments: shipped results first, training only on a button press.
+
+The shipped results files are read through st.cache_data (keyed on the file's
+path and modification time). A live run trains only in the rerun that the
+button press starts, under a progress bar; its results stay in the session, so
+later reruns show them without training again.
+"""
+
+import time
+from pathlib import Path
+
+import streamlit as st
+
+from course.lessons import bottleneck_task, scaling_task
+
+LOADERS = {"bottleneck": bottleneck_task.load_results, "scaling": scaling_task.load_results}
+FILES = {"bottleneck": bottleneck_task.RESULTS, "scaling": scaling_task.RESULTS}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _load(kind, path, mtime_ns):
+    """A checked results file (cached per file version)."""
+    return LOADERS[kind](path)
+
+
+def shipped(kind):
+    """(token, results) of experiment `kind` ("bottleneck" or "scaling"); the token names the file version."""
+    path = Path(FILES[kind])
+    mtime = path.stat().st_mtime_ns
+    return f"shipped:{kind}:{mtime}", _load(kind, str(path), mtime)
+
+
+def live_run(key, button_label, running_label, train):
+    """(token, results) of this session's last live run, or None; train(progress) runs only on a press.
+
+    The token is a plain value naming the run, for caches keyed on plain values.
+    """
+    store = f"{key}_results"
+    if st.button(button_label, key=f"{key}_run"):
+        bar = st.progress(0.0, text=running_label)
+        results = train(lambda fraction: bar.progress(min(max(fraction, 0.0), 1.0), text=running_label))
+        st.session_state[store] = (f"live:{key}:{time.time_ns()}", results)
+        bar.empty()
+    return st.session_state.get(store)
