@@ -201,7 +201,7 @@ def test_choose_alpha_takes_the_best_validation_bleu_and_the_first_of_a_tie(monk
     by_alpha = {0.6: ["猫。", "我爱。"], 1.0: ["猫。", "我喜欢茶。"], 1.4: ["猫。", "我喜欢茶。"]}
     seen = []
 
-    def fake_decode_all(model, src_ids, method, beam_size, batch_size, alpha):
+    def fake_decode_all(model, src_ids, method, beam_size, batch_size, alpha, no_repeat_ngram=0):
         seen.append((method, alpha))
         return [tgt_vocab.encode(list(h)) for h in by_alpha[alpha]]
 
@@ -220,14 +220,40 @@ def test_evaluate_passes_the_length_penalty_to_beam_search(monkeypatch):
     src_vocab, tgt_vocab = Vocab(["cats", "."]), Vocab(["猫", "。"])
     alphas = []
 
-    def fake_beam(model, src, lens, beam_size, alpha):
-        alphas.append(alpha)
+    def fake_beam(model, src, lens, beam_size, alpha, no_repeat_ngram):
+        alphas.append((alpha, no_repeat_ngram))
         return [tgt_vocab.encode(["猫", "。"]) for _ in range(src.shape[0])]
 
     monkeypatch.setattr(E, "beam_search", fake_beam)
-    result = evaluate(LookupModel({}, len(tgt_vocab)), pairs, src_vocab, tgt_vocab, methods=("beam",), alpha=1.4)
-    assert alphas == [1.4] and result["beam_alpha"] == 1.4
+    result = evaluate(LookupModel({}, len(tgt_vocab)), pairs, src_vocab, tgt_vocab, methods=("beam",), alpha=1.4,
+                      no_repeat_ngram=3)
+    assert alphas == [(1.4, 3)] and result["beam_alpha"] == 1.4 and result["no_repeat_ngram"] == 3
     assert result["examples"]["1-4"][0]["beam"] == "猫。"
+
+
+def test_choose_ngram_takes_the_best_mean_of_greedy_and_beam_and_the_first_of_a_tie(monkeypatch):
+    pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2)]
+    src_vocab = Vocab(sorted({t for p in pairs for t in tokenize_en(p.en)}))
+    tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶")))
+    outputs = {  # (method, n) -> hypotheses: n=2 is best for beam, n=3 best in the sum, n=4 ties n=3
+        ("greedy", 0): ["猫猫猫。", "我爱。"], ("beam", 0): ["猫。", "我爱。"],
+        ("greedy", 2): ["猫。", "我爱。"], ("beam", 2): ["猫。", "我喜欢茶。"],
+        ("greedy", 3): ["猫。", "我喜欢茶。"], ("beam", 3): ["猫。", "我喜欢茶。"],
+        ("greedy", 4): ["猫。", "我喜欢茶。"], ("beam", 4): ["猫。", "我喜欢茶。"],
+    }
+    seen = []
+
+    def fake_decode_all(model, src_ids, method, beam_size, batch_size, alpha, no_repeat_ngram=0):
+        seen.append((method, alpha, no_repeat_ngram))
+        return [tgt_vocab.encode(list(h)) for h in outputs[method, no_repeat_ngram]]
+
+    monkeypatch.setattr(E, "decode_all", fake_decode_all)
+    n, scores = E.choose_ngram(None, pairs, src_vocab, tgt_vocab, alpha=1.8, ngrams=(0, 2, 3, 4))
+    assert seen == [(m, 1.8, k) for k in (0, 2, 3, 4) for m in ("greedy", "beam")]
+    refs = [p.zh for p in pairs]
+    assert [s["greedy"] for s in scores] == pytest.approx(
+        [corpus_bleu(outputs["greedy", k], refs) for k in (0, 2, 3, 4)])
+    assert n == 3  # 3 and 4 tie: the first listed wins
 
 
 # ---------------------------------------------------------------- training

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from .decoding import DecodingSettings
 from .models import build_model, check_name, config_class
 from .vocab import Vocab
 
@@ -113,7 +114,11 @@ def read_checkpoint(path):
 
 
 class LoadedModel:
-    """A model in eval mode with its vocabularies and the checkpoint's metadata."""
+    """A model in eval mode with its vocabularies and the checkpoint's metadata.
+
+    model.decoding_settings holds the decoding settings its metrics record
+    (course.translation.decoding.DecodingSettings.from_metrics).
+    """
 
     def __init__(self, model, src_vocab, tgt_vocab, meta):
         self.model, self.src_vocab, self.tgt_vocab, self.meta = model, src_vocab, tgt_vocab, meta
@@ -123,8 +128,12 @@ class LoadedModel:
         return self.meta["model_name"]
 
 
-def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32):
-    """Build the checkpoint's model from `impl` modules and load its weights (as float32)."""
+def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32, kv_cache=None):
+    """Build the checkpoint's model from `impl` modules and load its weights (as float32).
+
+    kv_cache: decode the Transformer with its key/value cache (default: only
+    when built from "solutions", so a learner's decoder blocks run as written).
+    """
     payload = read_checkpoint(path)
     name = payload["model_name"]
     config = config_class(name)(**payload["config"])
@@ -138,6 +147,9 @@ def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32):
             f"older version of the course, train it again: python -m course.translation.train --model {name} --data PATH"
         )
     model.to(device).eval()
+    if hasattr(model, "use_kv_cache"):
+        model.use_kv_cache(impl == "solutions" if kv_cache is None else kv_cache)
+    model.decoding_settings = DecodingSettings.from_metrics(payload.get("metrics"))
     meta = {k: v for k, v in payload.items() if k != "state_dict"}
     return LoadedModel(model, Vocab.from_list(payload["src_vocab"]), Vocab.from_list(payload["tgt_vocab"]), meta)
 

@@ -4,6 +4,14 @@ All functions work on the uniform model interface of course.translation.models (
 decode_step, reorder_state). Decoding reads attention weights that the modules
 keep as attributes, so a lock serialises it: concurrent users of one shared
 model each get their own attention maps.
+
+Two settings are chosen per model on the validation set by
+course.translation.evaluate and stored in its checkpoint's metrics
+(`beam_alpha`, `no_repeat_ngram`); load_checkpoint attaches them to the model
+as `model.decoding_settings`, and translate() uses them unless told otherwise:
+- beam search's length-penalty exponent alpha;
+- the repetition guard: no n-gram of the output may occur twice (n-gram
+  blocking; 0 turns it off), which stops loops such as 在在在 or digit runs.
 """
 
 import threading
@@ -14,6 +22,29 @@ import torch
 from .vocab import BOS_ID, EOS_ID, PAD_ID, UNK, UNK_ID, detokenize_zh, tokenize_en
 
 _DECODE_LOCK = threading.RLock()
+DEFAULT_ALPHA = 0.6  # GNMT's alpha, for a model whose checkpoint records none (translate() says so)
+
+
+@dataclass(frozen=True)
+class DecodingSettings:
+    """How translate() decodes with one model."""
+
+    beam_alpha: float = DEFAULT_ALPHA  # GNMT length-penalty exponent for beam search
+    no_repeat_ngram: int = 0  # never emit an n-gram that is already in the output (0: off)
+    source: str = "default"  # "validation": chosen on the validation set and stored in the checkpoint
+
+    @classmethod
+    def from_metrics(cls, metrics):
+        """The settings a checkpoint's metrics record; defaults (source "default") where they record none."""
+        metrics = metrics or {}
+        if metrics.get("beam_alpha") is None:
+            return cls(no_repeat_ngram=int(metrics.get("no_repeat_ngram") or 0))
+        return cls(float(metrics["beam_alpha"]), int(metrics.get("no_repeat_ngram") or 0), "validation")
+
+
+def settings_of(model):
+    """The model's DecodingSettings (attached by load_checkpoint), else the defaults."""
+    return getattr(model, "decoding_settings", None) or DecodingSettings()
 
 
 def _never_emit(logits):
@@ -23,14 +54,35 @@ def _never_emit(logits):
     return logits
 
 
+def block_repeats(logits, seqs, n):
+    """Logits with -inf for every token that would complete an n-gram already in its row of seqs.
+
+    logits (R, V); seqs (R, t) the tokens emitted so far per row; n <= 0 blocks nothing.
+    """
+    t = seqs.shape[1]
+    if n <= 0 or t < n:
+        return logits
+    if n == 1:
+        banned = seqs  # (R, t): every emitted token
+    else:
+        windows = seqs.unfold(1, n, 1)  # (R, t-n+1, n)
+        prefix = seqs[:, t - n + 1 :]  # (R, n-1): the last n-1 tokens
+        match = (windows[:, :, :-1] == prefix[:, None, :]).all(dim=-1)  # (R, t-n+1)
+        banned = windows[:, :, -1].masked_fill(~match, PAD_ID)  # (R, t-n+1); <pad> is never emitted anyway
+    return logits.scatter(1, banned, float("-inf"))  # (R, V)
+
+
 def default_max_len(src_valid_lens):
     """Output length cap: twice the longest source plus 10 (Chinese runs longer in characters)."""
     return int(src_valid_lens.max()) * 2 + 10
 
 
 @torch.no_grad()
-def greedy_decode(model, src, src_valid_lens, max_len=None, keep_attention=False):
-    """Batched greedy decoding -> (list of id lists without <eos>, per-step attention dicts)."""
+def greedy_decode(model, src, src_valid_lens, max_len=None, keep_attention=False, no_repeat_ngram=0):
+    """Batched greedy decoding -> (list of id lists without <eos>, per-step attention dicts).
+
+    no_repeat_ngram n > 0: never emit a token that repeats an n-gram of the output so far.
+    """
     max_len = default_max_len(src_valid_lens) if max_len is None else max_len
     B = src.shape[0]
     with _DECODE_LOCK:
@@ -40,6 +92,8 @@ def greedy_decode(model, src, src_valid_lens, max_len=None, keep_attention=False
         steps, attention = [], []
         for _ in range(max_len):
             logits, state, attn = model.decode_step(tokens, state)  # (B, V)
+            if no_repeat_ngram and steps:
+                logits = block_repeats(logits, torch.stack(steps, dim=1), no_repeat_ngram)  # (B, V)
             next_ids = _never_emit(logits).argmax(dim=-1).masked_fill(done, PAD_ID)  # (B,)
             steps.append(next_ids)
             if keep_attention:
@@ -69,8 +123,11 @@ def length_penalty(length, alpha):
 
 
 @torch.no_grad()
-def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=0.6):
+def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEFAULT_ALPHA, no_repeat_ngram=0):
     """Batched beam search; the best hypothesis per sentence by GNMT length-normalised log-probability.
+
+    alpha is the length-penalty exponent (see length_penalty); no_repeat_ngram
+    n > 0 keeps every hypothesis free of repeated n-grams.
 
     A hypothesis that ends keeps its slot among the `beam_size` (extended by
     <pad> at no cost) for as long as its log-probability stays among the best;
@@ -94,7 +151,8 @@ def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=0.6
         tokens = torch.full((B * K, 1), BOS_ID, dtype=torch.long, device=device)
         for _ in range(max_len):
             logits, state, _ = model.decode_step(tokens, state)  # (B*K, V)
-            logp = torch.log_softmax(_never_emit(logits.float()), dim=-1).view(B, K, -1)  # (B, K, V)
+            logp = torch.log_softmax(_never_emit(logits.float()), dim=-1)  # (B*K, V)
+            logp = block_repeats(logp, seqs, no_repeat_ngram).view(B, K, -1)  # (B, K, V)
             V = logp.shape[-1]
             # A finished beam may only extend with <pad> at no cost.
             pad_only = torch.full_like(logp[0, 0], float("-inf"))
@@ -127,6 +185,8 @@ class Translation:
     decoder_self_attention: object = None  # Transformer: (layers, heads, T_out, T_out), causal
     encoder_self_attention: object = None  # Transformer: (layers, heads, T_src, T_src)
     top_next: list = field(default_factory=list)  # per step: [(token, probability)] best first
+    unknown_words: list = field(default_factory=list)  # source words outside the vocabulary (shown as <unk>)
+    decoding: dict = field(default_factory=dict)  # how it was decoded: method, beam size, alpha and its source, n
 
 
 def source_tensor(sentence, src_vocab, device="cpu"):
@@ -141,8 +201,17 @@ def source_tensor(sentence, src_vocab, device="cpu"):
 
 
 @torch.no_grad()
-def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam_size=1):
-    """Translate one English sentence greedily (or by beam search) with attention maps."""
+def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam_size=1, alpha=None,
+              no_repeat_ngram=None):
+    """Translate one English sentence greedily (or by beam search) with attention maps.
+
+    alpha and no_repeat_ngram default to the model's settings_of(model): the
+    ones chosen on the validation set when it came from a checkpoint.
+    """
+    settings = settings_of(model)
+    alpha_source = "argument" if alpha is not None else settings.source
+    alpha = settings.beam_alpha if alpha is None else float(alpha)
+    n = settings.no_repeat_ngram if no_repeat_ngram is None else int(no_repeat_ngram)
     was_training = model.training
     model.eval()
     try:
@@ -150,20 +219,26 @@ def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam
         shown, src, lens = source_tensor(sentence, src_vocab, device)
         max_len = default_max_len(lens) if max_len is None else max_len
         if beam_size > 1:
-            ids = beam_search(model, src, lens, beam_size, max_len)[0]
+            ids = beam_search(model, src, lens, beam_size, max_len, alpha=alpha, no_repeat_ngram=n)[0]
             ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, forced=ids)
+            decoding = {"method": "beam", "beam_size": beam_size, "alpha": alpha, "alpha_source": alpha_source}
         else:  # greedy: one pass both chooses the tokens and records what the demos show
-            ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, max_len=max_len)
-        return _assemble(shown, ids, steps, top_next, enc_attn, tgt_vocab)
+            ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, max_len=max_len, no_repeat_ngram=n)
+            decoding = {"method": "greedy"}
+        result = _assemble(shown, ids, steps, top_next, enc_attn, tgt_vocab)
+        result.unknown_words = [w for w, tok in zip(tokenize_en(sentence), shown) if tok == UNK]
+        result.decoding = {**decoding, "no_repeat_ngram": n}
+        return result
     finally:
         model.train(was_training)
 
 
-def _trace(model, src, lens, top_k, forced=None, max_len=0):
+def _trace(model, src, lens, top_k, forced=None, max_len=0, no_repeat_ngram=0):
     """Decode one sentence step by step, keeping each step's attention and top-k next tokens.
 
     With `forced` ids (a beam search's choice) the decoder is fed those;
-    otherwise it picks greedily until <eos> or max_len tokens. Either way there
+    otherwise it picks greedily (without repeating an n-gram when
+    no_repeat_ngram > 0) until <eos> or max_len tokens. Either way there
     is one step more than output tokens: the step that ends the sentence.
     Returns (ids without <eos>, per-step attention dicts, top-k lists, encoder attention).
     """
@@ -182,6 +257,8 @@ def _trace(model, src, lens, top_k, forced=None, max_len=0):
             if forced is not None:
                 next_id = forced[t] if t < len(forced) else EOS_ID
             else:
+                if no_repeat_ngram and ids:
+                    logits = block_repeats(logits, torch.tensor([ids], device=src.device), no_repeat_ngram)
                 next_id = int(_never_emit(logits).argmax(dim=-1))
             if next_id == EOS_ID or t == limit - 1:
                 break

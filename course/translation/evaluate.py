@@ -7,7 +7,10 @@ dozen; every bucket reports its count.
 
 Beam search ranks finished hypotheses by GNMT's length-normalised score; its
 exponent alpha is chosen per model on the validation set (the best of ALPHAS),
-never on the test set, and recorded in the report.
+never on the test set, and recorded in the report. Then, at that alpha, the
+repetition guard (n-gram blocking, course.translation.decoding.block_repeats)
+is chosen the same way: the n of NGRAMS (0: off) with the best mean of greedy
+and beam validation BLEU; both decoders use it on the test set.
 
 `python -m course.translation.evaluate CHECKPOINT --data PATH` re-evaluates a saved model on
 the same held-out test split the training command used (same seed and sizes).
@@ -23,11 +26,12 @@ import torch
 from course.common.paths import atomic_write_text
 
 from .data import LONG_MIN_WORDS, count_words, make_batch
-from .decoding import beam_search, greedy_decode
+from .decoding import DEFAULT_ALPHA, beam_search, greedy_decode
 from .vocab import detokenize_zh, normalize_zh, tokenize_en
 
 BUCKETS = ((1, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, None))  # source words, inclusive
 ALPHAS = (0.6, 1.0, 1.4, 1.8, 2.2)  # beam search's length-penalty exponents tried on the validation set
+NGRAMS = (0, 2, 3, 4)  # n-gram blocking sizes tried on the validation set (0: no blocking)
 
 
 def corpus_bleu(hypotheses, references):
@@ -48,10 +52,11 @@ def bucket_of(length):
     return bucket_label(*BUCKETS[0])
 
 
-def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64, alpha=0.6):
+def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64, alpha=DEFAULT_ALPHA, no_repeat_ngram=0):
     """Decode every source id list in length-sorted batches; results in input order.
 
-    alpha is the beam search's length-penalty exponent (unused by greedy).
+    alpha is the beam search's length-penalty exponent (unused by greedy);
+    no_repeat_ngram the n of n-gram blocking (0: off).
     """
     device = next(model.parameters()).device
     order = sorted(range(len(src_ids)), key=lambda i: len(src_ids[i]))
@@ -62,9 +67,9 @@ def decode_all(model, src_ids, method="greedy", beam_size=4, batch_size=64, alph
         batch = make_batch([(src_ids[i], []) for i in idx])
         src, lens = batch.src.to(device), batch.src_valid_lens.to(device)
         if method == "greedy":
-            ids = greedy_decode(model, src, lens)[0]
+            ids = greedy_decode(model, src, lens, no_repeat_ngram=no_repeat_ngram)[0]
         elif method == "beam":
-            ids = beam_search(model, src, lens, beam_size=beam_size, alpha=alpha)
+            ids = beam_search(model, src, lens, beam_size=beam_size, alpha=alpha, no_repeat_ngram=no_repeat_ngram)
         else:
             raise ValueError(f"unknown decoding method {method!r}; use 'greedy' or 'beam'")
         for i, row in zip(idx, ids):
@@ -83,8 +88,22 @@ def choose_alpha(model, pairs, src_vocab, tgt_vocab, alphas=ALPHAS, beam_size=4,
     return best["alpha"], scores
 
 
+def choose_ngram(model, pairs, src_vocab, tgt_vocab, alpha, ngrams=NGRAMS, beam_size=4, batch_size=64):
+    """The n-gram blocking size with the best mean of greedy and beam BLEU on `pairs` (the validation set).
+
+    Returns (n, [{"n", "greedy", "beam"}, ...]); a tie goes to the n listed first.
+    """
+    scores = []
+    for n in ngrams:
+        bleu = evaluate(model, pairs, src_vocab, tgt_vocab, ("greedy", "beam"), beam_size, batch_size,
+                        alpha=alpha, no_repeat_ngram=n)["bleu"]
+        scores.append({"n": n, "greedy": bleu["greedy"], "beam": bleu["beam"]})
+    best = max(scores, key=lambda s: s["greedy"] + s["beam"])  # max keeps the first of equal scores
+    return best["n"], scores
+
+
 def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), beam_size=4,
-             batch_size=64, num_examples=3, long_pairs=(), alpha=0.6):
+             batch_size=64, num_examples=3, long_pairs=(), alpha=DEFAULT_ALPHA, no_repeat_ngram=0):
     """BLEU of `pairs` for each method, and by source length over pairs + long_pairs, with examples."""
     pool = list(pairs) + list(long_pairs)
     sources = [tokenize_en(p.en) for p in pool]
@@ -94,11 +113,12 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     labels = [bucket_of(n) for n in words]
     n_test = len(pairs)
     result = {"num_sentences": n_test, "num_long_extra": len(pool) - n_test, "beam_size": beam_size,
-              "beam_alpha": alpha, "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
+              "beam_alpha": alpha, "no_repeat_ngram": no_repeat_ngram, "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
     hyps_by_method = {}
     with torch.no_grad():
         for method in methods:
-            ids = decode_all(model, src_ids, method, beam_size, batch_size, alpha=alpha)
+            ids = decode_all(model, src_ids, method, beam_size, batch_size, alpha=alpha,
+                             no_repeat_ngram=no_repeat_ngram)
             hyps_by_method[method] = [normalize_zh(detokenize_zh(tgt_vocab.decode(row))) for row in ids]
 
     def bleu_of(members):
@@ -120,15 +140,20 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     return result
 
 
-def evaluate_splits(model, splits, src_vocab, tgt_vocab, beam_size=4, alpha=None):
-    """The held-out evaluation: alpha chosen on splits.valid (unless given), then evaluate() on test + long."""
-    by_alpha = None
+def evaluate_splits(model, splits, src_vocab, tgt_vocab, beam_size=4, alpha=None, no_repeat_ngram=None):
+    """The held-out evaluation: alpha, then the n-gram blocking size, chosen on splits.valid (unless given),
+    then evaluate() on test + long."""
+    by_alpha = by_ngram = None
     if alpha is None:
         alpha, by_alpha = choose_alpha(model, splits.valid, src_vocab, tgt_vocab, beam_size=beam_size) \
             if splits.valid else (ALPHAS[0], None)
+    if no_repeat_ngram is None:
+        no_repeat_ngram, by_ngram = choose_ngram(model, splits.valid, src_vocab, tgt_vocab, alpha,
+                                                 beam_size=beam_size) if splits.valid else (0, None)
     result = evaluate(model, splits.test, src_vocab, tgt_vocab, beam_size=beam_size, long_pairs=splits.long,
-                      alpha=alpha)
+                      alpha=alpha, no_repeat_ngram=no_repeat_ngram)
     result["valid_beam_bleu_by_alpha"] = by_alpha
+    result["valid_bleu_by_ngram"] = by_ngram
     return result
 
 
@@ -136,7 +161,9 @@ def report_metrics(result):
     """What a checkpoint's metrics keep of an evaluation: BLEU overall, by length, on long pairs, the alpha."""
     buckets = {k: {m: v.get(m) for m in ("count", "greedy", "beam")} for k, v in result["buckets"].items()}
     return {"test_bleu": result["bleu"], "test_bleu_by_length": buckets, "long_bleu": result["long"],
-            "beam_alpha": result["beam_alpha"], "valid_beam_bleu_by_alpha": result.get("valid_beam_bleu_by_alpha")}
+            "beam_alpha": result["beam_alpha"], "valid_beam_bleu_by_alpha": result.get("valid_beam_bleu_by_alpha"),
+            "no_repeat_ngram": result.get("no_repeat_ngram", 0),
+            "valid_bleu_by_ngram": result.get("valid_bleu_by_ngram")}
 
 
 def write_report(result, path):
@@ -162,6 +189,8 @@ def main(argv=None):
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--beam-alpha", type=float, default=None,
                         help=f"length-penalty exponent; default: the best of {ALPHAS} on the validation set")
+    parser.add_argument("--no-repeat-ngram", type=int, default=None,
+                        help=f"n-gram blocking size (0: off); default: the best of {NGRAMS} on the validation set")
     parser.add_argument("--impl", default="solutions", help="package of the attention modules")
     parser.add_argument("--report-only", action="store_true",
                         help="write only <model>.bleu.json; leave the checkpoint's metrics as they are")
@@ -173,7 +202,7 @@ def main(argv=None):
         train.get("valid_size", 500), train.get("max_pairs"), train.get("long_size", 0),
     )
     result = evaluate_splits(loaded.model, splits, loaded.src_vocab, loaded.tgt_vocab, args.beam_size,
-                             args.beam_alpha)
+                             args.beam_alpha, args.no_repeat_ngram)
     meta = loaded.meta
     evaluated = report_metrics(result)
     trained = {k: v for k, v in meta.get("metrics", {}).items() if k not in evaluated}
@@ -182,7 +211,8 @@ def main(argv=None):
     out = write_report(result, report_path(args.checkpoint))
     if not args.report_only:
         update_metrics(args.checkpoint, evaluated)
-    print(json.dumps(result["bleu"]), f"beam alpha {result['beam_alpha']}", "->", out)
+    print(json.dumps(result["bleu"]), f"beam alpha {result['beam_alpha']}",
+          f"no-repeat n-gram {result['no_repeat_ngram']}", "->", out)
 
 
 if __name__ == "__main__":

@@ -282,11 +282,14 @@ def train(args):
     print(f"saved {ckpt_path} ({ckpt_path.stat().st_size / 1e6:.1f} MB); valid loss {valid_loss}; "
           f"{metrics['tokens_per_s']:,.0f} tok/s over {step} steps", flush=True)
     if not args.no_eval:
+        if hasattr(model, "use_kv_cache"):  # faster decoding, same outputs; a learner's blocks run as written
+            model.use_kv_cache(args.impl == "solutions")
         result = evaluate_splits(model, splits, src_vocab, tgt_vocab, args.beam_size, args.beam_alpha)
         result.update({"model": args.model, "config": asdict(config), "train_metrics": metrics,
                        "versions": software_versions()})
         json_path = write_report(result, report_path(ckpt_path))
         update_metrics(ckpt_path, report_metrics(result))
         print(f"test BLEU greedy {result['bleu']['greedy']:.1f}, beam {result['bleu']['beam']:.1f} "
-              f"(length-penalty alpha {result['beam_alpha']:g}) -> {json_path}", flush=True)
+              f"(length-penalty alpha {result['beam_alpha']:g}, no-repeat n-gram {result['no_repeat_ngram']}) "
+              f"-> {json_path}", flush=True)
     return ckpt_path

@@ -1,7 +1,20 @@
-"""The Transformer translator, built from the learner's (or the reference) blocks of exercises 5-7."""
+"""The Transformer translator, built from the learner's (or the reference) blocks of exercises 5-7.
+
+Two ways to decode one token at a time:
+- through the blocks (always in training; for a model built from a learner's
+  package): each TransformerDecoderBlock caches its inputs at the earlier
+  positions (exercise 7's `state[2]`) and projects them to keys and values
+  again at every step, and the cross-attention projects the encoder outputs
+  again at every step;
+- with a key/value cache (`use_kv_cache(True)`, eval only; the app's and the
+  evaluation's reference models): the same parameters, but each position's
+  self-attention keys and values are projected once and kept, and the
+  encoder outputs are projected to cross-attention keys and values once per
+  sentence. Same logits within float rounding (tests/test_kv_cache.py).
+"""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -50,7 +63,7 @@ class TransformerDecoder(nn.Module):
     def __init__(self, config, pe_mod, tr_mod):
         super().__init__()
         c = config
-        self.num_hiddens, self.num_layers = c.num_hiddens, c.num_layers
+        self.num_hiddens, self.num_layers, self.max_len = c.num_hiddens, c.num_layers, c.max_len
         self.embedding = nn.Embedding(c.tgt_vocab_size, c.num_hiddens)
         self.pos_encoding = pe_mod.PositionalEncoding(c.num_hiddens, c.dropout, c.max_len)
         self.blks = nn.ModuleList(
@@ -62,6 +75,7 @@ class TransformerDecoder(nn.Module):
             nn.init.normal_(self.embedding.weight, 0.0, c.num_hiddens ** -0.5)  # x sqrt(d) in forward: unit scale
             self.dense.weight = self.embedding.weight
         self.attention_weights = [[None, None] for _ in range(c.num_layers)]  # [self, cross] per block
+        self._positions = None  # the positional table without dropout, for the key/value cache
 
     def init_state(self, enc_outputs, enc_valid_lens):
         """[encoder outputs, their valid lengths, one empty cache per block]."""
@@ -86,6 +100,94 @@ class TransformerDecoder(nn.Module):
             ]
         return self.dense(X), state  # (B, T, V)
 
+    def position_table(self, device, dtype):
+        """(max_len, d): the positional encoding added at each position (eval: no dropout)."""
+        table = self._positions
+        if table is None or table.device != device or table.dtype != dtype:
+            was_training = self.pos_encoding.training
+            self.pos_encoding.eval()
+            with torch.no_grad():
+                zeros = torch.zeros(1, self.max_len, self.num_hiddens, device=device)  # (1, max_len, d)
+                table = self.pos_encoding(zeros)[0].to(dtype)  # (max_len, d)
+            self.pos_encoding.train(was_training)
+            self._positions = table  # (max_len, d)
+        return table
+
+
+@dataclass
+class KVState:
+    """Decoder state with projected keys and values (eval decoding only)."""
+
+    enc_valid_lens: object  # (B,) or None
+    cross: list  # per block: (keys, values) of the encoder outputs, each (B, heads, T_src, d/heads)
+    self_kv: list = field(default_factory=list)  # per block: (keys, values) so far, (B, heads, t, d/heads)
+    offset: int = 0  # target positions already decoded
+
+    def select(self, index):
+        """Batch rows `index` of every tensor (beam search)."""
+        pick = [(k[index], v[index]) for k, v in self.cross]
+        kv = [(k[index], v[index]) for k, v in self.self_kv]
+        lens = None if self.enc_valid_lens is None else self.enc_valid_lens[index]
+        return KVState(lens, pick, kv, self.offset)
+
+
+def _heads(X, num_heads):
+    """(B, T, d) -> (B, heads, T, d / heads)."""
+    B, T, d = X.shape
+    return X.reshape(B, T, num_heads, d // num_heads).transpose(1, 2)
+
+
+def _attend(mha, queries, keys, values, mask):
+    """Multi-head attention of mha's projected queries over cached keys/values -> (out (B, T, d), weights)."""
+    q = _heads(mha.W_q(queries), mha.num_heads)  # (B, heads, T, dh)
+    scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, heads, T, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (B, heads, T, T_k)
+    out = (weights @ values).transpose(1, 2).flatten(2)  # (B, T, d)
+    return mha.W_o(out), weights
+
+
+def kv_init(decoder, enc_outputs, enc_valid_lens):
+    """A KVState: every block's cross-attention keys and values, projected once."""
+    cross = []
+    for blk in decoder.blks:
+        mha = blk.attention2
+        cross.append((_heads(mha.W_k(enc_outputs), mha.num_heads), _heads(mha.W_v(enc_outputs), mha.num_heads)))
+    return KVState(enc_valid_lens, cross)
+
+
+def kv_forward(decoder, X, state):
+    """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T."""
+    B, T = X.shape
+    t0 = state.offset
+    X = decoder.embedding(X) * math.sqrt(decoder.num_hiddens)  # (B, T, d)
+    X = X + decoder.position_table(X.device, X.dtype)[t0 : t0 + T]  # (B, T, d)
+    seen = torch.arange(t0 + T, device=X.device)  # (t0+T,)
+    causal = seen[None, :] <= torch.arange(t0, t0 + T, device=X.device)[:, None]  # (T, t0+T)
+    src_mask = None
+    if state.enc_valid_lens is not None:
+        T_src = state.cross[0][0].shape[2]
+        src_mask = torch.arange(T_src, device=X.device)[None, :] < state.enc_valid_lens[:, None]  # (B, T_src)
+        src_mask = src_mask[:, None, None, :]  # (B, 1, 1, T_src)
+    new_kv = []
+    for i, blk in enumerate(decoder.blks):
+        mha = blk.attention1
+        k, v = _heads(mha.W_k(X), mha.num_heads), _heads(mha.W_v(X), mha.num_heads)  # (B, heads, T, dh)
+        if state.self_kv:
+            k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, heads, t0+T, dh)
+            v = torch.cat((state.self_kv[i][1], v), dim=2)
+        new_kv.append((k, v))
+        out, w_self = _attend(mha, X, k, v, causal)
+        Y = blk.addnorm1(X, out)  # (B, T, d)
+        out, w_cross = _attend(blk.attention2, Y, *state.cross[i], src_mask)
+        Z = blk.addnorm2(Y, out)  # (B, T, d)
+        X = blk.addnorm3(Z, blk.ffn(Z))  # (B, T, d)
+        decoder.attention_weights[i] = [w_self, w_cross]
+    state.self_kv, state.offset = new_kv, t0 + T
+    return decoder.dense(X), state  # (B, T, V)
+
+
 class TransformerTranslator(Translator):
     """Transformer encoder-decoder from PositionalEncoding and the ex07 blocks."""
 
@@ -96,14 +198,32 @@ class TransformerTranslator(Translator):
         tr_mod = import_impl(impl, "ex07_transformer")
         self.encoder = TransformerEncoder(config, pe_mod, tr_mod)
         self.decoder = TransformerDecoder(config, pe_mod, tr_mod)
+        self.kv_cache = False  # decode with projected keys/values kept (see the module docstring)
+
+    def use_kv_cache(self, on=True):
+        """Decode (in eval mode) with the key/value cache, or through the blocks; returns self."""
+        self.kv_cache = bool(on)
+        return self
+
+    def forward(self, src, src_valid_lens, tgt_in):
+        """Teacher-forced logits (B, T_tgt, V), always through the blocks (causal inside them)."""
+        state = self.decoder.init_state(self.encoder(src, src_valid_lens), src_valid_lens)
+        logits, _ = self.decoder(tgt_in, state)
+        return logits
 
     def encode(self, src, src_valid_lens):
-        """Source (B, T_src) -> decoder state."""
-        return self.decoder.init_state(self.encoder(src, src_valid_lens), src_valid_lens)
+        """Source (B, T_src) -> decoder state (a KVState when decoding with the cache)."""
+        enc_outputs = self.encoder(src, src_valid_lens)  # (B, T_src, d)
+        if self.kv_cache and not self.training:
+            return kv_init(self.decoder, enc_outputs, src_valid_lens)
+        return self.decoder.init_state(enc_outputs, src_valid_lens)
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, cross and self attention (B, layers, heads, .)."""
-        logits, state = self.decoder(tokens, state)  # (B, 1, V)
+        if isinstance(state, KVState):
+            logits, state = kv_forward(self.decoder, tokens, state)  # (B, 1, V)
+        else:
+            logits, state = self.decoder(tokens, state)  # (B, 1, V)
         attn = {}
         weights = self.decoder.attention_weights
         if all(w is not None for pair in weights for w in pair):
@@ -113,6 +233,8 @@ class TransformerTranslator(Translator):
 
     def reorder_state(self, state, index):
         """Keep batch rows `index` of the encoder outputs, lengths and caches."""
+        if isinstance(state, KVState):
+            return state.select(index)
         enc_outputs, valid_lens, caches = state
         return [
             enc_outputs[index],
