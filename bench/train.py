@@ -2,6 +2,7 @@
 
     python bench/train.py                 # defaults: 20 timed steps x 3 runs, CPU or CUDA (auto)
     python bench/train.py --steps 10 --runs 3 --device cpu
+    python bench/train.py --latency-only --threads 1   # latency only: greedy and beam 4, cache on and off
 
 Both models have the course.translation.train default shape (d=256, 3+3 layers, 4 heads,
 FFN 768, dropout 0.1), the same vocabularies, embeddings, sinusoidal positions
@@ -9,8 +10,11 @@ and output layer, and train on the same seeded batches with the same loss
 (label smoothing 0.1), Adam and gradient clipping. On CUDA both get bf16
 autocast and ours gets the fused attention course.translation.train uses. Tokens/s counts
 target tokens (not padding). Goals: ratio >= 0.9; latency of one translation
-(course.translation.decoding.translate, greedy, with attention maps) < 50 ms. Figures are
-medians over --runs; on a shared machine they are noisy.
+(course.translation.decoding.translate with attention maps, the checkpoint's
+decoding settings) < 50 ms greedy and < 100 ms with beam 4. Latency is
+measured with the key/value cache (how the app decodes) and without it
+(through the exercise-7 blocks), alternating. Figures are medians over --runs
+(latency: over --latency-runs); on a shared machine they are noisy.
 """
 
 import argparse
@@ -27,7 +31,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from course import demos  # noqa: E402
+from course.translation import demos  # noqa: E402
 from course.translation.checkpoint import load_checkpoint  # noqa: E402
 from course.translation.decoding import greedy_decode, source_tensor, translate  # noqa: E402
 from course.translation.models import TransformerConfig, build_model  # noqa: E402
@@ -130,19 +134,36 @@ def shape_of(defaults):
     return {k: v for k, v in defaults.items() if k in TransformerConfig.__dataclass_fields__}
 
 
-def time_latency(model, src_vocab, tgt_vocab, device, runs):
-    """Median milliseconds of translate() (greedy + attention maps) and of greedy decoding alone."""
-    translate(model, SENTENCE, src_vocab, tgt_vocab)  # warm-up
-    _, src, lens = source_tensor(SENTENCE, src_vocab, device)
-    full, greedy = [], []
+def _ms(fn):
+    """Milliseconds one call of fn takes."""
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def time_latency(model, src_vocab, tgt_vocab, device, runs, sentence=SENTENCE):
+    """{(cache on?, what): median ms} of translate() greedy and beam 4 (with attention maps) and greedy
+    decoding alone, with the key/value cache on and off in alternation; and the output length."""
+    _, src, lens = source_tensor(sentence, src_vocab, device)
+    jobs = {"translate greedy": lambda: translate(model, sentence, src_vocab, tgt_vocab),
+            "translate beam 4": lambda: translate(model, sentence, src_vocab, tgt_vocab, beam_size=4),
+            "greedy decoding alone": lambda: greedy_decode(model, src, lens)}
+    modes = (True, False) if hasattr(model, "use_kv_cache") else (False,)
+    times = {(kv, name): [] for kv in modes for name in jobs}
+    for kv in modes:  # warm-up
+        model.use_kv_cache(kv) if hasattr(model, "use_kv_cache") else None
+        for job in jobs.values():
+            job()
     for _ in range(runs):
-        start = time.perf_counter()
-        result = translate(model, SENTENCE, src_vocab, tgt_vocab)
-        full.append((time.perf_counter() - start) * 1000)
-        start = time.perf_counter()
-        greedy_decode(model, src, lens)
-        greedy.append((time.perf_counter() - start) * 1000)
-    return statistics.median(full), statistics.median(greedy), len(result.tokens)
+        for kv in modes:
+            if hasattr(model, "use_kv_cache"):
+                model.use_kv_cache(kv)
+            for name, job in jobs.items():
+                times[kv, name].append(_ms(job))
+    if hasattr(model, "use_kv_cache"):
+        model.use_kv_cache(True)
+    length = len(translate(model, sentence, src_vocab, tgt_vocab).tokens)
+    return {key: statistics.median(v) for key, v in times.items()}, length
 
 
 def main(argv=None):
@@ -154,7 +175,8 @@ def main(argv=None):
     p.add_argument("--tgt-len", type=int, default=14, help="longest target in a batch (tokens)")
     p.add_argument("--src-vocab", type=int, default=6000)
     p.add_argument("--tgt-vocab", type=int, default=3500)
-    p.add_argument("--latency-runs", type=int, default=10)
+    p.add_argument("--latency-runs", type=int, default=20)
+    p.add_argument("--latency-only", action="store_true", help="skip the training benchmark")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--threads", type=int, default=None)
     args = p.parse_args(argv)
@@ -173,6 +195,8 @@ def main(argv=None):
           f"d={config.num_hiddens}, {config.num_layers}+{config.num_layers} layers, {config.num_heads} heads, "
           f"FFN {config.ffn_num_hiddens}; batch {args.batch_size}, src<={args.src_len}, tgt<={args.tgt_len}; "
           f"{args.steps} steps x {args.runs} runs", flush=True)
+    if args.latency_only:
+        return report_latency(device, args.latency_runs)
     batches = make_batches(args.steps + 2, args.batch_size, args.src_vocab, args.tgt_vocab,
                            args.src_len, args.tgt_len)
     figures = {"ours": [], "torch": []}
@@ -191,11 +215,19 @@ def main(argv=None):
     print(f"parameters: ours {params['ours'] / 1e6:.2f}M, torch.nn.Transformer {params['torch'] / 1e6:.2f}M")
     print(f"training tokens/s (median): ours {ours:.0f}, torch.nn.Transformer {ref:.0f}, "
           f"ratio {ours / ref:.2f} (goal >= 0.9)")
+    report_latency(device, args.latency_runs)
+
+
+def report_latency(device, runs):
+    """Print the translation latency figures (medians of `runs`)."""
     model, src_vocab, tgt_vocab, what = latency_model(device)
-    full, greedy, length = time_latency(model, src_vocab, tgt_vocab, device, args.latency_runs)
-    print(f"translation latency of {SENTENCE!r} ({what}; {length} characters out): "
-          f"translate() {full:.1f} ms (goal < 50 ms), greedy decoding alone {greedy:.1f} ms (median of "
-          f"{args.latency_runs})")
+    figures, length = time_latency(model, src_vocab, tgt_vocab, device, runs)
+    goals = {"translate greedy": " (goal < 50 ms)", "translate beam 4": " (goal < 100 ms)"}
+    print(f"translation latency of {SENTENCE!r} ({what}; {length} characters out; {torch.get_num_threads()} "
+          f"threads; median of {runs}):")
+    for (kv, name), ms in figures.items():
+        mode = "key/value cache" if kv else "through the blocks"
+        print(f"  {name:22s} {mode:18s} {ms:7.1f} ms{goals.get(name, '') if kv else ''}")
 
 
 if __name__ == "__main__":
