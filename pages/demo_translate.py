@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course.app.demo_ui import attention_heatmap, model_label, note_unknown, sentence_input, show_missing, translation
+from course.app.demo_ui import (attention_heatmap, decoding_note, load_models, model_label, note_unknown,
+                                sentence_input, show_missing, translation)
 from course.app.ui import labeler, tr
 from course.common import charts
 from course.translation import demos
@@ -12,10 +13,22 @@ from course.translation.models import MODEL_NAMES
 KEEP = "session"  # persist_state: widget values survive page switches
 
 
-def results_table(names, sentence):
+def results_table(names, sentence, beam_size):
     """Each available model's Chinese output."""
     return pd.DataFrame({tr("demos.translate.col_model"): [model_label(n) for n in names],
-                         tr("demos.translate.col_output"): [translation(n, sentence).text for n in names]})
+                         tr("demos.translate.col_output"): [translation(n, sentence, beam_size=beam_size).text
+                                                           for n in names]})
+
+
+def about_models(models):
+    """Say plainly what these models are and where they fail, with the numbers their checkpoints record."""
+    summary = demos.training_summary([m.meta for m in models.values()])
+    if summary is None:
+        st.info(tr("demos.translate.about_plain"))
+    else:
+        device = tr(f"demos.translate.device.{summary['device']}", threads=summary["threads"])
+        st.info(tr("demos.translate.about", minutes=summary["minutes"], pairs=f"{summary['pairs']:,}",
+                   device=device))
 
 
 def show_step(result, step):
@@ -47,16 +60,22 @@ if not names:
     st.info(tr("demos.common.missing_all", dir=demos.checkpoint_dir()))
     show_missing(MODEL_NAMES)
     st.stop()
-sentence = sentence_input("demo_translate_sentence")
+about_models(load_models(names))
+sentence = sentence_input("demo_translate_sentence", demos.EXAMPLE_SENTENCES)
 if sentence is None:
     st.stop()
-st.dataframe(results_table(names, sentence), hide_index=True, key="demo_translate_results")
+method = st.radio(tr("demos.translate.decoding_label"), ("greedy", "beam"), horizontal=True,
+                  format_func=labeler("demos.translate.decoding.{}"), key="demo_translate_decoding",
+                  persist_state=KEEP)
+beam_size = 4 if method == "beam" else 1
+st.dataframe(results_table(names, sentence, beam_size), hide_index=True, key="demo_translate_results")
 show_missing([n for n in MODEL_NAMES if n not in names])
 
 name = st.radio(tr("demos.translate.inspect_label"), names, index=len(names) - 1,
                 format_func=labeler("demos.models.{}"), horizontal=True, key="demo_translate_model",
                 persist_state=KEEP)
-result = translation(name, sentence)
+result = translation(name, sentence, beam_size=beam_size)
+st.caption(decoding_note(result))
 note_unknown(sentence, result)
 frame = demos.cross_attention_frame(result)
 st.header(tr("demos.translate.heatmap_header"))

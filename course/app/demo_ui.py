@@ -6,6 +6,8 @@ cached as data (st.cache_data), so every session gets its own copy of the
 attention maps. Decoding itself is serialised by course.translation.decoding's lock.
 """
 
+import time
+
 import streamlit as st
 
 from course.app.ui import tr
@@ -16,10 +18,15 @@ from course.translation.decoding import translate
 from course.translation.vocab import UNK, tokenize_en
 
 
+_LOADED = set()  # checkpoint stamps whose model this process has loaded (st.cache_resource holds them)
+
+
 @st.cache_resource(max_entries=6, show_spinner=False)
 def _load(path, mtime_ns, size):
     """The reference model of one checkpoint file (shared by every session; read-only)."""
-    return load_checkpoint(path)
+    loaded = load_checkpoint(path)
+    _LOADED.add((path, mtime_ns, size))
+    return loaded
 
 
 def loaded_model(name):
@@ -27,16 +34,30 @@ def loaded_model(name):
     return _load(*demos.checkpoint_stamp(name))
 
 
+def load_models(names):
+    """{name: LoadedModel}; when some still have to be loaded, a status line says so, then how long it took."""
+    stamps = {name: demos.checkpoint_stamp(name) for name in names}
+    if all(stamp in _LOADED for stamp in stamps.values()):
+        return {name: _load(*stamp) for name, stamp in stamps.items()}
+    start = time.perf_counter()
+    with st.status(tr("demos.common.loading", count=len(names)), expanded=False) as status:
+        models = {name: _load(*stamp) for name, stamp in stamps.items()}
+        status.update(label=tr("demos.common.loaded", count=len(names), seconds=f"{time.perf_counter() - start:.1f}"),
+                      state="complete")
+    return models
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
-def _translate(path, mtime_ns, size, sentence, top_k):
+def _translate(path, mtime_ns, size, sentence, top_k, beam_size=1):
     """Translation of one sentence by one checkpoint (a per-session copy)."""
     loaded = _load(path, mtime_ns, size)
-    return translate(loaded.model, sentence, loaded.src_vocab, loaded.tgt_vocab, top_k=top_k)
+    return translate(loaded.model, sentence, loaded.src_vocab, loaded.tgt_vocab, top_k=top_k, beam_size=beam_size)
 
 
-def translation(name, sentence, top_k=5):
-    """The reference model `name`'s translation of `sentence` (with attention)."""
-    return _translate(*demos.checkpoint_stamp(name), sentence, top_k)
+def translation(name, sentence, top_k=5, beam_size=1):
+    """The reference model `name`'s translation of `sentence` (with attention), greedy or by beam search
+    with the decoding settings its checkpoint records."""
+    return _translate(*demos.checkpoint_stamp(name), sentence, top_k, beam_size)
 
 
 def model_label(name):
@@ -51,10 +72,22 @@ def show_missing(names):
         st.code(demos.train_command(name), language="bash")
 
 
-def sentence_input(key):
-    """The English text box; returns the sentence, or None (with a message) if it has no words."""
-    sentence = st.text_input(tr("demos.common.sentence_label"), tr("demos.common.default_sentence"), key=key,
-                             max_chars=300)
+def sentence_input(key, examples=()):
+    """The English text box; returns the sentence, or None (with a message) if it has no words.
+
+    With `examples`, a picker above it (key `<key>_example`) copies the chosen one into the box.
+    """
+    if examples:
+        def use_example():
+            st.session_state[key] = st.session_state[f"{key}_example"]
+
+        st.session_state.setdefault(key, tr("demos.common.default_sentence"))
+        st.selectbox(tr("demos.common.examples_label"), examples, index=None, key=f"{key}_example",
+                     placeholder=tr("demos.common.examples_placeholder"), on_change=use_example)
+        sentence = st.text_input(tr("demos.common.sentence_label"), key=key, max_chars=300)
+    else:
+        sentence = st.text_input(tr("demos.common.sentence_label"), tr("demos.common.default_sentence"), key=key,
+                                 max_chars=300)
     if not tokenize_en(sentence):
         st.warning(tr("demos.common.bad_sentence"))
         return None
@@ -62,10 +95,25 @@ def sentence_input(key):
 
 
 def note_unknown(sentence, translation_):
-    """Say which words the model does not know (shown as <unk>)."""
-    words = [w for w, shown in zip(tokenize_en(sentence), translation_.source_tokens) if shown == UNK]
+    """Say which source words the model does not know (it reads them as <unk>) and mark them in the
+    source; say what an <unk> in the output means."""
+    words = translation_.unknown_words
     if words:
-        st.caption(tr("demos.common.unk_note", words=", ".join(f"`{w}`" for w in words)))
+        st.warning(tr("demos.common.unk_note", words=", ".join(f"`{w}`" for w in words)))
+        st.markdown(tr("demos.common.unk_source", tokens=demos.marked_source(translation_)))
+    if UNK in translation_.tokens:
+        st.caption(tr("demos.common.unk_output"))
+
+
+def decoding_note(result):
+    """How a translation was decoded, in a sentence: the beam, its alpha and where alpha came from, the guard."""
+    d = result.decoding
+    guard = (tr("demos.common.guard_on", n=d["no_repeat_ngram"]) if d.get("no_repeat_ngram")
+             else tr("demos.common.guard_off"))
+    if d.get("method") != "beam":
+        return tr("demos.common.decoding_greedy", guard=guard)
+    return tr("demos.common.decoding_beam", size=d["beam_size"], alpha=f"{d['alpha']:g}",
+              source=tr(f"demos.common.alpha_source.{d['alpha_source']}"), guard=guard)
 
 
 def attention_heatmap(frame, title, x_title, y_title):

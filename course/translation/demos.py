@@ -16,7 +16,7 @@ import pandas as pd
 from course.common.paths import PROJECT_ROOT
 
 from .models import MODEL_NAMES
-from .vocab import EOS
+from .vocab import EOS, UNK
 
 # The grader's demo stage and the demo pages translate these. Plain sentences whose
 # words are common in the Tatoeba data (so they are in the trained vocabularies).
@@ -29,6 +29,17 @@ PROBE_SENTENCES = (
     "my mother can swim.",
     "it is cold today.",
     "he didn't go to school yesterday.",
+)
+# The Translate page offers these: short everyday sentences that every shipped model
+# translates correctly, greedy and with beam search (tests/test_translate_page.py checks
+# them against the shipped checkpoints). None of them is in the data verbatim.
+EXAMPLE_SENTENCES = (
+    "where is the station?",
+    "the weather is nice today.",
+    "he is my friend.",
+    "i have two brothers.",
+    "she can speak english.",
+    "where do you live?",
 )
 DATA_HINT = "../shared/data/tatoeba-cmn-eng.tsv"  # where the development copy of the data lives
 # Which exercises' modules each model is built from (besides ex01/ex03 underneath).
@@ -75,6 +86,32 @@ def checkpoint_stamp(name):
     path = checkpoint_path(name)
     stat = path.stat()
     return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def training_summary(metas):
+    """What the checkpoints' metrics say about their training: {"minutes", "pairs", "device", "threads"}, or None.
+
+    metas: the LoadedModel.meta dicts. Minutes are the longest run's (rounded),
+    pairs the largest training set, device "cpu" or "cuda" (the first model's
+    when they differ), threads the CPU threads. None when a checkpoint records
+    no training time or pair count.
+    """
+    metrics = [m.get("metrics", {}) for m in metas]
+    if not metrics or any(m.get("train_minutes") is None or m.get("train_pairs") is None for m in metrics):
+        return None
+    return {"minutes": round(max(float(m["train_minutes"]) for m in metrics)),
+            "pairs": max(int(m["train_pairs"]) for m in metrics),
+            "device": str(metrics[0].get("device", "cpu")).split(":")[0],
+            "threads": max(int(m.get("threads") or 1) for m in metrics)}
+
+
+def marked_source(translation):
+    """The source as the model read it, in Markdown: each token as code, an unknown one as `<unk>` (`word`)."""
+    unknown = iter(translation.unknown_words)
+    parts = []
+    for tok in translation.source_tokens:
+        parts.append(f"`{UNK}` (`{next(unknown, '?')}`)" if tok == UNK else f"`{tok}`")
+    return " ".join(parts)
 
 
 # ---- one translation as tables -------------------------------------------------------------

@@ -189,6 +189,9 @@ def main(argv=None):
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--beam-alpha", type=float, default=None,
                         help=f"length-penalty exponent; default: the best of {ALPHAS} on the validation set")
+    parser.add_argument("--keep-alpha", action="store_true",
+                        help="use the alpha the checkpoint already records (chosen on the validation set "
+                             "by an earlier evaluation) instead of searching again")
     parser.add_argument("--no-repeat-ngram", type=int, default=None,
                         help=f"n-gram blocking size (0: off); default: the best of {NGRAMS} on the validation set")
     parser.add_argument("--impl", default="solutions", help="package of the attention modules")
@@ -201,8 +204,16 @@ def main(argv=None):
         load_pairs(args.data).pairs, loaded.meta["seed"], train.get("test_size", 1000),
         train.get("valid_size", 500), train.get("max_pairs"), train.get("long_size", 0),
     )
+    alpha, by_alpha = args.beam_alpha, None
+    if args.keep_alpha:
+        recorded = loaded.meta.get("metrics", {})
+        if recorded.get("beam_alpha") is None:
+            parser.error(f"{args.checkpoint} records no alpha; drop --keep-alpha to choose one on the validation set")
+        alpha, by_alpha = recorded["beam_alpha"], recorded.get("valid_beam_bleu_by_alpha")
     result = evaluate_splits(loaded.model, splits, loaded.src_vocab, loaded.tgt_vocab, args.beam_size,
-                             args.beam_alpha, args.no_repeat_ngram)
+                             alpha, args.no_repeat_ngram)
+    if args.keep_alpha:
+        result["valid_beam_bleu_by_alpha"] = by_alpha
     meta = loaded.meta
     evaluated = report_metrics(result)
     trained = {k: v for k, v in meta.get("metrics", {}).items() if k not in evaluated}
