@@ -323,3 +323,29 @@ def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(serv
     for measure in ("token_acc", "seq_acc"):
         geometry = chart_geometry(driver, t(f"demos.bottleneck.synthetic.{measure}", lang))
         assert len(geometry["lines"]) == 2 and len({line["stroke"] for line in geometry["lines"]}) == 2, geometry
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, browsers, lang):
+    """Translate: the plain words on the models and the example picker are shown; choosing beam search
+    re-translates without an error and names the length penalty it used."""
+    from selenium.webdriver.common.by import By
+
+    if not (ROOT / "checkpoints" / "transformer.pt").is_file():
+        pytest.skip("no shipped checkpoints")
+    driver = browsers(lang)
+    driver.set_window_size(1400, 1000)
+    driver.get(f"{server}/{pages_index.get('demo_translate').url_path}")
+    wait_until_rendered(driver)
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
+    assert t("demos.translate.about", lang).split("**")[1] in main.text  # the bold lead-in of the note
+    assert t("demos.common.examples_label", lang) in main.text
+    beam = t("demos.translate.decoding.beam", lang)
+    label = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == beam)
+    label.click()
+    time.sleep(0.5)
+    wait_until_rendered(driver)
+    errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
+    assert errors == []
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
+    assert "α = " in main.text
