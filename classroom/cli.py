@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 
 from . import analytics, exercises, frames, queue, store as store_ops
 from .db import ENV_VAR, SchemaError, Store
@@ -43,7 +44,7 @@ def build_parser():
     p = commands.add_parser("worker", help="grade queued submissions")
     _db(p)
     p.add_argument("--concurrency", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--once", action="store_true", help="exit when no job is left to claim")
+    p.add_argument("--once", action="store_true", help="exit when every job is finished")
     p.add_argument("--sandbox", choices=["strict", "process"], default="strict")
     p.add_argument("--require-strict", action="store_true",
                    help="refuse to start when the strict sandbox is unavailable")
@@ -102,6 +103,9 @@ def main(argv=None):
         return handler(args)
     except (SchemaError, store_ops.RosterError, store_ops.SubmitRefused, LookupError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    except DBAPIError as err:  # nothing was committed: say so plainly
+        print(f"error: the database refused the operation, nothing was saved: {err.orig}", file=sys.stderr)
         return 1
 
 
@@ -229,8 +233,8 @@ def regrade_report(store, before):
     """Lines 'submission N (email, exNN): 0.5 -> 1 (failed -> passed)' for each changed verdict."""
     with store.session() as session:
         after = newest_results(session, before)
-        owners = dict(session.execute(select(Submission.id, User.email).join(User, User.id == Submission.user_id)))
-        exercise = dict(session.execute(select(Submission.id, Submission.exercise_id)))
+        owners = dict(session.execute(select(Submission.id, User.email).join(User, User.id == Submission.user_id)).tuples().all())
+        exercise = dict(session.execute(select(Submission.id, Submission.exercise_id)).tuples().all())
     lines = []
     for sid, old in sorted(before.items()):
         new = after.get(sid)

@@ -1,8 +1,8 @@
 """The grading worker: claim a job, grade it (renewing the lease), store the verdict, repeat.
 
 `python -m classroom worker --db URL [--concurrency N] [--once]`: N worker
-processes (each grades one job at a time); `--once` exits when no job is left
-to claim. Any number of workers on any number of machines may share a
+processes (each grades one job at a time); `--once` exits when every job is
+finished (it waits for running jobs: they return to the queue if their worker dies). Any number of workers on any number of machines may share a
 Postgres database. SIGTERM/SIGINT: finish the current job, then exit.
 """
 
@@ -47,9 +47,10 @@ class _Lease(threading.Thread):
                 log_line(f"could not renew the lease of job {self.claim.job_id}: {err}")
 
 
-def _queued(store):
+def _unfinished(store):
+    """Jobs queued or running (a running job comes back if its worker dies)."""
     with store.session() as session:
-        return session.scalar(select(func.count(Job.id)).where(Job.state == "queued"))
+        return session.scalar(select(func.count(Job.id)).where(Job.state.in_(("queued", "running"))))
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
@@ -67,7 +68,7 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     while not stop.is_set():
         claim = queue.claim(store, worker_id, lease_s)
         if claim is None:
-            if once and _queued(store) == 0:
+            if once and _unfinished(store) == 0:
                 break
             stop.wait(poll_s)
             continue
