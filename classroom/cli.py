@@ -233,8 +233,8 @@ def regrade_report(store, before):
     """Lines 'submission N (email, exNN): 0.5 -> 1 (failed -> passed)' for each changed verdict."""
     with store.session() as session:
         after = newest_results(session, before)
-        owners = dict(session.execute(select(Submission.id, User.email).join(User, User.id == Submission.user_id)).tuples().all())
-        exercise = dict(session.execute(select(Submission.id, Submission.exercise_id)).tuples().all())
+        owners = dict(session.execute(select(Submission.id, User.email).join(User, User.id == Submission.user_id)).all())
+        exercise = dict(session.execute(select(Submission.id, Submission.exercise_id)).all())
     lines = []
     for sid, old in sorted(before.items()):
         new = after.get(sid)

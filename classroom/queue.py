@@ -64,10 +64,17 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
     Jobs that have run out of attempts are closed with an error verdict on the way.
     """
     now = now or utcnow()
-    query = select(Job).where(_claimable(now)).order_by(Job.id).limit(CANDIDATES)
-    if session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    for job in session.scalars(query):
+    postgres = session.get_bind().dialect.name == "postgresql"
+    # Read the candidates without locks, then lock one row at a time: locking all of them
+    # would hide every candidate from the other workers until this transaction ends.
+    candidates = session.scalars(select(Job.id).where(_claimable(now)).order_by(Job.id).limit(CANDIDATES)).all()
+    for job_id in candidates:
+        query = select(Job).where(Job.id == job_id, _claimable(now)).execution_options(populate_existing=True)
+        if postgres:
+            query = query.with_for_update(skip_locked=True)
+        job = session.scalars(query).first()
+        if job is None:  # claimed meanwhile, or locked by a worker claiming it now
+            continue
         submission = session.get(Submission, job.submission_id)
         if job.attempts >= max_attempts:
             _give_up(session, job, submission, now)

@@ -146,7 +146,7 @@ def test_a_burst_from_threads_and_processes_is_graded_exactly_once(class_store, 
     result = run_cli("worker", "--db", sqlite_url, "--once", "--sandbox", "process", "--concurrency", "2")
     assert result.returncode == 0, result.stderr
     with class_store.session() as session:
-        subs = dict(session.execute(select(Submission.id, Submission.status)).tuples().all())
+        subs = dict(session.execute(select(Submission.id, Submission.status)).all())
         results = session.execute(select(Result.submission_id, Result.status)).all()
         jobs = session.execute(select(Job.state, Job.attempts)).all()
     assert sorted(acked) == sorted(subs) and len(acked) == 16
