@@ -1,9 +1,6 @@
-"""The exercise table as class mode uses it (one definition: course's exercise index)."""
+"""The exercise table as class mode uses it (one definition: course.common.exercise_index)."""
 
-try:  # the layout of issue 14
-    from course.common.exercises import BY_ID, EXERCISES, get  # noqa: F401
-except ImportError:  # before it lands
-    from course.exercise_index import BY_ID, EXERCISES, get  # noqa: F401
+from course.common.exercise_index import BY_ID, EXERCISES, get  # noqa: F401
 
 EXERCISE_IDS = tuple(ex.id for ex in EXERCISES)
 

@@ -234,7 +234,7 @@ def _own_dependencies(dependencies):
 
 def verdict_from(ex_id, result, penalty, sandbox, submission_id):
     """Result fields from the grader's ExerciseResult, stored as its JSON report (version 1)."""
-    from grader.core import Report
+    from grader.report import Report
 
     report = Report(f"submission {submission_id}", [result]).to_dict()
     entry = report["exercises"][0]
