@@ -249,3 +249,24 @@ def mistake_labels(ex_id):
     from grader import checks as checks_registry
 
     return {m.id: m.hint for m in checks_registry.for_exercise(ex_id).MISTAKES}
+
+
+def feedback_text(report):
+    """The command line's table and messages for a stored version-1 report (empty report: '')."""
+    import dataclasses
+    import io
+
+    from grader.report import CheckResult, ExerciseResult, Report, print_table
+
+    if not report or not report.get("exercises"):
+        return ""
+    check_fields = {f.name for f in dataclasses.fields(CheckResult)}
+    exercise_fields = {f.name for f in dataclasses.fields(ExerciseResult)}
+    exercises_ = []
+    for entry in report["exercises"]:
+        fields = {k: v for k, v in entry.items() if k in exercise_fields}
+        fields["checks"] = [CheckResult(**{k: v for k, v in c.items() if k in check_fields}) for c in entry["checks"]]
+        exercises_.append(ExerciseResult(**fields))
+    out = io.StringIO()
+    print_table(Report(report.get("target", ""), exercises_), out=out)
+    return out.getvalue()

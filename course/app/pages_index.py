@@ -61,6 +61,15 @@ PAGES = (
     PageEntry("notes", "pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
 )
 
+# Class mode only (app.py adds them when a class database is configured; each page checks
+# the signed-in user's role itself): the key after "class_" is the classroom.access action.
+CLASS_PAGES = (
+    PageEntry("class_gradebook", "pages/class_gradebook.py", "nav.gradebook", "class", "gradebook",
+              ":material/table_chart:"),
+    PageEntry("class_analytics", "pages/class_analytics.py", "nav.analytics", "class", "analytics",
+              ":material/insights:"),
+)
+
 BY_KEY = {page.key: page for page in PAGES}
 
 
