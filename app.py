@@ -28,6 +28,7 @@ if class_mode.enabled():  # a hosted class: the pages the signed-in role may ope
             st.Page(e.path, title=tr(e.title_key), icon=e.icon, url_path=e.url_path) for e in class_pages
         ]
 page = st.navigation(sections)
-progress_summary()
+if not class_mode.enabled():  # the local progress file; a class's progress is its gradebook
+    progress_summary()
 st.sidebar.caption(tr("app.tagline"))
 page.run()

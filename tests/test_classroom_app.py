@@ -3,7 +3,7 @@
 import pytest
 from sqlalchemy import select
 
-from classroom import store as store_ops
+from classroom import grading, store as store_ops
 from classroom.models import Submission
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
@@ -75,7 +75,8 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
     at = _page("pages/class_analytics.py", token, lang)
     assert errors_of(at) == []
-    assert "100% of failing ex03 submissions" in markdown_text(at)
+    label = grading.mistake_labels("ex03")["dot_no_scale"]
+    assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
 
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):

@@ -117,7 +117,7 @@ def summary_table(frame):
         tr("classroom.col_learners"): summary["learners"],
         tr("classroom.col_passed"): summary["passed"],
         tr("classroom.col_pass_rate"): summary["pass_rate"].map(lambda r: "—" if pd.isna(r) else f"{r:.0%}"),
-        tr("classroom.col_median"): summary["median_attempts_to_pass"],
+        tr("classroom.col_median"): summary["median_attempts_to_pass"].map(lambda m: "—" if pd.isna(m) else f"{m:g}"),
     }), hide_index=True, key="class_analytics_summary")
 
 
@@ -129,7 +129,8 @@ def mistake_chart(user_id, frame, ex_id):
         st.caption(tr("classroom.no_mistakes", ex_id=ex_id))
         return
     for _, bar in bars.head(3).iterrows():
-        st.markdown("- " + analytics.mistake_sentence(bar, ex_id))
+        st.markdown("- " + tr("classroom.mistake_sentence", share=f"{bar['share']:.0%}", ex_id=ex_id,
+                              label=bar["label"]))
     pick = alt.selection_point(fields=["mistake_id"], name="bar")
     chart = alt.Chart(bars.drop(columns=["submission_ids"])).mark_bar().encode(
         x=alt.X("share:Q", axis=alt.Axis(format="%"), title=tr("classroom.bar_share")),
