@@ -128,7 +128,7 @@ def cmd_worker(args):
     if args.concurrency > 1:
         return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict, args.lease)
     try:
-        worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease)
+        worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True)
     except RuntimeError as err:  # GraderUnsupported with --require-strict
         print(f"error: {err}", file=sys.stderr)
         return 1

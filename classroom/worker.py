@@ -54,15 +54,19 @@ def _unfinished(store):
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=1.0, worker_id=None, log=log_line):
-    """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded."""
+               poll_s=1.0, worker_id=None, log=log_line, handle_signals=False):
+    """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
+
+    handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
+    """
     store = Store(url)
     mode = grading.choose_sandbox(sandbox, require_strict, log)
     worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
     queue.register_worker(store, worker_id, socket.gethostname(), os.getpid(), mode)
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    if handle_signals:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
     graded = 0
     log(f"{worker_id} ready ({'until the queue is empty' if once else 'Ctrl-C to stop'})")
     while not stop.is_set():

@@ -1,10 +1,13 @@
 """Class mode in the app (Streamlit's AppTest): sign-in by link, submitting, and page access by role."""
 
+import os
+
 import pytest
 from sqlalchemy import select
 
 from classroom import grading, store as store_ops
 from classroom.models import Submission
+from classroom.worker import run_worker
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
 from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
@@ -47,6 +50,12 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
         rows = session.execute(select(Submission.user_id, Submission.source)
                                .where(Submission.exercise_id == "ex00")).all()
     assert [tuple(r) for r in rows] == [(user_id(hosted, "ann@class.test"), code)]
+    assert [i.value for i in at.info] == [t("classroom.state_queued", "en", position=1)]
+    run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
+    at.run()
+    feedback = "\n".join(c.value for c in at.code)
+    assert "ex00" in feedback and "FAILED" in feedback and "problem:" in feedback  # the command line's wording
+    assert code.strip() in feedback  # the submission's code, under its feedback
 
 
 @pytest.mark.parametrize("path", ["pages/class_gradebook.py", "pages/class_analytics.py"])

@@ -10,11 +10,19 @@ import streamlit as st
 
 from classroom import access, analytics, exercises, grading
 from course.app import class_mode
-from course.app.ui import current_lang, tr
+from course.app.ui import current_lang, status_label, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
+SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
+
+
+def status_text(status):
+    """A verdict or queue state in the page's language."""
+    if status in ("queued", "grading", "blocked"):
+        return tr(f"classroom.status_{status}")
+    return status_label(status)
 
 
 def exercise_label():
@@ -54,6 +62,7 @@ def live_state(user_id):
         st.info(tr("classroom.state_running"), icon=":material/sync:")
     else:
         st.session_state.pop(LIVE_KEY, None)
+        st.session_state[SHOW_KEY] = submission_id  # show its feedback once the page redraws
         st.rerun()  # the whole page: feedback and history include the new verdict
 
 
@@ -66,7 +75,8 @@ def feedback(detail):
     if detail["late"]:
         st.caption(tr("classroom.late", penalty=f"{100 * detail['penalty']:.0f}"))
     text = grading.feedback_text(result["report"]) or result["summary"]
-    st.code(text, language=None)
+    if text:
+        st.code(text, language=None)
 
 
 def history(user_id, owner_id=None, key="practice_class"):
@@ -80,12 +90,15 @@ def history(user_id, owner_id=None, key="practice_class"):
         tr("classroom.col_id"): frame["submission_id"],
         tr("classroom.col_exercise"): frame["exercise_id"],
         tr("classroom.col_when"): frame["created_at"].dt.strftime("%Y-%m-%d %H:%M"),
-        tr("classroom.col_status"): frame["status"].fillna(frame["submission_status"]),
+        tr("classroom.col_status"): frame["status"].fillna(frame["submission_status"]).map(status_text),
         tr("classroom.col_score"): frame["score"].map(lambda s: "—" if pd.isna(s) else f"{100 * s:.0f}%"),
         tr("classroom.col_late"): frame["late"].map({True: "✓", False: ""}),
     })
     st.dataframe(table, hide_index=True, key=f"{key}_history")
-    chosen = st.selectbox(tr("classroom.col_id"), frame["submission_id"].tolist(), key=f"{key}_pick")
+    options = frame["submission_id"].tolist()
+    if st.session_state.get(SHOW_KEY) in options:
+        st.session_state[f"{key}_pick"] = st.session_state.pop(SHOW_KEY)
+    chosen = st.selectbox(tr("classroom.col_id"), options, key=f"{key}_pick")
     detail = access.submission_detail(store, user_id, chosen)
     st.subheader(tr("classroom.feedback_title", id=chosen))
     feedback(detail)
