@@ -97,3 +97,14 @@ def test_regrade_reports_every_changed_score(class_store, sqlite_url):
     assert good
     status = json.loads(run_cli("status", "--db", sqlite_url, "--json").stdout)
     assert status["jobs"] == {"queued": 0, "running": 0, "done": 4, "error": 0}
+
+
+def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_store, sqlite_url):
+    ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
+    hostile = store_ops.submit(class_store, ann, "ex00", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+                               "ex00_paths.py")
+    honest = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    assert run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None) == 2
+    results = _results(class_store)
+    assert results[hostile][0] == "error" and "grading failed" in results[hostile][1]
+    assert results[honest][0] == "passed"
