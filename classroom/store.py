@@ -320,8 +320,9 @@ def submit(store, user_id, ex_id, source, filename, now=None):
 def _check_limits(session, user_id, settings, now):
     """SubmitRefused when the learner has too many submissions in flight or in the last hour."""
     if settings["max_in_flight"]:
-        in_flight = session.scalar(select(func.count(Submission.id)).where(
-            Submission.user_id == user_id, Submission.status.in_(("queued", "grading"))))
+        in_flight = session.scalar(  # the learner's own submissions waiting; regrade jobs do not count
+            select(func.count(Job.id)).join(Submission, Submission.id == Job.submission_id).where(
+                Submission.user_id == user_id, Job.reason == "submit", Job.state.in_(("queued", "running"))))
         if in_flight >= settings["max_in_flight"]:
             raise SubmitRefused(f"you have {in_flight} submission(s) waiting to be graded: you can submit "
                                 "again as soon as its feedback arrives")

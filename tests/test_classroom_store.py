@@ -115,6 +115,18 @@ def test_one_submission_in_flight_per_learner(class_store):
     store_ops.submit(class_store, user_id(class_store, "bob@class.test"), "ex01", "x = 1\n", "a.py")
 
 
+def test_a_regrade_in_progress_does_not_block_learners(class_store):
+    from classroom import queue
+
+    store_ops.set_setting(class_store, "max_in_flight", 1)
+    ann = user_id(class_store, "ann@class.test")
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    claim = queue.claim(class_store, "w")
+    queue.finish(class_store, claim, dict(status="failed", passed=False, raw_score=0.0, score=0.0))
+    assert queue.enqueue_regrade(class_store) == 1
+    store_ops.submit(class_store, ann, "ex03", "x = 1\n", "a.py")  # her regrade job is not hers to wait for
+
+
 def test_hourly_limit_says_when_the_next_attempt_is_possible(class_store):
     store_ops.set_setting(class_store, "per_hour", 2)
     ann = user_id(class_store, "ann@class.test")
