@@ -58,7 +58,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
     assert code.strip() in feedback  # the submission's code, under its feedback
 
 
-@pytest.mark.parametrize("path", ["pages/class_gradebook.py", "pages/class_analytics.py"])
+@pytest.mark.parametrize("path", ["pages/gradebook.py", "pages/analytics.py"])
 def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
     token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
     at = _page(path, token)
@@ -66,7 +66,7 @@ def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
     assert not at.dataframe and "bob@class.test" not in markdown_text(at)
 
 
-@pytest.mark.parametrize("path", ["pages/class_gradebook.py", "pages/class_analytics.py", "pages/practice.py"])
+@pytest.mark.parametrize("path", ["pages/gradebook.py", "pages/analytics.py", "pages/practice.py"])
 def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
     at = _page(path, "forged-token-in-session-state")
     assert at.title[0].value == t("classroom.signin_title", "en")
@@ -76,13 +76,13 @@ def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     token = store_ops.session_for_user(hosted, user_id(hosted, INSTRUCTOR))
-    at = _page("pages/class_gradebook.py", token, lang)
+    at = _page("pages/gradebook.py", token, lang)
     assert errors_of(at) == []
     assert at.title[0].value == t("classroom.gradebook_title", lang)
     book = at.dataframe[0].value
     assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
-    at = _page("pages/class_analytics.py", token, lang)
+    at = _page("pages/analytics.py", token, lang)
     assert errors_of(at) == []
     label = grading.mistake_labels("ex03")["dot_no_scale"]
     assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
@@ -90,7 +90,7 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):
     ta = store_ops.session_for_user(hosted, user_id(hosted, "ta@class.test"))
-    at = _page("pages/class_gradebook.py", ta)
+    at = _page("pages/gradebook.py", ta)
     assert errors_of(at) == [] and at.dataframe
     ann = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
     at = _page("pages/practice.py", ann)

@@ -50,23 +50,38 @@ def auth_configured():
 
 
 def current():
-    """Resolve the signed-in user for this run -> signin.SignIn."""
-    params = st.query_params
+    """Resolve the signed-in user for this run -> signin.SignIn (the address bar is left alone here)."""
     if auth_configured() and getattr(st.user, "is_logged_in", False):
         return signin.resolve(store(), oidc_email=st.user.get("email"))
+    kept = st.session_state.get(SESSION_KEY)
+    if kept:
+        result = signin.resolve(store(), session_token=kept)
+        if result.user is not None:
+            return result
+    params = st.query_params
     if params.get("token"):
         result = signin.resolve(store(), link_token=params["token"])
-        del params["token"]  # a used token is worthless; keep it out of the address bar
         if result.session_token:
             st.session_state[SESSION_KEY] = result.session_token
-            params["session"] = result.session_token
         return result
-    token = st.session_state.get(SESSION_KEY) or params.get("session")
-    result = signin.resolve(store(), session_token=token)
+    result = signin.resolve(store(), session_token=params.get("session"))
     if result.user is not None:
-        st.session_state[SESSION_KEY] = token
-        params["session"] = token
+        st.session_state[SESSION_KEY] = params["session"]
     return result
+
+
+def tidy_address():
+    """Swap a used link token in the address bar for the session token (a reload stays signed in).
+
+    Called from the page, after st.navigation: changing the query parameters
+    before it made Streamlit report the requested page as not found.
+    """
+    params = st.query_params
+    token = st.session_state.get(SESSION_KEY)
+    if "token" in params:
+        del params["token"]
+    if token and params.get("session") != token:
+        params["session"] = token
 
 
 def sign_in_page(result):
@@ -87,6 +102,7 @@ def sign_in_page(result):
 def signed_in_user():
     """The signed-in user; otherwise the sign-in page is shown and the script stops."""
     result = current()
+    tidy_address()
     if result.user is None:
         sign_in_page(result)
         st.stop()

@@ -63,10 +63,11 @@ PAGES = (
 
 # Class mode only (app.py adds them when a class database is configured; each page checks
 # the signed-in user's role itself): the key after "class_" is the classroom.access action.
+# File names match the URLs: a fresh server serves pages/ by file name until app.py has run.
 CLASS_PAGES = (
-    PageEntry("class_gradebook", "pages/class_gradebook.py", "nav.gradebook", "class", "gradebook",
+    PageEntry("class_gradebook", "pages/gradebook.py", "nav.gradebook", "class", "gradebook",
               ":material/table_chart:"),
-    PageEntry("class_analytics", "pages/class_analytics.py", "nav.analytics", "class", "analytics",
+    PageEntry("class_analytics", "pages/analytics.py", "nav.analytics", "class", "analytics",
               ":material/insights:"),
 )
 
