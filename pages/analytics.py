@@ -2,16 +2,15 @@
 
 import streamlit as st
 
-from classroom import access, exercises
-from course.app import class_mode, class_views
+from classroom import access, exercises, views, web
 from course.app.ui import tr
 
-user = class_mode.page_user("analytics")
-class_mode.sidebar_identity(user)
+user = web.page_user("analytics")
+web.sidebar_identity(user)
 st.title(tr("classroom.analytics_title"))
 st.caption(tr("classroom.analytics_intro"))
-frame = access.class_frame(class_mode.store(), user.id)
-class_views.summary_table(frame)
+frame = access.class_frame(web.store(), user.id)
+views.summary_table(frame)
 ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="class_analytics_ex",
-                     format_func=class_views.exercise_label(), index=exercises.EXERCISE_IDS.index("ex03"))
-class_views.mistake_chart(user.id, frame, ex_id)
+                     format_func=views.exercise_label(), index=exercises.EXERCISE_IDS.index("ex03"))
+views.mistake_chart(user.id, frame, ex_id)

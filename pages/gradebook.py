@@ -2,23 +2,22 @@
 
 import streamlit as st
 
-from classroom import access, store as store_ops
-from course.app import class_mode, class_views
+from classroom import access, store as store_ops, views, web
 from course.app.ui import tr
 
-user = class_mode.page_user("gradebook")
-class_mode.sidebar_identity(user)
+user = web.page_user("gradebook")
+web.sidebar_identity(user)
 st.title(tr("classroom.gradebook_title"))
 st.caption(tr("classroom.gradebook_intro"))
-book = class_views.gradebook_table(user.id)
+book = views.gradebook_table(user.id)
 
 if not book.empty:
     st.subheader(tr("classroom.learner"))
     email = st.selectbox(tr("classroom.learner"), book["email"].tolist(), key="class_gradebook_learner",
                          label_visibility="collapsed")
-    learner = store_ops.user_by_email(class_mode.store(), email)
-    class_views.history(user.id, owner_id=learner.id, key="class_gradebook")
+    learner = store_ops.user_by_email(web.store(), email)
+    views.history(user.id, owner_id=learner.id, key="class_gradebook")
 
 if access.allowed(user.role, "regrade") and st.button(tr("classroom.regrade_all"), key="class_gradebook_regrade"):
-    count = access.regrade(class_mode.store(), user.id)
+    count = access.regrade(web.store(), user.id)
     st.success(tr("classroom.regrade_queued", count=count))

@@ -3,13 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from course.app import class_mode, grading_client, progress
+from classroom import web as class_web
+from course.app import grading_client, progress
 from course.app.ui import current_lang, status_label, status_of, tr
 from course.common import exercise_index
 from course.common.i18n import t
 
-if class_mode.enabled():  # a hosted class: submissions go to the class queue, no reference solutions
-    from course.app import class_views
+if class_web.enabled():  # a hosted class: submissions go to the class queue, no reference solutions
+    from classroom import views as class_views
 
     class_views.practice_page()
     st.stop()

@@ -10,9 +10,10 @@ every page and action goes through classroom.access.
 
 import streamlit as st
 
-from classroom import access, signin
-from classroom.db import Store, url_from_environment
 from course.app.ui import tr
+
+from . import access, signin
+from .db import Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
 
@@ -121,7 +122,7 @@ def page_user(action):
 
 def sign_out():
     """Revoke this browser's session."""
-    from classroom import store as store_ops
+    from . import store as store_ops
 
     store_ops.sign_out(store(), st.session_state.pop(SESSION_KEY, None))
     st.query_params.pop("session", None)

@@ -8,11 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from classroom import access, analytics, exercises, grading
-from course.app import class_mode
 from course.app.ui import current_lang, status_label, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
+
+from . import access, analytics, exercises, grading, web
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
@@ -41,7 +41,7 @@ def submit_form(user):
         return
     data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
     try:
-        submission_id = access.submit(class_mode.store(), user.id, ex_id, data, name)
+        submission_id = access.submit(web.store(), user.id, ex_id, data, name)
     except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
         st.error(tr("classroom.refused", reason=str(err)))
         return
@@ -55,7 +55,7 @@ def live_state(user_id):
     submission_id = st.session_state.get(LIVE_KEY)
     if submission_id is None:
         return
-    state, position = access.queue_state(class_mode.store(), user_id, submission_id)
+    state, position = access.queue_state(web.store(), user_id, submission_id)
     if state == "queued":
         st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
     elif state == "running":
@@ -81,7 +81,7 @@ def feedback(detail):
 
 def history(user_id, owner_id=None, key="practice_class"):
     """A table of submissions and, per submission, its code and feedback."""
-    store = class_mode.store()
+    store = web.store()
     frame = access.history(store, user_id, user_id=owner_id)
     if frame.empty:
         st.caption(tr("classroom.history_empty"))
@@ -108,7 +108,7 @@ def history(user_id, owner_id=None, key="practice_class"):
 
 def gradebook_table(user_id):
     """The gradebook with a filter, sortable columns and a CSV download -> the shown frame."""
-    book = access.gradebook(class_mode.store(), user_id)
+    book = access.gradebook(web.store(), user_id)
     if book.empty:
         st.info(tr("classroom.no_learners"))
         return book
@@ -159,7 +159,7 @@ def mistake_chart(user_id, frame, ex_id):
     ids = bars.set_index("mistake_id").loc[chosen, "submission_ids"]
     st.markdown(tr("classroom.behind_bar", ids=", ".join(map(str, ids))))
     shown = st.selectbox(tr("classroom.col_id"), ids, key=f"class_analytics_sub_{ex_id}")
-    detail = access.submission_detail(class_mode.store(), user_id, shown)
+    detail = access.submission_detail(web.store(), user_id, shown)
     feedback(detail)
     with st.expander(tr("classroom.show_code", id=shown)):
         st.code(detail["source"], language="python")
@@ -167,8 +167,8 @@ def mistake_chart(user_id, frame, ex_id):
 
 def practice_page():
     """The Practice page in class mode: submit, follow the queue, read feedback and history."""
-    user = class_mode.signed_in_user()
-    class_mode.sidebar_identity(user)
+    user = web.signed_in_user()
+    web.sidebar_identity(user)
     st.title(tr("classroom.practice_title"))
     st.markdown(tr("classroom.practice_intro"))
     submit_form(user)
