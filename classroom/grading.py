@@ -1,16 +1,15 @@
 """Grade one claimed submission with the grader's Python API -> the fields of a Result.
 
-What the worker needs from the grader (grader/core.py):
-- `grade_submissions([Submission(ex_id, source, name, label)], limits, sandbox="strict")`
-  (the `sandbox=` option of issue 17; without it, process mode, logged);
-- the learner's own dependency sources staged beside the submission instead of
-  the references: `Submission(..., dependencies={dep ex_id: source})`. Until the
-  grader has that field, `_own_dependencies` stages them by replacing
-  `grader.sandbox.stage_job` for the one grading run in this process (a worker
-  process grades one job at a time); if neither exists, the job gets an error
-  verdict, never the reference code.
-Hosted mode grades in dependency order: a job for ex05 uses the learner's newest
-passed ex01 and ex03; without one, the verdict is "pass ex03 first".
+The worker calls (see grader/__init__.py)
+    grade_submissions([Submission(ex_id, source, name, label, dependencies={dep: source})],
+                      limits, sandbox="strict", references_for_dependencies=False)
+and `grader.strict_problem()` to choose the sandbox (process mode, logged, when
+strict cannot run here). Hosted mode grades in dependency order: a job for ex05
+gets the learner's newest passed ex01 and ex03 as `dependencies`, never the
+references, in either mode; without one, the verdict is "pass ex03 first".
+For graders older than that API (no `dependencies` field) `_own_dependencies`
+stages the learner's sources itself; with neither, the job gets an error
+verdict, never the reference code.
 """
 
 import dataclasses
@@ -42,6 +41,12 @@ def grader_api():
     has_sandbox = "sandbox" in inspect.signature(core.grade_submissions).parameters
     has_dependencies = "dependencies" in {f.name for f in dataclasses.fields(core.Submission)}
     return core, has_sandbox, has_dependencies
+
+
+def _own_dependencies_option(core):
+    """The keyword that makes the grader stage Submission.dependencies in every mode."""
+    parameters = inspect.signature(core.grade_submissions).parameters
+    return {"references_for_dependencies": False} if "references_for_dependencies" in parameters else {}
 
 
 def choose_sandbox(requested, require_strict=False, log=print):
@@ -193,7 +198,7 @@ def grade_code(ex_id, code, name, label, dependencies, sandbox, limits=None):
     options = {"sandbox": sandbox} if has_sandbox else {}
     if has_dependencies:
         submission = core.Submission(ex_id, code, name, label, dependencies=dependencies)
-        return core.grade_submissions([submission], limits, **options)[0]
+        return core.grade_submissions([submission], limits, **options, **_own_dependencies_option(core))[0]
     with _own_dependencies(dependencies):
         return core.grade_submissions([core.Submission(ex_id, code, name, label)], limits, **options)[0]
 
