@@ -7,6 +7,7 @@ appear, and keep their state, on every page.
 
 import streamlit as st
 
+from classroom import web as class_web
 from course.app import pages_index
 from course.app.ui import language_switch, progress_summary, shell_started, tr
 
@@ -21,7 +22,14 @@ sections = {
     ]
     for section, entries in pages_index.by_section(pages_index.existing()).items()
 }
+if class_web.enabled():  # a hosted class: the pages the signed-in role may open
+    class_pages = class_web.visible_entries(pages_index.CLASS_PAGES)
+    if class_pages:
+        sections[tr("nav.section_class")] = [
+            st.Page(e.path, title=tr(e.title_key), icon=e.icon, url_path=e.url_path) for e in class_pages
+        ]
 page = st.navigation(sections)
-progress_summary()
+if not class_web.enabled():  # the local progress file; a class's progress is its gradebook
+    progress_summary()
 st.sidebar.caption(tr("app.tagline"))
 page.run()

@@ -3,10 +3,17 @@
 import pandas as pd
 import streamlit as st
 
+from classroom import web as class_web
 from course.app import grading_client, progress
 from course.app.ui import current_lang, status_label, status_of, tr
 from course.common import exercise_index
 from course.common.i18n import t
+
+if class_web.enabled():  # a hosted class: submissions go to the class queue, no reference solutions
+    from classroom import views as class_views
+
+    class_views.practice_page()
+    st.stop()
 
 IDS = [ex.id for ex in exercise_index.EXERCISES]
 REPORT_KEY = "practice_report"  # last grader report (not a widget)

@@ -61,6 +61,16 @@ PAGES = (
     PageEntry("notes", "pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
 )
 
+# Class mode only (app.py adds them when a class database is configured; each page checks
+# the signed-in user's role itself): the key after "class_" is the classroom.access action.
+# File names match the URLs: a fresh server serves pages/ by file name until app.py has run.
+CLASS_PAGES = (
+    PageEntry("class_gradebook", "pages/gradebook.py", "nav.gradebook", "class", "gradebook",
+              ":material/table_chart:"),
+    PageEntry("class_analytics", "pages/analytics.py", "nav.analytics", "class", "analytics",
+              ":material/insights:"),
+)
+
 BY_KEY = {page.key: page for page in PAGES}
 
 

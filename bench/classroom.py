@@ -1,0 +1,230 @@
+"""Class mode under load: a burst of submissions graded by two workers, and gradebook speed.
+
+    python bench/classroom.py [--learners 50] [--workers 2] [--book-runs 3] [--skip-burst]
+
+1. `--learners` learners submit at once (threads; 40% correct = solutions/, 40%
+   wrong = exercises/ stubs and known-mistake copies, 20% hostile), while
+   `--workers` worker processes (`python -m classroom worker`, strict sandbox
+   when available, else process mode, as logged) grade them. Checks that every
+   submission got exactly one verdict, prints the time to drain the queue and
+   the p50/p95 time from submit to feedback.
+2. Gradebook and analytics for 200 learners x 8 exercises x 10 attempts
+   (16,000 graded submissions in SQLite): median build time over --book-runs
+   (goal < 2 s).
+"""
+
+import argparse
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import func, insert, select  # noqa: E402
+
+from classroom import analytics, exercises, frames, store as store_ops  # noqa: E402
+from classroom.models import Job, Result, Submission, User, Worker, utcnow  # noqa: E402
+
+HOSTILE = {  # (exercise, source): mild on purpose, the machine is shared
+    "infinite loop": ("ex00", "while True:\n    pass\n"),
+    "4 GB allocation": ("ex01", "blob = bytearray(4 * 1024 ** 3)\n"),
+    "os._exit at import": ("ex06", "import os\nos._exit(3)\n"),
+    "output flood": ("ex00", "print('spam ' * 10_000_000)\n"),
+    "reads solutions/": ("ex01", f"exec(open({str(ROOT / 'solutions' / 'ex01_softmax.py')!r}).read())\n"),
+}
+EASY = ("ex00", "ex01", "ex06")  # exercises with no dependencies: one submission each is gradable
+
+
+def submissions_mix(count, seed=0):
+    """[(label, exercise, source)]: 40% correct, 40% wrong, 20% hostile."""
+    from grader import checks
+    from grader.mistakes import apply_mistake
+
+    rng = random.Random(seed)
+    mix = []
+    for i in range(count):
+        ex_id = EASY[i % len(EASY)]
+        reference = (ROOT / "solutions" / exercises.get(ex_id).filename).read_text()
+        if i % 5 in (0, 1):
+            mix.append(("correct", ex_id, reference))
+        elif i % 5 == 2:
+            mix.append(("wrong: stub", ex_id, (ROOT / "exercises" / exercises.get(ex_id).filename).read_text()))
+        elif i % 5 == 3:
+            mistake = rng.choice(checks.for_exercise(ex_id).MISTAKES)
+            mix.append((f"wrong: {mistake.id}", ex_id, apply_mistake(reference, mistake)))
+        else:
+            name = list(HOSTILE)[(i // 5) % len(HOSTILE)]
+            mix.append((f"hostile: {name}", *HOSTILE[name]))
+    return mix
+
+
+def burst(args, folder):
+    """Part 1 -> prints the figures; exits non-zero if a submission was lost or graded twice."""
+    url = f"sqlite:///{folder / 'burst.db'}"
+    store = store_ops.init_class(url, "prof@bench.test")
+    roster = folder / "roster.csv"
+    roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
+                                                     for i in range(args.learners)))
+    store_ops.import_roster(store, roster)
+    mix = submissions_mix(args.learners)
+    pool = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--db", url, "--concurrency",
+                             str(args.workers)], cwd=ROOT, stderr=open(folder / "workers.log", "w"))
+    deadline = time.monotonic() + 120
+    while True:  # wait until the workers are up (torch imported, sandbox chosen)
+        with store.session() as session:
+            if session.scalar(select(func.count(Worker.id))) >= args.workers:
+                break
+        if time.monotonic() > deadline or pool.poll() is not None:
+            sys.exit(f"the workers did not start; see {folder / 'workers.log'}")
+        time.sleep(0.2)
+    users = {u.email: u.id for u in store_ops.list_users(store, "learner")}
+    acked, lock, gate = {}, threading.Lock(), threading.Barrier(args.learners)
+
+    def learner(i):
+        label, ex_id, source = mix[i]
+        gate.wait()
+        sid = store_ops.submit(store, users[f"l{i:03d}@bench.test"], ex_id, source, f"{ex_id}.py")
+        with lock:
+            acked[sid] = label
+
+    threads = [threading.Thread(target=learner, args=(i,)) for i in range(args.learners)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    submitted = time.monotonic() - start
+    while True:
+        with store.session() as session:
+            graded = session.scalar(select(func.count(func.distinct(Result.submission_id))))
+        if graded >= len(acked) or pool.poll() is not None:
+            break
+        time.sleep(0.1)
+    drain = time.monotonic() - start
+    pool.send_signal(signal.SIGTERM)
+    pool.wait(timeout=120)
+    with store.session() as session:
+        rows = session.execute(select(Result.submission_id, Result.status, Submission.created_at,
+                                      Result.created_at, Result.sandbox)
+                               .join(Submission, Submission.id == Result.submission_id)).all()
+        in_db = session.scalar(select(func.count(Submission.id)))
+    per_submission = {}
+    for sid, *_ in rows:
+        per_submission[sid] = per_submission.get(sid, 0) + 1
+    lost = set(acked) - set(per_submission)
+    twice = [sid for sid, n in per_submission.items() if n > 1]
+    latencies = sorted((done - created).total_seconds() for _, _, created, done, _ in rows)
+    p50 = statistics.median(latencies)
+    p95 = latencies[min(len(latencies) - 1, int(round(0.95 * (len(latencies) - 1))))]
+    outcome = {}
+    for sid, status, *_ in rows:
+        kind = acked[sid].split(":")[0]
+        outcome.setdefault(kind, {}).setdefault(status, 0)
+        outcome[kind][status] += 1
+    print(f"burst: {len(acked)} learners submitted at once (all acknowledged in {submitted:.2f} s), "
+          f"{args.workers} workers, sandbox {', '.join(sorted({r[4] for r in rows}))}")
+    print(f"  acknowledged {len(acked)}, in the database {in_db}, graded {len(per_submission)}, "
+          f"lost {len(lost)}, graded twice {len(twice)}")
+    print(f"  queue drained in {drain:.1f} s; submit -> feedback p50 {p50:.1f} s, p95 {p95:.1f} s")
+    for kind, counts in sorted(outcome.items()):
+        print(f"  {kind}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+    hostile = {acked[sid]: status for sid, status, *_ in rows if acked[sid].startswith("hostile")}
+    for label, status in sorted(hostile.items()):
+        print(f"    {label}: {status}")
+    store.close()
+    return not lost and not twice and in_db == len(acked)
+
+
+def fill_class(store, learners=200, attempts=10, seed=1):
+    """Synthetic graded history: learners x every exercise x attempts (bulk inserts)."""
+    from grader import checks
+
+    rng = random.Random(seed)
+    emails = [f"s{i:03d}@bench.test" for i in range(learners)]
+    with store.session() as session:
+        session.execute(insert(User), [{"email": e, "name": e.split("@")[0], "role": "learner"} for e in emails])
+    users = [u.id for u in store_ops.list_users(store, "learner")]
+    mistakes = {ex.id: [m.id for m in checks.for_exercise(ex.id).MISTAKES] for ex in exercises.EXERCISES}
+    start = utcnow() - timedelta(days=30)
+    subs, sub_id = [], 0
+    for user in users:
+        for ex in exercises.EXERCISES:
+            for attempt in range(attempts):
+                sub_id += 1
+                subs.append({"id": sub_id, "user_id": user, "exercise_id": ex.id, "source": "# synthetic\n",
+                             "kind": ".py", "filename": ex.filename, "status": "done",
+                             "created_at": start + timedelta(minutes=sub_id), "attempts": 1,
+                             "late": rng.random() < 0.05, "penalty": 0.0})
+    jobs = [{"id": s["id"], "submission_id": s["id"], "state": "done", "attempts": 1,
+             "created_at": s["created_at"], "reason": "submit", "error": ""} for s in subs]
+    results = []
+    for s in subs:
+        passed = rng.random() < 0.35
+        status = "passed" if passed else rng.choice(["failed", "failed", "failed", "not_written", "error"])
+        found = [rng.choice(mistakes[s["exercise_id"]])] if status == "failed" and rng.random() < 0.7 else []
+        score = 1.0 if passed else round(rng.random() * 0.9, 2)
+        results.append({"submission_id": s["id"], "job_id": s["id"], "status": status, "passed": passed,
+                        "raw_score": score, "score": score, "summary": "", "checks": [], "mistake_ids": found,
+                        "report": {}, "sandbox": "process", "grader_version": "bench", "run_s": 1.0,
+                        "grading_s": 1.0, "created_at": s["created_at"] + timedelta(seconds=20)})
+    with store.session() as session:
+        session.execute(insert(Submission), subs)
+        session.execute(insert(Job), jobs)
+        session.execute(insert(Result), results)
+    return len(subs)
+
+
+def build_pages(store):
+    """What the gradebook and analytics pages compute -> (gradebook, summary, bars per exercise)."""
+    frame = frames.submissions_frame(store)
+    ids = exercises.EXERCISE_IDS
+    book = analytics.gradebook(frame, ids, frames.learners(store))
+    summary = analytics.exercise_summary(frame, ids)
+    bars = {ex_id: analytics.mistake_bars(frame, ex_id) for ex_id in ids}
+    return book, summary, bars
+
+
+def gradebook_bench(args, folder):
+    """Part 2 -> prints the median build time."""
+    store = store_ops.init_class(f"sqlite:///{folder / 'book.db'}", "prof@bench.test")
+    t0 = time.perf_counter()
+    count = fill_class(store)
+    print(f"gradebook: {count} graded submissions written in {time.perf_counter() - t0:.1f} s")
+    times = []
+    for _ in range(args.book_runs):
+        start = time.perf_counter()
+        book, summary, bars = build_pages(store)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    print(f"  gradebook ({book.shape[0]} x {book.shape[1]}) + per-exercise summary + mistake bars: "
+          f"median {median:.2f} s over {args.book_runs} runs ({', '.join(f'{t:.2f}' for t in times)}); "
+          f"goal < 2 s: {'met' if median < 2 else 'NOT met'}")
+    store.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--book-runs", type=int, default=3)
+    parser.add_argument("--skip-burst", action="store_true")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-classroom-"))
+    ok = True
+    if not args.skip_burst:
+        ok = burst(args, folder)
+    gradebook_bench(args, folder)
+    print(f"(databases and worker log in {folder})")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+"""`python -m classroom ...`: see classroom/cli.py."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

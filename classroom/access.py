@@ -1,0 +1,160 @@
+"""Who may do what, checked on the server for every action.
+
+Every function takes the acting user's id (from a live session, never a role
+from the browser), reads the actor's role from the database, and raises
+AccessDenied before touching anything it may not. Roles:
+- learner: submit; read their own submissions, code and feedback only;
+- ta: read every learner's submissions and feedback, gradebook, analytics,
+  export, regrade; no roster, links or class rules;
+- instructor: everything.
+"""
+
+from sqlalchemy import select
+
+from . import analytics, exercises, frames, queue, store as store_ops
+from .models import ROLES, Job, Result, Submission, User
+
+PERMISSIONS = {
+    "submit": ROLES,
+    "read_own": ROLES,
+    "read_any": ("ta", "instructor"),
+    "regrade": ("ta", "instructor"),
+    "gradebook": ("ta", "instructor"),
+    "analytics": ("ta", "instructor"),
+    "export": ("ta", "instructor"),
+    "roster": ("instructor",),
+    "links": ("instructor",),
+    "rules": ("instructor",),
+}
+
+
+class AccessDenied(PermissionError):
+    """The actor may not do this; the message is safe to show."""
+
+
+def actor(store, actor_id):
+    """The acting user, fresh from the database; AccessDenied when unknown."""
+    user = store_ops.user_by_id(store, actor_id) if actor_id is not None else None
+    if user is None or user.role not in ROLES:
+        raise AccessDenied("sign in first: this page is for the class's roster only")
+    return user
+
+
+def allowed(role, action):
+    """May a role do an action?"""
+    return role in PERMISSIONS[action]
+
+
+def require(store, actor_id, action):
+    """The actor, if their role allows the action; AccessDenied otherwise."""
+    user = actor(store, actor_id)
+    if not allowed(user.role, action):
+        raise AccessDenied(f"a {user.role} may not {action.replace('_', ' ')}")
+    return user
+
+
+def submit(store, actor_id, ex_id, data, filename):
+    """Submit the actor's own code -> submission id (after the commit)."""
+    user = require(store, actor_id, "submit")
+    return store_ops.submit(store, user.id, ex_id, data, filename)
+
+
+def _may_read(user, owner_id):
+    return user.id == owner_id or allowed(user.role, "read_any")
+
+
+def submission_detail(store, actor_id, submission_id):
+    """A submission with its code, newest feedback and every verdict -> dict.
+
+    A learner asking for someone else's submission gets the same answer as for
+    one that does not exist.
+    """
+    user = require(store, actor_id, "read_own")
+    with store.session() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None or not _may_read(user, submission.user_id):
+            raise AccessDenied(f"there is no submission {submission_id} of yours")
+        results = list(session.scalars(select(Result).where(Result.submission_id == submission_id)
+                                       .order_by(Result.id)))
+        owner = session.get(User, submission.user_id)
+        return {
+            "id": submission.id, "email": owner.email, "name": owner.name, "exercise_id": submission.exercise_id,
+            "kind": submission.kind, "filename": submission.filename, "source": submission.source,
+            "created_at": submission.created_at, "status": submission.status, "late": submission.late,
+            "penalty": submission.penalty,
+            "results": [{"status": r.status, "passed": r.passed, "score": r.score, "summary": r.summary,
+                         "checks": r.checks, "report": r.report, "run_s": r.run_s, "grading_s": r.grading_s,
+                         "created_at": r.created_at, "grader_version": r.grader_version, "sandbox": r.sandbox}
+                        for r in results],
+        }
+
+
+def queue_state(store, actor_id, submission_id):
+    """(state, queue position or None) of a submission the actor may read."""
+    user = require(store, actor_id, "read_own")
+    with store.session() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None or not _may_read(user, submission.user_id):
+            raise AccessDenied(f"there is no submission {submission_id} of yours")
+    return queue.queue_position(store, submission_id)
+
+
+def history(store, actor_id, user_id=None, ex_id=None):
+    """The submissions (newest verdict each) of a user: a learner only ever gets their own."""
+    user = require(store, actor_id, "read_own")
+    user_id = user.id if user_id is None else user_id
+    if not _may_read(user, user_id):
+        raise AccessDenied("you can only see your own submissions")
+    frame = frames.submissions_frame(store, user_id=user_id)
+    if ex_id is not None:
+        frame = frame[frame["exercise_id"] == ex_id]
+    return frame.sort_values("submission_id", ascending=False).reset_index(drop=True)
+
+
+def gradebook(store, actor_id):
+    """The gradebook frame (learners x exercises)."""
+    require(store, actor_id, "gradebook")
+    return analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+
+
+def class_frame(store, actor_id):
+    """Every submission with its newest verdict, for the analytics page."""
+    require(store, actor_id, "analytics")
+    return frames.submissions_frame(store)
+
+
+def regrade(store, actor_id, submission_ids=None):
+    """Queue regrade jobs (default: every submission) -> how many."""
+    require(store, actor_id, "regrade")
+    return queue.enqueue_regrade(store, submission_ids)
+
+
+def import_roster(store, actor_id, path):
+    """Import a roster CSV -> (added, updated, unchanged)."""
+    require(store, actor_id, "roster")
+    return store_ops.import_roster(store, path)
+
+
+def create_links(store, actor_id, emails, base_url):
+    """One-time sign-in links -> [(email, link, expires)]."""
+    require(store, actor_id, "links")
+    return [(email, *store_ops.create_sign_in_link(store, email, base_url)) for email in emails]
+
+
+def set_rule(store, actor_id, ex_id, deadline, late_policy="accept", late_window_h=0.0, late_penalty=0.0):
+    """Set an exercise's deadline and late policy."""
+    require(store, actor_id, "rules")
+    store_ops.set_rule(store, ex_id, deadline, late_policy, late_window_h, late_penalty)
+
+
+def set_limit(store, actor_id, key, value):
+    """Change a class setting (submission limits, session length)."""
+    require(store, actor_id, "rules")
+    store_ops.set_setting(store, key, value)
+
+
+def jobs_in_flight(store, actor_id):
+    """Count of queued and running jobs (any signed-in user may see the queue length)."""
+    actor(store, actor_id)
+    with store.session() as session:
+        return len(list(session.scalars(select(Job.id).where(Job.state.in_(("queued", "running"))))))

@@ -1,0 +1,94 @@
+"""Gradebook and analytics from a frame of graded submissions (pure pandas).
+
+The input frame has one row per submission with its newest result, as
+classroom.frames.submissions_frame builds it: columns submission_id,
+user_id, email, name, exercise_id, created_at, late, status (the result's:
+passed | failed | not_written | error | blocked, or None while ungraded),
+passed, score, mistake_ids (list).
+"""
+
+import pandas as pd
+
+FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
+
+
+def graded(frame):
+    """The rows that have a verdict."""
+    return frame[frame["status"].notna()]
+
+
+def gradebook(frame, exercise_ids, learners=None):
+    """Learners x exercises: best score, attempts and late flag per exercise (one row per learner).
+
+    Columns: email, name, then per exercise `exNN` (best score, blank if never
+    graded), `exNN_attempts` (submissions), `exNN_late` (1 if the best score
+    came from a late submission). `learners` (email, name) adds learners who
+    never submitted.
+    """
+    frame = frame.sort_values(["score", "created_at"], ascending=[False, True], na_position="last")
+    best = graded(frame).drop_duplicates(["email", "exercise_id"])
+    attempts = frame.groupby(["email", "exercise_id"]).size()
+    people = frame[["email", "name"]].drop_duplicates("email")
+    if learners is not None:
+        people = pd.concat([people, pd.DataFrame(learners, columns=["email", "name"])]).drop_duplicates("email")
+    book = people.set_index("email").sort_index()
+    scores = best.pivot(index="email", columns="exercise_id", values="score")
+    lates = best.pivot(index="email", columns="exercise_id", values="late")
+    counts = attempts.unstack("exercise_id")
+    for ex_id in exercise_ids:
+        book[ex_id] = scores[ex_id] if ex_id in scores else float("nan")
+        book[f"{ex_id}_attempts"] = (counts[ex_id] if ex_id in counts else 0)
+        book[f"{ex_id}_late"] = (lates[ex_id] if ex_id in lates else False)
+    for ex_id in exercise_ids:
+        book[f"{ex_id}_attempts"] = book[f"{ex_id}_attempts"].fillna(0).astype(int)
+        book[f"{ex_id}_late"] = book[f"{ex_id}_late"].astype("boolean").fillna(False).astype(int)
+    return book.reset_index()
+
+
+def exercise_summary(frame, exercise_ids):
+    """Per exercise: learners who tried, learners who passed, pass rate, median attempts to pass."""
+    rows = []
+    done = graded(frame).sort_values(["created_at", "submission_id"])
+    for ex_id in exercise_ids:
+        ex = done[done["exercise_id"] == ex_id]
+        tried = ex["email"].nunique()
+        attempt_number = ex.groupby("email").cumcount() + 1
+        first_pass = attempt_number[ex["passed"].astype(bool)].groupby(ex["email"]).min()
+        rows.append({
+            "exercise_id": ex_id,
+            "learners": tried,
+            "passed": int(first_pass.size),
+            "pass_rate": first_pass.size / tried if tried else float("nan"),
+            "submissions": len(ex),
+            "submission_pass_rate": float(ex["passed"].astype(bool).mean()) if len(ex) else float("nan"),
+            "median_attempts_to_pass": float(first_pass.median()) if first_pass.size else float("nan"),
+        })
+    return pd.DataFrame(rows)
+
+
+def mistake_bars(frame, ex_id, labels=None):
+    """The known mistakes among failing submissions of one exercise, most common first.
+
+    Columns: mistake_id, label, count, share (of the failing submissions),
+    submission_ids (the submissions behind the bar). `labels` maps mistake ids
+    to a readable text (the grader's hints).
+    """
+    failing = graded(frame)
+    failing = failing[(failing["exercise_id"] == ex_id) & failing["status"].isin(FAILING)]
+    columns = ["mistake_id", "label", "count", "share", "submission_ids"]
+    if failing.empty:
+        return pd.DataFrame(columns=columns)
+    exploded = failing[["submission_id", "mistake_ids"]].explode("mistake_ids").dropna(subset=["mistake_ids"])
+    if exploded.empty:
+        return pd.DataFrame(columns=columns)
+    bars = exploded.groupby("mistake_ids")["submission_id"].agg(lambda ids: sorted(ids.tolist()))
+    out = pd.DataFrame({"mistake_id": bars.index, "submission_ids": bars.values})
+    out["count"] = out["submission_ids"].map(len)
+    out["share"] = out["count"] / len(failing)
+    out["label"] = out["mistake_id"].map(lambda m: (labels or {}).get(m, m))
+    return out.sort_values(["count", "mistake_id"], ascending=[False, True])[columns].reset_index(drop=True)
+
+
+def mistake_sentence(bar, ex_id):
+    """'41% of failing ex03 submissions: <label>' for one bar row."""
+    return f"{bar['share']:.0%} of failing {ex_id} submissions: {bar['label']}"

@@ -1,0 +1,270 @@
+"""Command line: `python -m classroom COMMAND --db URL ...` (run `python -m classroom -h`).
+
+The command line acts as the class's operator (whoever holds the database
+URL); `submit --as EMAIL` submits on behalf of a roster member under the same
+rules as the app. Exit codes: 0 done, 1 refused or failed, 2 usage error.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+
+from . import analytics, exercises, frames, queue, store as store_ops
+from .db import ENV_VAR, SchemaError, Store
+from .models import Job, Result, Submission, User
+
+
+def _db(parser):
+    parser.add_argument("--db", default=os.environ.get(ENV_VAR, ""),
+                        help=f"database URL, e.g. sqlite:///class.db or postgresql://user@host/class "
+                             f"(default: ${ENV_VAR})")
+
+
+def build_parser():
+    """The commands and their options."""
+    parser = argparse.ArgumentParser(prog="python -m classroom", description="Attention Lab class mode.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("init", help="create or upgrade the database and add the first instructor")
+    _db(p)
+    p.add_argument("--instructor", required=True, metavar="EMAIL")
+    p.add_argument("--name", default="")
+
+    p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role)")
+    p.add_argument("action", choices=["import"])
+    p.add_argument("file")
+    _db(p)
+
+    p = commands.add_parser("worker", help="grade queued submissions")
+    _db(p)
+    p.add_argument("--concurrency", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--once", action="store_true", help="exit when every job is finished")
+    p.add_argument("--sandbox", choices=["strict", "process"], default="strict")
+    p.add_argument("--require-strict", action="store_true",
+                   help="refuse to start when the strict sandbox is unavailable")
+    p.add_argument("--lease", type=float, default=queue.LEASE_S, help="lease seconds (default %(default)s)")
+
+    p = commands.add_parser("submit", help="submit a .py or .ipynb on behalf of a roster member")
+    _db(p)
+    p.add_argument("--as", dest="email", required=True, metavar="EMAIL")
+    p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
+    p.add_argument("file")
+
+    p = commands.add_parser("status", help="queue and worker state")
+    _db(p)
+    p.add_argument("--json", action="store_true")
+
+    p = commands.add_parser("export", help="the gradebook as CSV")
+    _db(p)
+    p.add_argument("--out", required=True)
+
+    p = commands.add_parser("links", help="one-time sign-in links (CSV: email,name,link,expires)")
+    _db(p)
+    p.add_argument("--base-url", default="http://localhost:8501/")
+    p.add_argument("--role", choices=["learner", "ta", "instructor", "all"], default="all")
+    p.add_argument("--email", action="append", help="only these users (repeatable)")
+
+    p = commands.add_parser("regrade", help="grade every submission again and report changed scores")
+    _db(p)
+    p.add_argument("--all", action="store_true", required=True)
+    p.add_argument("--here", action="store_true", help="grade in this process instead of waiting for workers")
+    p.add_argument("--sandbox", choices=["strict", "process"], default="strict")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the workers")
+
+    p = commands.add_parser("deadline", help="set an exercise's deadline and late policy")
+    _db(p)
+    p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
+    p.add_argument("when", help="YYYY-MM-DD HH:MM (UTC), or 'none'")
+    p.add_argument("--policy", choices=["accept", "close"], default="accept")
+    p.add_argument("--window-h", type=float, default=0.0, help="hours late submissions are accepted")
+    p.add_argument("--penalty", type=float, default=0.0, help="fraction of the score removed when late")
+
+    p = commands.add_parser("limits", help="show or set the submission limits")
+    _db(p)
+    p.add_argument("--in-flight", type=int, help="submissions queued or grading per learner (0: no limit)")
+    p.add_argument("--per-hour", type=int, help="submissions per learner per hour (0: no limit)")
+    return parser
+
+
+def main(argv=None):
+    """Entry point -> exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    handler = COMMANDS[args.command]
+    try:
+        return handler(args)
+    except (SchemaError, store_ops.RosterError, store_ops.SubmitRefused, LookupError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except DBAPIError as err:  # nothing was committed: say so plainly
+        print(f"error: the database refused the operation, nothing was saved: {err.orig}", file=sys.stderr)
+        return 1
+
+
+def cmd_init(args):
+    store = store_ops.init_class(args.db, args.instructor, args.name)
+    print(f"class database ready at {store.engine.url.render_as_string(hide_password=True)}; "
+          f"instructor {args.instructor.strip().lower()}")
+    return 0
+
+
+def cmd_roster(args):
+    added, updated, unchanged = store_ops.import_roster(Store(args.db), args.file)
+    print(f"roster imported: {added} added, {updated} updated, {unchanged} unchanged")
+    return 0
+
+
+def cmd_worker(args):
+    from . import worker
+
+    if args.concurrency > 1:
+        return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict, args.lease)
+    try:
+        worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True)
+    except RuntimeError as err:  # GraderUnsupported with --require-strict
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_submit(args):
+    from . import access
+
+    store = Store(args.db)
+    user = store_ops.user_by_email(store, args.email)
+    if user is None:
+        raise LookupError(f"{args.email} is not on this class's roster")
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"cannot read {path}: {err.strerror}") from None
+    submission_id = access.submit(store, user.id, args.exercise, data, path.name)
+    print(submission_id)  # only after the commit
+    return 0
+
+
+def cmd_status(args):
+    status = queue.queue_status(Store(args.db))
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    jobs = status["jobs"]
+    print(f"jobs: {jobs['queued']} queued, {jobs['running']} running ({status['expired_leases']} with an "
+          f"expired lease), {jobs['done']} done, {jobs['error']} error")
+    if status["oldest_queued_s"] is not None:
+        print(f"oldest queued job waits for {status['oldest_queued_s']:.0f} s")
+    for w in status["workers"]:
+        doing = f"grading job {w['current_job']}" if w["current_job"] else "idle"
+        print(f"worker {w['id']} ({w['sandbox']}): {w['jobs_done']} done, {doing}, seen {w['seen_s_ago']:.0f} s ago")
+    return 0
+
+
+def cmd_export(args):
+    store = Store(args.db)
+    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+    book.to_csv(args.out, index=False, float_format="%.4g")
+    print(f"wrote {args.out}: {len(book)} learners x {len(exercises.EXERCISE_IDS)} exercises")
+    return 0
+
+
+def cmd_links(args):
+    import csv
+
+    store = Store(args.db)
+    users = store_ops.list_users(store, None if args.role == "all" else args.role)
+    wanted = {e.strip().lower() for e in args.email or []}
+    unknown = wanted - {u.email for u in users}
+    if unknown:
+        raise LookupError(f"not on the roster (with role {args.role}): {', '.join(sorted(unknown))}")
+    writer = csv.writer(sys.stdout)
+    writer.writerow(["email", "name", "link", "expires_utc"])
+    for user in users:
+        if wanted and user.email not in wanted:
+            continue
+        link, expires = store_ops.create_sign_in_link(store, user.email, args.base_url)
+        writer.writerow([user.email, user.name, link, f"{expires:%Y-%m-%d %H:%M}"])
+    return 0
+
+
+def newest_results(session, submission_ids=None):
+    """{submission id: newest Result}."""
+    query = select(Result).order_by(Result.id)
+    if submission_ids is not None:
+        query = query.where(Result.submission_id.in_(list(submission_ids)))
+    return {r.submission_id: r for r in session.scalars(query)}
+
+
+def cmd_regrade(args):
+    store = Store(args.db)
+    with store.session() as session:
+        before = newest_results(session)
+        first_job = (session.scalar(select(Job.id).order_by(Job.id.desc())) or 0) + 1
+    count = queue.enqueue_regrade(store)
+    print(f"queued {count} regrade job(s)", file=sys.stderr)
+    if args.here:
+        from . import worker
+
+        worker.run_worker(args.db, args.sandbox, once=True)
+    deadline = time.monotonic() + args.timeout
+    while True:
+        with store.session() as session:
+            left = session.scalar(select(Job.id).where(Job.id >= first_job, Job.state.in_(("queued", "running"))))
+        if left is None:
+            break
+        if time.monotonic() > deadline:
+            print("error: the regrade jobs did not finish in time: are workers running?", file=sys.stderr)
+            return 1
+        time.sleep(1.0)
+    for line in regrade_report(store, before):
+        print(line)
+    return 0
+
+
+def regrade_report(store, before):
+    """Lines 'submission N (email, exNN): 0.5 -> 1 (failed -> passed)' for each changed verdict."""
+    with store.session() as session:
+        after = newest_results(session, before)
+        owners = dict(session.execute(select(Submission.id, User.email).join(User, User.id == Submission.user_id)).all())
+        exercise = dict(session.execute(select(Submission.id, Submission.exercise_id)).all())
+    lines = []
+    for sid, old in sorted(before.items()):
+        new = after.get(sid)
+        if new is None or (new.score, new.status) == (old.score, old.status):
+            continue
+        lines.append(f"submission {sid} ({owners[sid]}, {exercise[sid]}): score {old.score:g} -> {new.score:g} "
+                     f"({old.status} -> {new.status})")
+    lines.append(f"{len(lines)} of {len(before)} graded submission(s) changed")
+    return lines
+
+
+def cmd_deadline(args):
+    store = Store(args.db)
+    when = None if args.when.strip().lower() == "none" else store_ops.parse_deadline(args.when)
+    store_ops.set_rule(store, args.exercise, when, args.policy, args.window_h, args.penalty)
+    print(f"{args.exercise}: deadline {when or 'none'} UTC, policy {args.policy}, window {args.window_h:g} h, "
+          f"penalty {args.penalty:g}")
+    return 0
+
+
+def cmd_limits(args):
+    store = Store(args.db)
+    if args.in_flight is not None:
+        store_ops.set_setting(store, "max_in_flight", args.in_flight)
+    if args.per_hour is not None:
+        store_ops.set_setting(store, "per_hour", args.per_hour)
+    print(json.dumps(store_ops.get_settings(store)))
+    return 0
+
+
+COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
+            "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
+            "deadline": cmd_deadline, "limits": cmd_limits}

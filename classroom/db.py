@@ -1,0 +1,149 @@
+"""Open the class database: URL handling, SQLite settings, Alembic migrations.
+
+SQLite (one machine) runs in WAL mode and takes its write lock at the start of
+every transaction (BEGIN IMMEDIATE), so that two workers reading the queue at
+once cannot both claim a job. Postgres (several machines) claims with
+`SELECT ... FOR UPDATE SKIP LOCKED` (classroom/queue.py).
+"""
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+ENV_VAR = "ATTENTION_LAB_CLASS_DB"
+
+
+class SchemaError(RuntimeError):
+    """The database has no schema, or an older/newer one than this code."""
+
+
+def normalize_url(url):
+    """A SQLAlchemy URL from what a user typed: a file path means SQLite; postgres uses psycopg 3."""
+    url = str(url).strip()
+    if not url:
+        raise ValueError("no database given: pass --db URL (e.g. sqlite:///class.db) "
+                         f"or set {ENV_VAR}")
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser().resolve()}"
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def is_sqlite(engine):
+    """Is this engine a SQLite database?"""
+    return engine.dialect.name == "sqlite"
+
+
+def make_engine(url):
+    """An engine with the class store's connection settings."""
+    url = normalize_url(url)
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_engine(url, connect_args={"timeout": 60})
+        _configure_sqlite(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _configure_sqlite(engine):
+    """WAL mode, a long busy timeout, foreign keys, and BEGIN IMMEDIATE transactions."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def alembic_config(engine):
+    """An Alembic Config pointing at classroom/migrations for this engine."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    return config
+
+
+def migrate(engine):
+    """Bring the schema to the newest version (creating it in an empty database)."""
+    from alembic import command
+
+    config = alembic_config(engine)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def schema_versions(engine):
+    """(the database's revision or None, the code's head revision)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+    with engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    return current, head
+
+
+def check_schema(engine):
+    """Raise SchemaError unless the database is at the code's schema version."""
+    current, head = schema_versions(engine)
+    where = engine.url.render_as_string(hide_password=True)
+    if current is None:
+        raise SchemaError(f"{where} has no class schema: run `python -m classroom init --db URL "
+                          "--instructor EMAIL` first")
+    if current != head:
+        raise SchemaError(f"{where} is at schema version {current}, this code needs {head}: "
+                          "run `python -m classroom init --db URL --instructor EMAIL` to upgrade it")
+
+
+class Store:
+    """An engine plus a session factory; `with store.session() as s:` is one transaction."""
+
+    def __init__(self, url, check=True):
+        self.engine = make_engine(url)
+        if check:
+            check_schema(self.engine)
+        self._factory = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def is_postgres(self):
+        return self.engine.dialect.name == "postgresql"
+
+    @contextmanager
+    def session(self):
+        """One transaction: committed when the block ends, rolled back on an exception."""
+        with self._factory() as session, session.begin():
+            yield session
+
+    def close(self):
+        self.engine.dispose()
+
+
+def url_from_environment(secrets=None):
+    """The class database URL from ATTENTION_LAB_CLASS_DB or `[class] db` in secrets, or None."""
+    url = os.environ.get(ENV_VAR, "").strip()
+    if url:
+        return url
+    try:
+        return (secrets or {}).get("class", {}).get("db") or None
+    except Exception:  # st.secrets without a secrets file
+        return None
+
+
+__all__ = ["Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url"]

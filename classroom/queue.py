@@ -1,0 +1,201 @@
+"""The grading queue: claim a job under a lease, renew it, finish it exactly once.
+
+A claim sets the job to `running` with `lease_until = now + lease` and bumps
+its `attempts`; (job id, worker id, attempts) is the claim's fencing token.
+A worker renews its lease while it grades; a job whose lease ran out (its
+worker died) is claimable again. Finishing checks the fencing token in the
+same transaction that stores the result, so a worker that lost its claim
+cannot store a second verdict. Postgres claims with FOR UPDATE SKIP LOCKED;
+SQLite serialises writers (BEGIN IMMEDIATE, see classroom/db.py).
+
+Jobs of one learner run in dependency order: a job waits while an earlier
+job of the same learner for an exercise it builds on is unfinished.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import and_, func, or_, select, update
+
+from . import exercises
+from .models import Job, Result, Submission, Worker, utcnow
+
+LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
+MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
+CANDIDATES = 32  # jobs examined per claim
+
+
+@dataclass
+class Claim:
+    """A claimed job and what grading it needs."""
+
+    job_id: int
+    worker_id: str
+    attempt: int  # fencing token, with job_id and worker_id
+    submission_id: int
+    user_id: int
+    exercise_id: str
+    source: str
+    kind: str
+    filename: str
+    penalty: float
+    claimed_at: object
+
+
+def _claimable(now):
+    return or_(Job.state == "queued", and_(Job.state == "running", Job.lease_until < now))
+
+
+def _waits_for_dependency(session, job, submission):
+    """Is an earlier job of this learner, for an exercise this one builds on, unfinished?"""
+    needs = exercises.needs(submission.exercise_id)
+    if not needs:
+        return False
+    earlier = session.scalar(
+        select(func.count(Job.id)).join(Submission, Submission.id == Job.submission_id).where(
+            Submission.user_id == submission.user_id, Submission.exercise_id.in_(needs),
+            Job.id < job.id, Job.state.in_(("queued", "running"))))
+    return earlier > 0
+
+
+def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now=None):
+    """Claim the oldest claimable job inside the caller's transaction -> Claim or None.
+
+    Jobs that have run out of attempts are closed with an error verdict on the way.
+    """
+    now = now or utcnow()
+    postgres = session.get_bind().dialect.name == "postgresql"
+    # Read the candidates without locks, then lock one row at a time: locking all of them
+    # would hide every candidate from the other workers until this transaction ends.
+    candidates = session.scalars(select(Job.id).where(_claimable(now)).order_by(Job.id).limit(CANDIDATES)).all()
+    for job_id in candidates:
+        query = select(Job).where(Job.id == job_id, _claimable(now)).execution_options(populate_existing=True)
+        if postgres:
+            query = query.with_for_update(skip_locked=True)
+        job = session.scalars(query).first()
+        if job is None:  # claimed meanwhile, or locked by a worker claiming it now
+            continue
+        submission = session.get(Submission, job.submission_id)
+        if job.attempts >= max_attempts:
+            _give_up(session, job, submission, now)
+            continue
+        if _waits_for_dependency(session, job, submission):
+            continue
+        job.state, job.worker_id, job.started_at = "running", worker_id, now
+        job.lease_until = now + timedelta(seconds=lease_s)
+        job.attempts += 1
+        submission.status = "grading"
+        submission.attempts += 1
+        session.execute(update(Worker).where(Worker.id == worker_id).values(current_job_id=job.id, last_seen=now))
+        return Claim(job.id, worker_id, job.attempts, submission.id, submission.user_id,
+                     submission.exercise_id, submission.source, submission.kind, submission.filename,
+                     submission.penalty, now)
+    return None
+
+
+def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS):
+    """Claim the oldest claimable job in a transaction of its own -> Claim or None."""
+    with store.session() as session:
+        return claim_in(session, worker_id, lease_s, max_attempts)
+
+
+def _give_up(session, job, submission, now):
+    """Close a job whose workers kept dying: an error verdict the learner can read."""
+    message = (f"grading stopped {job.attempts} times without a verdict (the worker died or was "
+               "stopped while running this code); it was not graded: fix anything that could "
+               "crash or hang the process and submit again")
+    job.state, job.finished_at, job.error, job.lease_until = "error", now, message, None
+    submission.status = "error"
+    check = {"name": "grading", "passed": False, "message": message, "hint": None, "call": "", "kind": "error"}
+    session.add(Result(submission_id=submission.id, job_id=job.id, status="error", passed=False,
+                       raw_score=0.0, score=0.0, summary=message, checks=[check], mistake_ids=[],
+                       report={}, created_at=now))
+
+
+def renew(store, claim_, lease_s=LEASE_S):
+    """Extend a claim's lease -> False when the claim is no longer this worker's."""
+    now = utcnow()
+    with store.session() as session:
+        renewed = session.execute(
+            update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
+                              Job.attempts == claim_.attempt, Job.state == "running")
+            .values(lease_until=now + timedelta(seconds=lease_s))).rowcount
+        session.execute(update(Worker).where(Worker.id == claim_.worker_id).values(last_seen=now))
+    return renewed == 1
+
+
+def finish(store, claim_, verdict):
+    """Store a verdict (dict of Result fields) if the claim still holds -> True, else False."""
+    now = utcnow()
+    with store.session() as session:
+        held = session.execute(
+            update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
+                              Job.attempts == claim_.attempt, Job.state == "running")
+            .values(state="done", finished_at=now, lease_until=None)).rowcount
+        if held != 1:
+            return False
+        session.add(Result(submission_id=claim_.submission_id, job_id=claim_.job_id, created_at=now,
+                           grading_s=(now - claim_.claimed_at).total_seconds(), **verdict))
+        # The submission shows its newest job's state (a regrade queued meanwhile keeps it queued).
+        newest = session.scalar(select(func.max(Job.id)).where(Job.submission_id == claim_.submission_id))
+        if newest == claim_.job_id:
+            session.execute(update(Submission).where(Submission.id == claim_.submission_id)
+                            .values(status="done"))
+        session.execute(update(Worker).where(Worker.id == claim_.worker_id)
+                        .values(jobs_done=Worker.jobs_done + 1, current_job_id=None, last_seen=now))
+    return True
+
+
+def enqueue_regrade(store, submission_ids=None):
+    """Queue a regrade job for the given submissions (default: every submission) -> job count."""
+    now = utcnow()
+    with store.session() as session:
+        query = select(Submission).order_by(Submission.id)
+        if submission_ids is not None:
+            query = query.where(Submission.id.in_(list(submission_ids)))
+        count = 0
+        for submission in session.scalars(query):
+            session.add(Job(submission_id=submission.id, reason="regrade", created_at=now))
+            submission.status = "queued"
+            count += 1
+    return count
+
+
+def register_worker(store, worker_id, host, pid, sandbox):
+    """Record a worker's start (for `status`)."""
+    now = utcnow()
+    with store.session() as session:
+        session.merge(Worker(id=worker_id, host=host, pid=pid, sandbox=sandbox, started_at=now,
+                             last_seen=now, jobs_done=0, current_job_id=None))
+
+
+def queue_position(store, submission_id):
+    """(state, position among queued jobs counting from 1, or None) of a submission's newest job."""
+    with store.session() as session:
+        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
+        if job is None:
+            return None, None
+        if job.state != "queued":
+            return job.state, None
+        ahead = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.id < job.id))
+        return "queued", ahead + 1
+
+
+def queue_status(store):
+    """Counts of jobs by state, expired leases, and the workers seen -> dict."""
+    now = utcnow()
+    with store.session() as session:
+        counts = dict(session.execute(select(Job.state, func.count(Job.id)).group_by(Job.state)).all())
+        expired = session.scalar(select(func.count(Job.id)).where(Job.state == "running", Job.lease_until < now))
+        oldest = session.scalar(select(func.min(Job.created_at)).where(Job.state == "queued"))
+        workers = [
+            {"id": w.id, "host": w.host, "pid": w.pid, "sandbox": w.sandbox, "jobs_done": w.jobs_done,
+             "current_job": w.current_job_id, "seen_s_ago": round((now - w.last_seen).total_seconds(), 1)}
+            for w in session.scalars(select(Worker).order_by(Worker.last_seen.desc()))
+        ]
+    return {
+        "jobs": {state: counts.get(state, 0) for state in ("queued", "running", "done", "error")},
+        "expired_leases": expired,
+        "oldest_queued_s": round((now - oldest).total_seconds(), 1) if oldest else None,
+        "workers": workers,
+    }

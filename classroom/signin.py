@@ -1,0 +1,33 @@
+"""Who is signed in, from what the browser brings: an OpenID Connect email, a link token, a session token.
+
+The app keeps only a session token (and Streamlit's own OIDC cookie); the user
+and role are read from the database on every run, so nothing the browser
+sends can raise a role.
+"""
+
+from dataclasses import dataclass
+
+from . import store as store_ops
+
+
+@dataclass
+class SignIn:
+    user: object = None  # the User, or None
+    session_token: str | None = None  # a session token to keep (a link was just used)
+    problem: str | None = None  # signed_out | link_invalid | session_expired | not_on_roster
+
+
+def resolve(store, oidc_email=None, link_token=None, session_token=None):
+    """The signed-in user from the strongest evidence given -> SignIn."""
+    if oidc_email:
+        user = store_ops.user_by_email(store, oidc_email)
+        return SignIn(user=user) if user else SignIn(problem="not_on_roster")
+    if link_token:
+        token = store_ops.redeem_sign_in_token(store, link_token)
+        if token is None:
+            return SignIn(problem="link_invalid")
+        return SignIn(user=store_ops.user_for_session(store, token), session_token=token)
+    if session_token:
+        user = store_ops.user_for_session(store, session_token)
+        return SignIn(user=user) if user else SignIn(problem="session_expired")
+    return SignIn(problem="signed_out")

@@ -1,0 +1,349 @@
+"""Class data operations: roster, sign-in links and sessions, settings, submitting.
+
+Every function here is one transaction. Access rules are checked by the
+callers in classroom/access.py; these functions trust their arguments.
+"""
+
+import csv
+import hashlib
+import io
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+
+from . import exercises
+from .db import Store, migrate
+from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
+    Submission, User, utcnow
+
+DEFAULT_SETTINGS = {
+    "max_in_flight": 1,  # a learner's submissions queued or grading at once (0: no limit)
+    "per_hour": 30,  # a learner's submissions per rolling hour (0: no limit)
+    "session_hours": 12,  # how long a sign-in lasts
+    "link_hours": 72,  # how long a one-time sign-in link stays valid
+}
+MAX_SOURCE_BYTES = 1_000_000  # a submission's text (a notebook with outputs can be large)
+EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
+
+
+class RosterError(ValueError):
+    """A roster file with bad rows; `problems` lists 'line N: ...' messages."""
+
+    def __init__(self, path, problems):
+        self.problems = problems
+        super().__init__(f"{path}: nothing imported, fix these rows first:\n  " + "\n  ".join(problems))
+
+
+class SubmitRefused(ValueError):
+    """A submission the class rules do not accept now; the message says why and when to retry."""
+
+
+def hash_token(token):
+    """The stored form of a secret token (sha256 hex; the token itself holds 32 random bytes)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token():
+    """A fresh url-safe secret token (32 random bytes)."""
+    return secrets.token_urlsafe(32)
+
+
+# ---- class and roster ------------------------------------------------------------------
+
+
+def init_class(url, instructor_email, name=""):
+    """Create or upgrade the schema and make sure the first instructor exists -> Store."""
+    store = Store(url, check=False)
+    migrate(store.engine)
+    email = _clean_email(instructor_email)
+    if not EMAIL_RE.match(email):
+        raise ValueError(f"--instructor {instructor_email!r} is not an email address")
+    with store.session() as session:
+        user = session.scalar(select(User).where(User.email == email))
+        if user is None:
+            session.add(User(email=email, name=name or email.split("@")[0], role="instructor"))
+        else:
+            user.role = "instructor"
+    return store
+
+
+def _clean_email(email):
+    return (email or "").strip().lower()
+
+
+@dataclass
+class RosterRow:
+    line: int
+    email: str
+    name: str
+    role: str
+
+
+def parse_roster(text, path="roster"):
+    """Rows of a roster CSV (columns email, name, role) -> [RosterRow]; RosterError on any bad row."""
+    reader = csv.reader(io.StringIO(text))
+    problems, rows, seen = [], [], {}
+    header = next(reader, None)
+    columns = [c.strip().lower() for c in header or []]
+    if sorted(columns) != ["email", "name", "role"]:
+        raise RosterError(path, [f"line 1: the header must name the columns email, name, role (found: "
+                                 f"{', '.join(columns) or 'nothing'})"])
+    where = {c: columns.index(c) for c in ("email", "name", "role")}
+    for values in reader:
+        line = reader.line_num
+        if not any(v.strip() for v in values):
+            continue
+        if len(values) != 3:
+            problems.append(f"line {line}: {len(values)} values, expected 3 (email, name, role)")
+            continue
+        email, name, role = (values[where[c]].strip() for c in ("email", "name", "role"))
+        email, role = email.lower(), role.lower()
+        if not EMAIL_RE.match(email):
+            problems.append(f"line {line}: {email!r} is not an email address")
+        elif role not in ROLES:
+            problems.append(f"line {line}: role {role!r} for {email}; use one of {', '.join(ROLES)}")
+        elif email in seen:
+            problems.append(f"line {line}: {email} is already on line {seen[email]}")
+        else:
+            seen[email] = line
+            rows.append(RosterRow(line, email, name, role))
+    if problems:
+        raise RosterError(path, problems)
+    return rows
+
+
+def import_roster(store, path):
+    """Add or update the roster's users in one transaction -> (added, updated, unchanged)."""
+    try:
+        text = open(path, encoding="utf-8-sig", newline="").read()
+    except UnicodeDecodeError as err:
+        raise RosterError(path, [f"byte {err.start}: not UTF-8 text; save the file as CSV UTF-8"]) from None
+    rows = parse_roster(text, path)
+    added = updated = unchanged = 0
+    with store.session() as session:
+        existing = {u.email: u for u in session.scalars(select(User).where(User.email.in_([r.email for r in rows])))}
+        for row in rows:
+            user = existing.get(row.email)
+            if user is None:
+                session.add(User(email=row.email, name=row.name, role=row.role))
+                added += 1
+            elif (user.name, user.role) != (row.name, row.role):
+                user.name, user.role = row.name, row.role
+                updated += 1
+            else:
+                unchanged += 1
+    return added, updated, unchanged
+
+
+def user_by_email(store, email):
+    """The user with this email, or None."""
+    with store.session() as session:
+        return session.scalar(select(User).where(User.email == _clean_email(email)))
+
+
+def user_by_id(store, user_id):
+    """The user with this id, or None."""
+    with store.session() as session:
+        return session.get(User, user_id)
+
+
+def list_users(store, role=None):
+    """All users (of one role), by email."""
+    with store.session() as session:
+        query = select(User).order_by(User.email)
+        if role:
+            query = query.where(User.role == role)
+        return list(session.scalars(query))
+
+
+# ---- settings and rules ------------------------------------------------------------------
+
+
+def get_settings(store):
+    """The class settings: DEFAULT_SETTINGS overridden by the settings table."""
+    with store.session() as session:
+        stored = {s.key: s.value for s in session.scalars(select(Setting))}
+    return {key: type(default)(stored.get(key, default)) for key, default in DEFAULT_SETTINGS.items()}
+
+
+def set_setting(store, key, value):
+    """Change one class setting (a key of DEFAULT_SETTINGS)."""
+    if key not in DEFAULT_SETTINGS:
+        raise ValueError(f"unknown setting {key!r}; use one of {', '.join(DEFAULT_SETTINGS)}")
+    value = type(DEFAULT_SETTINGS[key])(value)
+    with store.session() as session:
+        session.merge(Setting(key=key, value=str(value)))
+
+
+def set_rule(store, ex_id, deadline, late_policy="accept", late_window_h=0.0, late_penalty=0.0):
+    """Set an exercise's deadline (naive UTC datetime or None) and late policy."""
+    exercises.get(ex_id)
+    if late_policy not in LATE_POLICIES:
+        raise ValueError(f"late policy {late_policy!r}; use one of {', '.join(LATE_POLICIES)}")
+    if not 0.0 <= late_penalty <= 1.0:
+        raise ValueError(f"late penalty {late_penalty}: a fraction of the score between 0 and 1")
+    with store.session() as session:
+        session.merge(ExerciseRule(exercise_id=ex_id, deadline=deadline, late_policy=late_policy,
+                                   late_window_h=late_window_h, late_penalty=late_penalty))
+
+
+def get_rules(store):
+    """{exercise id: ExerciseRule} for the exercises that have one."""
+    with store.session() as session:
+        return {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
+
+
+def lateness(rule, now):
+    """(late, penalty) for a submission at `now`; SubmitRefused when the exercise is closed."""
+    if rule is None or rule.deadline is None or now <= rule.deadline:
+        return False, 0.0
+    closes = rule.deadline + timedelta(hours=rule.late_window_h if rule.late_policy == "accept" else 0)
+    if now > closes:
+        raise SubmitRefused(f"{rule.exercise_id} closed at {closes:%Y-%m-%d %H:%M} UTC: "
+                            "submissions are no longer accepted")
+    return True, rule.late_penalty
+
+
+# ---- sign-in links and sessions --------------------------------------------------------------
+
+
+def create_sign_in_link(store, email, base_url="http://localhost:8501/"):
+    """A one-time sign-in link for a user on the roster -> (url, expires_at)."""
+    hours = get_settings(store)["link_hours"]
+    token = new_token()
+    with store.session() as session:
+        user = session.scalar(select(User).where(User.email == _clean_email(email)))
+        if user is None:
+            raise LookupError(f"{email} is not on this class's roster")
+        expires = utcnow() + timedelta(hours=hours)
+        session.add(SignInToken(user_id=user.id, token_hash=hash_token(token), expires_at=expires))
+    separator = "&" if "?" in base_url else "?"
+    return f"{base_url}{separator}token={token}", expires
+
+
+def redeem_sign_in_token(store, token):
+    """Use a one-time token (once, before it expires) -> a new session token, or None."""
+    now = utcnow()
+    hours = get_settings(store)["session_hours"]
+    with store.session() as session:
+        link = session.scalar(select(SignInToken).where(SignInToken.token_hash == hash_token(token or "")))
+        if link is None:
+            return None
+        used = session.execute(
+            update(SignInToken)
+            .where(SignInToken.id == link.id, SignInToken.used_at.is_(None), SignInToken.expires_at > now)
+            .values(used_at=now)
+        ).rowcount
+        if used != 1:
+            return None
+        return _new_session(session, link.user_id, now, hours)
+
+
+def session_for_user(store, user_id):
+    """A new session token for a user signed in by the identity provider (st.login)."""
+    with store.session() as session:
+        return _new_session(session, user_id, utcnow(), get_settings(store)["session_hours"])
+
+
+def _new_session(session, user_id, now, hours):
+    token = new_token()
+    session.add(LoginSession(user_id=user_id, token_hash=hash_token(token),
+                             expires_at=now + timedelta(hours=hours)))
+    return token
+
+
+def user_for_session(store, session_token):
+    """The signed-in user of a live session token, or None (unknown, expired or revoked)."""
+    if not session_token:
+        return None
+    with store.session() as session:
+        row = session.scalar(select(LoginSession).where(LoginSession.token_hash == hash_token(session_token)))
+        if row is None or row.revoked_at is not None or row.expires_at <= utcnow():
+            return None
+        return session.get(User, row.user_id)
+
+
+def sign_out(store, session_token):
+    """Revoke a session."""
+    with store.session() as session:
+        session.execute(update(LoginSession).where(LoginSession.token_hash == hash_token(session_token or ""))
+                        .values(revoked_at=utcnow()))
+
+
+# ---- submitting --------------------------------------------------------------------------------
+
+
+def kind_of(filename):
+    """'.py' or '.ipynb' from a file name; ValueError otherwise."""
+    kind = "." + str(filename).rsplit(".", 1)[-1].lower() if "." in str(filename) else ""
+    if kind not in KINDS:
+        raise SubmitRefused(f"{filename}: submit a .py file or a .ipynb notebook")
+    return kind
+
+
+def submit(store, user_id, ex_id, source, filename, now=None):
+    """Queue a submission (and its grading job) -> its id, returned after the commit.
+
+    SubmitRefused says why the class rules refuse it now and when to try again.
+    """
+    exercises.get(ex_id)
+    kind = kind_of(filename)
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise SubmitRefused(f"{filename} is not UTF-8 text (byte {err.start}): save it as UTF-8") from None
+    if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
+        raise SubmitRefused(f"{filename} is larger than {MAX_SOURCE_BYTES // 1000} kB: clear the notebook's "
+                            "outputs, or submit the .py file")
+    settings = get_settings(store)
+    now = now or utcnow()
+    with store.session() as session:
+        # Lock the learner's row: their concurrent submissions are checked one at a time.
+        user = session.scalar(select(User).where(User.id == user_id).with_for_update())
+        if user is None:
+            raise SubmitRefused("unknown user: sign in again")
+        _check_limits(session, user.id, settings, now)
+        late, penalty = lateness(session.get(ExerciseRule, ex_id), now)
+        submission = Submission(user_id=user.id, exercise_id=ex_id, source=source, kind=kind,
+                                filename=str(filename)[-255:], created_at=now, late=late, penalty=penalty)
+        session.add(submission)
+        session.flush()
+        session.add(Job(submission_id=submission.id, created_at=now))
+        submission_id = submission.id
+    return submission_id
+
+
+def _check_limits(session, user_id, settings, now):
+    """SubmitRefused when the learner has too many submissions in flight or in the last hour."""
+    if settings["max_in_flight"]:
+        in_flight = session.scalar(  # the learner's own submissions waiting; regrade jobs do not count
+            select(func.count(Job.id)).join(Submission, Submission.id == Job.submission_id).where(
+                Submission.user_id == user_id, Job.reason == "submit", Job.state.in_(("queued", "running"))))
+        if in_flight >= settings["max_in_flight"]:
+            raise SubmitRefused(f"you have {in_flight} submission(s) waiting to be graded: you can submit "
+                                "again as soon as its feedback arrives")
+    if settings["per_hour"]:
+        since = now - timedelta(hours=1)
+        times = list(session.scalars(select(Submission.created_at).where(
+            Submission.user_id == user_id, Submission.created_at > since).order_by(Submission.created_at)))
+        if len(times) >= settings["per_hour"]:
+            retry = times[len(times) - settings["per_hour"]] + timedelta(hours=1)
+            raise SubmitRefused(f"{settings['per_hour']} submissions per hour at most: the next one is "
+                                f"possible at {retry:%H:%M:%S} UTC (in {_minutes(retry - now)})")
+
+
+def _minutes(delta):
+    seconds = max(int(delta.total_seconds()), 0)
+    return f"{seconds // 60} min {seconds % 60} s"
+
+
+def parse_deadline(text):
+    """'2026-12-24 18:00' (UTC) -> datetime; ValueError with the expected format."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"deadline {text!r}: write it as YYYY-MM-DD HH:MM (UTC)") from None

@@ -1,0 +1,177 @@
+"""Class-mode page sections: submitting, live queue state, feedback, history, gradebook, analytics.
+
+Each function draws one part of a page and reads data only through
+classroom.access with the signed-in user's id.
+"""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from course.app.ui import current_lang, status_label, tr
+from course.common.i18n import t
+from course.common.paths import PROJECT_ROOT
+
+from . import access, analytics, exercises, grading, web
+
+LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
+SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
+
+
+def status_text(status):
+    """A verdict or queue state in the page's language."""
+    if status in ("queued", "grading", "blocked"):
+        return tr(f"classroom.status_{status}")
+    return status_label(status)
+
+
+def exercise_label():
+    lang = current_lang()
+    return lambda ex_id: f"{ex_id} · {t('exercises.' + ex_id + '.title', lang)}"
+
+
+def submit_form(user):
+    """Exercise choice, code box (the exercise stub to start from) or upload, and the submit button."""
+    ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="practice_class_ex",
+                         format_func=exercise_label())
+    stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
+    code = st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
+    upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], key="practice_class_upload")
+    if not st.button(tr("classroom.submit", ex_id=ex_id), key="practice_class_submit", type="primary"):
+        return
+    data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
+    try:
+        submission_id = access.submit(web.store(), user.id, ex_id, data, name)
+    except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
+        st.error(tr("classroom.refused", reason=str(err)))
+        return
+    st.session_state[LIVE_KEY] = submission_id
+    st.success(tr("classroom.submitted", id=submission_id))
+
+
+@st.fragment(run_every=2.0)
+def live_state(user_id):
+    """'queued (position N) / grading / graded' of the followed submission, refreshed every 2 s."""
+    submission_id = st.session_state.get(LIVE_KEY)
+    if submission_id is None:
+        return
+    state, position = access.queue_state(web.store(), user_id, submission_id)
+    if state == "queued":
+        st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
+    elif state == "running":
+        st.info(tr("classroom.state_running"), icon=":material/sync:")
+    else:
+        st.session_state.pop(LIVE_KEY, None)
+        st.session_state[SHOW_KEY] = submission_id  # show its feedback once the page redraws
+        st.rerun()  # the whole page: feedback and history include the new verdict
+
+
+def feedback(detail):
+    """The newest verdict of a submission, worded exactly as the command line words it."""
+    if not detail["results"]:
+        return
+    result = detail["results"][-1]
+    st.markdown(tr("classroom.score", score=f"{100 * result['score']:.0f}"))
+    if detail["late"]:
+        st.caption(tr("classroom.late", penalty=f"{100 * detail['penalty']:.0f}"))
+    text = grading.feedback_text(result["report"]) or result["summary"]
+    if text:
+        st.code(text, language=None)
+
+
+def history(user_id, owner_id=None, key="practice_class"):
+    """A table of submissions and, per submission, its code and feedback."""
+    store = web.store()
+    frame = access.history(store, user_id, user_id=owner_id)
+    if frame.empty:
+        st.caption(tr("classroom.history_empty"))
+        return
+    table = pd.DataFrame({
+        tr("classroom.col_id"): frame["submission_id"],
+        tr("classroom.col_exercise"): frame["exercise_id"],
+        tr("classroom.col_when"): frame["created_at"].dt.strftime("%Y-%m-%d %H:%M"),
+        tr("classroom.col_status"): frame["status"].fillna(frame["submission_status"]).map(status_text),
+        tr("classroom.col_score"): frame["score"].map(lambda s: "—" if pd.isna(s) else f"{100 * s:.0f}%"),
+        tr("classroom.col_late"): frame["late"].map({True: "✓", False: ""}),
+    })
+    st.dataframe(table, hide_index=True, key=f"{key}_history")
+    options = frame["submission_id"].tolist()
+    if st.session_state.get(SHOW_KEY) in options:
+        st.session_state[f"{key}_pick"] = st.session_state.pop(SHOW_KEY)
+    chosen = st.selectbox(tr("classroom.col_id"), options, key=f"{key}_pick")
+    detail = access.submission_detail(store, user_id, chosen)
+    st.subheader(tr("classroom.feedback_title", id=chosen))
+    feedback(detail)
+    with st.expander(tr("classroom.show_code", id=chosen)):
+        st.code(detail["source"], language="python" if detail["kind"] == ".py" else "json")
+
+
+def gradebook_table(user_id):
+    """The gradebook with a filter, sortable columns and a CSV download -> the shown frame."""
+    book = access.gradebook(web.store(), user_id)
+    if book.empty:
+        st.info(tr("classroom.no_learners"))
+        return book
+    needle = st.text_input(tr("classroom.filter"), key="class_gradebook_filter").strip().lower()
+    if needle:
+        book = book[book["email"].str.lower().str.contains(needle, regex=False)
+                    | book["name"].str.lower().str.contains(needle, regex=False)]
+    st.dataframe(book, hide_index=True, key="class_gradebook_table")
+    st.download_button(tr("classroom.download"), book.to_csv(index=False, float_format="%.4g"),
+                       file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
+    return book
+
+
+def summary_table(frame):
+    """Per exercise: learners, passed, pass rate, median attempts to pass."""
+    summary = analytics.exercise_summary(frame, exercises.EXERCISE_IDS)
+    st.dataframe(pd.DataFrame({
+        tr("classroom.col_exercise"): summary["exercise_id"],
+        tr("classroom.col_learners"): summary["learners"],
+        tr("classroom.col_passed"): summary["passed"],
+        tr("classroom.col_pass_rate"): summary["pass_rate"].map(lambda r: "—" if pd.isna(r) else f"{r:.0%}"),
+        tr("classroom.col_median"): summary["median_attempts_to_pass"].map(lambda m: "—" if pd.isna(m) else f"{m:g}"),
+    }), hide_index=True, key="class_analytics_summary")
+
+
+def mistake_chart(user_id, frame, ex_id):
+    """The bar chart of known mistakes of one exercise; a clicked bar lists its submissions."""
+    bars = analytics.mistake_bars(frame, ex_id, grading.mistake_labels(ex_id))
+    st.subheader(tr("classroom.mistakes_title", ex_id=ex_id))
+    if bars.empty:
+        st.caption(tr("classroom.no_mistakes", ex_id=ex_id))
+        return
+    for _, bar in bars.head(3).iterrows():
+        st.markdown("- " + tr("classroom.mistake_sentence", share=f"{bar['share']:.0%}", ex_id=ex_id,
+                              label=bar["label"]))
+    pick = alt.selection_point(fields=["mistake_id"], name="bar")
+    chart = alt.Chart(bars.drop(columns=["submission_ids"])).mark_bar().encode(
+        x=alt.X("share:Q", axis=alt.Axis(format="%"), title=tr("classroom.bar_share")),
+        y=alt.Y("mistake_id:N", sort="-x", title=tr("classroom.bar_mistake")),
+        tooltip=["mistake_id", "label", "count", alt.Tooltip("share:Q", format=".0%")],
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.5)),
+    ).add_params(pick)
+    event = st.altair_chart(chart, on_select="rerun", key=f"class_analytics_chart_{ex_id}")
+    clicked = [p.get("mistake_id") for p in (event.selection.get("bar") or [])] if event else []
+    options = bars["mistake_id"].tolist()
+    chosen = st.selectbox(tr("classroom.pick_bar"), options, key=f"class_analytics_pick_{ex_id}",
+                          index=options.index(clicked[0]) if clicked and clicked[0] in options else 0)
+    ids = bars.set_index("mistake_id").loc[chosen, "submission_ids"]
+    st.markdown(tr("classroom.behind_bar", ids=", ".join(map(str, ids))))
+    shown = st.selectbox(tr("classroom.col_id"), ids, key=f"class_analytics_sub_{ex_id}")
+    detail = access.submission_detail(web.store(), user_id, shown)
+    feedback(detail)
+    with st.expander(tr("classroom.show_code", id=shown)):
+        st.code(detail["source"], language="python")
+
+
+def practice_page():
+    """The Practice page in class mode: submit, follow the queue, read feedback and history."""
+    user = web.signed_in_user()
+    web.sidebar_identity(user)
+    st.title(tr("classroom.practice_title"))
+    st.markdown(tr("classroom.practice_intro"))
+    submit_form(user)
+    live_state(user.id)
+    st.subheader(tr("classroom.history_title"))
+    history(user.id)

@@ -1,0 +1,137 @@
+"""Fixtures for the class-mode tests: real SQLite files, a real Postgres server, the CLI."""
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from classroom import store as store_ops
+from classroom.db import Store
+from classroom.models import Job, Result, Submission, utcnow
+
+ROOT = Path(__file__).resolve().parent.parent
+LEARNERS = ["ann@class.test", "bob@class.test", "cy@class.test"]
+ROSTER = "email,name,role\nann@class.test,Ann,learner\nbob@class.test,Bob,learner\n" \
+         "cy@class.test,Cy,learner\nta@class.test,Tia,ta\n"
+INSTRUCTOR = "prof@class.test"
+
+
+def run_cli(*args, timeout=300, **kwargs):
+    """`python -m classroom ARGS` in the project root -> CompletedProcess (text)."""
+    return subprocess.run([sys.executable, "-m", "classroom", *map(str, args)], cwd=ROOT, text=True,
+                          capture_output=True, timeout=timeout, **kwargs)
+
+
+def make_class(url, tmp_path):
+    """An initialised class with the ROSTER; limits off (tests submit quickly) -> Store."""
+    store = store_ops.init_class(url, INSTRUCTOR)
+    roster = Path(tmp_path) / "roster.csv"
+    roster.write_text(ROSTER)
+    store_ops.import_roster(store, roster)
+    store_ops.set_setting(store, "max_in_flight", 0)
+    store_ops.set_setting(store, "per_hour", 0)
+    return store
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'class.db'}"
+
+
+@pytest.fixture
+def class_store(sqlite_url, tmp_path):
+    store = make_class(sqlite_url, tmp_path)
+    yield store
+    store.close()
+
+
+def user_id(store, email):
+    return store_ops.user_by_email(store, email).id
+
+
+def add_graded(store, email, ex_id, score, status, mistakes=(), minutes=0, late=False):
+    """A submission with a stored verdict, without running the grader (for gradebook tests)."""
+    now = utcnow() + timedelta(minutes=minutes)
+    with store.session() as session:
+        sub = Submission(user_id=store_ops.user_by_email(store, email).id, exercise_id=ex_id, source="# x",
+                         kind=".py", filename="x.py", created_at=now, status="done", late=late)
+        session.add(sub)
+        session.flush()
+        job = Job(submission_id=sub.id, state="done", attempts=1, created_at=now)
+        session.add(job)
+        session.flush()
+        session.add(Result(submission_id=sub.id, job_id=job.id, status=status, passed=status == "passed",
+                           raw_score=score, score=score, summary="", checks=[], mistake_ids=list(mistakes),
+                           report={}, created_at=now))
+        return sub.id
+
+
+def solution(ex_id):
+    from classroom.exercises import get
+
+    return (ROOT / "solutions" / get(ex_id).filename).read_text()
+
+
+def stub(ex_id):
+    from classroom.exercises import get
+
+    return (ROOT / "exercises" / get(ex_id).filename).read_text()
+
+
+# ---- Postgres: Debian's server, started for the test session ---------------------------------
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway Postgres cluster -> base URL without a database name."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not found:
+        if os.environ.get("CLASSROOM_REQUIRE_POSTGRES"):
+            pytest.fail("Postgres is not installed: apt-get install -y postgresql")
+        pytest.skip("Postgres is not installed (apt-get install -y postgresql); CI installs it")
+    bindir = Path(found[-1]).parent
+    data = Path(tempfile.mkdtemp(prefix="classroom-pg-"))
+    prefix = []
+    if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres user
+        account = pwd.getpwnam("postgres")
+        os.chown(data, account.pw_uid, account.pw_gid)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    port = _free_port()
+    subprocess.run(prefix + [str(bindir / "initdb"), "-D", str(data / "db"), "-U", "postgres", "--auth=trust",
+                             "-E", "UTF8"], check=True, capture_output=True)
+    subprocess.run(prefix + [str(bindir / "pg_ctl"), "-D", str(data / "db"), "-l", str(data / "log"), "-w",
+                             "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                   check=True, capture_output=True)
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(prefix + [str(bindir / "pg_ctl"), "-D", str(data / "db"), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(postgres_server, request):
+    """A fresh database on the test Postgres server -> its URL."""
+    import psycopg
+
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50] + \
+        f"_{int(time.time() * 1000) % 100000}"
+    with psycopg.connect(f"{postgres_server}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{postgres_server}/{name}"

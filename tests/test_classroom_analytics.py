@@ -1,0 +1,70 @@
+"""Gradebook, analytics and the CSV export, on a small class whose numbers are worked out by hand."""
+
+import csv
+import math
+
+import pytest
+
+from classroom import analytics, frames
+from classroom.exercises import EXERCISE_IDS
+from tests.classroom_support import add_graded, class_store, run_cli, sqlite_url  # noqa: F401
+
+
+@pytest.fixture
+def graded_class(class_store):
+    ids = {
+        "ann1": add_graded(class_store, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"], minutes=0),
+        "ann2": add_graded(class_store, "ann@class.test", "ex03", 0.6, "failed", ["dot_scale_by_d"], minutes=1),
+        "ann3": add_graded(class_store, "ann@class.test", "ex03", 1.0, "passed", minutes=2),
+        "bob1": add_graded(class_store, "bob@class.test", "ex03", 0.3, "failed", ["dot_no_scale"], minutes=0),
+        "bob2": add_graded(class_store, "bob@class.test", "ex03", 1.0, "passed", minutes=3),
+        "cy1": add_graded(class_store, "cy@class.test", "ex03", 0.3, "failed", minutes=0),
+        "cy2": add_graded(class_store, "cy@class.test", "ex03", 0.0, "not_written", minutes=1),
+        "cy3": add_graded(class_store, "cy@class.test", "ex01", 0.9, "passed", minutes=5, late=True),
+    }
+    return class_store, ids
+
+
+def test_exercise_summary(graded_class):
+    store, _ = graded_class
+    summary = analytics.exercise_summary(frames.submissions_frame(store), ["ex01", "ex03", "ex05"])
+    ex03 = summary.set_index("exercise_id").loc["ex03"]
+    assert (ex03["learners"], ex03["passed"], ex03["submissions"]) == (3, 2, 7)
+    assert ex03["pass_rate"] == pytest.approx(2 / 3)
+    assert ex03["median_attempts_to_pass"] == 2.5  # ann on her 3rd, bob on his 2nd
+    assert ex03["submission_pass_rate"] == pytest.approx(2 / 7)
+    ex05 = summary.set_index("exercise_id").loc["ex05"]
+    assert ex05["learners"] == 0 and math.isnan(ex05["pass_rate"])
+
+
+def test_mistake_bars_name_the_submissions_behind_each_bar(graded_class):
+    store, ids = graded_class
+    bars = analytics.mistake_bars(frames.submissions_frame(store), "ex03", {"dot_no_scale": "forgot 1/sqrt(d)"})
+    assert bars["mistake_id"].tolist() == ["dot_no_scale", "dot_scale_by_d"]
+    assert bars["count"].tolist() == [2, 1]
+    assert bars["share"].tolist() == [0.5, 0.25]  # of the 4 failing ex03 submissions
+    assert bars["submission_ids"].tolist() == [sorted([ids["ann1"], ids["bob1"]]), [ids["ann2"]]]
+    assert analytics.mistake_sentence(bars.iloc[0], "ex03") == "50% of failing ex03 submissions: forgot 1/sqrt(d)"
+    assert analytics.mistake_bars(frames.submissions_frame(store), "ex07").empty
+
+
+def test_export_csv(graded_class, sqlite_url, tmp_path):
+    out = tmp_path / "grades.csv"
+    result = run_cli("export", "--db", sqlite_url, "--out", out)
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(out.open()))
+    assert [r["email"] for r in rows] == ["ann@class.test", "bob@class.test", "cy@class.test"]
+    header = list(rows[0])
+    assert header[:5] == ["email", "name", "ex00", "ex00_attempts", "ex00_late"]
+    assert len(header) == 2 + 3 * len(EXERCISE_IDS)
+    ann, bob, cy = rows
+    assert (ann["ex03"], ann["ex03_attempts"], ann["ex03_late"]) == ("1", "3", "0")
+    assert (cy["ex03"], cy["ex03_attempts"]) == ("0.3", "2")
+    assert (cy["ex01"], cy["ex01_late"]) == ("0.9", "1")
+    assert (bob["ex01"], bob["ex01_attempts"], bob["ex01_late"]) == ("", "0", "0")
+
+
+def test_gradebook_lists_learners_who_never_submitted(class_store):
+    book = analytics.gradebook(frames.submissions_frame(class_store), EXERCISE_IDS, frames.learners(class_store))
+    assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
+    assert book["ex01_attempts"].tolist() == [0, 0, 0] and book["ex01"].isna().all()

@@ -1,0 +1,98 @@
+"""Class mode in the app (Streamlit's AppTest): sign-in by link, submitting, and page access by role."""
+
+import os
+
+import pytest
+from sqlalchemy import select
+
+from classroom import grading, store as store_ops
+from classroom.models import Submission
+from classroom.worker import run_worker
+from course.common.i18n import t
+from tests.app_helpers import APP, AppTest, errors_of, markdown_text
+from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+
+
+@pytest.fixture
+def hosted(class_store, sqlite_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", sqlite_url)
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
+    add_graded(class_store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
+    return class_store
+
+
+def _page(path, session_token=None, lang="en"):
+    at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    at.session_state["app_lang"] = lang
+    if session_token:
+        at.session_state["class_session"] = session_token
+    return at.run()
+
+
+def test_a_link_signs_in_and_the_learner_submits(hosted):
+    link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["app_lang"] = "en"
+    at.query_params["token"] = link.split("token=")[1]
+    at.run()
+    at.switch_page("pages/practice.py").run()
+    assert errors_of(at) == []
+    assert at.title[0].value == t("classroom.practice_title", "en")
+    assert "Ann" in "\n".join(m.value for m in at.sidebar.markdown)
+    code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
+    at.selectbox(key="practice_class_ex").set_value("ex00")
+    at.run()
+    at.text_area(key="practice_class_code_ex00").set_value(code)
+    at.button(key="practice_class_submit").click()
+    at.run()
+    assert any("received" in s.value for s in at.success), [e.value for e in at.error]
+    with hosted.session() as session:
+        rows = session.execute(select(Submission.user_id, Submission.source)
+                               .where(Submission.exercise_id == "ex00")).all()
+    assert [tuple(r) for r in rows] == [(user_id(hosted, "ann@class.test"), code)]
+    assert [i.value for i in at.info] == [t("classroom.state_queued", "en", position=1)]
+    run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
+    at.run()
+    feedback = "\n".join(c.value for c in at.code)
+    assert "ex00" in feedback and "FAILED" in feedback and "problem:" in feedback  # the command line's wording
+    assert code.strip() in feedback  # the submission's code, under its feedback
+
+
+@pytest.mark.parametrize("path", ["pages/gradebook.py", "pages/analytics.py"])
+def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
+    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    at = _page(path, token)
+    assert any("may not" in e.value for e in at.error)
+    assert not at.dataframe and "bob@class.test" not in markdown_text(at)
+
+
+@pytest.mark.parametrize("path", ["pages/gradebook.py", "pages/analytics.py", "pages/practice.py"])
+def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
+    at = _page(path, "forged-token-in-session-state")
+    assert at.title[0].value == t("classroom.signin_title", "en")
+    assert not at.dataframe and not at.text_area
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
+    token = store_ops.session_for_user(hosted, user_id(hosted, INSTRUCTOR))
+    at = _page("pages/gradebook.py", token, lang)
+    assert errors_of(at) == []
+    assert at.title[0].value == t("classroom.gradebook_title", lang)
+    book = at.dataframe[0].value
+    assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
+    assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
+    at = _page("pages/analytics.py", token, lang)
+    assert errors_of(at) == []
+    label = grading.mistake_labels("ex03")["dot_no_scale"]
+    assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
+
+
+def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):
+    ta = store_ops.session_for_user(hosted, user_id(hosted, "ta@class.test"))
+    at = _page("pages/gradebook.py", ta)
+    assert errors_of(at) == [] and at.dataframe
+    ann = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    at = _page("pages/practice.py", ann)
+    assert errors_of(at) == []
+    assert t("classroom.history_empty", "en") in [c.value for c in at.caption]  # bob's submission is not hers

@@ -1,0 +1,120 @@
+"""Grading through the class path: the learner's own dependencies, notebooks, mistakes, regrade."""
+
+import json
+import os
+
+import pytest
+
+import nbformat
+from sqlalchemy import select, update
+
+from classroom import grading, store as store_ops
+from classroom.models import Result, Submission
+from classroom.worker import run_worker
+from tests.classroom_support import class_store, run_cli, solution, sqlite_url, stub, user_id  # noqa: F401
+
+MARK = "ann's own softmax was imported"
+
+
+def _notebook(ex_id, code):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# my answer"),
+                nbformat.v4.new_code_cell(code, metadata={"tags": [f"attention-lab:answer:{ex_id}"]})]
+    return nbformat.writes(nb)
+
+
+def _results(store):
+    with store.session() as session:
+        rows = session.execute(select(Submission.id, Result.status, Result.summary, Result.mistake_ids,
+                                      Result.report).join(Result, Result.submission_id == Submission.id)
+                               .order_by(Submission.id)).all()
+    return {sid: (status, summary, mistakes, report) for sid, status, summary, mistakes, report in rows}
+
+
+@pytest.mark.parametrize("sandbox", ["process", "strict"])
+def test_dependencies_are_the_learners_own_and_must_have_passed(class_store, sqlite_url, sandbox):
+    if sandbox == "strict" and grading.strict_problem():
+        if os.environ.get("ATTENTION_LAB_REQUIRE_STRICT") == "1" or os.environ.get("CI") == "true":
+            pytest.fail(grading.strict_problem())
+        pytest.skip(grading.strict_problem())
+    ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
+    own_ex01 = solution("ex01") + f"\nprint({MARK!r})\n"
+    noscale = solution("ex03").replace(" / math.sqrt(d)", "")
+    assert noscale != solution("ex03")
+    ids = {
+        "ann_ex01": store_ops.submit(class_store, ann, "ex01", own_ex01, "ex01_softmax.py"),
+        "ann_ex03_noscale": store_ops.submit(class_store, ann, "ex03", noscale, "ex03_scoring.py"),
+        "ann_ex03_nb": store_ops.submit(class_store, ann, "ex03", _notebook("ex03", solution("ex03")), "mine.ipynb"),
+        "bob_ex01_stub": store_ops.submit(class_store, bob, "ex01", stub("ex01"), "ex01_softmax.py"),
+        "bob_ex03": store_ops.submit(class_store, bob, "ex03", solution("ex03"), "ex03_scoring.py"),
+    }
+    assert run_worker(sqlite_url, sandbox=sandbox, once=True, log=lambda _: None) == 5
+    results = _results(class_store)
+    with class_store.session() as session:  # graded in the mode asked for, not a silent fallback
+        assert set(session.scalars(select(Result.sandbox).where(Result.status != "blocked"))) == {sandbox}
+    status, summary, mistakes, report = results[ids["ann_ex03_nb"]]
+    assert status == "passed", summary
+    assert MARK in report["exercises"][0]["output"]  # ex03 ran with ann's ex01, not the reference
+    assert report["version"] == 1 and report["exercises"][0]["id"] == "ex03"
+    status, summary, mistakes, _ = results[ids["ann_ex03_noscale"]]
+    assert status == "failed" and mistakes == ["dot_no_scale"]
+    status, summary, _, _ = results[ids["bob_ex03"]]
+    assert status == "blocked" and summary.startswith("pass ex01 first")
+    assert results[ids["bob_ex01_stub"]][0] == "not_written"
+
+
+def test_a_notebook_without_an_answer_cell_gets_the_graders_message(class_store, sqlite_url):
+    ann = user_id(class_store, "ann@class.test")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    sid = store_ops.submit(class_store, ann, "ex00", nbformat.writes(nb), "ex00.ipynb")
+    run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
+    status, summary, _, _ = _results(class_store)[sid]
+    assert status == "error" and "attention-lab:answer:ex00" in summary and "/tmp" not in summary
+
+
+def test_mistake_ids_come_from_the_hints():
+    from grader import checks
+
+    mistake = checks.for_exercise("ex03").MISTAKES[0]
+    check = {"hint": mistake.hint, "passed": False}
+    assert grading.mistake_ids("ex03", [check, {"hint": None}]) == [mistake.id]
+    assert grading.mistake_ids("ex03", [{"hint": "x", "mistake": "custom"}]) == ["custom"]
+
+
+def test_worker_falls_back_to_process_mode_with_a_clear_line():
+    lines = []
+    mode = grading.choose_sandbox("strict", log=lines.append)
+    if grading.strict_problem() is None:
+        assert mode == "strict"
+    else:
+        assert mode == "process" and "STRICT MODE UNAVAILABLE" in lines[0]
+
+
+def test_regrade_reports_every_changed_score(class_store, sqlite_url):
+    ann = user_id(class_store, "ann@class.test")
+    stubbed = store_ops.submit(class_store, ann, "ex00", stub("ex00"), "ex00_paths.py")
+    good = store_ops.submit(class_store, ann, "ex00", solution("ex00"), "ex00_paths.py")
+    run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
+    with class_store.session() as session:  # as if an older grader had been too lenient
+        session.execute(update(Result).where(Result.submission_id == stubbed).values(score=0.75, status="failed"))
+    result = run_cli("regrade", "--db", sqlite_url, "--all", "--here", "--sandbox", "process")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"submission {stubbed} (ann@class.test, ex00): score 0.75 -> 0 (failed -> not_written)",
+        "1 of 2 graded submission(s) changed",
+    ]
+    assert good
+    status = json.loads(run_cli("status", "--db", sqlite_url, "--json").stdout)
+    assert status["jobs"] == {"queued": 0, "running": 0, "done": 4, "error": 0}
+
+
+def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_store, sqlite_url):
+    ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
+    hostile = store_ops.submit(class_store, ann, "ex00", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+                               "ex00_paths.py")
+    honest = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    assert run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None) == 2
+    results = _results(class_store)
+    assert results[hostile][0] == "error" and "killed" in results[hostile][1]
+    assert results[honest][0] == "passed"

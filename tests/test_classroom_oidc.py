@@ -1,0 +1,99 @@
+"""Sign-in with an OpenID Connect provider (st.login) end to end in Chromium.
+
+A local provider (oidc-provider-mock) issues identities; the roster decides
+the role; an email not on the roster gets the polite refusal. Skipped without
+Chromium, except in CI (see tests/test_browser.py).
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from course.common.i18n import t
+from tests.classroom_support import ROOT, make_class
+from tests.test_browser import browsers, free_port, require_browser, wait_for_health, wait_until_rendered  # noqa: F401
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def oidc_app(tmp_path_factory):
+    """(app URL) of a class app whose [auth] points at a local OpenID provider."""
+    require_browser()
+    from oidc_provider_mock import User, run_server_in_thread
+
+    folder = tmp_path_factory.mktemp("oidc")
+    url = f"sqlite:///{folder / 'class.db'}"
+    make_class(url, folder).close()
+    users = [User(sub="ann", claims={"email": "ann@class.test", "name": "Ann"}),
+             User(sub="stranger", claims={"email": "stranger@else.where", "name": "S"})]
+    with run_server_in_thread(user_claims=users) as provider:
+        port = free_port()
+        secrets = folder / "secrets.toml"
+        secrets.write_text(f'''[class]
+db = "{url}"
+
+[auth]
+redirect_uri = "http://127.0.0.1:{port}/oauth2callback"
+cookie_secret = "test-cookie-secret-0123456789"
+client_id = "attention-lab"
+client_secret = "not-a-secret"
+server_metadata_url = "http://localhost:{provider.server_port}/.well-known/openid-configuration"
+''')
+        env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"))
+        env.pop("ATTENTION_LAB_CLASS_DB", None)
+        child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                  "--server.port", str(port), "--server.address", "127.0.0.1",
+                                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+                                  "--secrets.files", str(secrets)],
+                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        server = f"http://127.0.0.1:{port}"
+        try:
+            wait_for_health(server, child)
+            yield server
+        finally:
+            child.terminate()
+            child.wait(timeout=20)
+
+
+def _sign_in_as(driver, server, sub):
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    driver.get(f"{server}/practice")
+    wait_until_rendered(driver)
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.signin_title", "en")
+    driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.signin_with_provider", "en")}"]').click()
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    pick = f'button[name="sub"][value="{sub}"]'  # the provider's page: its one-click users
+    try:
+        WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, pick))
+    except Exception:
+        pytest.fail(f"no provider page at {driver.current_url}:\n{driver.find_element(By.TAG_NAME, 'body').text[:1500]}")
+    driver.find_element(By.CSS_SELECTOR, pick).click()
+    wait_until_rendered(driver)  # Streamlit brings the browser back to the app's first page
+    driver.get(f"{server}/practice")
+    wait_until_rendered(driver)
+
+
+def test_a_rostered_learner_signs_in_with_the_provider(oidc_app, browsers):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "ann")
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
+    sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+    assert "Ann" in sidebar and t("classroom.role_learner", "en") in sidebar
+
+
+def test_an_email_off_the_roster_is_told_so(oidc_app, browsers):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "stranger")
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
+    assert "stranger@else.where" in main and "not on this class's roster" in main
+    assert not driver.find_elements(By.CSS_SELECTOR, "textarea")

@@ -1,0 +1,20 @@
+"""Sign-in resolution: OIDC email against the roster, one-time links, sessions."""
+
+from classroom import signin, store as store_ops
+from tests.classroom_support import class_store, sqlite_url  # noqa: F401
+
+
+def test_oidc_email_must_be_on_the_roster(class_store):
+    assert signin.resolve(class_store, oidc_email="Ann@Class.test").user.email == "ann@class.test"
+    assert signin.resolve(class_store, oidc_email="stranger@else.where").problem == "not_on_roster"
+
+
+def test_a_link_signs_in_once_and_leaves_a_session(class_store):
+    link, _ = store_ops.create_sign_in_link(class_store, "bob@class.test")
+    token = link.split("token=")[1]
+    first = signin.resolve(class_store, link_token=token)
+    assert first.user.email == "bob@class.test" and first.session_token
+    assert signin.resolve(class_store, link_token=token).problem == "link_invalid"
+    assert signin.resolve(class_store, session_token=first.session_token).user.email == "bob@class.test"
+    assert signin.resolve(class_store, session_token="forged").problem == "session_expired"
+    assert signin.resolve(class_store).problem == "signed_out"

@@ -1,0 +1,189 @@
+"""Class store: schema versions, roster import, sign-in links, sessions, submission rules."""
+
+import hashlib
+import sqlite3
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from classroom import store as store_ops
+from classroom.db import SchemaError, Store, make_engine
+from classroom.models import Base, LoginSession, SignInToken, Submission, User, utcnow
+from tests.classroom_support import INSTRUCTOR, class_store, run_cli, sqlite_url, user_id  # noqa: F401
+
+
+def test_store_refuses_a_database_without_schema(tmp_path):
+    with pytest.raises(SchemaError, match="classroom init"):
+        Store(f"sqlite:///{tmp_path / 'empty.db'}")
+
+
+def test_migrations_build_exactly_the_models(class_store):
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    with class_store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
+
+
+def test_init_is_idempotent_and_uses_wal(sqlite_url, tmp_path):
+    for _ in range(2):
+        result = run_cli("init", "--db", sqlite_url, "--instructor", "Prof@Class.TEST")
+        assert result.returncode == 0, result.stderr
+    store = Store(sqlite_url)
+    assert [(u.email, u.role) for u in store_ops.list_users(store)] == [("prof@class.test", "instructor")]
+    with sqlite3.connect(tmp_path / "class.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_roster_reimport_updates_and_never_duplicates(class_store, tmp_path):
+    roster = tmp_path / "again.csv"
+    roster.write_text("Role,Email,Name\nta,ANN@class.test,Ann Lee\nlearner,new@class.test,New\n")
+    assert store_ops.import_roster(class_store, roster) == (1, 1, 0)
+    assert store_ops.import_roster(class_store, roster) == (0, 0, 2)
+    users = {u.email: (u.name, u.role) for u in store_ops.list_users(class_store)}
+    assert users["ann@class.test"] == ("Ann Lee", "ta")
+    assert len(users) == 6  # instructor, 3 learners, ta, new
+
+
+def test_roster_errors_name_their_lines_and_import_nothing(sqlite_url, tmp_path):
+    run_cli("init", "--db", sqlite_url, "--instructor", INSTRUCTOR)
+    roster = tmp_path / "bad.csv"
+    roster.write_text("email,name,role\nok@class.test,Ok,learner\nnot-an-email,X,learner\n\n"
+                      "z@class.test,Z,professor\nok@class.test,Again,ta\nw@class.test,W\n", encoding="utf-8")
+    result = run_cli("roster", "import", "--db", sqlite_url, roster)
+    assert result.returncode == 1
+    assert "line 3: 'not-an-email' is not an email address" in result.stderr
+    assert "line 5: role 'professor'" in result.stderr
+    assert "line 6: ok@class.test is already on line 2" in result.stderr
+    assert "line 7: 2 values" in result.stderr
+    assert "nothing imported" in result.stderr
+    assert [u.email for u in store_ops.list_users(Store(sqlite_url))] == [INSTRUCTOR]
+
+
+def test_roster_needs_the_three_columns(class_store, tmp_path):
+    roster = tmp_path / "cols.csv"
+    roster.write_text("mail,name\na@b.c,A\n")
+    with pytest.raises(store_ops.RosterError, match="line 1: the header must name the columns email, name, role"):
+        store_ops.import_roster(class_store, roster)
+
+
+def test_sign_in_link_is_single_use_and_stored_hashed(class_store, tmp_path):
+    link, _ = store_ops.create_sign_in_link(class_store, "ann@class.test", "http://lab.test/")
+    token = link.split("token=")[1]
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("class.db*"))  # the database and its WAL
+    assert token.encode() not in on_disk and hashlib.sha256(token.encode()).hexdigest().encode() in on_disk
+    with class_store.session() as session:
+        stored = session.scalar(select(SignInToken.token_hash))
+    assert stored == hashlib.sha256(token.encode()).hexdigest()
+    session_token = store_ops.redeem_sign_in_token(class_store, token)
+    assert store_ops.user_for_session(class_store, session_token).email == "ann@class.test"
+    assert store_ops.redeem_sign_in_token(class_store, token) is None  # used
+    assert store_ops.redeem_sign_in_token(class_store, token + "x") is None
+    store_ops.sign_out(class_store, session_token)
+    assert store_ops.user_for_session(class_store, session_token) is None
+
+
+def test_expired_links_and_sessions_are_refused(class_store):
+    link, _ = store_ops.create_sign_in_link(class_store, "bob@class.test")
+    with class_store.session() as session:
+        session.execute(update(SignInToken).values(expires_at=utcnow() - timedelta(seconds=1)))
+    assert store_ops.redeem_sign_in_token(class_store, link.split("token=")[1]) is None
+    token = store_ops.session_for_user(class_store, user_id(class_store, "bob@class.test"))
+    assert store_ops.user_for_session(class_store, token) is not None
+    with class_store.session() as session:
+        session.execute(update(LoginSession).values(expires_at=utcnow() - timedelta(seconds=1)))
+    assert store_ops.user_for_session(class_store, token) is None
+
+
+def test_links_command_refuses_unknown_emails(class_store, sqlite_url):
+    result = run_cli("links", "--db", sqlite_url, "--email", "ghost@class.test")
+    assert result.returncode == 1 and "ghost@class.test" in result.stderr
+    result = run_cli("links", "--db", sqlite_url, "--role", "learner")
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "email,name,link,expires_utc" and len(lines) == 4
+    assert all("?token=" in line for line in lines[1:])
+
+
+def test_one_submission_in_flight_per_learner(class_store):
+    store_ops.set_setting(class_store, "max_in_flight", 1)
+    ann = user_id(class_store, "ann@class.test")
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "ex01_softmax.py")
+    with pytest.raises(store_ops.SubmitRefused, match="as soon as its feedback arrives"):
+        store_ops.submit(class_store, ann, "ex03", "x = 1\n", "ex03_scoring.py")
+    store_ops.submit(class_store, user_id(class_store, "bob@class.test"), "ex01", "x = 1\n", "a.py")
+
+
+def test_a_regrade_in_progress_does_not_block_learners(class_store):
+    from classroom import queue
+
+    store_ops.set_setting(class_store, "max_in_flight", 1)
+    ann = user_id(class_store, "ann@class.test")
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    claim = queue.claim(class_store, "w")
+    queue.finish(class_store, claim, dict(status="failed", passed=False, raw_score=0.0, score=0.0))
+    assert queue.enqueue_regrade(class_store) == 1
+    store_ops.submit(class_store, ann, "ex03", "x = 1\n", "a.py")  # her regrade job is not hers to wait for
+
+
+def test_hourly_limit_says_when_the_next_attempt_is_possible(class_store):
+    store_ops.set_setting(class_store, "per_hour", 2)
+    ann = user_id(class_store, "ann@class.test")
+    start = utcnow() - timedelta(minutes=50)
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start)
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=5))
+    with pytest.raises(store_ops.SubmitRefused, match=r"possible at .* \(in 9 min"):
+        store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=51))
+    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=61))
+
+
+def test_deadline_late_window_and_closing(class_store):
+    ann = user_id(class_store, "ann@class.test")
+    deadline = utcnow() - timedelta(hours=2)
+    store_ops.set_rule(class_store, "ex01", deadline, "accept", late_window_h=3, late_penalty=0.25)
+    sid = store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    with class_store.session() as session:
+        sub = session.get(Submission, sid)
+        assert (sub.late, sub.penalty) == (True, 0.25)
+    store_ops.set_rule(class_store, "ex01", deadline, "accept", late_window_h=1, late_penalty=0.25)
+    with pytest.raises(store_ops.SubmitRefused, match="ex01 closed at"):
+        store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    store_ops.set_rule(class_store, "ex03", utcnow() + timedelta(hours=1), "close")
+    sid = store_ops.submit(class_store, ann, "ex03", "x = 1\n", "a.py")
+    with class_store.session() as session:
+        assert session.get(Submission, sid).late is False
+
+
+def test_submit_rejects_other_files_and_non_utf8(class_store):
+    ann = user_id(class_store, "ann@class.test")
+    with pytest.raises(store_ops.SubmitRefused, match="a .py file or a .ipynb"):
+        store_ops.submit(class_store, ann, "ex01", "x", "answer.txt")
+    with pytest.raises(store_ops.SubmitRefused, match="not UTF-8"):
+        store_ops.submit(class_store, ann, "ex01", b"\xff\xfe", "a.py")
+
+
+def test_submission_is_acknowledged_only_after_its_commit(class_store, sqlite_url, tmp_path):
+    # A trigger makes the job insert fail after the submission row was written: the
+    # command must print no id, and the submission must not exist.
+    with sqlite3.connect(tmp_path / "class.db") as conn:
+        conn.execute("CREATE TRIGGER no_jobs BEFORE INSERT ON jobs BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    answer = tmp_path / "ex01_softmax.py"
+    answer.write_text("x = 1\n")
+    result = run_cli("submit", "--db", sqlite_url, "--as", "ann@class.test", "ex01", answer)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "nothing was saved" in result.stderr
+    with class_store.session() as session:
+        assert session.scalar(select(func.count(Submission.id))) == 0
+    with sqlite3.connect(tmp_path / "class.db") as conn:
+        conn.execute("DROP TRIGGER no_jobs")
+    result = run_cli("submit", "--db", sqlite_url, "--as", "ann@class.test", "ex01", answer)
+    sid = int(result.stdout)
+    fresh = make_engine(sqlite_url)  # another connection sees it as soon as the id is printed
+    with fresh.connect() as conn:
+        assert conn.execute(select(Submission.source).where(Submission.id == sid)).scalar() == "x = 1\n"
+    fresh.dispose()
+
+
+def test_users_table_has_no_password_column():
+    assert not [c for c in User.__table__.columns if "pass" in c.name]
