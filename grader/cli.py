@@ -1,6 +1,8 @@
 """Command line: `python -m grader [ex03 ...] [--target DIR] [--json] [--watch] [--sandbox MODE]`.
 
-Also `python -m grader hint ex03`: the known pitfalls of one exercise.
+Also `python -m grader hint ex03 [--lang zh|en]`: the known pitfalls of one exercise.
+`--lang zh|en` (default: from LC_ALL, LC_MESSAGES, LANG) sets the language of every
+message; the JSON report keeps stable ids (check ids, mistake ids, statuses) beside them.
 Exit code 0 when everything graded passed, 1 when something failed, 2 for a
 usage error.
 """
@@ -16,12 +18,14 @@ from pathlib import Path
 from course.app import progress
 from course.common.exercise_index import BY_ID
 from course.common.exercise_index import get as get_exercise
+from course.common.i18n import LANGS
 
 from . import checks as checks_registry
 from . import notebook_submit
 from .core import grade
 from .report import print_table
 from .sandbox import INSTALL_LINE, MODES, SandboxLimits, strict_problem
+from .text import default_lang, hint_text, tr
 
 DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "exercises"
 
@@ -42,6 +46,8 @@ def parse_args(argv):
     parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
     parser.add_argument("--no-save", action="store_true", help="do not record the results as progress")
+    parser.add_argument("--lang", choices=LANGS, default=default_lang(),
+                        help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)")
     parser.add_argument("--sandbox", choices=MODES, default="process",
                         help="process: fast, for grading your own work (default); strict: each exercise in its "
                              "own unprivileged bubblewrap sandbox, for code you do not trust (needs root, "
@@ -77,7 +83,7 @@ def run_once(args, ex_ids):
     total = len(ex_ids)
 
     def on_progress(done, total, ex_id, status):
-        if args.json:
+        if args.json:  # machine-read by the app's grading client: never translated
             print(f"progress: {done}/{total} {ex_id} {status}", file=sys.stderr, flush=True)
 
     ran = []
@@ -85,11 +91,12 @@ def run_once(args, ex_ids):
     def on_ran(ex_id):
         ran.append(ex_id)
         if not args.json:
-            print(f"\r  ran {len(ran)}/{total} exercises ({ex_id})", end="", file=sys.stderr, flush=True)
+            print("\r  " + tr("cli.ran", args.lang, done=len(ran), total=total, ex_id=ex_id),
+                  end="", file=sys.stderr, flush=True)
 
     if not args.json:
-        print(f"Grading {args.target} ({total} exercise(s))...", file=sys.stderr, flush=True)
-    report = grade(args.target, ex_ids, limits, on_progress=on_progress, on_ran=on_ran)
+        print(tr("cli.grading", args.lang, target=args.target, total=total), file=sys.stderr, flush=True)
+    report = grade(args.target, ex_ids, limits, on_progress=on_progress, on_ran=on_ran, lang=args.lang)
     if not args.json:
         print(file=sys.stderr)
     if not args.no_save:
@@ -101,7 +108,7 @@ def run_once(args, ex_ids):
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print_table(report)
+        print_table(report, lang=args.lang)
     return report
 
 
@@ -117,7 +124,7 @@ def watch(args, ex_ids):
             return None
 
     seen = {ex_id: stamp(p) for ex_id, p in files.items()}
-    print(f"Watching {args.target}: save an exercise file to grade it (Ctrl-C to stop).", flush=True)
+    print(tr("cli.watching", args.lang, target=args.target), flush=True)
     runs = 0
     run_once(args, ex_ids)
     runs += 1
@@ -130,21 +137,41 @@ def watch(args, ex_ids):
             time.sleep(0.2)  # let the editor finish writing
             for ex_id in changed:
                 seen[ex_id] = stamp(files[ex_id])
-            print(f"\n{', '.join(changed)} changed: grading again.", flush=True)
+            print("\n" + tr("cli.changed", args.lang, ids=", ".join(changed)), flush=True)
             run_once(args, changed)
             runs += 1
     except KeyboardInterrupt:
-        print("\nStopped watching.")
+        print("\n" + tr("cli.stopped", args.lang))
     return 0
 
 
-def print_hints(ex_id):
-    """The known pitfalls of one exercise, on demand."""
+def print_hints(ex_id, lang="en"):
+    """The known pitfalls of one exercise, on demand (each hint once)."""
     exercise = get_exercise(ex_id)
-    print(f"{ex_id} ({exercise.filename}): known pitfalls")
-    for number, mistake in enumerate(checks_registry.for_exercise(ex_id).MISTAKES, 1):
-        print(f"  {number}. {mistake.hint}")
+    print(tr("cli.pitfalls", lang, ex_id=ex_id, filename=exercise.filename))
+    hints = []
+    for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
+        text = hint_text(ex_id, mistake, lang)
+        if text not in hints:
+            hints.append(text)
+    for number, text in enumerate(hints, 1):
+        print(f"  {number}. {text}")
     return 0
+
+
+def _take_lang(argv):
+    """(argv without --lang X / --lang=X, the language or the locale's default)."""
+    lang, rest, i = default_lang(), [], 0
+    while i < len(argv):
+        if argv[i] == "--lang" and i + 1 < len(argv):
+            lang, i = argv[i + 1], i + 2
+            continue
+        if argv[i].startswith("--lang="):
+            lang = argv[i].split("=", 1)[1]
+        else:
+            rest.append(argv[i])
+        i += 1
+    return rest, lang
 
 
 def _terminate(signum, frame):
@@ -156,10 +183,12 @@ def main(argv=None):
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hint"]:
-        if len(argv) != 2 or argv[1] not in BY_ID:
-            print(f"usage: python -m grader hint EXERCISE  (one of {', '.join(BY_ID)})", file=sys.stderr)
+        rest, lang = _take_lang(argv)
+        if len(rest) != 2 or rest[1] not in BY_ID or lang not in LANGS:
+            print(f"usage: python -m grader hint EXERCISE [--lang {'|'.join(LANGS)}]  "
+                  f"(EXERCISE: one of {', '.join(BY_ID)})", file=sys.stderr)
             return 2
-        return print_hints(argv[1])
+        return print_hints(rest[1], lang)
     if argv[:1] == ["notebooks"]:
         from .notebooks import main as notebooks_main
 

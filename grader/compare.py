@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from .text import tr
+
 # (rtol, atol) per dtype for values and for gradients (which accumulate more rounding).
 TOLERANCES = {
     torch.float64: {"value": (1e-6, 1e-8), "grad": (1e-5, 1e-7)},
@@ -19,12 +21,12 @@ TOLERANCES = {
 }
 
 
-def describe_name(name):
+def describe_name(name, lang="en"):
     """A readable name for a result key: 'grad.queries' -> 'the gradient w.r.t. queries'."""
     if name.startswith("grad."):
-        return f"the gradient w.r.t. {name[5:]}"
+        return tr("compare.grad_of", lang, name=name[5:])
     if name.startswith("input_after."):
-        return f"the input {name[12:]} after the call"
+        return tr("compare.input_after", lang, name=name[12:])
     return name
 
 
@@ -55,36 +57,35 @@ def _fmt(x):
     return f"{x:.6g}"
 
 
-def compare_tensors(name, expected, got, kind="value", scale=1.0):
-    """None if got matches expected, else a sentence about the first difference."""
-    label = describe_name(name)
+def compare_tensors(name, expected, got, kind="value", scale=1.0, tolerance_dtype=None, lang="en"):
+    """None if got matches expected, else a sentence about the first difference.
+
+    `tolerance_dtype`: judge with that dtype's tolerances when they are looser than
+    expected's (a float64 value that only carries float32 precision by the spec)."""
+    label = describe_name(name, lang)
     if not isinstance(got, torch.Tensor):
-        shown = "None" if got is None else f"a {type(got).__name__} ({str(got)[:60]})"
-        return f"{label}: expected a tensor of shape {shape_str(expected.shape)}, got {shown}"
+        shown = "None" if got is None else f"{type(got).__name__} ({str(got)[:60]!r})"
+        return tr("compare.not_tensor", lang, label=label, shape=shape_str(expected.shape), got=shown)
     if got.shape != expected.shape:
-        return f"{label}: expected shape {shape_str(expected.shape)}, got {shape_str(got.shape)}"
+        return tr("compare.shape", lang, label=label, expected=shape_str(expected.shape), got=shape_str(got.shape))
     if got.dtype != expected.dtype:
-        return (
-            f"{label}: expected dtype {expected.dtype}, got {got.dtype} "
-            "(keep the input's dtype: create new tensors with dtype=X.dtype)"
-        )
+        return tr("compare.dtype", lang, label=label, expected=str(expected.dtype), got=str(got.dtype))
     if not expected.is_floating_point():
         if torch.equal(got, expected):
             return None
         wrong = (got != expected).reshape(-1).nonzero()[0, 0].item()
-        return (
-            f"{label}: differs at index {_index_str(wrong, got.shape)}: expected "
-            f"{expected.reshape(-1)[wrong].item()}, got {got.reshape(-1)[wrong].item()}"
-        )
+        return tr("compare.int_differs", lang, label=label, index=_index_str(wrong, got.shape),
+                  expected=expected.reshape(-1)[wrong].item(), got=got.reshape(-1)[wrong].item())
     for word, is_special in (("NaN", torch.isnan), ("inf", torch.isinf)):
         bad = is_special(got) & ~is_special(expected)
         if bad.any():
             first = bad.reshape(-1).nonzero()[0, 0].item()
-            return (
-                f"{label}: got {word} at index {_index_str(first, got.shape)} ({int(bad.sum())} {word} "
-                f"value(s)) where {_fmt(expected.reshape(-1)[first].item())} was expected"
-            )
+            return tr("compare.special", lang, label=label, word=word, index=_index_str(first, got.shape),
+                      count=int(bad.sum()), expected=_fmt(expected.reshape(-1)[first].item()))
     rtol, atol = tolerance(expected.dtype, kind, scale)
+    if tolerance_dtype is not None:
+        loose = tolerance(tolerance_dtype, kind, scale)
+        rtol, atol = max(rtol, loose[0]), max(atol, loose[1])
     try:
         torch.testing.assert_close(got, expected, rtol=rtol, atol=atol, equal_nan=True)
         return None
@@ -94,63 +95,61 @@ def compare_tensors(name, expected, got, kind="value", scale=1.0):
     errors = torch.where(finite, (got - expected).abs(), torch.zeros_like(got))
     worst = errors.reshape(-1).argmax().item()
     mismatched = int(((got - expected).abs() > atol + rtol * expected.abs())[finite].sum())
-    return (
-        f"{label}: {mismatched} of {got.numel()} values differ; largest error "
-        f"{_fmt(errors.reshape(-1)[worst].item())} at index {_index_str(worst, got.shape)}: "
-        f"expected {_fmt(expected.reshape(-1)[worst].item())}, got {_fmt(got.reshape(-1)[worst].item())}"
-    )
+    return tr("compare.values", lang, label=label, count=mismatched, total=got.numel(),
+              error=_fmt(errors.reshape(-1)[worst].item()), index=_index_str(worst, got.shape),
+              expected=_fmt(expected.reshape(-1)[worst].item()), got=_fmt(got.reshape(-1)[worst].item()))
 
 
-def compare_values(name, expected, got):
+def compare_values(name, expected, got, tolerance_dtype=None, lang="en"):
     """Compare plain values (ints, strings, None, floats)."""
-    label = describe_name(name)
+    label = describe_name(name, lang)
     if isinstance(expected, torch.Tensor):
         kind = "grad" if name.startswith("grad.") else "value"
-        return compare_tensors(name, expected, got, kind)
+        return compare_tensors(name, expected, got, kind, tolerance_dtype=tolerance_dtype, lang=lang)
     if isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
         if math.isclose(expected, got, rel_tol=1e-9, abs_tol=1e-12):
             return None
-        return f"{label}: expected {_fmt(expected)}, got {_fmt(float(got))}"
+        return tr("compare.value", lang, label=label, expected=_fmt(expected), got=_fmt(float(got)))
     if type(expected) is not type(got) or expected != got:
-        return f"{label}: expected {expected!r}, got {got!r}"
+        return tr("compare.value", lang, label=label, expected=repr(expected), got=repr(got))
     return None
 
 
-def compare_results(expected, got, keys=None):
+def compare_results(expected, got, keys=None, tolerance_dtype=None, lang="en"):
     """Compare two result dicts on `keys` (default: every key of expected)."""
     keys = list(expected) if keys is None else list(keys)
     if "raised" in expected:
-        message = compare_raised(expected, got)
+        message = compare_raised(expected, got, lang)
         if message or expected["raised"] is not None:
             return message
     for key in keys:
         if key.startswith("raised"):
             continue
         if key not in got:
-            return f"{describe_name(key)}: missing (expected {_short(expected[key])})"
-        message = compare_values(key, expected[key], got[key])
+            return tr("compare.missing", lang, label=describe_name(key, lang), expected=_short(expected[key], lang))
+        message = compare_values(key, expected[key], got[key], tolerance_dtype, lang)
         if message:
             return message
     return None
 
 
-def compare_raised(expected, got):
+def compare_raised(expected, got, lang="en"):
     """Did the learner raise the exception the reference raised (or none, likewise)?"""
     want = expected["raised"]
     have = got.get("raised")
     if want is None:
         if have is None:
             return None
-        return f"raised {have}: {got.get('raised_message', '')}"
+        return tr("compare.raised", lang, type=have, message=got.get("raised_message", ""))
     if have is None:
-        return f"expected a {want} to be raised, but the call returned normally"
+        return tr("compare.not_raised", lang, type=want)
     if want in got.get("raised_mro", "").split(","):
         return None
-    return f"expected a {want}, got {have}: {got.get('raised_message', '')}"
+    return tr("compare.wrong_raise", lang, expected=want, type=have, message=got.get("raised_message", ""))
 
 
-def _short(value):
+def _short(value, lang="en"):
     """A short description of an expected value for 'missing' messages."""
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {shape_str(value.shape)}"
+        return tr("compare.tensor_of_shape", lang, shape=shape_str(value.shape))
     return repr(value)

@@ -23,6 +23,7 @@ from . import notebook_submit
 from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
+from .text import tr
 
 
 def reference_modules(name):
@@ -58,7 +59,7 @@ class Submission:
     dependencies: dict | None = None
 
 def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None,
-          sandbox=None, references_for_dependencies=None):
+          sandbox=None, references_for_dependencies=None, lang="en"):
     """Grade the exercises `ex_ids` (default all) of a target directory -> Report.
 
     `sources` ({ex_id: (source text or None, display name)}) overrides reading
@@ -67,7 +68,7 @@ def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_r
     each exercise's sandboxed run ends. `sandbox` and
     `references_for_dependencies`: see grade_submissions. Without references,
     the exercises the requested ones build on are graded too (not reported),
-    and the learner's own passing files are used.
+    and the learner's own passing files are used. Messages are written in `lang`.
     """
     ex_ids = list(ex_ids or [ex.id for ex in EXERCISES])
     mode, use_references = _modes(limits, sandbox, references_for_dependencies)
@@ -77,18 +78,18 @@ def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_r
     if extra:
         sources.update({ex_id: value for ex_id, value in read_sources(target, extra).items() if ex_id not in sources})
     submissions = [Submission(ex_id, *sources[ex_id]) for ex_id in extra + ex_ids]
-    exercises = grade_submissions(submissions, limits, on_progress, on_ran, mode, use_references)
-    return Report(str(Path(target).resolve()) if target else "", exercises[len(extra):])
+    exercises = grade_submissions(submissions, limits, on_progress, on_ran, mode, use_references, lang)
+    return Report(str(Path(target).resolve()) if target else "", exercises[len(extra):], lang)
 
 def grade_submissions(submissions, limits=None, on_progress=None, on_ran=None, sandbox=None,
-                      references_for_dependencies=None):
+                      references_for_dependencies=None, lang="en"):
     """Grade a list of Submissions in one sandbox run -> [ExerciseResult] (see grader/__init__.py)."""
     mode, use_references = _modes(limits, sandbox, references_for_dependencies)
     limits = replace(limits or SandboxLimits(), mode=mode)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: one thread is faster and leaves a core to the sandbox
     try:
-        return _grade_submissions(submissions, limits, on_progress, on_ran, use_references)
+        return _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang)
     finally:
         torch.set_num_threads(threads)
 
@@ -123,7 +124,7 @@ def _dependencies(submissions, use_references):
             plans.append((staged, [first[d] for d in needs if d not in missing], missing))
     return plans
 
-def _grade_submissions(submissions, limits, on_progress, on_ran, use_references):
+def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
     built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
     plans = _dependencies(submissions, use_references)
     jobs = {
@@ -154,20 +155,21 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references)
     for i, s in enumerate(submissions):
         job = outcome["results"].get(f"job{i}")
         if s.source is None:
-            result = _missing_file(s.ex_id, s.name)
+            result = _missing_file(s.ex_id, s.name, lang)
         elif plans[i][2]:
-            result = _blocked(s.ex_id, plans[i][2], s.dependencies is not None)
+            result = _blocked(s.ex_id, plans[i][2], s.dependencies is not None, lang)
         elif "lost" in job.status or "sandbox_error" in job.status:
-            result = _lost(s.ex_id, job.status)
+            result = _lost(s.ex_id, job.status, lang)
         else:
             _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits)
+            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits,
+                                    s.source, lang)
             result.duration_s = round(job.status.get("elapsed_s", 0.0), 3)  # the sandboxed run
         exercises.append(result)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
         if failed_deps and exercises[i].status != "error":
-            exercises[i] = _blocked(s.ex_id, failed_deps, False)
+            exercises[i] = _blocked(s.ex_id, failed_deps, False, lang)
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     clear_mutant_cache()
@@ -178,34 +180,34 @@ def _run_reference(check):
     torch.manual_seed(1234)
     return PROCEDURES[check.procedure](reference_modules, check.spec)
 
-def _missing_file(ex_id, name):
+def _missing_file(ex_id, name, lang="en"):
     """Result for an exercise whose file could not be read."""
     exercise = get_exercise(ex_id)
     if name.endswith(".py"):  # a missing or unreadable exercise file
-        message = f"cannot read {name}: copy exercises/{exercise.filename} there, or pass --target"
+        message = tr("file.cannot_read", lang, name=name, filename=exercise.filename)
     else:  # a notebook or upload; the name says what is wrong with it
-        message = f"cannot grade {name}"
-    return _error_result(ex_id, message, "file")
+        message = tr("file.cannot_grade", lang, name=name)
+    return _error_result(ex_id, message, "file", lang)
 
-def _error_result(ex_id, message, check="sandbox"):
-    """An exercise that could not be graded, with one failing check saying why."""
+def _error_result(ex_id, message, check="sandbox", lang="en"):
+    """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
     exercise = get_exercise(ex_id)
-    return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", "en"), exercise.filename, "error", False, 0.0, 0.0,
-                          message, [CheckResult(check, False, message, kind="error")])
+    return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, "error", False, 0.0, 0.0,
+                          message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
+                                                id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)
 
-def _blocked(ex_id, deps, hosted):
+def _blocked(ex_id, deps, hosted, lang="en"):
     """Result for an exercise graded without references whose own dependencies did not pass."""
-    names = " and ".join(deps)
-    why = "none of yours has passed yet" if hosted else "yours did not pass in this run"
-    message = (f"pass {names} first: {ex_id} builds on your own {names} ({why}), and the strict sandbox "
-               "never puts the reference solution in its place")
-    return _error_result(ex_id, message, "dependencies")
+    names = tr("blocked.and", lang).join(deps)
+    why = tr("blocked.hosted" if hosted else "blocked.this_run", lang)
+    message = tr("blocked.message", lang, names=names, ex_id=ex_id, why=why)
+    return _error_result(ex_id, message, "dependencies", lang)
 
-def _lost(ex_id, status):
+def _lost(ex_id, status, lang="en"):
     """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
     if "lost" in status:
-        return _error_result(ex_id, status["lost"])
-    return _error_result(ex_id, f"the strict sandbox could not be started for this exercise: {status['sandbox_error']}")
+        return _error_result(ex_id, status["lost"], lang=lang)
+    return _error_result(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
 
 def _relabel(job, staged_name, label):
     """Name the learner's own lines by their real source, not the staged file."""

@@ -1,8 +1,12 @@
 """Verdicts: compare the learner's sandboxed results with the reference, check by check.
 
 A failing check is also run on the known mistaken variants (grader/mistakes.py):
-a learner whose results match one gets that mistake's hint.
+a learner whose results match one gets that mistake's hint, on the checks of
+the function the mistake lives in only, and once per exercise.
 """
+
+import re
+from pathlib import Path
 
 import torch
 
@@ -12,29 +16,36 @@ from course.common.i18n import t
 from . import checks as checks_registry
 from .compare import compare_results, compare_values
 from .harness import load_procedures
-from .messages import error_kind, error_message, import_message, missing_message, summary_line
+from .messages import (clean_text, error_kind, error_message, import_message, missing_message,
+                       summary_line)
 from .mistakes import mutant_modules
 from .report import CheckResult, ExerciseResult
+from .text import hint_text, render, tr
 
 MAX_HINTED_CHECKS = 3  # mistake detection on the first few failing checks only
 PROCEDURES = load_procedures()
 
 
-def judge_exercise(ex_id, checks, references, job, learner_name, limits):
+def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en"):
     """Turn one exercise's sandbox data into verdicts."""
     exercise = get_exercise(ex_id)
-    results = []
-    for check, reference, record in zip(checks, references, job.records):
-        if job.import_error is not None:
-            result = CheckResult(check.name, False, import_message(job.import_error, learner_name),
-                                 call=check.call, kind=error_kind(job.import_error))
-        else:
-            result = judge_check(check, reference, record, job, limits)
-        results.append(result)
-    add_hints(ex_id, checks, references, job.records, results)
-    passed = all(r.passed for r in results)
+    if job.import_error is not None:
+        results = [_file_result(ex_id, job.import_error, learner_name, lang)]
+    else:
+        results = [judge_check(check, reference, record, job, limits, lang)
+                   for check, reference, record in zip(checks, references, job.records)]
+        rules = _source_results(ex_id, source, lang)
+        named = {r.mistake for r in rules}
+        add_hints(ex_id, checks, references, job.records, results, lang, named)
+        add_error_hints(ex_id, checks, job.records, results, lang, named)
+        results = rules + results
+    total, done = len(results), sum(r.passed for r in results)
+    results = _collapse_not_started(results, job.records if job.import_error is None else [],
+                                    exercise, learner_name, lang, checks)
+    for r in results:
+        r.message = clean_text(r.message)
     failing = [r for r in results if not r.passed]
-    if passed:
+    if not failing:
         status = "passed"
     elif all(r.kind == "not_implemented" for r in failing):
         status = "not_written"
@@ -42,43 +53,110 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits):
         status = "error"
     else:
         status = "failed"
-    summary = summary_line(status, results, failing)
+    summary = summary_line(status, results, failing, lang)
     return ExerciseResult(
-        ex_id, t(f"exercises.{ex_id}.title", "en"), exercise.filename, status, passed,
-        round(sum(r.passed for r in results) / max(len(results), 1), 4), 0.0, summary, results,
-        job.output[:2000],
+        ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
+        round(done / max(total, 1), 4), 0.0, summary, results, clean_text(job.output[:2000]),
+        checks_passed=done, checks_total=total,
     )
 
-def judge_check(check, reference, record, job, limits):
+
+def judge_check(check, reference, record, job, limits, lang="en"):
     """The verdict on one check from the learner's record and the reference."""
+    name, call = render(check.name, lang), render(check.call, lang)
+
+    def result(passed, message="", kind="ok"):
+        return CheckResult(name, passed, message, call=call, kind=kind, id=check.id)
+
     if record is None:
-        return CheckResult(check.name, False, missing_message(job, limits), call=check.call, kind="missing")
+        return result(False, missing_message(job, limits, lang), "missing")
     if "error" in record:
         error = record["error"]
-        return CheckResult(check.name, False, error_message(error, limits.memory_mb), call=check.call,
-                           kind=error_kind(error))
+        return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
     got = record["ok"]
     for prop in check.properties:
         message = prop(got, check.spec)
         if message:
-            return CheckResult(check.name, False, message, call=check.call, kind="mismatch")
+            return result(False, render(message, lang), "mismatch")
     if check.judge is not None:  # a check that words its own verdict (the demo stage)
         passed, message = check.judge(reference, got, check.spec)
-        return CheckResult(check.name, passed, message, call=check.call, kind="ok" if passed else "mismatch")
-    message = compare_results(reference, got, check.keys)
+        return result(passed, render(message, lang), "ok" if passed else "mismatch")
+    message = compare_results(reference, got, check.keys, check.tolerance_dtype, lang=lang)
     if message:
-        return CheckResult(check.name, False, message, call=check.call, kind="mismatch")
-    return CheckResult(check.name, True, call=check.call)
+        return result(False, message, "mismatch")
+    return result(True)
+
+
+def _file_result(ex_id, error, learner_name, lang):
+    """One file-level result for a file that cannot be imported (syntax error, bad import)."""
+    result = CheckResult(tr("check.file", lang), False, import_message(error, learner_name, lang),
+                         kind=error_kind(error), id=f"{ex_id}.file")
+    if result.kind == "not_implemented":  # raised at import time: treat like any other stub
+        result.kind = "error"
+    mistake = _raising_mistake(ex_id, error, None)
+    if mistake:
+        result.mistake, result.hint = mistake.id, hint_text(ex_id, mistake, lang)
+    return result
+
+
+def _source_results(ex_id, source, lang):
+    """Rules judged on the learner's source text here, outside their process (checks' SOURCE_RULES)."""
+    results = []
+    for rule in getattr(checks_registry.for_exercise(ex_id), "SOURCE_RULES", ()):
+        problem = rule(source) if source is not None else None
+        if problem:
+            message, mistake_id = problem
+            mistake = next(m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id == mistake_id)
+            results.append(CheckResult(tr(f"rule.{mistake_id}", lang), False, render(message, lang),
+                                       hint=hint_text(ex_id, mistake, lang), kind="mismatch",
+                                       id=f"{ex_id}.rule.{mistake_id}", mistake=mistake_id))
+    return results
+
+
+def _not_written_what(record):
+    """The name a stub's NotImplementedError gives (its message, else the function)."""
+    error = (record or {}).get("error") or {}
+    return error.get("message") or (error.get("where") or {}).get("function") or "?"
+
+
+def _collapse_not_started(results, records, exercise, learner_name, lang, checks=()):
+    """Replace every 'still raises NotImplementedError' result by one line naming what to write."""
+    stubs = [i for i, r in enumerate(results) if r.kind == "not_implemented"]
+    if not stubs:
+        return results
+    offset = len(results) - len(records)  # results of source rules come first
+    names = []
+    for i in stubs:
+        j = i - offset
+        if 0 <= j < len(checks) and checks[j].procedure == "demo_translations" and names:
+            continue  # the demo stage rewords the stub's error; its function is already named
+        what = _not_written_what(records[j] if 0 <= j < len(records) else None)
+        if what not in names:
+            names.append(what)
+    path = Path(learner_name)
+    where = f"{path.parent.name}/{path.name}" if path.name == exercise.filename and path.parent.name \
+        else learner_name
+    message = tr("not_started", lang, names=", ".join(names), file=where)
+    first = results[stubs[0]]
+    collapsed = CheckResult(tr("check.not_started", lang), False, message, kind="not_implemented",
+                            id=f"{exercise.id}.not_started", call=first.call)
+    return [collapsed if i == stubs[0] else r for i, r in enumerate(results)
+            if i == stubs[0] or i not in stubs]
+
 
 def _observable_keys(reference):
     """The result keys a mistake is recognised by (values, not gradients)."""
     return [k for k in reference if not k.startswith(("grad.", "input_after.", "raised_"))]
 
-def _agrees(mutant, got, keys):
+
+def _agrees(mutant, got, keys, tolerance_dtype=None):
     """Does the learner's result equal the mistaken variant's on these keys?"""
-    return all(k in mutant and k in got and compare_values(k, mutant[k], got[k]) is None for k in keys)
+    return all(k in mutant and k in got and compare_values(k, mutant[k], got[k], tolerance_dtype) is None
+               for k in keys)
+
 
 _MUTANT_CACHE = {}  # (ex_id, mistake id, id(check)) -> results, for one grading run
+
 
 def _mutant_results(ex_id, mistake, check):
     """The mistaken variant's results on a check, or None if it raises."""
@@ -91,39 +169,78 @@ def _mutant_results(ex_id, mistake, check):
             _MUTANT_CACHE[key] = None
     return _MUTANT_CACHE[key]
 
-def add_hints(ex_id, checks, references, records, results):
-    """Attach the hint of the known mistake that best explains the learner's results.
 
-    A mistake is a candidate when the learner's results equal the mistaken
-    variant's on the first failing checks; among candidates, the one that also
-    agrees with the learner on the most other checks wins.
+def _explains(ex_id, mistake, check, reference, record):
+    """Does the mistaken variant differ from the reference and agree with the learner on this check?"""
+    if not mistake.applies_to(check.target) or mistake.raises or not record or "ok" not in record:
+        return False
+    keys = _observable_keys(reference)
+    mutant = _mutant_results(ex_id, mistake, check)
+    return (mutant is not None and compare_results(reference, mutant, keys, check.tolerance_dtype) is not None
+            and _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
+
+
+def add_hints(ex_id, checks, references, records, results, lang="en", named=()):
+    """Attach the hints of the known mistakes that best explain the learner's results.
+
+    Going through the first failing checks in order: the candidates are the
+    mistakes that live in the check's target and whose variant equals the
+    learner's results there; the one that also agrees with the learner on the
+    most other checks of the same targets wins. Its hint goes on the first
+    check it explains, its id on every one; each mistake is named once.
     """
     failing = [i for i, r in enumerate(results) if r.kind == "mismatch"][:MAX_HINTED_CHECKS]
-    if not failing:
-        return
-    best, best_score = None, -1
-    for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
-        matched = []
-        for i in failing:
-            keys = _observable_keys(references[i])
-            mutant = _mutant_results(ex_id, mistake, checks[i])
-            if mutant is not None and compare_results(references[i], mutant, keys) is not None \
-                    and _agrees(mutant, records[i]["ok"], keys):
-                matched.append(i)
-        if failing[0] not in matched:
+    used = set(named)  # hints already given (by a source rule)
+    for i in failing:
+        if results[i].mistake:
             continue
-        score = len(matched) * 100
-        for i, record in enumerate(records):
-            if i not in failing and record and "ok" in record:
-                mutant = _mutant_results(ex_id, mistake, checks[i])
-                keys = _observable_keys(references[i])
-                score += mutant is not None and _agrees(mutant, record["ok"], keys)
-        if score > best_score:
-            best, best_score = (mistake, matched), score
-    if best:
-        mistake, matched = best
-        for i in matched:
-            results[i].hint = mistake.hint
+        best, best_score = None, -1
+        for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
+            if mistake.id in used or not _explains(ex_id, mistake, checks[i], references[i], records[i]):
+                continue
+            matched = [j for j in failing if _explains(ex_id, mistake, checks[j], references[j], records[j])]
+            score = len(matched) * 100 + sum(
+                1 for j, record in enumerate(records)
+                if j not in failing and mistake.applies_to(checks[j].target) and record and "ok" in record
+                and (m := _mutant_results(ex_id, mistake, checks[j])) is not None
+                and _agrees(m, record["ok"], _observable_keys(references[j]), checks[j].tolerance_dtype))
+            if score > best_score:
+                best, best_score = (mistake, matched), score
+        if best:
+            mistake, matched = best
+            used.add(mistake.id)
+            for j in matched:
+                if not results[j].mistake:
+                    results[j].mistake = mistake.id
+            results[i].hint = hint_text(ex_id, mistake, lang)
+    for i in failing:  # a mistake already named elsewhere: its id only, no second hint
+        for mistake_id in named:
+            mistake = next(m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id == mistake_id)
+            if not results[i].mistake and _explains(ex_id, mistake, checks[i], references[i], records[i]):
+                results[i].mistake = mistake_id
+
+
+def _raising_mistake(ex_id, error, target):
+    """The known mistake whose error message pattern matches this error, if any."""
+    for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
+        if mistake.raises and (target is None or mistake.applies_to(target)) \
+                and re.search(mistake.raises, error.get("message") or ""):
+            return mistake
+    return None
+
+
+def add_error_hints(ex_id, checks, records, results, lang="en", named=()):
+    """Hints for known mistakes that raise (an input modified in place, ...), once each."""
+    used = {r.mistake for r in results if r.mistake} | set(named)
+    for check, record, result in zip(checks, records, results):
+        if result.kind != "error" or not record or "error" not in record:
+            continue
+        mistake = _raising_mistake(ex_id, record["error"], check.target)
+        if mistake:
+            result.mistake = mistake.id
+            if mistake.id not in used:
+                used.add(mistake.id)
+                result.hint = hint_text(ex_id, mistake, lang)
 
 
 def clear_mutant_cache():

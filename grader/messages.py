@@ -1,74 +1,98 @@
 """Learner-facing sentences for what went wrong: exceptions, imports, crashes, time-outs.
 
 The sandbox reports facts (an exception's type and place, a signal, a time-out);
-these functions turn them into one sentence each. Pure functions of plain data.
+these functions turn them into one sentence each, in the learner's language
+(grader/text.py). Pure functions of plain data. `clean_text` strips control
+characters from anything the learner's code produced before it is shown.
 """
 
+import re
+
 from .sandbox import SandboxLimits
+from .text import tr
+
+# Terminal escape sequences (CSI, OSC, other ESC x), then single control characters other than
+# newline and tab, and the bidirectional overrides that can reorder what a reader sees.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def summary_line(status, results, failing):
+def clean_text(text):
+    """Text with escape sequences and control characters removed (a carriage return ends a line)."""
+    if not text:
+        return text
+    text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", text)
+
+
+def summary_line(status, results, failing, lang="en"):
     """One line for the table: how many passed, and the first problem."""
-    count = f"{len(results) - len(failing)}/{len(results)} checks passed"
+    passed = len(results) - len(failing)
     if status == "passed":
-        return count
+        return tr("summary.passed", lang, passed=passed, total=len(results))
     if status == "not_written":
-        return "not written yet: " + failing[0].message.removeprefix("not written yet: ")
-    return f"{count}; first problem: {failing[0].message}"
+        return failing[0].message
+    return tr("summary.failed", lang, passed=passed, total=len(results), problem=failing[0].message)
+
 
 def error_kind(error):
     """"not_implemented" for a stub still raising NotImplementedError, else "error"."""
     return "not_implemented" if error["kind"] == "not_implemented" else "error"
 
-def _where(error):
+
+def _where(error, lang):
     """' (ex03_scoring.py, line 42, in forward: `code`)' or ''."""
     where = error.get("where")
     if not where:
         return ""
-    text = f"{where['file']}, line {where['line']}"
+    text = tr("where.line", lang, file=where["file"], line=where["line"])
     if where.get("function"):
-        text += f", in {where['function']}"
+        text += tr("where.function", lang, function=where["function"])
     if where.get("code"):
-        text += f": `{where['code']}`"
+        text += f": `{clean_text(where['code'])}`"
     return f" ({text})"
 
-def error_message(error, memory_mb=SandboxLimits.memory_mb):
+
+def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en"):
     """A learner-facing sentence for an exception raised by their code."""
     kind = error["kind"]
+    message = clean_text(error.get("message") or "")
     if kind == "not_implemented":
-        what = error["message"] or (error.get("where") or {}).get("function") or "this function"
-        return f"not written yet: {what} still raises NotImplementedError"
+        what = message or (error.get("where") or {}).get("function") or "?"
+        return tr("error.not_implemented", lang, what=what)
     if kind == "exit":
-        return f"your code called sys.exit({error['message']}){_where(error)}: return a value instead of exiting"
+        return tr("error.exit", lang, code=message, where=_where(error, lang))
     if kind == "memory":
-        return f"ran out of memory{_where(error)}: the sandbox allows {memory_mb} MB"
-    return f"raised {error['type']}: {error['message']}{_where(error)}"
+        return tr("error.memory", lang, where=_where(error, lang), memory_mb=memory_mb)
+    if "leaf Variable" in message and "in-place" in message:
+        return tr("error.in_place", lang, where=_where(error, lang))
+    return tr("error.raised", lang, type=error["type"], message=message, where=_where(error, lang))
 
-def import_message(error, learner_name):
-    """Why the learner's module could not be imported."""
+
+def import_message(error, learner_name, lang="en"):
+    """Why the learner's module could not be imported: one file-level sentence."""
     if error["type"] in ("SyntaxError", "IndentationError", "TabError"):
-        return f"{learner_name} has a syntax error: {error['message']}{_where(error)}"
-    return f"importing {learner_name} failed: {error_message(error)}"
+        return tr("import.syntax", lang, name=learner_name, message=clean_text(error["message"]),
+                  where=_where(error, lang))
+    return tr("import.failed", lang, name=learner_name, error=error_message(error, lang=lang))
 
-def missing_message(job, limits):
+
+def missing_message(job, limits, lang="en"):
     """Why no result came back for a check."""
     status = job.status
     if status.get("timed_out"):
-        return (f"timed out after {limits.timeout_s:g} s while running this check "
-                "(an infinite loop, or far too much work?)")
+        return tr("missing.timeout", lang, seconds=f"{limits.timeout_s:g}")
     signal_name = status.get("signal")
     if signal_name == "SIGXFSZ":
-        return (f"printed more than {limits.output_kb} KB of output (a print inside a loop?); "
-                "the output is capped and the process was stopped")
+        return tr("missing.output", lang, kb=limits.output_kb)
     if signal_name == "SIGXCPU":
-        return f"used more than {limits.timeout_s:g} s of CPU time and was stopped"
+        return tr("missing.cpu", lang, seconds=f"{limits.timeout_s:g}")
     if signal_name == "SIGSEGV":
-        return "the process crashed with a segmentation fault (SIGSEGV) while running this check"
+        return tr("missing.segfault", lang)
     if signal_name == "SIGKILL":
-        return "the process was killed (SIGKILL), most likely for using too much memory"
+        return tr("missing.killed", lang)
     if signal_name:
-        return f"the process was stopped by signal {signal_name} while running this check"
+        return tr("missing.signal", lang, signal=signal_name)
     if "exit_code" in status:
-        return (f"the process exited (code {status['exit_code']}) before this check finished: "
-                "does the code call sys.exit() or os._exit()?")
-    return "no result came back from the sandbox for this check"
+        return tr("missing.exited", lang, code=status["exit_code"])
+    return tr("missing.none", lang)

@@ -2,6 +2,11 @@
 
 Plain data classes shared by the grader's command line, the notebooks' grading
 cell and the app's grading client (which reads the JSON, version REPORT_VERSION).
+Texts are in the report's language; beside them stay the stable ids a class
+server aggregates on: each check's `id`, the `mistake` id of a known mistake
+recognised in it, and each exercise's `id` and `status`. (Version 1 gained
+`lang`, `id`, `mistake`, `checks_passed` and `checks_total`; readers of the older
+fields are unaffected.)
 """
 
 import sys
@@ -9,9 +14,14 @@ from dataclasses import asdict, dataclass, field
 
 from course.common.exercise_index import GRADER_STATUSES
 
+from .text import tr
+
 REPORT_VERSION = 1
-STATUS_LABELS = {"passed": "passed", "failed": "FAILED", "not_written": "not written yet", "error": "ERROR"}
-assert set(STATUS_LABELS) == set(GRADER_STATUSES), "every status the grader saves needs a label"
+
+
+def status_label(status, lang="en"):
+    """The table's word for an exercise status."""
+    return tr(f"status.{status}", lang)
 
 
 @dataclass
@@ -22,6 +32,8 @@ class CheckResult:
     hint: str | None = None
     call: str = ""
     kind: str = "ok"  # ok | mismatch | not_implemented | error | missing
+    id: str = ""  # stable check id, e.g. "ex03.DotProductAttention.2"
+    mistake: str | None = None  # id of the known mistake recognised here, if any
 
 @dataclass
 class ExerciseResult:
@@ -35,6 +47,8 @@ class ExerciseResult:
     summary: str
     checks: list = field(default_factory=list)
     output: str = ""
+    checks_passed: int = 0  # before "not started" stubs were folded into one entry
+    checks_total: int = 0
 
     def to_dict(self):
         return asdict(self)
@@ -43,6 +57,7 @@ class ExerciseResult:
 class Report:
     target: str
     exercises: list
+    lang: str = "en"
 
     @property
     def passed(self):
@@ -51,41 +66,72 @@ class Report:
     def to_dict(self):
         return {
             "version": REPORT_VERSION,
+            "lang": self.lang,
             "target": self.target,
             "passed": self.passed,
             "exercises": [ex.to_dict() for ex in self.exercises],
         }
 
 
-def print_table(report, out=sys.stdout):
+def _counts(ex):
+    """(passed, total) checks of an exercise result (object or JSON dict)."""
+    get = ex.get if isinstance(ex, dict) else lambda k, d=None: getattr(ex, k, d)
+    if get("checks_total"):
+        return get("checks_passed", 0), get("checks_total")
+    checks = get("checks", [])
+    return sum(c["passed"] if isinstance(c, dict) else c.passed for c in checks), len(checks)
+
+
+def print_table(report, out=sys.stdout, lang=None):
     """The readable summary: one row per exercise, then the first problem of each."""
-    rows = [(ex.id, ex.title, STATUS_LABELS[ex.status],
-             f"{sum(c['passed'] if isinstance(c, dict) else c.passed for c in ex.checks)}/{len(ex.checks)}")
+    lang = lang or getattr(report, "lang", "en")
+    head = tuple(tr(f"table.{k}", lang) for k in ("id", "exercise", "status", "checks"))
+    rows = [(ex.id, ex.title, status_label(ex.status, lang), "{}/{}".format(*_counts(ex)))
             for ex in report.exercises]
-    widths = [max(len(r[i]) for r in rows + [("id", "exercise", "status", "checks")]) for i in range(4)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths)
-    print(line.format("id", "exercise", "status", "checks"), file=out)
-    print(line.format(*("-" * w for w in widths)), file=out)
+    widths = [max(_width(r[i]) for r in rows + [head]) for i in range(4)]
+    print("  ".join(_pad(c, w) for c, w in zip(head, widths)).rstrip(), file=out)
+    print("  ".join("-" * w for w in widths), file=out)
     for row in rows:
-        print(line.format(*row), file=out)
+        print("  ".join(_pad(c, w) for c, w in zip(row, widths)).rstrip(), file=out)
     for ex in report.exercises:
         if ex.passed:
             continue
-        print(f"\n{ex.id} {ex.title} ({ex.file}): {STATUS_LABELS[ex.status]}", file=out)
+        print(f"\n{ex.id} {ex.title} ({ex.file}): {status_label(ex.status, lang)}", file=out)
         if ex.status == "not_written":
             print(f"  {ex.summary}", file=out)
             continue
         first = next(c for c in ex.checks if not c.passed)
-        print(f"  check:    {first.name}", file=out)
+        label = _labels(lang)
+        print(f"  {label['check']}{first.name}", file=out)
         if first.call:
-            print(f"  called:   {first.call}", file=out)
-        print(f"  problem:  {first.message}", file=out)
+            print(f"  {label['called']}{first.call}", file=out)
+        print(f"  {label['problem']}{first.message}", file=out)
         if first.hint:
-            print(f"  hint:     {first.hint}", file=out)
+            print(f"  {label['hint']}{first.hint}", file=out)
         others = sum(not c.passed for c in ex.checks) - 1
         if others:
-            print(f"  ({others} more failing check(s); fix this one first)", file=out)
+            print("  " + tr("table.more_failing", lang, count=others), file=out)
         if ex.output.strip():
-            print("  your code printed:\n    " + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
+            print("  " + tr("table.printed", lang) + "\n    "
+                  + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
     passed = sum(ex.passed for ex in report.exercises)
-    print(f"\n{passed}/{len(report.exercises)} exercises passed.", file=out)
+    print("\n" + tr("table.passed", lang, passed=passed, total=len(report.exercises)), file=out)
+
+
+def _width(text):
+    """Columns a string takes in a terminal (CJK characters take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in str(text))
+
+
+def _pad(text, width):
+    """text padded with spaces to `width` terminal columns."""
+    return str(text) + " " * (width - _width(text))
+
+
+def _labels(lang):
+    """The aligned labels of the problem lines: check, called, problem, hint."""
+    names = {k: tr(f"table.{k}", lang) for k in ("check", "called", "problem", "hint")}
+    width = max(_width(v) for v in names.values()) + 2
+    return {k: _pad(v + ":", width) for k, v in names.items()}

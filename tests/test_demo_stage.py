@@ -17,6 +17,7 @@ from course.translation.decoding import greedy_decode
 from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 from grader import checks as checks_registry
 from grader.checks.demo import NAME, demo_check
+from grader.text import render
 from grader.core import Submission, grade_submissions, reference_modules
 from grader.harness import load_procedures
 from grader.mistakes import apply_mistake
@@ -80,7 +81,7 @@ def graded(checkpoints):
 @pytest.mark.parametrize("label", ["ex04 reference", "ex06 reference", "ex07 reference"])
 def test_reference_modules_translate_every_probe_identically(graded, label):
     check = graded[label]
-    assert check.name == NAME
+    assert check.name == render(NAME)
     assert check.passed, check.message
     assert probes_agreeing(check) == len(demos.PROBE_SENTENCES)
 
@@ -106,6 +107,7 @@ def test_without_a_checkpoint_the_stage_is_skipped_with_the_training_command(tmp
         assert check.name == NAME
         got = PROCEDURES[check.procedure](reference_modules, check.spec)
         passed, message = check.judge(got, got, check.spec)
+        message = render(message)
         assert passed and message.startswith("skipped")
         assert f"python -m course.translation.train --model {model}" in message and str(tmp_path) in message
 
@@ -138,6 +140,7 @@ def test_the_judge_counts_disagreeing_probes(use_checkpoints):
     learner["ids.2"] = torch.cat([reference["ids.2"][:-1], torch.tensor([4 if last != 4 else 5])])  # another last char
     learner["logits.5"] = reference["logits.5"] + 0.01  # the same characters, slightly different logits
     passed, message = check.judge(reference, learner, check.spec)
+    message = render(message)
     assert not passed and message.startswith(f"{len(demos.PROBE_SENTENCES) - 2}/")
     assert demos.PROBE_SENTENCES[2] in message
     assert check.judge(reference, dict(reference), check.spec)[0]

@@ -15,6 +15,7 @@ from grader import checks as checks_registry
 from grader.core import Submission, grade, grade_submissions
 from grader.mistakes import apply_mistake
 from grader.sandbox import SandboxLimits
+from grader.text import hint_text
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_IDS = [ex.id for ex in EXERCISES]
@@ -54,10 +55,23 @@ def test_pristine_stubs_are_not_written_yet(stub_report):
     for ex in stub_report.exercises:
         assert ex.status == "not_written", (ex.id, ex.summary)
         assert not ex.passed
-        assert ex.summary.startswith("not written yet:")
-        assert "NotImplementedError" in ex.summary and "Traceback" not in ex.summary
+        # one line naming what to write, not one failure per check
+        assert ex.summary == f"not started: write {', '.join(ex_names(ex.id))} in exercises/{ex.file}", ex.summary
         failing = [c for c in ex.checks if not c.passed]
-        assert all(c.kind == "not_implemented" for c in failing)
+        assert [c.id for c in failing] == [f"{ex.id}.not_started"] and failing[0].kind == "not_implemented"
+        assert ex.checks_total >= 4 and ex.checks_passed == len(ex.checks) - 1
+
+
+def ex_names(ex_id):
+    """The stubs' NotImplementedError messages of an exercise, in the order the checks reach them."""
+    return {"ex00": ["receptive_field", "max_path_length"], "ex01": ["softmax", "masked_softmax"],
+            "ex02": ["gaussian_kernel_weights", "nadaraya_watson", "NWKernelRegression.forward"],
+            "ex03": ["AdditiveAttention.forward", "DotProductAttention.forward"],
+            "ex04": ["Seq2SeqAttentionDecoder.forward"],
+            "ex05": ["transpose_qkv", "transpose_output", "MultiHeadAttention.forward"],
+            "ex06": ["PositionalEncoding.__init__ (build the table P)"],
+            "ex07": ["PositionWiseFFN.forward", "AddNorm.forward", "TransformerEncoderBlock.forward",
+                     "TransformerDecoderBlock.forward"]}[ex_id]
 
 
 def _mistake_items():
@@ -75,7 +89,7 @@ MISTAKE_ITEMS = _mistake_items()
 def mistake_results():
     submissions = [Submission(ex.id, apply_mistake(reference_source(ex), m), f"{m.id}.py")
                    for ex, m in MISTAKE_ITEMS]
-    return dict(zip([m.id for _, m in MISTAKE_ITEMS], grade_submissions(submissions)))
+    return dict(zip([(ex.id, m.id) for ex, m in MISTAKE_ITEMS], grade_submissions(submissions)))
 
 
 def test_at_least_three_known_mistakes_per_exercise():
@@ -85,12 +99,14 @@ def test_at_least_three_known_mistakes_per_exercise():
 
 @pytest.mark.parametrize("ex,mistake", MISTAKE_ITEMS, ids=[f"{e.id}-{m.id}" for e, m in MISTAKE_ITEMS])
 def test_known_mistake_is_caught_with_its_hint(ex, mistake, mistake_results):
-    result = mistake_results[mistake.id]
-    assert result.status == "failed" and not result.passed
+    result = mistake_results[ex.id, mistake.id]
+    # a mistake that stops the import (an absolute import) is a file-level error, the rest fail checks
+    assert result.status == ("error" if "import" in mistake.id else "failed") and not result.passed
     hints = [c.hint for c in result.checks if c.hint]
-    assert mistake.hint in hints, (result.summary, hints)
+    assert hints == [hint_text(ex.id, mistake)], (result.summary, hints)  # its own hint, once
+    assert mistake.id in [c.mistake for c in result.checks]
     first = next(c for c in result.checks if not c.passed)
-    assert first.call and first.message
+    assert first.message and (first.call or first.id in (f"{ex.id}.file", f"{ex.id}.rule.{mistake.id}"))
 
 
 def test_mistake_ids_are_unique_per_exercise():
@@ -201,7 +217,8 @@ def test_cli_json_report_progress_and_exit_code(tmp_path):
     for ex in report["exercises"]:
         assert {"id", "title", "file", "status", "passed", "score", "duration_s", "summary", "checks"} <= set(ex)
         for check in ex["checks"]:
-            assert {"name", "passed", "message", "hint"} <= set(check)
+            assert {"name", "passed", "message", "hint", "id", "mistake"} <= set(check)
+    assert report["lang"] == "en"
     assert "progress: 2/2 ex06 not_written" in done.stderr
     saved = json.loads((tmp_path / "home" / "progress.json").read_text())
     entry = saved["targets"][str(tmp_path.resolve())]
@@ -221,7 +238,7 @@ def test_cli_shows_the_first_problem_and_hint(tmp_path):
     done = run_cli("ex03", "--target", str(tmp_path), "--no-save", home=tmp_path / "home")
     assert done.returncode == 1
     assert "called:" in done.stdout and "problem:" in done.stdout
-    assert mistake.hint in done.stdout
+    assert hint_text("ex03", mistake) in done.stdout
     assert not (tmp_path / "home" / "progress.json").exists()
 
 
@@ -236,7 +253,7 @@ def test_cli_hint_lists_known_pitfalls(tmp_path):
     done = run_cli("hint", "ex05", home=tmp_path)
     assert done.returncode == 0
     for mistake in checks_registry.for_exercise("ex05").MISTAKES:
-        assert mistake.hint in done.stdout
+        assert hint_text("ex05", mistake) in done.stdout
 
 
 def test_watch_regrades_a_saved_file(tmp_path):

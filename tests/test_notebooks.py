@@ -137,7 +137,7 @@ def test_round_trip_reference_passes_and_pristine_is_not_written(tmp_path):
             assert results[ex.id].passed, (ex.id, results[ex.id].summary)
         else:
             assert results[ex.id].status == "not_written", (ex.id, results[ex.id].summary)
-            assert results[ex.id].summary.startswith("not written yet")
+            assert results[ex.id].summary.startswith("not started: write ")
 
 
 def test_other_reference_filled_exercises_pass(tmp_path):

@@ -8,7 +8,11 @@ telling than a bare numeric difference.
 
 A Mistake is a known wrong variant of the reference, written as a one-place
 edit of the reference source: when the learner's results match the variant's
-on a failing check, the learner gets the mistake's hint.
+on a failing check of the function the mistake lives in (`where`), the learner
+gets the mistake's hint (course/text/<lang>/grader.toml, hints.<exNN>.<id>).
+A mistake that makes the code raise is recognised by its error message
+(`raises`) instead. Check names and property messages are texts or
+`(key, fields)` pairs rendered in the report's language (grader/text.py).
 """
 
 from dataclasses import dataclass, field
@@ -27,15 +31,33 @@ class Check:
     keys: tuple = None  # result keys compared with the reference (None: all)
     properties: tuple = ()  # callables (learner results, spec) -> message or None
     judge: object = None  # optional (reference, learner results, spec) -> (passed, message), replaces the comparison
+    target: str = ""  # the function or class under test: a mistake's hint is shown only on its own target
+    tolerance_dtype: object = None  # judge values with this dtype's tolerances when the spec promises no more
+    id: str = ""  # stable id for reports (set by number_checks)
 
 
 @dataclass(frozen=True)
 class Mistake:
-    id: str
-    hint: str
+    id: str  # stable id; its hint is the catalog text grader.hints.<exNN>.<id>
     old: str  # text that occurs exactly once in the reference file
     new: str  # what the mistaken version has instead
     also: tuple = field(default=())  # further (old, new) edits of the same mistake
+    where: tuple = ()  # the targets (functions, classes) the mistake lives in; () = any
+    raises: str = ""  # for a mistake that raises: a regular expression its error message matches
+
+    def applies_to(self, target):
+        """Is a failing check on `target` one where this mistake can live?"""
+        return not self.where or target in self.where
+
+
+def number_checks(ex_id, checks):
+    """Give every check a stable id: exNN.<target>.<n> (n counts checks of that target)."""
+    counts = {}
+    for check in checks:
+        key = check.target or check.procedure
+        counts[key] = counts.get(key, 0) + 1
+        check.id = f"{ex_id}.{key}.{counts[key]}"
+    return checks
 
 
 def generator(seed):

@@ -22,7 +22,7 @@ from course.translation.vocab import EOS_ID, Vocab, tokenize_en
 
 from .base import Check
 
-NAME = "demo: translations with your module"
+NAME = ("demo.name", {})  # rendered in the report's language (grader/text.py)
 LOGIT_TOL = (1e-3, 1e-3)  # (rtol, atol) on float32 logits after the whole network
 SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
 MODEL_DIR = PROJECT_ROOT / "course" / "translation"
@@ -52,8 +52,8 @@ def demo_check(ex_id, model_name):
     """The demo-stage Check for one exercise, or a skip note when no checkpoint exists."""
     path = demos.checkpoint_path(model_name)
     if not path.is_file():
-        note = (f"skipped: no trained {_readable(model_name)} checkpoint at {path}; train one with "
-                f"`{demos.train_command(model_name)}` to run this stage")
+        note = ("demo.skipped", {"model": _readable(model_name), "path": str(path),
+                                 "command": demos.train_command(model_name)})
         return Check(NAME, f"demo stage ({model_name})", "demo_translations", {"skip": note}, judge=_judge)
     payload = _checkpoint(path)
     exercise = get_exercise(ex_id)
@@ -75,8 +75,8 @@ def demo_check(ex_id, model_name):
         "max_len": 2 * max(len(p) for p in probe_ids) + 10,
         "checkpoint": str(path),
     }
-    call = (f"the {model_name} model from {path.name} with your {exercise.filename} (references for the "
-            f"other modules), greedy translation of {len(probe_ids)} probe sentences in one padded batch")
+    call = ("demo.call", {"model": model_name, "checkpoint": path.name, "filename": exercise.filename,
+                          "count": len(probe_ids)})
     return Check(NAME, call, "demo_translations", spec, judge=_judge)
 
 
@@ -95,18 +95,18 @@ def _probe_problem(i, reference, got, spec):
     want_ids, have_ids = reference[f"ids.{i}"], got.get(f"ids.{i}")
     want_logits, have_logits = reference[f"logits.{i}"], got.get(f"logits.{i}")
     if not isinstance(have_ids, torch.Tensor) or not isinstance(have_logits, torch.Tensor):
-        return "no output came back"
+        return ("demo.no_output", {})
     if not torch.equal(want_ids, have_ids):
         itos = spec["tgt_vocab"]
-        return f"the reference gives {_text(want_ids.tolist(), itos)}, yours gives {_text(have_ids.tolist(), itos)}"
+        return ("demo.other_text", {"want": _text(want_ids.tolist(), itos), "got": _text(have_ids.tolist(), itos)})
     if have_logits.shape != want_logits.shape:
-        return f"logits of shape {tuple(have_logits.shape)}, expected {tuple(want_logits.shape)}"
+        return ("demo.logits_shape", {"got": str(tuple(have_logits.shape)), "want": str(tuple(want_logits.shape))})
     if not torch.isfinite(have_logits).all():
-        return "the same characters, but some logits are NaN or infinite"
+        return ("demo.logits_nan", {})
     rtol, atol = LOGIT_TOL
     if not torch.allclose(have_logits, want_logits, rtol=rtol, atol=atol):
         error = (have_logits - want_logits).abs().max().item()
-        return f"the same characters, but the logits differ by up to {error:.3g} (tolerance {atol:g})"
+        return ("demo.logits_differ", {"error": f"{error:.3g}", "tolerance": f"{atol:g}"})
     return None
 
 
@@ -118,8 +118,8 @@ def _judge(reference, got, spec):
     problems = [(i, _probe_problem(i, reference, got, spec)) for i in range(count)]
     failing = [(i, p) for i, p in problems if p]
     agree = count - len(failing)
-    message = f"{agree}/{count} probe sentences translate identically (same characters, same logits)"
     if not failing:
-        return True, message + f" with the trained {spec['model_name']} model"
+        return True, ("demo.passed", {"agree": agree, "count": count, "model": spec["model_name"]})
     i, problem = failing[0]
-    return False, f"{message}; first difference: {spec['probes'][i]!r}: {problem}"
+    return False, ("demo.failed", {"agree": agree, "count": count, "probe": repr(spec["probes"][i]),
+                                   "problem": problem})

@@ -1,6 +1,6 @@
 """Checks and known mistakes for exercise 0 (path lengths, receptive fields)."""
 
-from .base import Check, Mistake
+from .base import Check, Mistake, number_checks
 
 MODULE = "ex00_paths"
 
@@ -10,8 +10,8 @@ def _call(fn, args, kwargs=None, expect_error=False):
     kwargs = kwargs or {}
     shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     spec = {"module": MODULE, "fn": fn, "args": list(args), "kwargs": kwargs, "expect_error": expect_error}
-    name = f"{fn}({shown})" + (" raises ValueError" if expect_error else "")
-    return Check(name=name, call=f"{fn}({shown})", procedure="call", spec=spec)
+    name = ("check.raises", {"call": f"{fn}({shown})", "error": "ValueError"}) if expect_error else f"{fn}({shown})"
+    return Check(name=name, call=f"{fn}({shown})", procedure="call", spec=spec, target=fn)
 
 
 def build():
@@ -38,42 +38,38 @@ def build():
         _call("max_path_length", ("rnn", 0), expect_error=True),
         _call("max_path_length", ("cnn", 5), {"kernel_size": 1}, expect_error=True),
     ]
-    return checks
+    return number_checks("ex00", checks)
 
 
 MISTAKES = (
     Mistake(
         "rf_no_plus_one",
-        "The output position sees itself too: R = 1 + (k - 1) * sum(dilations), "
-        "so one layer of width 3 sees 3 positions, not 2.",
         "return 1 + (kernel_size - 1) * sum(dilations)",
         "return (kernel_size - 1) * sum(dilations)",
+        where=("receptive_field",),
     ),
     Mistake(
         "rf_times_k",
-        "Each layer adds k - 1 new positions (its centre was already seen), not k: "
-        "R = 1 + (k - 1) * sum(dilations).",
         "return 1 + (kernel_size - 1) * sum(dilations)",
         "return 1 + kernel_size * sum(dilations)",
+        where=("receptive_field",),
     ),
     Mistake(
         "rnn_n_steps",
-        "n positions in a chain are n - 1 steps apart (positions 1 and n).",
         'if architecture == "rnn":\n        return n - 1',
         'if architecture == "rnn":\n        return n',
+        where=("max_path_length",),
     ),
     Mistake(
         "cnn_ignores_dilation",
-        "With dilated=True the layers have dilations 1, 2, 4, ...: the receptive field "
-        "doubles roughly each layer, so far fewer layers are needed.",
         "dilations.append(2 ** len(dilations) if dilated else 1)",
         "dilations.append(1)",
+        where=("max_path_length",),
     ),
     Mistake(
         "cnn_off_by_one",
-        "Stop at the fewest layers whose receptive field covers all n positions (R >= n), "
-        "not one layer later.",
         "while receptive_field(kernel_size, len(dilations), dilations) < n:",
         "while receptive_field(kernel_size, len(dilations), dilations) <= n:",
+        where=("max_path_length",),
     ),
 )

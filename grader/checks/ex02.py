@@ -4,7 +4,7 @@ import torch
 
 from solutions.ex02_nadaraya_watson import NWKernelRegression
 
-from .base import Check, Mistake, call_desc, generator, randn, reference_state
+from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state
 
 MODULE = "ex02_nadaraya_watson"
 
@@ -30,7 +30,7 @@ def _fn(fn, names, args, seed, properties=()):
     spec = {"module": MODULE, "fn": fn, "args": args, "arg_names": names,
             "grad": ("queries", "keys"), "grad_seed": seed}
     title = f"{fn} with keys {tuple(args[1].shape)}"
-    return Check(title, call_desc(fn, names, args), "call", spec, properties=properties)
+    return Check(title, call_desc(fn, names, args), "call", spec, properties=properties, target=fn)
 
 
 def _module(name, n_q, n_k, w, dtype, seed):
@@ -46,14 +46,15 @@ def _module(name, n_q, n_k, w, dtype, seed):
             "capture": ("attention_weights",)}
     call = f"NWKernelRegression() with w = [{w}]: " + call_desc(
         "forward", ["queries", "keys", "values"], [queries, keys, values])
-    return Check(name, call, "module_forward", spec, properties=(_rows_sum_to_one("attention_weights"),))
+    return Check(name, call, "module_forward", spec, properties=(_rows_sum_to_one("attention_weights"),),
+                 target="NWKernelRegression")
 
 
 def build():
     """The exercise's checks, in the order they are reported."""
     g = generator(202)
     q = randn(g, 4) * 2
-    return [
+    return number_checks("ex02", [
         _fn("gaussian_kernel_weights", ["queries", "keys"], [q, randn(g, 6) * 2], 1,
             properties=(_rows_sum_to_one("output"),)),
         _fn("gaussian_kernel_weights", ["queries", "keys", "w"], [q, randn(g, 4, 6) * 2, 0.7], 2,
@@ -66,34 +67,38 @@ def build():
             [q, randn(g, 4, 5) * 2, randn(g, 4, 5), 1.5], 5),
         _module("NWKernelRegression forward, float32", 5, 7, 1.3, torch.float32, 6),
         _module("NWKernelRegression forward, float64", 3, 4, 0.6, torch.float64, 7),
-    ]
+    ])
 
 
 MISTAKES = (
     Mistake(
         "no_half",
-        "The Gaussian kernel is exp(-u**2 / 2) with u = (q - k) * w: the division by 2 is missing.",
         "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
         "return softmax(-((diffs * w) ** 2), dim=1)",
+        where=("gaussian_kernel_weights",),
     ),
     Mistake(
         "w_outside_square",
-        "w scales the distance before squaring: -((q - k) * w)**2 / 2, i.e. the exponent grows "
-        "with w squared, not with w.",
         "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
         "return softmax(-(diffs**2) * w / 2, dim=1)",
+        where=("gaussian_kernel_weights",),
     ),
     Mistake(
         "softmax_over_queries",
-        "Each query's weights must sum to 1 over the keys: take the softmax along dim=1 "
-        "(the keys axis of the (n_q, n_k) scores), not dim=0.",
         "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
         "return softmax(-((diffs * w) ** 2) / 2, dim=0)",
+        where=("gaussian_kernel_weights",),
     ),
     Mistake(
         "no_minus",
-        "Closer keys must get larger weights: the exponent is minus the squared distance.",
         "return softmax(-((diffs * w) ** 2) / 2, dim=1)",
         "return softmax(((diffs * w) ** 2) / 2, dim=1)",
+        where=("gaussian_kernel_weights",),
+    ),
+    Mistake(
+        "absolute_import",
+        "from .ex01_softmax import softmax",
+        "from exercises.ex01_softmax import softmax",
+        raises=r"No module named 'exercises'",
     ),
 )

@@ -4,14 +4,15 @@ import torch
 
 from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
 
-from .base import Check, Mistake, call_desc, generator, randn, reference_state, weights_property
+from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state, weights_property
 
 MODULE = "ex03_scoring"
 NAMES = ["queries", "keys", "values", "valid_lens"]
 
 
-def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, seed):
-    """One forward (and backward) of a scoring module against the reference."""
+def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, seed, train=False):
+    """One forward (and backward) of a scoring module against the reference (in training
+    mode: dropout active, the random stream seeded the same on both sides)."""
     cls = {"AdditiveAttention": AdditiveAttention, "DotProductAttention": DotProductAttention}[cls_name]
     g = generator(seed)
     args = [randn(g, B, n_q, q, dtype=dtype), randn(g, B, n_k, k, dtype=dtype),
@@ -19,13 +20,18 @@ def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, see
     spec = {"module": MODULE, "cls": cls_name, "init_args": init_args,
             "state": reference_state(cls, init_args, dtype), "dtype": dtype, "args": args,
             "arg_names": NAMES, "grad": ("queries", "keys", "values"), "grad_seed": seed,
-            "capture": ("attention_weights",), "watch_inputs": ("queries", "keys", "values")}
+            "capture": ("attention_weights",), "watch_inputs": ("queries", "keys", "values"),
+            "train": train, "train_seed": seed}
     lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
     dt = str(dtype).replace("torch.", "")
     name = f"{cls_name}: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
-    call = f"{cls_name}{tuple(init_args)} in eval mode: " + call_desc("forward", NAMES, args)
+    mode = "mode.train" if train else "mode.eval"
+    if train:
+        name = ("check.train_mode", {"what": name, "p": init_args[-1]})
+    call = ("call.in_mode", {"module": f"{cls_name}{tuple(init_args)}", "mode": (mode, {}),
+                             "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
-                 properties=(weights_property("attention_weights", 3),))
+                 properties=(weights_property("attention_weights", 3),), target=cls_name)
 
 
 def _batch_items(cls_name, init_args, seed):
@@ -39,7 +45,7 @@ def _batch_items(cls_name, init_args, seed):
             "state": reference_state(cls, init_args), "args": args}
     return Check(f"{cls_name}: each example of a batch is independent of the others",
                  f"{cls_name}{tuple(init_args)}: forward on a batch of 3 and on each example alone",
-                 "batch_items", spec, properties=(_items_match,))
+                 "batch_items", spec, properties=(_items_match,), target=cls_name)
 
 
 def _items_match(results, spec):
@@ -59,7 +65,7 @@ def _items_match(results, spec):
 def build():
     """The exercise's checks, in the order they are reported."""
     add_args = (6, 4, 8, 0.3)  # key_size, query_size, num_hiddens, dropout
-    return [
+    return number_checks("ex03", [
         _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7, None, torch.float32, 1),
         _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]), torch.float32, 2),
         _attention("AdditiveAttention", add_args, 2, 3, 5, 4, 6, 7,
@@ -71,61 +77,98 @@ def build():
         _attention("DotProductAttention", (0.0,), 2, 3, 4, 16, 16, 5, torch.tensor([3, 4]), torch.float32, 7),
         _batch_items("AdditiveAttention", add_args, 8),
         _batch_items("DotProductAttention", (0.3,), 9),
-    ]
+        # Training mode: dropout on the weights, with the same random stream as the reference.
+        _attention("AdditiveAttention", (6, 4, 8, 0.5), 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]),
+                   torch.float32, 10, train=True),
+        _attention("DotProductAttention", (0.5,), 3, 2, 6, 4, 4, 5, torch.tensor([6, 2, 3]),
+                   torch.float32, 11, train=True),
+        _attention("DotProductAttention", (0.5,), 2, 4, 3, 9, 9, 2,
+                   torch.tensor([[1, 2, 3, 3], [3, 1, 2, 0]]), torch.float64, 12, train=True),
+        _attention("AdditiveAttention", (6, 4, 8, 0.0), 2, 3, 5, 4, 6, 7, torch.tensor([3, 1]),
+                   torch.float32, 13, train=True),
+    ])
 
 
 MISTAKES = (
     Mistake(
         "dot_no_scale",
-        "Divide the dot products by sqrt(d), d = queries.shape[-1]: without it their variance "
-        "grows with d and the softmax saturates.",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
         "scores = torch.bmm(queries, keys.transpose(1, 2))",
+        where=("DotProductAttention",),
     ),
     Mistake(
         "dot_scale_by_d",
-        "Scale by 1/sqrt(d), not 1/d: q.k of unit-variance vectors has variance d, so dividing "
-        "by its standard deviation sqrt(d) brings it back to 1.",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / d",
+        where=("DotProductAttention",),
     ),
     Mistake(
         "dot_softmax_over_queries",
-        "The weights of each query must sum to 1 over the keys: the softmax goes over the last "
-        "axis of the (B, n_q, n_k) scores. Transposing the scores (or keys^T @ queries) "
-        "normalises over the queries instead.",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores, valid_lens)",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores.transpose(1, 2), None).transpose(1, 2)",
+        where=("DotProductAttention",),
     ),
     Mistake(
         "additive_no_tanh",
-        "Additive attention applies tanh to W_q q + W_k k before w_v: without the "
-        "non-linearity the score is linear in q and k.",
         "features = torch.tanh(projected_q.unsqueeze(2) + projected_k.unsqueeze(1))",
         "features = projected_q.unsqueeze(2) + projected_k.unsqueeze(1)",
+        where=("AdditiveAttention",),
     ),
     Mistake(
         "additive_ignores_mask",
-        "Pass valid_lens to masked_softmax: padded keys must get weight 0.",
         "scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores, valid_lens)",
         "scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores, None)",
+        where=("AdditiveAttention",),
     ),
     Mistake(
         "dot_ignores_mask",
-        "Pass valid_lens to masked_softmax: padded keys must get weight 0.",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores, valid_lens)",
         "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)\n"
         "        self.attention_weights = masked_softmax(scores, None)",
+        where=("DotProductAttention",),
     ),
     Mistake(
         "weights_times_keys",
-        "The output is the weighted sum of the values, not of the keys: weights @ values.",
         "return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot",
         "return torch.bmm(self.dropout(self.attention_weights), keys)  # (B, n_q, v)\n\n\nclass Dot",
+        where=("AdditiveAttention", "DotProductAttention"),
+    ),
+    Mistake(
+        "no_dropout",
+        'return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot',
+        'return torch.bmm(self.attention_weights, values)  # (B, n_q, v)\n\n\nclass Dot',
+        also=(('return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)', 'return torch.bmm(self.attention_weights, values)  # (B, n_q, v)'),),
+        where=("AdditiveAttention", "DotProductAttention"),
+    ),
+    Mistake(
+        "dropout_on_output",
+        'return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot',
+        'return self.dropout(torch.bmm(self.attention_weights, values))  # (B, n_q, v)\n\n\nclass Dot',
+        also=(('return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)', 'return self.dropout(torch.bmm(self.attention_weights, values))  # (B, n_q, v)'),),
+        where=("AdditiveAttention", "DotProductAttention"),
+    ),
+    Mistake(
+        "weights_after_dropout",
+        'scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n        self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n        return torch.bmm(self.dropout(self.attention_weights), values)',
+        'scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)\n        self.attention_weights = self.dropout(masked_softmax(scores, valid_lens))  # (B, n_q, n_k)\n        return torch.bmm(self.attention_weights, values)',
+        also=(('self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n        return torch.bmm(self.dropout(self.attention_weights), values)', 'self.attention_weights = self.dropout(masked_softmax(scores, valid_lens))  # (B, n_q, n_k)\n        return torch.bmm(self.attention_weights, values)'),),
+        where=("AdditiveAttention", "DotProductAttention"),
+    ),
+    Mistake(
+        "dot_scale_value_size",
+        "d = queries.shape[-1]",
+        "d = values.shape[-1]",
+        where=("DotProductAttention",),
+    ),
+    Mistake(
+        "absolute_import",
+        "from .ex01_softmax import masked_softmax",
+        "from exercises.ex01_softmax import masked_softmax",
+        raises=r"No module named 'exercises'",
     ),
 )

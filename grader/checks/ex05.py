@@ -4,7 +4,7 @@ import torch
 
 from solutions.ex05_multihead import MultiHeadAttention
 
-from .base import Check, Mistake, call_desc, generator, randn, reference_state, weights_property
+from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state, weights_property
 from .demo import demo_check
 
 MODULE = "ex05_multihead"
@@ -16,7 +16,7 @@ def _transpose(fn, shape, num_heads, seed):
     X = randn(g, *shape)
     spec = {"module": MODULE, "fn": fn, "args": [X, num_heads], "arg_names": ["X", "num_heads"]}
     return Check(f"{fn} of {tuple(shape)} with {num_heads} heads",
-                 call_desc(fn, ["X", "num_heads"], [X, num_heads]), "call", spec)
+                 call_desc(fn, ["X", "num_heads"], [X, num_heads]), "call", spec, target=fn)
 
 
 def _roundtrip(shape, num_heads, seed):
@@ -31,34 +31,38 @@ def _roundtrip(shape, num_heads, seed):
 
     return Check(f"transpose_output undoes transpose_qkv for {tuple(shape)}, {num_heads} heads",
                  f"transpose_output(transpose_qkv(X {tuple(shape)}, {num_heads}), {num_heads})",
-                 "transpose_roundtrip", spec, properties=(round_trips,))
+                 "transpose_roundtrip", spec, properties=(round_trips,), target="transpose_output")
 
 
-def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False):
+def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
     key_size, query_size, value_size, num_hiddens, num_heads = sizes
-    init_args = (key_size, query_size, value_size, num_hiddens, num_heads, 0.2, bias)
+    init_args = (key_size, query_size, value_size, num_hiddens, num_heads, 0.5 if train else 0.2, bias)
     g = generator(seed)
     args = [randn(g, B, n_q, query_size, dtype=dtype), randn(g, B, n_k, key_size, dtype=dtype),
             randn(g, B, n_k, value_size, dtype=dtype), valid_lens]
     spec = {"module": MODULE, "cls": "MultiHeadAttention", "init_args": init_args,
             "state": reference_state(MultiHeadAttention, init_args, dtype), "dtype": dtype,
             "args": args, "arg_names": NAMES, "grad": ("queries", "keys", "values"),
-            "grad_seed": seed, "capture": ("attention_weights",)}
+            "grad_seed": seed, "capture": ("attention_weights",), "train": train, "train_seed": seed}
     dt = str(dtype).replace("torch.", "")
     lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
     name = f"MultiHeadAttention, {num_heads} heads: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
     if bias:
         name += ", bias=True"
-    call = f"MultiHeadAttention{init_args} in eval mode: " + call_desc("forward", NAMES, args)
+    if train:
+        name = ("check.train_mode", {"what": name, "p": init_args[5]})
+    call = ("call.in_mode", {"module": f"MultiHeadAttention{init_args}",
+                             "mode": ("mode.train" if train else "mode.eval", {}),
+                             "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
-                 properties=(weights_property("attention_weights", 3),))
+                 properties=(weights_property("attention_weights", 3),), target="MultiHeadAttention")
 
 
 def build():
     """The exercise's checks, in the order they are reported."""
     sizes = (5, 4, 6, 12, 3)  # key_size, query_size, value_size, num_hiddens, num_heads
     bad = (8, 8, 8, 12, 5)
-    return [
+    return number_checks("ex05", [
         _transpose("transpose_qkv", (2, 4, 12), 3, 1),
         _transpose("transpose_qkv", (3, 2, 10), 5, 2),
         _transpose("transpose_output", (6, 4, 4), 3, 3),
@@ -66,7 +70,7 @@ def build():
         Check("transpose_qkv rejects a head count that does not divide the hidden size",
               "transpose_qkv(X (2, 3, 12), num_heads=5)", "call",
               {"module": MODULE, "fn": "transpose_qkv", "args": [torch.zeros(2, 3, 12), 5],
-               "expect_error": True}),
+               "expect_error": True}, target="transpose_qkv"),
         _mha(sizes, 2, 4, 6, None, torch.float32, 5),
         _mha(sizes, 2, 4, 6, torch.tensor([3, 6]), torch.float32, 6),
         _mha(sizes, 3, 2, 5, torch.tensor([[1, 5], [2, 2], [4, 3]]), torch.float64, 7),
@@ -75,45 +79,41 @@ def build():
         Check("MultiHeadAttention rejects num_hiddens not divisible by num_heads",
               f"MultiHeadAttention{bad + (0.0,)}", "construct",
               {"module": MODULE, "cls": "MultiHeadAttention", "init_args": bad + (0.0,),
-               "expect_error": True}),
+               "expect_error": True}, target="MultiHeadAttention"),
+        _mha(sizes, 2, 4, 6, torch.tensor([3, 6]), torch.float32, 10, train=True),
         demo_check("ex05", "transformer"),  # the demo stage (grader/checks/demo.py)
-    ]
+    ])
 
 
 MISTAKES = (
     Mistake(
         "reshape_without_transpose",
-        "Reshaping (B, T, H) straight to (B * heads, T, H / heads) mixes positions into heads. "
-        "Reshape to (B, T, heads, H / heads), permute to (B, heads, T, H / heads), then reshape.",
         "X = X.permute(0, 2, 1, 3)  # (B, heads, T, H/heads)\n    return X.reshape(B * num_heads, T, H // num_heads)",
         "return X.reshape(B * num_heads, T, H // num_heads)",
+        where=("transpose_qkv",),
     ),
     Mistake(
         "output_without_transpose",
-        "transpose_output must undo the permute of transpose_qkv: reshape to (B, heads, T, d), "
-        "permute to (B, T, heads, d), then reshape to (B, T, heads * d).",
         "X = X.permute(0, 2, 1, 3)  # (B, T, heads, d)\n    return X.reshape(BH // num_heads, T, num_heads * d)",
         "return X.reshape(BH // num_heads, T, num_heads * d)",
+        where=("transpose_output",),
     ),
     Mistake(
         "lens_tiled",
-        "Each example's valid length must go to its own num_heads consecutive rows (row "
-        "b * num_heads + h): use torch.repeat_interleave(valid_lens, num_heads, dim=0); "
-        "valid_lens.repeat(num_heads) tiles the whole batch instead.",
         "valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)",
         "valid_lens = valid_lens.repeat(self.num_heads, *([1] * (valid_lens.dim() - 1)))",
+        where=("MultiHeadAttention",),
     ),
     Mistake(
         "no_output_projection",
-        "After merging the heads, mix them with the output projection W_o.",
         "return self.W_o(transpose_output(output, self.num_heads))",
         "return transpose_output(output, self.num_heads)",
+        where=("MultiHeadAttention",),
     ),
     Mistake(
         "weights_head_axis",
-        "attention_weights must be (B, num_heads, n_q, n_k): reshape the (B * num_heads, n_q, n_k) "
-        "weights so the head axis comes right after the batch axis.",
         "self.attention_weights = weights.reshape(B, self.num_heads, n_q, n_k)",
         "self.attention_weights = weights.reshape(self.num_heads, B, n_q, n_k).transpose(0, 1)",
+        where=("MultiHeadAttention",),
     ),
 )

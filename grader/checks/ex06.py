@@ -2,75 +2,127 @@
 
 import torch
 
-from .base import Check, Mistake, call_desc, generator, randn
+from .base import Check, Mistake, call_desc, generator, number_checks, randn
 from .demo import demo_check
 
 MODULE = "ex06_positional_encoding"
+
+
+# The spec fixes no dtype for building P, and the module is float32 by default: P carries
+# float32 precision, so every value computed from it is judged with float32 tolerances
+# (a float32 table, a float64 one, the exp/log form: all are correct).
+PRECISION = torch.float32
+TARGET = "PositionalEncoding"
 
 
 def _table(num_hiddens, max_len):
     """The table P itself (non-persistent buffer, so not in the state_dict)."""
     spec = {"module": MODULE, "cls": "PositionalEncoding", "init_args": (num_hiddens, 0.2, max_len),
             "capture": ("P",)}
-    return Check(f"the table P for num_hiddens={num_hiddens}, max_len={max_len}",
-                 f"PositionalEncoding({num_hiddens}, 0.2, max_len={max_len}).P", "construct", spec)
+    return Check(("check.pe_table", {"d": num_hiddens, "max_len": max_len}),
+                 f"PositionalEncoding({num_hiddens}, 0.2, max_len={max_len}).P", "construct", spec,
+                 properties=(_not_persistent,), target=TARGET, tolerance_dtype=PRECISION)
 
 
-def _forward(num_hiddens, B, T, dtype, seed, max_len=1000):
+def _not_persistent(results, spec):
+    """P is a buffer but not part of the state_dict."""
+    if "P" in (results.get("state_keys") or "").split(","):
+        return ("prop.pe_persistent", {})
+    return None
+
+
+def _moved(num_hiddens, max_len, dtype):
+    """A module moved with .to(dtype) moves its buffer P too."""
+    spec = {"module": MODULE, "cls": "PositionalEncoding", "init_args": (num_hiddens, 0.2, max_len),
+            "capture": ("P",), "dtype": dtype}
+
+    def moved(results, spec):
+        P = results.get("P")
+        if isinstance(P, torch.Tensor) and P.dtype != dtype:
+            return ("prop.pe_not_moved", {"dtype": str(dtype), "got": str(P.dtype)})
+        return None
+
+    return Check(("check.pe_moved", {"dtype": str(dtype)}),
+                 f"PositionalEncoding({num_hiddens}, 0.2, max_len={max_len}).to({dtype}).P", "construct",
+                 spec, properties=(moved,), target=TARGET, tolerance_dtype=PRECISION)
+
+
+def _forward(num_hiddens, B, T, dtype, seed, max_len=1000, train=False):
     X = randn(generator(seed), B, T, num_hiddens, dtype=dtype)
-    init_args = (num_hiddens, 0.2, max_len)
+    init_args = (num_hiddens, 0.5 if train else 0.2, max_len)
     spec = {"module": MODULE, "cls": "PositionalEncoding", "init_args": init_args, "dtype": dtype,
-            "args": [X], "arg_names": ["X"], "grad": ("X",), "grad_seed": seed, "watch_inputs": ("X",)}
+            "args": [X], "arg_names": ["X"], "grad": ("X",), "grad_seed": seed, "watch_inputs": ("X",),
+            "train": train, "train_seed": seed}
     dt = str(dtype).replace("torch.", "")
-    return Check(f"forward on X ({B}, {T}, {num_hiddens}) {dt}",
-                 f"PositionalEncoding{init_args} in eval mode: " + call_desc("forward", ["X"], [X]),
-                 "module_forward", spec)
+    name = ("check.pe_forward", {"shape": f"({B}, {T}, {num_hiddens})", "dtype": dt})
+    if train:
+        name = ("check.train_mode", {"what": name, "p": init_args[1]})
+    call = ("call.in_mode", {"module": f"PositionalEncoding{init_args}",
+                             "mode": ("mode.train" if train else "mode.eval", {}),
+                             "call": call_desc("forward", ["X"], [X])})
+    return Check(name, call, "module_forward", spec, target=TARGET, tolerance_dtype=PRECISION)
 
 
 def build():
     """The exercise's checks, in the order they are reported."""
     too_long = torch.zeros(1, 6, 4)
-    return [
+    return number_checks("ex06", [
         _table(8, 60),
         _table(7, 30),
         _table(32, 100),
         _forward(8, 2, 10, torch.float32, 1),
         _forward(6, 3, 5, torch.float64, 2),
         _forward(5, 1, 7, torch.float32, 3, max_len=7),
-        Check("a sequence longer than max_len raises ValueError",
+        Check(("check.pe_too_long", {}),
               "PositionalEncoding(4, 0.0, max_len=5): forward(X (1, 6, 4))", "module_forward",
               {"module": MODULE, "cls": "PositionalEncoding", "init_args": (4, 0.0, 5),
-               "args": [too_long], "arg_names": ["X"], "expect_error": True}),
+               "args": [too_long], "arg_names": ["X"], "expect_error": True}, target=TARGET),
+        _moved(6, 20, torch.float64),
+        _forward(8, 2, 10, torch.float32, 4, train=True),
+        _forward(6, 3, 5, torch.float64, 5, train=True),
         demo_check("ex06", "transformer"),  # the demo stage (grader/checks/demo.py)
-    ]
+    ])
 
 
 MISTAKES = (
     Mistake(
         "sin_cos_swapped",
-        "Even columns (2j) hold the sine and odd columns (2j + 1) the cosine: P[:, :, 0::2] = sin, "
-        "P[:, :, 1::2] = cos.",
         "P[0, :, 0::2] = torch.sin(angles)\n        P[0, :, 1::2] = torch.cos(angles[:, : num_hiddens // 2])",
         "P[0, :, 0::2] = torch.cos(angles)\n        P[0, :, 1::2] = torch.sin(angles[:, : num_hiddens // 2])",
     ),
     Mistake(
         "exponent_j_over_d",
-        "The exponent is 2j / num_hiddens where 2j is the even column index (0, 2, 4, ...), "
-        "not j / num_hiddens: use torch.arange(0, num_hiddens, 2) / num_hiddens.",
         "angles = positions / torch.pow(10000.0, even_dims / num_hiddens)",
         "angles = positions / torch.pow(10000.0, even_dims / 2 / num_hiddens)",
     ),
     Mistake(
         "multiply_not_divide",
-        "The angle is i / 10000**(2j/d): divide the position by the power, so higher columns "
-        "turn more slowly.",
         "angles = positions / torch.pow(10000.0, even_dims / num_hiddens)",
         "angles = positions * torch.pow(10000.0, even_dims / num_hiddens)",
     ),
     Mistake(
         "positions_from_one",
-        "Positions start at 0: P[0, 0] is sin(0) = 0 and cos(0) = 1 alternating.",
         "positions = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)",
         "positions = torch.arange(1, max_len + 1, dtype=torch.float64).unsqueeze(1)",
+    ),
+    Mistake(
+        "no_dropout",
+        "return self.dropout(X + self.P[:, :T].to(X.dtype))",
+        "return X + self.P[:, :T].to(X.dtype)",
+    ),
+    Mistake(
+        "dropout_before_add",
+        "return self.dropout(X + self.P[:, :T].to(X.dtype))",
+        "return self.dropout(X) + self.P[:, :T].to(X.dtype)",
+    ),
+    Mistake(
+        "P_plain_attribute",
+        'self.register_buffer("P", P.float(), persistent=False)',
+        "self.P = P.float()",
+    ),
+    Mistake(
+        "P_persistent",
+        'self.register_buffer("P", P.float(), persistent=False)',
+        'self.register_buffer("P", P.float())',
     ),
 )
