@@ -1,0 +1,80 @@
+# style: residual added on the other side, lengths from arange + offset expanded over the batch
+"""Exercise 7: the Transformer's building blocks (chapter 7, "The Transformer")."""
+
+import torch
+from torch import nn
+
+from .ex05_multihead import MultiHeadAttention
+
+
+class PositionWiseFFN(nn.Module):
+    """The same two-layer MLP applied to every position independently."""
+
+    def __init__(self, num_inputs, ffn_num_hiddens, num_outputs):
+        super().__init__()
+        self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, num_outputs)
+
+    def forward(self, X):
+        return self.dense2(torch.relu(self.dense1(X)))
+
+
+class AddNorm(nn.Module):
+    """Residual connection followed by layer normalisation."""
+
+    def __init__(self, normalized_shape, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(normalized_shape)
+
+    def forward(self, X, Y):
+        return self.ln(X + self.dropout(Y))
+
+
+class TransformerEncoderBlock(nn.Module):
+    """Self-attention and FFN sub-layers, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.attention = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout, use_bias
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, valid_lens):
+        attended = self.attention(X, X, X, valid_lens)
+        Y = self.addnorm1(X, attended)
+        return self.addnorm2(Y, self.ffn(Y))
+
+
+class TransformerDecoderBlock(nn.Module):
+    """Causal self-attention, encoder-decoder attention and FFN, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i):
+        super().__init__()
+        self.i = i  # this block's index into the state's caches
+        self.attention1 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.attention2 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, state):
+        enc_outputs, enc_valid_lens, caches = state
+        past = caches[self.i]
+        key_values = X if past is None else torch.cat([past, X], dim=1)
+        caches[self.i] = key_values
+        B, T = X.shape[:2]
+        seen = key_values.shape[1] - T
+        causal = (torch.arange(1, T + 1, device=X.device) + seen).unsqueeze(0).expand(B, -1)
+        Y = self.addnorm1(X, self.attention1(X, key_values, key_values, causal))
+        Z = self.addnorm2(Y, self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens))
+        return self.addnorm3(Z, self.ffn(Z)), state
