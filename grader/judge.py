@@ -53,7 +53,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         status = "error"
     else:
         status = "failed"
-    summary = summary_line(status, results, failing, lang)
+    summary = failing[0].message if job.import_error is not None else summary_line(status, results, failing, lang)
     return ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
         round(done / max(total, 1), 4), 0.0, summary, results, clean_text(job.output[:2000]),

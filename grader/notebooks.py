@@ -21,6 +21,7 @@ from course.common.paths import PROJECT_ROOT
 
 from .notebook_export import APP_URL, build_notebook, export_notebooks, notebook_text  # noqa: F401
 from .notebook_submit import answer_marker, answer_tag, read_notebook_sources  # noqa: F401
+from .text import tr
 
 
 def parse_args(argv):
@@ -99,14 +100,14 @@ def grade_in_notebook(ex_id, lang="en", history=None, limits=None, out=None):
     get_exercise(ex_id)  # a clear error for an unknown id
     source, number = last_answer(ex_id, _kernel_history() if history is None else history)
     if source is None:
-        print(f"No answer cell for {ex_id} has been run yet: run the cell that starts with "
-              f"`{answer_marker(ex_id)}` (tagged {answer_tag(ex_id)}), then this cell again.", file=out)
+        print(tr("notebook.no_answer", lang, ex_id=ex_id, marker=answer_marker(ex_id), tag=answer_tag(ex_id)),
+              file=out)
         return None
-    where = f"answer cell (In [{number}])" if number else "answer cell"
-    submission = Submission(ex_id, source + "\n", f"your {where}", where)
-    report = Report("", grade_submissions([submission], limits))
+    where = tr("notebook.answer_cell_n", lang, number=number) if number else tr("notebook.answer_cell", lang)
+    submission = Submission(ex_id, source + "\n", tr("notebook.your", lang, where=where), where)
+    report = Report("", grade_submissions([submission], limits, lang=lang), lang)
     text = io.StringIO()
-    print_table(report, out=text)
+    print_table(report, out=text, lang=lang)
     print(text.getvalue().rstrip(), file=out)
     print(f"\n{link_line(ex_id, lang)}", file=out)
     return report

@@ -31,7 +31,7 @@ def grade(ex_ids):
     st.session_state.pop(REPORT_KEY, None)
     st.session_state.pop(ERROR_KEY, None)
     try:
-        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress)
+        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress, lang=current_lang())
     except grading_client.GraderError as err:
         st.session_state[ERROR_KEY] = str(err)
     st.rerun()  # redraw the status table with the new results
@@ -44,7 +44,9 @@ def show_exercise_report(entry):
         st.markdown(tr("practice.score", score=f"{100 * float(entry['score']):.0f}", duration=f"{float(entry.get('duration_s', 0)):.1f}"))
         if entry.get("summary"):
             st.markdown(entry["summary"])
-        failed = [check for check in entry["checks"] if not check.get("passed")]
+        # a "not started" exercise is said once, by its summary
+        failed = [check for check in entry["checks"] if not check.get("passed")
+                  and not (entry["status"] == "not_written" and check.get("message") == entry.get("summary"))]
         for check in failed[:MAX_FAILED_SHOWN]:
             st.markdown(f"❌ **{check.get('name', '')}** — {check.get('message', '')}")
             if check.get("hint"):
@@ -71,7 +73,7 @@ def upload_section():
         return
     with st.spinner(tr("practice.running")):
         try:
-            upload_report = grading_client.grade_upload(ex_id, upload.name, upload.getvalue())
+            upload_report = grading_client.grade_upload(ex_id, upload.name, upload.getvalue(), lang=current_lang())
         except grading_client.GraderError as err:
             st.error(tr("practice.grader_failed", error=str(err)))
             return

@@ -46,7 +46,9 @@ FAKE_GRADER = textwrap.dedent(
         }})
         print(f"progress: {{done}}/{{len(ids)}} {{ex_id}} {{entries[-1]['status']}}", file=sys.stderr, flush=True)
     progress.save_results(progress.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
-    text = json.dumps({{"version": 1, "target": "exercises", "passed": all(e["passed"] for e in entries),
+    lang = args[args.index("--lang") + 1] if "--lang" in args else "(none)"
+    print(f"fake grader language: {{lang}}", file=sys.stderr)
+    text = json.dumps({{"version": 1, "target": "exercises", "lang": lang, "passed": all(e["passed"] for e in entries),
                        "exercises": entries}})
     print(text)
     if report_fd is not None:
@@ -120,6 +122,7 @@ def test_practice_page_grades_and_shows_checks_and_hints(lang):
     assert "output shape is right" not in text  # passed checks are summarised by name
     assert any(t("practice.passed_checks", lang, count=1, names="shapes") == c.value for c in at.caption)
     assert any("check the scaling by sqrt(d)" in box.value for box in at.info)
+    assert at.session_state["practice_report"]["lang"] == lang  # the page asked for the learner's language
     assert at.code == [] or all("class AdditiveAttention" not in c.value for c in at.code)
 
 

@@ -61,9 +61,11 @@ def validate_report(report):
     return report
 
 
-def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=None):
-    """The argument list that runs the grader for these exercises."""
+def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=None, lang=None):
+    """The argument list that runs the grader for these exercises (messages in `lang`)."""
     command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json"]
+    if lang is not None:
+        command += ["--lang", lang]
     if sandbox is not None:
         command += ["--sandbox", sandbox]
     if report_fd is not None:
@@ -75,13 +77,13 @@ def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=No
     return command
 
 
-def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None):
+def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None, lang=None):
     """Grade in a child process; returns the report dict (see the grader's --json).
 
     sandbox: None (the grader's default, "process") or "strict"."""
     other_lines = []
     with tempfile.TemporaryFile(mode="w+b") as out:
-        command = grader_command(ex_ids, target, save, report_fd=out.fileno(), sandbox=sandbox)
+        command = grader_command(ex_ids, target, save, report_fd=out.fileno(), sandbox=sandbox, lang=lang)
         try:
             child = subprocess.Popen(
                 command, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -179,7 +181,7 @@ def upload_problem(ex_id, filename, data):
     return None
 
 
-def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S):
+def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lang=None):
     """Grade an uploaded .py file or notebook for one exercise, like `python -m grader`.
 
     The upload is written to a fresh temporary folder (a .py file under the
@@ -198,7 +200,7 @@ def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S):
             staged = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:80] + ".ipynb")
         staged.write_bytes(data)
         target = folder if staged.suffix == ".py" else staged
-        report = run_grader([ex_id], target, on_progress, timeout, save=False)
+        report = run_grader([ex_id], target, on_progress, timeout, save=False, lang=lang)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     shown = Path(filename).name
