@@ -44,11 +44,10 @@ def show_exercise_report(entry):
         st.markdown(tr("practice.score", score=f"{100 * float(entry['score']):.0f}", duration=f"{float(entry.get('duration_s', 0)):.1f}"))
         if entry.get("summary"):
             st.markdown(entry["summary"])
-        # a "not started" exercise is said once, by its summary
-        failed = [check for check in entry["checks"] if not check.get("passed")
-                  and not (entry["status"] == "not_written" and check.get("message") == entry.get("summary"))]
+        failed = [check for check in entry["checks"] if not check.get("passed")]
         for check in failed[:MAX_FAILED_SHOWN]:
-            st.markdown(f"❌ **{check.get('name', '')}** — {check.get('message', '')}")
+            if check.get("message") != entry.get("summary"):  # "not started", a broken file: said once
+                st.markdown(f"❌ **{check.get('name', '')}** — {check.get('message', '')}")
             if check.get("hint"):
                 st.info(tr("practice.hint", hint=check["hint"]), icon=":material/lightbulb:")
         if len(failed) > MAX_FAILED_SHOWN:

@@ -185,3 +185,24 @@ def test_a_background_process_cannot_rewrite_the_report(tmp_path, monkeypatch):
     time.sleep(2)  # the forger would have written by now, had it survived
     alive = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout.split()
     assert not alive, "the grader's background process outlived it"
+
+
+def test_practice_page_says_not_started_once_and_shows_a_file_hint(monkeypatch):
+    not_started = "not started: write softmax, masked_softmax in exercises/ex01_softmax.py"
+    broken = "ex03_scoring.py has a syntax error: invalid syntax (ex03_scoring.py, line 7: `def f(`)"
+    report = {"version": 1, "lang": "en", "target": "exercises", "passed": False, "exercises": [
+        {"id": "ex01", "title": "ex01", "file": "ex01_softmax.py", "status": "not_written", "passed": False,
+         "score": 0.0, "duration_s": 0.1, "summary": not_started,
+         "checks": [{"name": "not started", "passed": False, "message": not_started, "hint": None,
+                     "id": "ex01.not_started", "mistake": None}]},
+        {"id": "ex03", "title": "ex03", "file": "ex03_scoring.py", "status": "error", "passed": False,
+         "score": 0.0, "duration_s": 0.1, "summary": broken,
+         "checks": [{"name": "the file", "passed": False, "message": broken, "hint": "use the relative import",
+                     "id": "ex03.file", "mistake": "absolute_import"}]}]}
+    monkeypatch.setattr(grading_client, "run_grader", lambda *a, **k: report)
+    at = open_page("pages/practice.py", lang="en")
+    at.button(key="practice_grade_all").click().run()
+    assert errors_of(at) == []
+    text = [m.value for m in at.markdown]
+    assert sum(not_started in m for m in text) == 1 and sum(broken in m for m in text) == 1
+    assert any("use the relative import" in box.value for box in at.info)
