@@ -127,20 +127,15 @@ def weights_property(key, valid_lens_arg):
             leaked = (W != 0) & ~mask
             if leaked.any():
                 b, q, k = leaked.nonzero()[0].tolist()
-                return (
-                    f"{key}: key {k} of query {q} in example {b} has weight "
-                    f"{W[b, q, k].item():.4g}, but its valid length is {int(lengths[b, q])}: "
-                    "masked keys must get weight exactly 0"
-                )
+                return ("prop.weight_leaked", {"key": key, "k": k, "q": q, "b": b,
+                                               "weight": f"{W[b, q, k].item():.4g}", "length": int(lengths[b, q])})
             sums = W.sum(-1)
             want = (lengths > 0).to(W.dtype)
             off = (sums - want).abs() > (1e-3 if W.dtype != torch.float64 else 1e-9)
             if off.any():
                 b, q = off.nonzero()[0].tolist()
-                return (
-                    f"{key}: the weights of query {q} in example {b} sum to {sums[b, q].item():.4g} "
-                    f"over its valid keys; they must sum to {int(want[b, q])}"
-                )
+                return ("prop.weights_sum", {"key": key, "q": q, "b": b, "sum": f"{sums[b, q].item():.4g}",
+                                             "want": int(want[b, q])})
         return None
 
     return check
@@ -154,7 +149,7 @@ def unchanged_input(name):
         before = spec["args"][spec["arg_names"].index(name)] if "arg_names" in spec else None
         if isinstance(after, torch.Tensor) and isinstance(before, torch.Tensor):
             if after.shape == before.shape and not torch.equal(torch.nan_to_num(after), torch.nan_to_num(before)):
-                return f"the input {name} was modified in place: work on a copy (masked_fill, not masked_fill_)"
+                return ("prop.input_modified", {"name": name})
         return None
 
     return check

@@ -63,20 +63,20 @@ def build():
     with_inf = randn(g, 3, 5)
     with_inf[0, 1] = with_inf[2, 0] = with_inf[2, 4] = float("-inf")
     return number_checks("ex01", [
-        _softmax("softmax over the last axis, float32", randn(g, 2, 3, 5), -1, 1),
-        _softmax("softmax over axis 1, float64", randn(g, 2, 4, 3, dtype=torch.float64), 1, 2),
-        _softmax("softmax of logits near 1e4 does not overflow", 1e4 + randn(g, 3, 4), -1, 3),
-        _softmax("softmax of large negative logits does not underflow to 0/0",
+        _softmax(("check.ex01.last_axis", {}), randn(g, 2, 3, 5), -1, 1),
+        _softmax(("check.ex01.axis1", {}), randn(g, 2, 4, 3, dtype=torch.float64), 1, 2),
+        _softmax(("check.ex01.overflow", {}), 1e4 + randn(g, 3, 4), -1, 3),
+        _softmax(("check.ex01.underflow", {}),
                  -1e4 + randn(g, 2, 4, dtype=torch.float64), -1, 4),
-        _softmax("softmax gives -inf entries weight 0", with_inf, -1, 5),
-        _masked("masked_softmax without valid_lens is a plain softmax", randn(g, 2, 3, 4), None, 6),
-        _masked("masked_softmax with one length per example",
+        _softmax(("check.ex01.minus_inf", {}), with_inf, -1, 5),
+        _masked(("check.ex01.no_lens", {}), randn(g, 2, 3, 4), None, 6),
+        _masked(("check.ex01.per_example", {}),
                 randn(g, 3, 2, 5), torch.tensor([2, 5, 1]), 7),
-        _masked("masked_softmax with one length per query, float64",
+        _masked(("check.ex01.per_query", {}),
                 randn(g, 2, 3, 4, dtype=torch.float64), torch.tensor([[1, 2, 4], [3, 1, 2]]), 8),
-        _masked("masked_softmax: a valid length of 0 gives an all-zero row, not NaN",
+        _masked(("check.ex01.zero_length", {}),
                 randn(g, 2, 2, 3), torch.tensor([0, 2]), 9),
-        _masked("masked_softmax: per-query lengths with zeros, float64",
+        _masked(("check.ex01.zeros_per_query", {}),
                 randn(g, 2, 4, 6, dtype=torch.float64), torch.tensor([[0, 6, 3, 1], [2, 0, 0, 5]]), 10),
     ])
 

@@ -20,7 +20,7 @@ def _rows_sum_to_one(key):
         off = (sums - 1).abs() > (1e-9 if W.dtype == torch.float64 else 1e-4)
         if off.any():
             q = off.nonzero()[0, 0].item()
-            return f"{key}: the weights of query {q} sum to {sums[q].item():.4g}; they must sum to 1 (softmax over the keys, dim=1)"
+            return ("prop.kernel_sum", {"key": key, "q": q, "sum": f"{sums[q].item():.4g}"})
         return None
 
     return check
@@ -29,7 +29,7 @@ def _rows_sum_to_one(key):
 def _fn(fn, names, args, seed, properties=()):
     spec = {"module": MODULE, "fn": fn, "args": args, "arg_names": names,
             "grad": ("queries", "keys"), "grad_seed": seed}
-    title = f"{fn} with keys {tuple(args[1].shape)}"
+    title = ("check.with_keys", {"fn": fn, "shape": str(tuple(args[1].shape))})
     return Check(title, call_desc(fn, names, args), "call", spec, properties=properties, target=fn)
 
 
@@ -44,8 +44,8 @@ def _module(name, n_q, n_k, w, dtype, seed):
             "args": [queries, keys, values], "arg_names": ["queries", "keys", "values"],
             "grad": ("queries", "values"), "grad_seed": seed, "param_grads": True,
             "capture": ("attention_weights",)}
-    call = f"NWKernelRegression() with w = [{w}]: " + call_desc(
-        "forward", ["queries", "keys", "values"], [queries, keys, values])
+    call = ("call.nw", {"w": w, "call": call_desc(
+        "forward", ["queries", "keys", "values"], [queries, keys, values])})
     return Check(name, call, "module_forward", spec, properties=(_rows_sum_to_one("attention_weights"),),
                  target="NWKernelRegression")
 
@@ -65,8 +65,8 @@ def build():
         _fn("nadaraya_watson", ["queries", "keys", "values"], [q, randn(g, 7) * 2, randn(g, 7)], 4),
         _fn("nadaraya_watson", ["queries", "keys", "values", "w"],
             [q, randn(g, 4, 5) * 2, randn(g, 4, 5), 1.5], 5),
-        _module("NWKernelRegression forward, float32", 5, 7, 1.3, torch.float32, 6),
-        _module("NWKernelRegression forward, float64", 3, 4, 0.6, torch.float64, 7),
+        _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float32"}), 5, 7, 1.3, torch.float32, 6),
+        _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float64"}), 3, 4, 0.6, torch.float64, 7),
     ])
 
 

@@ -22,9 +22,10 @@ def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, see
             "arg_names": NAMES, "grad": ("queries", "keys", "values"), "grad_seed": seed,
             "capture": ("attention_weights",), "watch_inputs": ("queries", "keys", "values"),
             "train": train, "train_seed": seed}
-    lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
+    lens = ("check.no_lens", {}) if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
     dt = str(dtype).replace("torch.", "")
-    name = f"{cls_name}: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
+    name = ("check.attention", {"module": cls_name, "sizes": f"B={B}, n_q={n_q}, n_k={n_k}", "lens": lens,
+                                "dtype": dt})
     mode = "mode.train" if train else "mode.eval"
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[-1]})
@@ -43,8 +44,8 @@ def _batch_items(cls_name, init_args, seed):
             randn(g, 3, 5, 3), torch.tensor([5, 2, 3])]
     spec = {"module": MODULE, "cls": cls_name, "init_args": init_args,
             "state": reference_state(cls, init_args), "args": args}
-    return Check(f"{cls_name}: each example of a batch is independent of the others",
-                 f"{cls_name}{tuple(init_args)}: forward on a batch of 3 and on each example alone",
+    return Check(("check.batch_items", {"module": cls_name}),
+                 ("call.batch_items", {"module": f"{cls_name}{tuple(init_args)}"}),
                  "batch_items", spec, properties=(_items_match,), target=cls_name)
 
 
@@ -57,8 +58,7 @@ def _items_match(results, spec):
         item = results.get(f"item{b}")
         if isinstance(item, torch.Tensor) and item.shape == full[b : b + 1].shape:
             if not torch.allclose(item, full[b : b + 1], rtol=1e-4, atol=1e-5):
-                return (f"example {b} gives a different output alone than inside the batch: "
-                        "make sure nothing mixes examples (bmm per example, no sums over the batch axis)")
+                return ("prop.batch_mixed", {"b": b})
     return None
 
 

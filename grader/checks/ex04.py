@@ -22,8 +22,9 @@ def _decoder(vocab, embed, H, layers, B, T_src, T_tgt, valid_lens, dtype, seed, 
             "X": X, "grad_seed": seed, "args": [None, None, None, valid_lens],
             "train": train, "train_seed": seed}
     dt = str(dtype).replace("torch.", "")
-    lens = "no valid_lens" if valid_lens is None else f"enc_valid_lens={valid_lens.tolist()}"
-    name = f"decoder with {layers} GRU layer(s): B={B}, T_src={T_src}, T_tgt={T_tgt}, {lens}, {dt}"
+    lens = ("check.no_lens", {}) if valid_lens is None else f"enc_valid_lens={valid_lens.tolist()}"
+    name = ("check.gru_decoder", {"layers": layers, "sizes": f"B={B}, T_src={T_src}, T_tgt={T_tgt}", "lens": lens,
+                                  "dtype": dt})
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[-1]})
     call = ("call.in_mode", {

@@ -15,7 +15,7 @@ def _transpose(fn, shape, num_heads, seed):
     g = generator(seed)
     X = randn(g, *shape)
     spec = {"module": MODULE, "fn": fn, "args": [X, num_heads], "arg_names": ["X", "num_heads"]}
-    return Check(f"{fn} of {tuple(shape)} with {num_heads} heads",
+    return Check(("check.heads_of", {"fn": fn, "shape": str(tuple(shape)), "heads": num_heads}),
                  call_desc(fn, ["X", "num_heads"], [X, num_heads]), "call", spec, target=fn)
 
 
@@ -26,10 +26,10 @@ def _roundtrip(shape, num_heads, seed):
     def round_trips(results, spec):
         merged = results.get("merged")
         if isinstance(merged, torch.Tensor) and merged.shape == X.shape and not torch.equal(merged, X):
-            return "transpose_output(transpose_qkv(X, h), h) does not give X back: the two must be exact inverses"
+            return ("prop.not_inverse", {})
         return None
 
-    return Check(f"transpose_output undoes transpose_qkv for {tuple(shape)}, {num_heads} heads",
+    return Check(("check.roundtrip", {"shape": str(tuple(shape)), "heads": num_heads}),
                  f"transpose_output(transpose_qkv(X {tuple(shape)}, {num_heads}), {num_heads})",
                  "transpose_roundtrip", spec, properties=(round_trips,), target="transpose_output")
 
@@ -45,10 +45,9 @@ def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
             "args": args, "arg_names": NAMES, "grad": ("queries", "keys", "values"),
             "grad_seed": seed, "capture": ("attention_weights",), "train": train, "train_seed": seed}
     dt = str(dtype).replace("torch.", "")
-    lens = "no valid_lens" if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
-    name = f"MultiHeadAttention, {num_heads} heads: B={B}, n_q={n_q}, n_k={n_k}, {lens}, {dt}"
-    if bias:
-        name += ", bias=True"
+    lens = ("check.no_lens", {}) if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
+    name = ("check.mha", {"heads": num_heads, "sizes": f"B={B}, n_q={n_q}, n_k={n_k}", "lens": lens,
+                          "dtype": dt + (", bias=True" if bias else "")})
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[5]})
     call = ("call.in_mode", {"module": f"MultiHeadAttention{init_args}",
@@ -67,7 +66,7 @@ def build():
         _transpose("transpose_qkv", (3, 2, 10), 5, 2),
         _transpose("transpose_output", (6, 4, 4), 3, 3),
         _roundtrip((2, 5, 12), 4, 4),
-        Check("transpose_qkv rejects a head count that does not divide the hidden size",
+        Check(("check.qkv_rejects", {}),
               "transpose_qkv(X (2, 3, 12), num_heads=5)", "call",
               {"module": MODULE, "fn": "transpose_qkv", "args": [torch.zeros(2, 3, 12), 5],
                "expect_error": True}, target="transpose_qkv"),
@@ -76,7 +75,7 @@ def build():
         _mha(sizes, 3, 2, 5, torch.tensor([[1, 5], [2, 2], [4, 3]]), torch.float64, 7),
         _mha((100, 100, 100, 100, 5), 2, 4, 6, torch.tensor([6, 4]), torch.float32, 8),
         _mha(sizes, 2, 3, 3, torch.tensor([2, 3]), torch.float32, 9, bias=True),
-        Check("MultiHeadAttention rejects num_hiddens not divisible by num_heads",
+        Check(("check.mha_rejects", {}),
               f"MultiHeadAttention{bad + (0.0,)}", "construct",
               {"module": MODULE, "cls": "MultiHeadAttention", "init_args": bad + (0.0,),
                "expect_error": True}, target="MultiHeadAttention"),
