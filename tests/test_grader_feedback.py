@@ -206,3 +206,11 @@ def test_zh_notebooks_grade_in_chinese():
     text = (ROOT / "notebooks" / "zh" / "ex03_scoring.ipynb").read_text(encoding="utf-8")
     assert 'grade_in_notebook(\\"ex03\\", lang=\\"zh\\")' in text
     assert shutil.which("python3")
+
+
+def test_no_catalog_field_shadows_the_lookup_arguments():
+    """t(key, lang, **fields): a field named key or lang could never be filled."""
+    for lang in LANGS:
+        for name, text in catalog(lang).items():
+            if name.startswith("grader.") and isinstance(text, str):
+                assert not re.search(r"\{(key|lang)\}", text), name

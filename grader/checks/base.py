@@ -127,14 +127,14 @@ def weights_property(key, valid_lens_arg):
             leaked = (W != 0) & ~mask
             if leaked.any():
                 b, q, k = leaked.nonzero()[0].tolist()
-                return ("prop.weight_leaked", {"key": key, "k": k, "q": q, "b": b,
+                return ("prop.weight_leaked", {"result": key, "k": k, "q": q, "b": b,
                                                "weight": f"{W[b, q, k].item():.4g}", "length": int(lengths[b, q])})
             sums = W.sum(-1)
             want = (lengths > 0).to(W.dtype)
             off = (sums - want).abs() > (1e-3 if W.dtype != torch.float64 else 1e-9)
             if off.any():
                 b, q = off.nonzero()[0].tolist()
-                return ("prop.weights_sum", {"key": key, "q": q, "b": b, "sum": f"{sums[b, q].item():.4g}",
+                return ("prop.weights_sum", {"result": key, "q": q, "b": b, "sum": f"{sums[b, q].item():.4g}",
                                              "want": int(want[b, q])})
         return None
 

@@ -20,7 +20,7 @@ def _rows_sum_to_one(key):
         off = (sums - 1).abs() > (1e-9 if W.dtype == torch.float64 else 1e-4)
         if off.any():
             q = off.nonzero()[0, 0].item()
-            return ("prop.kernel_sum", {"key": key, "q": q, "sum": f"{sums[q].item():.4g}"})
+            return ("prop.kernel_sum", {"result": key, "q": q, "sum": f"{sums[q].item():.4g}"})
         return None
 
     return check
