@@ -107,10 +107,11 @@ def grader_version():
 def mistake_ids(ex_id, checks):
     """The known-mistake ids behind a result's hints (check['mistake'] when the grader gives it)."""
     from grader import checks as checks_registry
+    from grader.text import hint_text
 
-    by_hint = {}
+    by_hint = {}  # reports from before the `mistake` field: recognise the English hint text
     for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
-        by_hint.setdefault(mistake.hint, []).append(mistake.id)
+        by_hint.setdefault(hint_text(ex_id, mistake), []).append(mistake.id)
     found = []
     for check in checks:
         ids = [check["mistake"]] if check.get("mistake") else by_hint.get(check.get("hint") or "", [])
@@ -249,11 +250,12 @@ def verdict_from(ex_id, result, penalty, sandbox, submission_id):
                 sandbox=sandbox, grader_version=grader_version(), run_s=entry["duration_s"])
 
 
-def mistake_labels(ex_id):
+def mistake_labels(ex_id, lang="en"):
     """{mistake id: hint text} of an exercise's known mistakes (labels for the analytics bars)."""
     from grader import checks as checks_registry
+    from grader.text import hint_text
 
-    return {m.id: m.hint for m in checks_registry.for_exercise(ex_id).MISTAKES}
+    return {m.id: hint_text(ex_id, m, lang) for m in checks_registry.for_exercise(ex_id).MISTAKES}
 
 
 def feedback_text(report):
@@ -273,5 +275,5 @@ def feedback_text(report):
         fields["checks"] = [CheckResult(**{k: v for k, v in c.items() if k in check_fields}) for c in entry["checks"]]
         exercises_.append(ExerciseResult(**fields))
     out = io.StringIO()
-    print_table(Report(report.get("target", ""), exercises_), out=out)
+    print_table(Report(report.get("target", ""), exercises_, report.get("lang", "en")), out=out)
     return out.getvalue()

@@ -84,7 +84,7 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
     at = _page("pages/analytics.py", token, lang)
     assert errors_of(at) == []
-    label = grading.mistake_labels("ex03")["dot_no_scale"]
+    label = grading.mistake_labels("ex03", lang)["dot_no_scale"]
     assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
 
 

@@ -76,8 +76,10 @@ def test_a_notebook_without_an_answer_cell_gets_the_graders_message(class_store,
 def test_mistake_ids_come_from_the_hints():
     from grader import checks
 
+    from grader.text import hint_text
+
     mistake = checks.for_exercise("ex03").MISTAKES[0]
-    check = {"hint": mistake.hint, "passed": False}
+    check = {"hint": hint_text("ex03", mistake), "passed": False}
     assert grading.mistake_ids("ex03", [check, {"hint": None}]) == [mistake.id]
     assert grading.mistake_ids("ex03", [{"hint": "x", "mistake": "custom"}]) == ["custom"]
 
