@@ -16,7 +16,7 @@ from course.common import i18n
 from course.common.exercise_index import EXERCISES, GRADER_STATUSES, STATUSES, status_of
 from course.common.paths import PROJECT_ROOT
 from course.lessons import ch09
-from grader.report import STATUS_LABELS
+from grader.report import status_label
 
 EXERCISES_DIR = PROJECT_ROOT / "exercises"
 
@@ -42,7 +42,8 @@ def test_every_status_has_a_label_in_both_languages_and_in_the_grader_table():
     for lang in i18n.LANGS:
         for status in STATUSES:
             assert i18n.t(f"app.status.{status}", lang).strip()
-    assert set(STATUS_LABELS) == set(GRADER_STATUSES)
+        for status in GRADER_STATUSES:  # the grader's table
+            assert status_label(status, lang).strip()
 
 
 @pytest.mark.parametrize("status", GRADER_STATUSES)
