@@ -9,7 +9,7 @@ import streamlit as st
 
 from classroom import web as class_web
 from course.app import pages_index
-from course.app.ui import language_switch, progress_summary, shell_started, tr
+from course.app.ui import language_switch, progress_summary, root_page, shell_started, tr
 
 shell_started()
 st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
@@ -28,7 +28,9 @@ if class_web.enabled():  # a hosted class: the pages the signed-in role may open
         sections[tr("nav.section_class")] = [
             st.Page(e.path, title=tr(e.title_key), icon=e.icon, url_path=e.url_path) for e in class_pages
         ]
-page = st.navigation(sections)
+first_section = next(iter(sections.values()))
+first_section.append(root_page(first_section[0]))  # "/" opens the first chapter at its own URL
+page = st.navigation(sections, expanded=True)  # every entry shown, no "View more"
 if not class_web.enabled():  # the local progress file; a class's progress is its gradebook
     progress_summary()
 st.sidebar.caption(tr("app.tagline"))

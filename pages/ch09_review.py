@@ -65,7 +65,7 @@ def progress_section():
     for col, status in zip(st.columns(len(counts)), counts):
         col.metric(status_label(status), counts[status])
     only_open = st.toggle(tr("ch09.progress.only_open"), key="ch09_only_open", persist_state=KEEP)
-    table = ch09.progress_frame(statuses, results, current_lang(), status_label, only_open)
+    table = ch09.progress_frame(statuses, results, current_lang(), only_open=only_open)  # cells: words, no icons
     score = tr("ch09.progress.col_score")
     st.dataframe(table, hide_index=True, column_config={
         score: st.column_config.ProgressColumn(score, min_value=0, max_value=100, format="%.0f%%")})

@@ -5,7 +5,7 @@ import streamlit as st
 
 from classroom import web as class_web
 from course.app import grading_client, progress
-from course.app.ui import current_lang, status_label, status_of, tr
+from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
 from course.common import exercise_index
 from course.common.i18n import t
 
@@ -47,7 +47,7 @@ def show_exercise_report(entry):
         failed = [check for check in entry["checks"] if not check.get("passed")]
         for check in failed[:MAX_FAILED_SHOWN]:
             if check.get("message") != entry.get("summary"):  # "not started", a broken file: said once
-                st.markdown(f"❌ **{check.get('name', '')}** — {check.get('message', '')}")
+                st.markdown(f"{FAILED_CHECK_ICON} **{check.get('name', '')}** — {check.get('message', '')}")
             if check.get("hint"):
                 st.info(tr("practice.hint", hint=check["hint"]), icon=":material/lightbulb:")
         if len(failed) > MAX_FAILED_SHOWN:
@@ -89,7 +89,7 @@ table = pd.DataFrame(
         tr("practice.col_id"): IDS,
         tr("practice.col_title"): [tr(f"exercises.{i}.title") for i in IDS],
         tr("practice.col_file"): [f"exercises/{exercise_index.get(i).filename}" for i in IDS],
-        tr("practice.col_status"): [status_label(status_of(i, results)) for i in IDS],
+        tr("practice.col_status"): [status_text(status_of(i, results)) for i in IDS],
         tr("practice.col_score"): [f"{100 * float(results[i]['score']):.0f}%" if i in results else "—" for i in IDS],
     }
 )

@@ -5,17 +5,23 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Widget
 
+from course.app import pages_index
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 
 
 def open_page(page_path=None, lang="en", timeout=60):
-    """AppTest of app.py in `lang`, switched to `page_path` (None: the first page), run."""
+    """AppTest of app.py in `lang`, switched to `page_path` (None: the first page), run.
+
+    The root URL switches to the first page; the browser then reruns that page at
+    its own URL, so the helper does the same (a widget changed in the very run
+    after st.switch_page would otherwise lose its value under AppTest).
+    """
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     at.session_state["app_lang"] = lang
     at.run()
-    if page_path is not None:
-        at.switch_page(page_path).run()
+    at.switch_page(page_path or pages_index.existing()[0].path).run()
     return at
 
 

@@ -16,7 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 import urllib.request
+from bisect import bisect_right
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -172,6 +175,74 @@ def full_page_screenshot(driver, path):
     driver.set_window_size(1400, 1000)
 
 
+# Emoji blocks: drawn from an emoji font, which CI's Debian image (and many learners') lacks.
+EMOJI_BLOCKS = ((0x2600, 0x27BF), (0x2B00, 0x2BFF), (0xFE0F, 0xFE0F), (0x1F000, 0x1FAFF))
+INVISIBLE = ("Cc", "Cf", "Zs", "Zl", "Zp")  # control, format and space characters draw nothing
+
+
+@lru_cache(maxsize=1)
+def installed_font_ranges():
+    """Sorted (first, last) code point ranges covered by some font fontconfig knows, or None."""
+    try:
+        listing = subprocess.run(["fc-list", "--format", "%{charset}\n"], capture_output=True,
+                                 text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    ranges = []
+    for item in listing.split():
+        first, _, last = item.partition("-")
+        ranges.append((int(first, 16), int(last or first, 16)))
+    ranges.sort()
+    merged = []
+    for first, last in ranges:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def has_installed_glyph(char, ranges):
+    """True if some installed font draws `char`."""
+    i = bisect_right(ranges, (ord(char), 0x10FFFF)) - 1
+    return i >= 0 and ranges[i][0] <= ord(char) <= ranges[i][1]
+
+
+def empty_box_glyphs(text):
+    """The characters of `text` a learner would see as empty boxes: U+FFFD, emoji, and
+    any character that none of the installed fonts (Streamlit's web fonts cover ASCII) has."""
+    ranges = installed_font_ranges()
+    bad = set()
+    for char in set(text):
+        code = ord(char)
+        if code < 0x80 or unicodedata.category(char) in INVISIBLE:
+            continue
+        if (code == 0xFFFD or any(lo <= code <= hi for lo, hi in EMOJI_BLOCKS)
+                or (ranges is not None and not has_installed_glyph(char, ranges))):
+            bad.add(char)
+    return sorted(f"U+{ord(c):04X} {c}" for c in bad)
+
+
+def check_shell(driver, lang):
+    """Sidebar, toolbar and glyphs every page shares: every entry listed, no Deploy, no empty boxes."""
+    from selenium.webdriver.common.by import By
+
+    sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+    hidden = [t(p.title_key, lang) for p in pages_index.existing() if t(p.title_key, lang) not in sidebar]
+    assert hidden == [], f"sidebar entries not shown in {lang}: {hidden}"
+    assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebarNavViewButton"]'), "a 'View more' button"
+    assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAppDeployButton"]'), "a Deploy button"
+    text = driver.execute_script("return document.body.textContent")  # dataframe cells included
+    assert empty_box_glyphs(text) == [], f"{driver.current_url} has characters without a font"
+
+
+def test_empty_box_check_can_fail():
+    """The glyph check flags emoji and U+FFFD and passes CJK, Greek and maths symbols."""
+    assert empty_box_glyphs("\u2705 ok \U0001F4DD \ufffd") == ["U+1F4DD \U0001F4DD", "U+2705 \u2705", "U+FFFD \ufffd"]
+    if installed_font_ranges() is not None and shutil.which("fc-list"):
+        assert empty_box_glyphs("注意力 α √d · —") == []
+
+
 def pytest_generate_tests(metafunc):
     """Every page in Chinese (the fonts are the fragile part), the shell's pages in English too."""
     if "page" in metafunc.fixturenames:
@@ -193,12 +264,31 @@ def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(server, browsers):
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("notes.title", "zh"))
 
 
+def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
+    """"/" switches to the first page's URL, and the language switch works right after."""
+    from selenium.webdriver.common.by import By
+
+    first = pages_index.existing()[0]
+    driver = browsers("zh")
+    driver.get(f"{server}/")
+    wait_until_rendered(driver)
+    assert driver.current_url.rstrip("/").endswith(f"/{first.url_path}"), driver.current_url
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "zh"))
+    english = driver.find_element(By.XPATH, '//*[@data-testid="stSidebar"]//label[.//p[text()="English"]]')
+    english.click()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "en")):
+            break
+        time.sleep(0.3)
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "en"))
+
+
 def test_page_opens_without_errors(server, browsers, page, lang):
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    default = pages_index.existing()[0]  # st.navigation serves its first page at the root
-    driver.get(f"{server}/" if page == default else f"{server}/{page.url_path}")
+    driver.get(f"{server}/{page.url_path}")  # every page by its own URL, the first one too (a bookmark)
     wait_until_rendered(driver)
     full_page_screenshot(driver, SHOTS / f"{lang}_{page.key}.png")
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
@@ -209,6 +299,7 @@ def test_page_opens_without_errors(server, browsers, page, lang):
         assert heading.startswith(t(MY_TITLES[page.key], lang)), heading
     sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
     assert t("nav.section_course", lang) in sidebar
+    check_shell(driver, lang)
     if page.key == "ch01":
         charts = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
         assert len(charts) >= 4, "the path, cone and gradient charts should be drawn"

@@ -67,6 +67,19 @@ def shell_started():
         manager.uses_pages_directory = False
 
 
+def root_page(first):
+    """A hidden default page for the root URL that switches to `first`.
+
+    Streamlit serves its default page at "/" only, so a bookmark of the first
+    chapter's own URL (/seq2seq) would show "Page not found". With this page as
+    the default, every listed page, the first included, keeps its own URL.
+    """
+    def open_first():
+        st.switch_page(first, query_params=st.query_params.to_dict())
+
+    return st.Page(open_first, title=first.title, url_path="start", default=True, visibility="hidden")
+
+
 def current_lang():
     """The learner's chosen language; the browser's locale until they choose."""
     _leave_pages_directory_mode()
@@ -114,12 +127,26 @@ def language_switch():
     return current_lang()
 
 
-STATUS_ICONS = {"passed": "✅", "failed": "❌", "not_graded": "⚪", "not_written": "📝", "error": "⚠️"}
+# Streamlit Material icons (a web font Streamlit ships), coloured; emoji would need an emoji
+# font, which Debian images and many learners' machines lack (they show as empty boxes).
+STATUS_ICONS = {
+    "passed": ":green[:material/check_circle:]",
+    "failed": ":red[:material/cancel:]",
+    "not_graded": ":gray[:material/radio_button_unchecked:]",
+    "not_written": ":gray[:material/edit_note:]",
+    "error": ":orange[:material/warning:]",
+}
+FAILED_CHECK_ICON = STATUS_ICONS["failed"]
 
 
 def status_label(status):
-    """Icon and translated word for an exercise status."""
-    return f"{STATUS_ICONS.get(status, '•')} {tr('app.status.' + status)}"
+    """Icon and translated word for an exercise status, as Markdown (text, labels, metrics)."""
+    return f"{STATUS_ICONS.get(status, '')} {tr('app.status.' + status)}".strip()
+
+
+def status_text(status):
+    """The translated word for an exercise status, for table cells (which draw no Markdown)."""
+    return tr("app.status." + status)
 
 
 def progress_summary():
