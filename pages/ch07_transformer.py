@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from course.app.ui import chapter_footer, prose, tr
+from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch07
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -45,13 +45,13 @@ def norm_section():
     scale = right.slider(tr("ch07.norm.scale"), 0.1, 100.0, 1.0, key="ch07_scale", persist_state=KEEP)
     tables = norm_tables(batch, scale)
     st.markdown(tr("ch07.norm.input"))
-    st.columns(2)[0].dataframe(tables["input"])
+    st.columns(2)[0].dataframe(ch07.margins_view(tables["input"], current_lang()))
     for col, name, label in zip(st.columns(2), ("layer", "batch"), ("layer", "batch_out")):
         col.markdown(tr(f"ch07.norm.{label}"))
         if tables[name] is None:
             col.warning(tr("ch07.norm.batch_one"))
         else:
-            col.dataframe(tables[name])
+            col.dataframe(ch07.margins_view(tables[name], current_lang()))
     moved = tables["moved"]
     m = st.columns(2)
     m[0].metric(tr("ch07.norm.moved_layer"), f"{moved['layer']:.3g}")
@@ -83,7 +83,9 @@ def decoding_section():
     steps = left.slider(tr("ch07.decode.steps"), 1, 12, 6, key="ch07_steps", persist_state=KEEP)
     seed = right.number_input(tr("ch07.decode.seed"), 0, 999, 0, key="ch07_seed", persist_state=KEEP)
     table = incremental_check(steps, seed=seed)
-    st.dataframe(table, hide_index=True, column_config={"max |Δ|": st.column_config.NumberColumn(format="%.1e")})
+    names = ch07.decode_names(current_lang())
+    st.dataframe(table.rename(columns=names), hide_index=True,
+                 column_config={names["max |Δ|"]: st.column_config.NumberColumn(format="%.1e")})
     st.metric(tr("ch07.decode.max_diff"), f"{table['max |Δ|'].max():.1e}")
     st.markdown(tr("ch07.decode.after"))
 

@@ -107,6 +107,19 @@ def test_ch07_layer_norm_and_batch_norm_tables():
     assert metric(at, "BatchNorm: change of x0's output when the other examples are redrawn") == "—"
 
 
+def test_ch07_tables_speak_chinese_and_leave_margin_corners_blank():
+    at = opened(CH07, "zh")
+    at.slider(key="ch07_batch").set_value(3).run()
+    shown = [df for df in at.dataframe if i18n.t("ui.margins.row_std", "zh") in df.value.columns]
+    assert len(shown) == 3 and "σ（行）" in shown[0].value.columns and "μ（列）" in shown[0].value.index
+    for table in shown:  # the corner cells (row statistics of column statistics) are shown empty, not "None"
+        cells = dataframe_util.convert_arrow_bytes_to_pandas_df(table.proto.arrow_data.styler.display_values)
+        assert (cells.iloc[-2:, -2:] == "").all().all() and (cells.iloc[:-2, :] != "").all().all()
+        assert cells.iloc[0, 0] == f"{table.value.iloc[0, 0]:.3f}"
+    kv = frame_with(at, "缓存的位置数")
+    assert not {"input", "cache"} & set(kv.columns) and "输入形状" in kv.columns
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_ch07_mask_heatmaps_follow_the_length_sliders(lang):
     at = opened(CH07, lang)
@@ -127,8 +140,9 @@ def test_ch07_incremental_decoding_and_pitfall_checklist():
     at = opened(CH07)
     at.slider(key="ch07_steps").set_value(4).run()
     at.number_input(key="ch07_seed").set_value(5).run()
-    table = frame_with(at, "cache")
-    assert table["cache"].tolist() == [1, 2, 3, 4] and table["t"].tolist() == [0, 1, 2, 3]
+    cache = i18n.t("ui.decode.cache", "en")
+    table = frame_with(at, cache)
+    assert table[cache].tolist() == [1, 2, 3, 4] and table["t"].tolist() == [0, 1, 2, 3]
     assert float(metric(at, "largest difference, parallel vs step by step")) < 1e-5
     at.checkbox(key="ch07_pitfall_add_pe").check().run()
     at.checkbox(key="ch07_pitfall_valid_lens").check().run()

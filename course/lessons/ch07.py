@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from course.common import charts
+from course.common.i18n import t
 from solutions.ex01_softmax import masked_softmax
 from solutions.ex07_transformer import (
     AddNorm,
@@ -126,6 +127,21 @@ def with_margins(matrix):
     index = [f"x{i}" for i in range(B)] + ["μ (column)", "σ (column)"]
     columns = [f"f{j}" for j in range(F)] + ["μ (row)", "σ (row)"]
     return pd.DataFrame(table.round(3) + 0.0, index=index, columns=columns)  # + 0.0 turns -0.0 into 0.0
+
+
+MARGIN_KEYS = {"μ (row)": "row_mean", "σ (row)": "row_std", "μ (column)": "col_mean", "σ (column)": "col_std"}
+DECODE_KEYS = {"t": "step", "input": "input", "cache": "cache", "max |Δ|": "max_diff"}  # incremental_check's columns
+
+
+def margins_view(table, lang):
+    """with_margins' table for display: margin labels in `lang`, three decimals, blank corner cells (not "None")."""
+    names = {label: t(f"ui.margins.{key}", lang) for label, key in MARGIN_KEYS.items()}
+    return table.rename(index=names, columns=names).style.format("{:.3f}", na_rep="")
+
+
+def decode_names(lang):
+    """{incremental_check column: its header in `lang`}."""
+    return {column: t(f"ui.decode.{key}", lang) for column, key in DECODE_KEYS.items()}
 
 
 def batch_dependence(batch_size, scale, seed=0):
