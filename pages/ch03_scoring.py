@@ -58,7 +58,7 @@ def allocation_section():
     st.markdown(tr("ch03.alloc_body"))
     shift = st.slider(tr("ch03.shift_label"), -200, 200, 0, key="ch03_shift", persist_state=KEEP)
     table = ch03.shift_table(ch03.READING, shift)
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table.rename(columns=ch03.shift_names(current_lang())), hide_index=True)
     diff = (table["stable"] - table["softmax(x - max x)"]).abs().max()
     st.metric(tr("ch03.shift_diff"), f"{diff:.2e}")
     st.markdown(tr("ch03.shift_after"))

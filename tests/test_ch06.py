@@ -180,4 +180,4 @@ def test_latex_sci_and_curve_order():
     assert ch06_positions.latex_sci(1.4389e-7) == r"1.44 \times 10^{-7}"
     assert ch06_positions.latex_sci(25000.0, 1) == r"2.5 \times 10^{4}"
     spec = ch06_positions.columns_spec(10, 32, (20, 8, 1), "i")
-    assert spec["encoding"]["color"]["sort"] == ["col 1", "col 8", "col 20"]
+    assert spec["encoding"]["color"]["sort"] == ["P[:, 1]", "P[:, 8]", "P[:, 20]"]

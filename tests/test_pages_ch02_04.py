@@ -13,6 +13,7 @@ import torch
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
+from course.common import i18n
 from course.lessons import ch02
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -127,9 +128,10 @@ def test_ch03_masking_sliders_zero_the_right_cells():
 def test_ch03_shift_temperature_and_comparison():
     at = open_page(CH03)
     at.slider(key="ch03_shift").set_value(150).run()
-    shift = frame_with(at, "naive")
-    assert shift["naive"].isna().all()
-    np.testing.assert_allclose(shift["stable"], softmax(READING), atol=1e-5)
+    naive, stable = (i18n.t(f"ui.shift.{c}", "en") for c in ("naive", "stable"))
+    shift = frame_with(at, naive)
+    assert shift[naive].isna().all()
+    np.testing.assert_allclose(shift[stable], softmax(READING), atol=1e-5)
     assert float(at.metric[1].value) < 1e-5
 
     at.slider(key="ch03_temperature").set_value(0.5).run()
@@ -144,6 +146,18 @@ def test_ch03_shift_temperature_and_comparison():
     assert params == [10 * (8 + 6) + 10, 0, 0, 8 * 6]
     ms = frame_with(at, "median ms per forward pass").iloc[:, 1]
     assert len(ms) == 4 and (ms > 0).all()
+
+
+def test_ch03_shift_table_and_temperature_bars_in_chinese():
+    at = open_page(CH03, "zh")
+    at.slider(key="ch03_temperature").set_value(1.3).run()
+    headers = [c for df in at.dataframe for c in df.value.columns]
+    assert "naive" not in headers and "stable" not in headers and "直接计算 softmax(x + c)" in headers
+    charts = at.get("vega_lite_chart")
+    index = next(i for i, c in enumerate(charts) if '"alpha:Q"' in c.proto.spec or '"field": "alpha"' in c.proto.spec)
+    shown = chart_data(at, index)["alpha"].tolist()  # the bar heights and their labels (no 0.81099998951)
+    assert len(shown) == 5 and all(len(repr(float(a))) <= 5 for a in shown), shown
+    assert '"format": ".3~f"' in charts[index].proto.spec
 
 
 def test_ch03_dk_slider_measures_the_variance():

@@ -160,8 +160,8 @@ def test_ch06_cross_attention_encoding_scale_and_shuffle():
         angle = i / 10000 ** (2 * (dim // 2) / 16)
         assert row["P"] == pytest.approx(math.sin(angle) if dim % 2 == 0 else math.cos(angle), abs=1e-4)
     curves = chart_data(at, 3)
-    assert sorted(curves["column"].unique()) == ["col 14", "col 3"]
-    col3 = curves[curves["column"] == "col 3"].sort_values("position")["P"].to_numpy()
+    assert sorted(curves["column"].unique()) == ["P[:, 14]", "P[:, 3]"]
+    col3 = curves[curves["column"] == "P[:, 3]"].sort_values("position")["P"].to_numpy()
     np.testing.assert_allclose(col3, [math.cos(i / 10000 ** (2 / 16)) for i in range(20)], atol=1e-6)
     norms = next(df.value for df in at.dataframe if df.value.columns[0] == "measured").iloc[:, 1].tolist()
     assert norms[2] == pytest.approx(math.sqrt(16 / 2), abs=1e-3)  # a row of P: sqrt(d/2)

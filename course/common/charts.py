@@ -12,9 +12,9 @@ import pandas as pd
 
 
 def _labels(labels, count, prefix):
-    """Axis labels as strings; numbered ones ('prefix 0', ...) when none are given."""
+    """Axis labels as strings; plain numbers (0, 1, ...: the same in every language) when none are given."""
     if labels is None:
-        return [f"{prefix}{i}" for i in range(count)]
+        return [str(i) for i in range(count)]
     labels = [str(label) for label in labels]
     if len(labels) != count:
         raise ValueError(f"got {len(labels)} labels for {count} {prefix.strip() or 'items'}; give one per row/column")
@@ -28,14 +28,15 @@ def _label_expr(labels):
 
 def heatmap(
     data, row_labels=None, col_labels=None, title="", *,
-    x_title="", y_title="", value_title="value", scheme="blues",
+    x_title="", y_title="", value_title=None, scheme="blues",
     show_values=False, value_format=".2f", domain=None, cell_size=None,
 ):
     """A heatmap of a 2-D array or DataFrame: rows on the y axis, columns on x.
 
     Rows and columns keep their order, and repeated labels (two "the"s) stay
     separate cells. A DataFrame supplies its index/columns as labels unless
-    labels are passed.
+    labels are passed. `value_title` names the colour legend (none by default: no English
+    "value" in a Chinese page).
     """
     if isinstance(data, pd.DataFrame):
         row_labels = list(data.index) if row_labels is None else row_labels
@@ -45,8 +46,8 @@ def heatmap(
     if values.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D array, got shape {values.shape}")
     num_rows, num_cols = values.shape
-    rows = _labels(row_labels, num_rows, "row ")
-    cols = _labels(col_labels, num_cols, "col ")
+    rows = _labels(row_labels, num_rows, "rows")
+    cols = _labels(col_labels, num_cols, "columns")
     frame = pd.DataFrame(
         [
             {"row": i, "col": j, "row_label": rows[i], "col_label": cols[j], "value": values[i, j]}
@@ -62,9 +63,9 @@ def heatmap(
     cells = base.mark_rect().encode(
         color=alt.Color("value:Q", title=value_title, scale=scale),
         tooltip=[
-            alt.Tooltip("row_label:N", title=y_title or "row"),
-            alt.Tooltip("col_label:N", title=x_title or "column"),
-            alt.Tooltip("value:Q", title=value_title, format=value_format),
+            alt.Tooltip("row_label:N", title=y_title or "i"),
+            alt.Tooltip("col_label:N", title=x_title or "j"),
+            alt.Tooltip("value:Q", title=value_title or " ", format=value_format),
         ],
     )
     chart = cells
@@ -96,22 +97,35 @@ def line_chart(
         "tooltip": [x, y] + ([color] if color else []),
     }
     if color:
-        encoding["color"] = alt.Color(f"{color}:N", title=color if color_title is None else color_title)
+        encoding["color"] = alt.Color(f"{color}:N", title=color if color_title is None else color_title,
+                                      scale=fixed_domain(df[color]))
     if stroke_dash:
         encoding["strokeDash"] = alt.StrokeDash(f"{stroke_dash}:N", legend=None)
     return alt.Chart(df).mark_line(point=points).encode(**encoding).properties(title=title, height=height)
 
 
-def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sort=None, height=300, labels=True):
-    """Bars of y for each category x (kept in `sort` order, or the data's order)."""
+def fixed_domain(values):
+    """A colour scale over `values` in the order they first appear.
+
+    Vega colours categories in sorted order by default, so the same series got
+    different colours in English and Chinese (the labels sort differently). Callers
+    list their series in a language-independent order; this keeps that order.
+    """
+    return alt.Scale(domain=list(dict.fromkeys(str(v) for v in values)))
+
+
+def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sort=None, height=300, labels=True,
+              label_format=".3~f"):
+    """Bars of y for each category x (kept in `sort` order, or the data's order); labels in `label_format`."""
     order = sort if sort is not None else list(dict.fromkeys(df[x].tolist()))
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:N", title=x if x_title is None else x_title, sort=order, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:Q", title=y if y_title is None else y_title),
         tooltip=[x, y],
     )
+    colours = order if color is None else df[color]
     bars = base.mark_bar().encode(
-        color=alt.Color(f"{color or x}:N", legend=None)
+        color=alt.Color(f"{color or x}:N", legend=None, scale=fixed_domain(colours))
     )
-    chart = bars + base.mark_text(dy=-8).encode(text=f"{y}:Q") if labels else bars
+    chart = bars + base.mark_text(dy=-8).encode(text=alt.Text(f"{y}:Q", format=label_format)) if labels else bars
     return chart.properties(title=title, height=height)

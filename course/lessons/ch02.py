@@ -111,7 +111,8 @@ def fit_chart(data, curves, labels):
     lines = fit_frame(data, curves)
     lines["curve"] = lines["curve"].map(lambda c: labels.get(c, c))
     points = pd.DataFrame({"x": data.x_train.numpy(), "y": data.y_train.numpy()})
-    line = alt.Chart(lines).mark_line().encode(x="x:Q", y="y:Q", color=alt.Color("curve:N", title=None))
+    line = alt.Chart(lines).mark_line().encode(x="x:Q", y="y:Q", color=alt.Color(
+        "curve:N", title=None, scale=alt.Scale(domain=list(dict.fromkeys(lines["curve"])))))  # same colours in en/zh
     dots = alt.Chart(points).mark_circle(color="gray", opacity=0.5).encode(x="x:Q", y="y:Q")
     return (dots + line).properties(height=300)
 
@@ -129,8 +130,9 @@ def weights_chart(weights, row_values, col_values, row_title, col_title):
     return alt.Chart(frame).mark_rect().encode(
         x=alt.X("col:O", title=col_title, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("row:O", title=row_title, axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme="reds")),
-        tooltip=["query:Q", "key:Q", alt.Tooltip("weight:Q", format=".3f")],
+        color=alt.Color("weight:Q", title="α", scale=alt.Scale(scheme="reds")),
+        tooltip=[alt.Tooltip("query:Q", title=row_title), alt.Tooltip("key:Q", title=col_title),
+                 alt.Tooltip("weight:Q", title="α", format=".3f")],
     ).properties(height=300)
 
 

@@ -58,6 +58,11 @@ def shift_table(scores, shift):
     })
 
 
+def shift_names(lang):
+    """{shift_table column: its header in `lang`} (the maths columns stay as written)."""
+    return {"naive": t("ui.shift.naive", lang), "stable": t("ui.shift.stable", lang)}
+
+
 def tempered(scores, temperature):
     """Softmax of scores / temperature (n,)."""
     if temperature <= 0:
@@ -209,7 +214,7 @@ def mask_spec(seed, valid_lens, b, n_q, n_k, title, x_title, y_title):
 def temperature_specs(temperature, x_title, jacobian_title):
     """Bar chart dict of the tempered weights of READING and heatmap dict of their Jacobian."""
     alpha = tempered(READING, temperature)  # (n,)
-    bars = pd.DataFrame({"item": [f"{x:+.1f}" for x in READING], "alpha": alpha.numpy().round(3)})
+    bars = pd.DataFrame({"item": [f"{x:+.1f}" for x in READING], "alpha": alpha.double().numpy().round(3)})  # no float32 noise
     jac = softmax_jacobian(alpha).numpy()  # (n, n)
     span = max(float(abs(jac).max()), 1e-6)
     return (

@@ -119,7 +119,8 @@ def cost_view(lang, n, d, k):
     lines = alt.Chart(frame).mark_line().encode(
         x=alt.X("n:Q", title=x_title, scale=alt.Scale(type="log")),
         y=alt.Y("ops:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=alt.Color("arch:N", title=None), tooltip=["n", "arch", alt.Tooltip("ops:Q", format=",.0f")],
+        color=alt.Color("arch:N", title=None, scale=alt.Scale(domain=list(dict.fromkeys(frame["arch"])))),
+        tooltip=["n", alt.Tooltip("arch:N", title=" "), alt.Tooltip("ops:Q", title=y_title, format=",.0f")],
     )
     marks = pd.DataFrame({"n": [d, n], "what": ["n = d", "n"]})
     rules = alt.Chart(marks).mark_rule().encode(

@@ -77,12 +77,13 @@ def columns_spec(length, num_hiddens, columns, x_title):
     if not columns:
         return None
     P = module_table(length, num_hiddens)  # (T, d)
-    names = [f"col {c}" for c in sorted(columns)]  # the legend lists them in this (numeric) order
-    frame = pd.DataFrame([{"position": i, "column": f"col {c}", "P": float(P[i, c])}
+    names = [f"P[:, {c}]" for c in sorted(columns)]  # the legend lists them in this (numeric) order
+    frame = pd.DataFrame([{"position": i, "column": f"P[:, {c}]", "P": float(P[i, c])}
                           for c in columns for i in range(length)])
     chart = alt.Chart(frame).mark_line().encode(
         x=alt.X("position:Q", title=x_title), y=alt.Y("P:Q", title="P"),
-        color=alt.Color("column:N", title=None, sort=names), tooltip=["position", "column", "P"])
+        color=alt.Color("column:N", title=None, sort=names, scale=alt.Scale(domain=names)),
+        tooltip=[alt.Tooltip("position:Q", title=x_title), alt.Tooltip("column:N", title=" "), "P"])
     return arrow_spec(chart.properties(height=260))
 
 
