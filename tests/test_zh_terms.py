@@ -1,0 +1,85 @@
+"""The Chinese catalogs use one term for each idea (issue 16 §4) and leave no English table header.
+
+Terms: 教师强制 (not 强制教学), 热力图 (not 热图), 堆叠 for a stack of layers (not 堆栈),
+Chinese quotation marks “ ” around Chinese text, and d2l's own term named once in brackets
+where ours differs (层归一化 / 层规范化, 掩码 / 掩蔽).
+"""
+
+import re
+
+import pytest
+
+from course.common import i18n
+
+BANNED = {
+    "强制教学": "教师强制",
+    "热图": "热力图",
+    "热度图": "热力图",
+    "堆栈": "堆叠",
+}
+D2L_ONCE = {"层规范化": "层归一化", "掩蔽": "掩码"}  # d2l's term: ours
+STRAIGHT_QUOTED_CHINESE = re.compile(r'"[^"\n]*[\u4e00-\u9fff][^"\n]*"')
+HEADER_KEY = re.compile(r"(^|[._])(col|cols|column|columns|header|legend)([._]|$)|_title$|^ui\.")
+ENGLISH_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
+SAME_IN_BOTH = {"softmax", "queries", "keys", "values", "valid_lens", "num_hiddens", "BLEU", "Transformer",
+                "RNN", "CNN", "max", "exp", "tanh", "LayerNorm", "BatchNorm", "Seq2Seq"}  # names, not words
+
+
+def zh_texts():
+    """{key: text} of the Chinese catalogs (strings only)."""
+    return {k: v for k, v in i18n.catalog("zh").items() if isinstance(v, str)}
+
+
+def banned_terms(texts):
+    """[(key, term, preferred)] for every banned term found."""
+    return [(k, term, good) for k, v in texts.items() for term, good in BANNED.items() if term in v]
+
+
+def straight_quotes(texts):
+    """[(key, quoted text)] of Chinese text between straight double quotes."""
+    return [(k, m.group(0)) for k, v in texts.items() for m in STRAIGHT_QUOTED_CHINESE.finditer(v)]
+
+
+def english_headers(zh, en):
+    """[(key, text)] of table headers, axis and legend titles left in English in the Chinese catalog."""
+    found = []
+    for key, text in zh.items():
+        if not HEADER_KEY.search(key) or text != en.get(key):
+            continue
+        words = set(ENGLISH_WORD.findall(text)) - SAME_IN_BOTH
+        if words:
+            found.append((key, text))
+    return found
+
+
+def test_the_checks_can_fail():
+    sample = {"a": "训练时用强制教学", "b": '把"头"挪进批量维', "c": "两个堆栈", "d": "热图"}
+    assert {term for _, term, _ in banned_terms(sample)} == {"强制教学", "堆栈", "热图"}
+    assert straight_quotes(sample) == [("b", '"头"')]
+    assert english_headers({"x.col_model": "model", "x.col_bleu": "BLEU"},
+                           {"x.col_model": "model", "x.col_bleu": "BLEU"}) == [("x.col_model", "model")]
+
+
+def test_chinese_catalogs_use_one_term_each():
+    assert banned_terms(zh_texts()) == []
+
+
+def test_chinese_text_is_quoted_with_chinese_quotation_marks():
+    assert straight_quotes(zh_texts()) == []
+
+
+@pytest.mark.parametrize(("d2l", "ours"), D2L_ONCE.items())
+def test_d2l_term_is_named_once_in_brackets_next_to_ours(d2l, ours):
+    hits = [(k, v) for k, v in zh_texts().items() if d2l in v]
+    assert len(hits) == 1, f"{d2l!r} should appear once (in brackets after {ours!r}); found in {[k for k, _ in hits]}"
+    key, text = hits[0]
+    assert re.search(f"{ours}[^（]{{0,12}}（[^）]*“?{d2l}", text), text
+
+
+def test_no_english_table_headers_in_chinese():
+    assert english_headers(zh_texts(), {k: v for k, v in i18n.catalog("en").items() if isinstance(v, str)}) == []
+
+
+def test_alloc_header_says_the_same_in_both_languages():
+    en, zh = i18n.t("ch03.alloc_header", "en"), i18n.t("ch03.alloc_header", "zh")
+    assert "reading time" in en and "阅读时间" in zh
