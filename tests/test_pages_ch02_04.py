@@ -69,7 +69,7 @@ def chart_data(at, index):
 def test_page_renders_in_both_languages(page, lang):
     at = open_page(page, lang)
     assert not at.error
-    assert at.title[0].value.split(".")[0] in {"2", "3", "4"}
+    assert at.title[0].value.split(" · ")[0] in {"2", "3", "4"}
     han = bool(re.search(r"[\u4e00-\u9fff]", at.title[0].value))
     assert han == (lang == "zh")
 

@@ -71,3 +71,13 @@ def test_series_keep_their_colour_across_languages(key):
                 assert en_values == zh_values, f"{key}: {field!r} is coloured by translated labels without a domain"
             else:
                 assert len(en_domain) == len(zh_domain), (en_domain, zh_domain)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_titles_are_numbered_one_way(lang):
+    """Page titles and menu entries read "N · title" on every chapter (not "N. title" on some)."""
+    from course.common import i18n
+
+    for number, page in enumerate(pages_index.chapters(), start=1):
+        for key in (f"{page.key}.title", page.title_key):
+            assert i18n.t(key, lang).startswith(f"{number} · "), (key, i18n.t(key, lang))
