@@ -33,7 +33,7 @@ for chapter in CHAPTERS:
     )
     stamp = notes.saved_at(chapter.key)
     if stamp:
-        st.caption(tr("notes.saved_at", time=stamp))
+        st.caption(tr("notes.saved_at", time=notes.readable_time(stamp, current_lang())))
 
 titles = {chapter.key: tr(chapter.title_key) for chapter in CHAPTERS}
 markdown = notes.to_markdown(notes.load_notes(), titles, heading=tr("notes.export_heading"))

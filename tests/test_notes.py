@@ -1,6 +1,8 @@
 """Notes: saved atomically per chapter, surviving restarts, exported as Markdown."""
 
 import json
+import re
+from datetime import datetime, timedelta
 
 import pytest
 from app_helpers import errors_of, open_page
@@ -69,8 +71,22 @@ def test_notes_page_saves_on_change_and_survives_a_restart(lang, lab_home):
     at.text_area(key="notes_ch01").input("Teacher forcing feeds the true prefix.").run()
     assert notes.load_notes() == {"ch01": "Teacher forcing feeds the true prefix."}
     assert any(t("notes.saved_at", lang, time="")[:3] in c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert not re.search(r"\d{4}-\d\d-\d\dT", captions), captions  # no raw ISO stamp
+    assert t("ui.time.today", lang, time="")[:2] in captions
 
     restarted = open_page("pages/notes.py", lang=lang)  # a new session reads the file
     assert restarted.text_area(key="notes_ch01").value == "Teacher forcing feeds the true prefix."
     assert restarted.text_area(key="notes_ch02").value == ""
     assert len(restarted.get("download_button")) == 1
+
+
+def test_saved_times_read_as_words():
+    now = datetime(2026, 12, 1, 16, 0).astimezone()
+    today = now.replace(hour=9, minute=5).strftime("%Y-%m-%dT%H:%M:%S%z")
+    earlier = (now - timedelta(days=2)).replace(hour=21, minute=30).strftime("%Y-%m-%dT%H:%M:%S%z")
+    assert notes.readable_time(today, "en", now) == "today at 09:05"
+    assert notes.readable_time(today, "zh", now) == "今天 09:05"
+    assert notes.readable_time(earlier, "en", now) == "on 29 Nov 2026 at 21:30"
+    assert notes.readable_time(earlier, "zh", now) == "2026年11月29日 21:30"
+    assert notes.readable_time("yesterday-ish", "en", now) == "yesterday-ish"

@@ -7,7 +7,9 @@ Markdown document.
 
 import json
 import time
+from datetime import datetime
 
+from course.common.i18n import t
 from course.common.paths import atomic_write_text, data_home
 
 FORMAT_VERSION = 1
@@ -37,6 +39,21 @@ def saved_at(key):
         return data["notes"][key]["saved_at"]
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
         return None
+
+
+def readable_time(stamp, lang, now=None):
+    """A saved_at stamp for people: "today at 15:42" / "今天 15:42", else the date too; odd text unchanged."""
+    try:
+        moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S%z").astimezone()  # the machine's local time
+    except (TypeError, ValueError):
+        return stamp
+    now = now or datetime.now().astimezone()
+    clock = f"{moment:%H:%M}"
+    if moment.date() == now.date():
+        return t("ui.time.today", lang, time=clock)
+    date = t("ui.time.date_format", lang).format(year=moment.year, month=moment.month, day=moment.day,
+                                                  month_name=f"{moment:%b}")
+    return t("ui.time.other_day", lang, date=date, time=clock)
 
 
 def save_note(key, text):
