@@ -5,7 +5,7 @@ import streamlit as st
 
 from course.app.ch03_sections import mask_presets_section
 from course.app.experiment_ui import live_run, shipped
-from course.app.ui import chapter_footer, current_lang, tr
+from course.app.ui import chapter_footer, current_lang, topic_tabs, tr
 from course.lessons import ch03, experiment_views, scaling_task
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
@@ -129,9 +129,14 @@ def learning_section():
 
 st.title(tr("ch03.title"))
 st.markdown(tr("ch03.intro"))
-masking_section()
-allocation_section()
-scorers_section()
-scale_section()
-learning_section()
+masking_tab, allocation_tab, scorers_tab, scale_tab = st.tabs(topic_tabs("ch03"))  # one idea per screen
+with masking_tab:
+    masking_section()
+with allocation_tab:
+    allocation_section()
+with scorers_tab:
+    scorers_section()
+with scale_tab:  # the sqrt(d) measurements and the learning experiment that shows them matter
+    scale_section()
+    learning_section()
 chapter_footer("ex01", "ex03")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, topic_tabs, tr
 from course.lessons import ch05, ch06, ch06_positions
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -111,10 +111,17 @@ def order_section():
 
 st.title(tr("ch06.title"))
 st.markdown(tr("ch06.intro"))
-roles_section()
-cost_section()
-order_section()  # why positions are needed comes before how they are encoded
-length, width = encoding_section()
-rotation_section(length, width)
-scale_section(width)
+roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = st.tabs(topic_tabs("ch06"))  # one idea each
+with roles_tab:
+    roles_section()
+with cost_tab:
+    cost_section()
+with order_tab:  # why positions are needed comes before how they are encoded
+    order_section()
+with encoding_tab:
+    length, width = encoding_section()
+with relative_tab:
+    rotation_section(length, width)
+with scale_tab:
+    scale_section(width)
 chapter_footer("ex06")

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from course.app import pages_index
+from course.app.ui import TOPICS
 from course.common.i18n import t
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +38,8 @@ CHROMIUM_FLAGS = (
 )
 # Streamlit exceptions, st.error boxes, and formulas KaTeX could not parse (shown in red).
 ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"], .katex-error'
-MY_TITLES = {"ch01": "ch01.title", "practice": "practice.title", "notes": "notes.title"}
+MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
+             "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -236,6 +238,67 @@ def check_shell(driver, lang):
     assert empty_box_glyphs(text) == [], f"{driver.current_url} has characters without a font"
 
 
+# Each tab of a long chapter: its first header, and whether it draws Vega-Lite charts.
+TAB_CONTENT = {
+    "ch03": {"mask": ("ch03.mask_header", True), "allocation": ("ch03.alloc_header", True),
+             "scorers": ("ch03.scorers_header", False), "scale": ("ch03.scale_header", True)},
+    "ch06": {"roles": ("ch06.heading_roles", True), "cost": ("ch06.heading_cost", True),
+             "order": ("ch06.heading_order", False), "encoding": ("ch06.heading_pe", True),
+             "relative": ("ch06.heading_relative", False), "scale": ("ch06.heading_scale", False)},
+}
+MAX_TAB_HEIGHT = 4500  # px of the longest tab: ch06 was ~7,200 px as one page
+
+
+def open_tab(driver, label):
+    """Click the tab with this label and wait for Streamlit to settle; returns the visible panel."""
+    from selenium.webdriver.common.by import By
+
+    tab = next(b for b in driver.find_elements(By.CSS_SELECTOR, '[role="tab"]') if b.text.strip() == label)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", tab)
+    tab.click()
+    time.sleep(0.8)
+    wait_until_rendered(driver)
+    panels = [p for p in driver.find_elements(By.CSS_SELECTOR, '[role="tabpanel"]') if p.is_displayed()]
+    assert len(panels) == 1, f"{len(panels)} tab panels visible after clicking {label!r}"
+    return panels[0]
+
+
+def check_topic_tabs(driver, key, lang):
+    """A long chapter shows one topic per tab: every tab opens on its own header, draws its charts,
+    and no tab is as long as the old single page."""
+    from selenium.webdriver.common.by import By
+
+    labels = [t(f"ui.tabs.{key}.{topic}", lang) for topic in TOPICS[key]]
+    shown = [b.text.strip() for b in driver.find_elements(By.CSS_SELECTOR, '[role="tab"]')]
+    assert shown[:len(labels)] == labels, shown
+    for topic, label in zip(TOPICS[key], labels):
+        panel = open_tab(driver, label)
+        header_key, has_charts = TAB_CONTENT[key][topic]
+        headers = [h.text for h in panel.find_elements(By.CSS_SELECTOR, "h2")]
+        assert headers and headers[0].startswith(t(header_key, lang)), (label, headers)
+        if has_charts:
+            assert panel.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"] canvas, '
+                                                        '[data-testid="stVegaLiteChart"] svg'), f"no chart in {label!r}"
+        height = driver.execute_script("return arguments[0].scrollHeight", panel)
+        assert height < MAX_TAB_HEIGHT, f"tab {label!r} is {height} px tall"
+    open_tab(driver, labels[0])
+
+
+def check_diagram_labels_fit(driver):
+    """Every box of the Graphviz diagram is at least as wide as its label (Chinese labels overflowed)."""
+    overflow = driver.execute_script("""
+        const out = [];
+        document.querySelectorAll('[data-testid="stGraphVizChart"] svg g.node').forEach(node => {
+            const shape = node.querySelector('path, polygon, ellipse');
+            const text = node.querySelector('text');
+            if (!shape || !text) return;
+            const box = shape.getBBox(), label = text.getBBox();
+            if (label.width > box.width + 1) out.push([text.textContent, label.width, box.width]);
+        });
+        return out;""")
+    assert overflow == [], f"diagram labels wider than their boxes: {overflow}"
+
+
 def test_empty_box_check_can_fail():
     """The glyph check flags emoji and U+FFFD and passes CJK, Greek and maths symbols."""
     assert empty_box_glyphs("\u2705 ok \U0001F4DD \ufffd") == ["U+1F4DD \U0001F4DD", "U+2705 \u2705", "U+FFFD \ufffd"]
@@ -300,6 +363,10 @@ def test_page_opens_without_errors(server, browsers, page, lang):
     sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
     assert t("nav.section_course", lang) in sidebar
     check_shell(driver, lang)
+    if page.key in TOPICS:
+        check_topic_tabs(driver, page.key, lang)
+    if page.key == "ch07":
+        check_diagram_labels_fit(driver)
     if page.key == "ch01":
         charts = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
         assert len(charts) >= 4, "the path, cone and gradient charts should be drawn"

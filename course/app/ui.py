@@ -158,6 +158,17 @@ def progress_summary():
     return passed, total
 
 
+TOPICS = {  # a long chapter's topics, one tab each (catalog keys ui.tabs.<page>.<topic>)
+    "ch03": ("mask", "allocation", "scorers", "scale"),
+    "ch06": ("roles", "cost", "order", "encoding", "relative", "scale"),
+}
+
+
+def topic_tabs(page_key):
+    """The translated tab labels of a long chapter's topics, in TOPICS order."""
+    return [tr(f"ui.tabs.{page_key}.{topic}") for topic in TOPICS[page_key]]
+
+
 def chapter_footer(*ex_ids):
     """End of a chapter page: each exercise's saved status and a link to Practice."""
     st.divider()

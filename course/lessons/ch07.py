@@ -4,6 +4,8 @@ Streamlit-free. The blocks and the masked softmax come from the reference soluti
 (solutions.ex07_transformer, solutions.ex01_softmax), never from exercises/.
 """
 
+import unicodedata
+
 import numpy as np
 import pandas as pd
 import torch
@@ -29,6 +31,16 @@ def _quote(text):
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+DIAGRAM_FONT_PT = 11
+
+
+def label_width_inches(text, font_pt=DIAGRAM_FONT_PT):
+    """Width a node needs for `text`: the browser's Graphviz guesses Chinese characters too narrow
+    (a label then overflows its box), so wide characters count a full em, others about half."""
+    ems = sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.55 for c in str(text))
+    return round(ems * font_pt / 72 + 0.35, 2)  # + the box's left and right margins
+
+
 def transformer_dot(labels, num_layers):
     """Graphviz DOT of the encoder and decoder stacks; `labels` maps node names to text."""
     box = 'shape=box, style="filled,rounded"'
@@ -40,11 +52,13 @@ def transformer_dot(labels, num_layers):
         "enc_ffn": f'{box}, fillcolor="#dff0d8"', "dec_ffn": f'{box}, fillcolor="#dff0d8"',
     }
     norms = ("enc_an1", "enc_an2", "dec_an1", "dec_an2", "dec_an3")
-    lines = ["digraph transformer {", 'rankdir=BT; node [fontname="Noto Sans CJK SC, sans-serif", fontsize=11];']
+    lines = ["digraph transformer {",
+             f'rankdir=BT; node [fontname="Noto Sans CJK SC, sans-serif", fontsize={DIAGRAM_FONT_PT}];']
 
     def node(name, style=None):
         text = labels["add_norm"] if name in norms else labels[name]
-        lines.append(f"{name} [label={_quote(text)}, {style or nodes.get(name, 'shape=box')}];")
+        width = label_width_inches(text)
+        lines.append(f"{name} [label={_quote(text)}, width={width}, {style or nodes.get(name, 'shape=box')}];")
 
     for name in ("src", "src_emb", "tgt", "tgt_emb", "linear", "out"):
         node(name)
