@@ -66,11 +66,12 @@ def tatoeba_section(found):
     st.dataframe(bleu, key="demo_bottleneck_table")
     st.markdown(reading)
     st.header(tr("demos.bottleneck.overall_header"))
-    st.dataframe(demos.overall_bleu(found).rename(index=model_label), key="demo_bottleneck_overall")
+    st.dataframe(experiment_views.methods_table(demos.overall_bleu(found), current_lang()),
+                 key="demo_bottleneck_overall")
     long_table, long_count, long_words = demos.long_bleu(found)
     if long_count:
         st.subheader(tr("demos.bottleneck.long_header", count=long_count, min_words=long_words))
-        st.dataframe(long_table.rename(index=model_label), key="demo_bottleneck_long")
+        st.dataframe(experiment_views.methods_table(long_table, current_lang()), key="demo_bottleneck_long")
     st.header(tr("demos.bottleneck.examples_header"))
     bucket = st.select_slider(tr("demos.bottleneck.bucket_label"), labels, value=labels[-1],
                               key="demo_bottleneck_bucket")

@@ -83,6 +83,13 @@ def tatoeba_reading_text(table, lang):
     return "\n\n".join((reading, t(f"demos.bottleneck.{verdict}", lang), pointer))
 
 
+def methods_table(frame, lang):
+    """An overall/long BLEU table (models x greedy/beam) with its headers in `lang`."""
+    names = {m: t(f"demos.bottleneck.methods.{m}", lang) for m in ("greedy", "beam")}
+    return frame.rename(index=lambda n: t(f"demos.models.{n}", lang), columns=names).rename_axis(
+        index=t("demos.bottleneck.color_title", lang), columns=None)
+
+
 def tatoeba_view(table, bucket_labels, lang):
     """Tatoeba BLEU by length (model, bucket, bleu, count): BLEU and drop chart dicts, BLEU table, reading."""
     table = experiment_charts.bleu_drop(table)
@@ -93,7 +100,9 @@ def tatoeba_view(table, bucket_labels, lang):
         chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
                                  x_title=t("demos.bottleneck.x_title", lang),
                                  y_title=t(f"demos.bottleneck.{y_title}", lang), sort=list(bucket_labels), labels=False)
-        specs.append(chart.encode(xOffset="model:N", color=alt.Color("model:N", title=None, legend=legend))
+        models = list(dict.fromkeys(shown["model"]))  # report order: each model keeps its colour in en and zh
+        specs.append(chart.encode(xOffset=alt.XOffset("model:N", sort=models), color=alt.Color(
+            "model:N", title=None, legend=legend, scale=alt.Scale(domain=models)))
                      .properties(height=380).to_dict())
     bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=list(bucket_labels))
             .rename_axis(index=t("demos.bottleneck.color_title", lang), columns=None))
