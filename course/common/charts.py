@@ -94,7 +94,9 @@ def line_chart(
     encoding = {
         "x": alt.X(f"{x}:Q", title=x if x_title is None else x_title),
         "y": alt.Y(f"{y}:Q", title=y if y_title is None else y_title, scale=scale),
-        "tooltip": [x, y] + ([color] if color else []),
+        "tooltip": [alt.Tooltip(x, title=x if x_title is None else x_title),  # titles, not field names
+                    alt.Tooltip(y, title=y if y_title is None else y_title)]
+        + ([alt.Tooltip(color, title=color if color_title is None else (color_title or " "))] if color else []),
     }
     if color:
         encoding["color"] = alt.Color(f"{color}:N", title=color if color_title is None else color_title,
@@ -121,7 +123,8 @@ def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sor
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:N", title=x if x_title is None else x_title, sort=order, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:Q", title=y if y_title is None else y_title),
-        tooltip=[x, y],
+        tooltip=[alt.Tooltip(x, title=x if x_title is None else x_title),
+                 alt.Tooltip(y, title=y if y_title is None else y_title)],
     )
     colours = order if color is None else df[color]
     bars = base.mark_bar().encode(
