@@ -51,8 +51,8 @@ def readable_time(stamp, lang, now=None):
     clock = f"{moment:%H:%M}"
     if moment.date() == now.date():
         return t("ui.time.today", lang, time=clock)
-    date = t("ui.time.date_format", lang).format(year=moment.year, month=moment.month, day=moment.day,
-                                                  month_name=f"{moment:%b}")
+    month = t("ui.time.months", lang).split()[moment.month - 1]
+    date = t("ui.time.date_format", lang).format(year=moment.year, month=month, day=moment.day)
     return t("ui.time.other_day", lang, date=date, time=clock)
 
 
