@@ -63,7 +63,7 @@ def ffn(d, f):
 @pytest.mark.parametrize(("page", "number"), [(CH07, "7"), (CH08, "8"), (CH09, "9")])
 def test_pages_render_in_both_languages(page, number, lang):
     at = opened(page, lang)
-    assert at.title[0].value.startswith(f"{number}. ")
+    assert at.title[0].value.startswith(f"{number} · ")
     han = bool(re.search(r"[\u4e00-\u9fff]", at.title[0].value + markdown_text(at)))
     assert han == (lang == "zh")
 
