@@ -18,7 +18,9 @@ BANNED = {
     "堆栈": "堆叠",
 }
 D2L_ONCE = {"层规范化": "层归一化", "掩蔽": "掩码"}  # d2l's term: ours
-STRAIGHT_QUOTED_CHINESE = re.compile(r'"[^"\n]*[\u4e00-\u9fff][^"\n]*"')
+# Straight quotes whose quoted text starts or ends with a Chinese character (quotes around code such
+# as register_buffer("P", ...) next to Chinese prose are fine).
+STRAIGHT_QUOTED_CHINESE = re.compile(r'"(?=[\u4e00-\u9fff])[^"\n]*"|"[^"\n]*(?<=[\u4e00-\u9fff])"')
 HEADER_KEY = re.compile(r"(^|[._])(col|cols|column|columns|header|legend)([._]|$)|_title$|^ui\.")
 ENGLISH_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
 SAME_IN_BOTH = {"softmax", "queries", "keys", "values", "valid_lens", "num_hiddens", "BLEU", "Transformer",
@@ -56,6 +58,7 @@ def test_the_checks_can_fail():
     sample = {"a": "训练时用强制教学", "b": '把"头"挪进批量维', "c": "两个堆栈", "d": "热图"}
     assert {term for _, term, _ in banned_terms(sample)} == {"强制教学", "堆栈", "热图"}
     assert straight_quotes(sample) == [("b", '"头"')]
+    assert straight_quotes({"e": '用 register_buffer("P", P) 注册，再调用 f("x")。'}) == []
     assert english_headers({"x.col_model": "model", "x.col_bleu": "BLEU"},
                            {"x.col_model": "model", "x.col_bleu": "BLEU"}) == [("x.col_model", "model")]
 
