@@ -87,6 +87,8 @@ def convex_spec(points, title):
     """Scatter dict of the values and the context, with the segment joining the values."""
     base = alt.Chart(points).encode(x=alt.X("x:Q", title=None), y=alt.Y("y:Q", title=None))
     segment = base.transform_filter(alt.datum.label != "c").mark_line(color="#999999")
-    dots = base.mark_point(filled=True, size=120).encode(color=alt.Color("kind:N", title=None), tooltip=["label", "x", "y"])
+    dots = base.mark_point(filled=True, size=120).encode(color=alt.Color(
+        "kind:N", title=None, scale=alt.Scale(domain=list(dict.fromkeys(points["kind"])))),  # same colours in en/zh
+        tooltip=["label", "x", "y"])
     labels = base.mark_text(dx=12, dy=-10).encode(text="label:N")
     return (segment + dots + labels).properties(title=title, height=260).to_dict()
