@@ -37,6 +37,12 @@ def architecture_section():
     st.metric(tr("ch07.arch.ffn_gap"), f"{ffn_gap():.1e}")
 
 
+def show_margins(container, table):
+    """A with_margins table: labels in the learner's language, numbers right-aligned, corners blank."""
+    view = ch07.margins_view(table, current_lang())
+    container.dataframe(view, column_config={c: st.column_config.TextColumn(alignment="right") for c in view.columns})
+
+
 def norm_section():
     """LayerNorm vs BatchNorm on a small batch, with per-row and per-column statistics."""
     prose("ch07.norm.heading", "ch07.norm.intro", "ch07.norm.formula")
@@ -45,13 +51,13 @@ def norm_section():
     scale = right.slider(tr("ch07.norm.scale"), 0.1, 100.0, 1.0, key="ch07_scale", persist_state=KEEP)
     tables = norm_tables(batch, scale)
     st.markdown(tr("ch07.norm.input"))
-    st.columns(2)[0].dataframe(ch07.margins_view(tables["input"], current_lang()))
+    show_margins(st.columns(2)[0], tables["input"])
     for col, name, label in zip(st.columns(2), ("layer", "batch"), ("layer", "batch_out")):
         col.markdown(tr(f"ch07.norm.{label}"))
         if tables[name] is None:
             col.warning(tr("ch07.norm.batch_one"))
         else:
-            col.dataframe(ch07.margins_view(tables[name], current_lang()))
+            show_margins(col, tables[name])
     moved = tables["moved"]
     m = st.columns(2)
     m[0].metric(tr("ch07.norm.moved_layer"), f"{moved['layer']:.3g}")

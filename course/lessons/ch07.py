@@ -148,9 +148,10 @@ DECODE_KEYS = {"t": "step", "input": "input", "cache": "cache", "max |Δ|": "max
 
 
 def margins_view(table, lang):
-    """with_margins' table for display: margin labels in `lang`, three decimals, blank corner cells (not "None")."""
+    """with_margins' table for display: margin labels in `lang`, numbers as text with three decimals,
+    blank corner cells (a NaN cell would show "None")."""
     names = {label: t(f"ui.margins.{key}", lang) for label, key in MARGIN_KEYS.items()}
-    return table.rename(index=names, columns=names).style.format("{:.3f}", na_rep="")
+    return table.rename(index=names, columns=names).map(lambda v: "" if np.isnan(v) else f"{v:.3f}")
 
 
 def decode_names(lang):
