@@ -452,6 +452,7 @@ def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(serve
 
     driver = browsers(lang)
     open_through_root(driver, server, "ch03")
+    open_tab(driver, t("ui.tabs.ch03.scale", lang))  # the sqrt(d) grid is the chapter's last tab
     title = t("ch03.measure_grad_norm", lang)
     for key, times in ((None, 0), (Keys.ARROW_RIGHT, 2), (Keys.ARROW_LEFT, 5)):
         value = press_on_slider(driver, "d_k", key, times) if key else "64"
