@@ -8,7 +8,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from course.app.ui import current_lang, status_label, tr
+from course.app import ui
+from course.app.ui import current_lang, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
@@ -19,10 +20,10 @@ SHOW_KEY = "class_show_submission"  # a submission to select in the history (not
 
 
 def status_text(status):
-    """A verdict or queue state in the page's language."""
+    """A verdict or queue state in the page's language, as a plain word (table cells draw no Markdown icons)."""
     if status in ("queued", "grading", "blocked"):
         return tr(f"classroom.status_{status}")
-    return status_label(status)
+    return ui.status_text(status)
 
 
 def exercise_label():
