@@ -23,18 +23,19 @@ from . import notebook_submit
 from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
-from .text import tr
+from .text import render, tr
 
 
 def reference_modules(name):
     """modules(name) for the references in solutions/."""
     return importlib.import_module(f"solutions.{name}")
 
-def read_sources(target, ex_ids):
+
+def read_sources(target, ex_ids, lang="en"):
     """{ex_id: (source, display name[, label])} from a directory laid out like exercises/,
     a directory of notebooks or one .ipynb (see grader/notebook_submit.py)."""
     if notebook_submit.is_notebook_target(target):
-        return notebook_submit.read_notebook_sources(target, ex_ids)
+        return notebook_submit.read_notebook_sources(target, ex_ids, lang=lang)
     sources = {}
     for ex_id in ex_ids:
         path = Path(target) / get_exercise(ex_id).filename
@@ -43,8 +44,9 @@ def read_sources(target, ex_ids):
         except FileNotFoundError:
             sources[ex_id] = (None, str(path))
         except UnicodeDecodeError as err:
-            sources[ex_id] = (None, f"{path} (not UTF-8 text: {err.reason} at byte {err.start})")
+            sources[ex_id] = (None, tr("file.not_utf8", lang, path=path, reason=err.reason, start=err.start))
     return sources
+
 
 @dataclass
 class Submission:
@@ -57,6 +59,7 @@ class Submission:
     # The learner's own sources of the exercises this one builds on, {ex_id: source}, each one that
     # passed (hosted mode); None: the references, or in strict mode this run's own submissions.
     dependencies: dict | None = None
+
 
 def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None,
           sandbox=None, references_for_dependencies=None, lang="en"):
@@ -74,12 +77,13 @@ def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_r
     mode, use_references = _modes(limits, sandbox, references_for_dependencies)
     extra = [] if use_references else sorted(
         {dep for ex_id in ex_ids for dep in get_exercise(ex_id).needs} - set(ex_ids))
-    sources = dict(sources) if sources is not None else read_sources(target, ex_ids)
+    sources = dict(sources) if sources is not None else read_sources(target, ex_ids, lang)
     if extra:
-        sources.update({ex_id: value for ex_id, value in read_sources(target, extra).items() if ex_id not in sources})
+        sources.update({ex_id: value for ex_id, value in read_sources(target, extra, lang).items() if ex_id not in sources})
     submissions = [Submission(ex_id, *sources[ex_id]) for ex_id in extra + ex_ids]
     exercises = grade_submissions(submissions, limits, on_progress, on_ran, mode, use_references, lang)
     return Report(str(Path(target).resolve()) if target else "", exercises[len(extra):], lang)
+
 
 def grade_submissions(submissions, limits=None, on_progress=None, on_ran=None, sandbox=None,
                       references_for_dependencies=None, lang="en"):
@@ -93,6 +97,7 @@ def grade_submissions(submissions, limits=None, on_progress=None, on_ran=None, s
     finally:
         torch.set_num_threads(threads)
 
+
 def _modes(limits, sandbox, references_for_dependencies):
     """(sandbox mode, whether references stand in for dependencies), checked."""
     mode = sandbox or (limits.mode if limits else "process")
@@ -103,6 +108,7 @@ def _modes(limits, sandbox, references_for_dependencies):
         raise ValueError("strict mode never puts a reference solution in the learner's reach: "
                          "pass the learner's own dependencies (Submission.dependencies) instead")
     return mode, use_references
+
 
 def _dependencies(submissions, use_references):
     """Per submission: ({ex_id: source} to stage or None for references, [dep ids that must pass in this run],
@@ -123,6 +129,7 @@ def _dependencies(submissions, use_references):
             staged = {d: submissions[first[d]].source for d in needs if d not in missing}
             plans.append((staged, [first[d] for d in needs if d not in missing], missing))
     return plans
+
 
 def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
     built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
@@ -175,10 +182,12 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     clear_mutant_cache()
     return exercises
 
+
 def _run_reference(check):
     """The reference's results for a check (torch RNG seeded like the child's)."""
     torch.manual_seed(1234)
     return PROCEDURES[check.procedure](reference_modules, check.spec)
+
 
 def _missing_file(ex_id, name, lang="en"):
     """Result for an exercise whose file could not be read."""
@@ -189,12 +198,14 @@ def _missing_file(ex_id, name, lang="en"):
         message = tr("file.cannot_grade", lang, name=name)
     return _error_result(ex_id, message, "file", lang)
 
+
 def _error_result(ex_id, message, check="sandbox", lang="en"):
     """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
     exercise = get_exercise(ex_id)
     return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, "error", False, 0.0, 0.0,
                           message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
                                                 id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)
+
 
 def _blocked(ex_id, deps, hosted, lang="en"):
     """Result for an exercise graded without references whose own dependencies did not pass."""
@@ -203,11 +214,13 @@ def _blocked(ex_id, deps, hosted, lang="en"):
     message = tr("blocked.message", lang, names=names, ex_id=ex_id, why=why)
     return _error_result(ex_id, message, "dependencies", lang)
 
+
 def _lost(ex_id, status, lang="en"):
     """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
     if "lost" in status:
-        return _error_result(ex_id, status["lost"], lang=lang)
+        return _error_result(ex_id, render(status["lost"], lang), lang=lang)
     return _error_result(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
+
 
 def _relabel(job, staged_name, label):
     """Name the learner's own lines by their real source, not the staged file."""

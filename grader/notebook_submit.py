@@ -19,6 +19,8 @@ from pathlib import Path
 from course.common.exercise_index import BY_ID, EXERCISES
 from course.common.exercise_index import get as get_exercise
 
+from .text import tr
+
 TAG_PREFIX = "attention-lab:answer:"  # + exercise id: the cell the grader reads
 MARKER_PREFIX = "# attention-lab answer: "  # + exercise id: first line of that cell
 NBFORMAT_MAJOR = 4
@@ -55,32 +57,32 @@ def is_notebook_target(target):
     return bool(notebook_paths(target))
 
 
-def _cells_of(path):
+def _cells_of(path, lang="en"):
     """(cells, None) from a saved notebook, or (None, "PATH (what is wrong and how to fix it)")."""
     import nbformat
 
-    fresh = "or export a fresh copy with `python -m grader notebooks`"
+    fresh = tr("notebook.fresh", lang)
     try:
         text = path.read_bytes().decode("utf-8")
         data = json.loads(text)
     except UnicodeDecodeError as err:
-        return None, f"{path} (not UTF-8 text: {err.reason} at byte {err.start}; save it again from Jupyter)"
+        return None, tr("notebook.not_utf8", lang, path=path, reason=err.reason, start=err.start)
     except OSError as err:
-        return None, f"{path} (cannot be opened: {err.strerror})"
+        return None, tr("notebook.cannot_open", lang, path=path, error=err.strerror)
     except json.JSONDecodeError as err:
-        return None, (f"{path} (not a notebook: invalid JSON, {err.msg} at line {err.lineno} column {err.colno}; "
-                      f"open it in Jupyter and save it again, {fresh})")
+        return None, tr("notebook.bad_json", lang, path=path, error=err.msg, line=err.lineno, column=err.colno,
+                        fresh=fresh)
     version = data.get("nbformat") if isinstance(data, dict) else None
     if version != NBFORMAT_MAJOR:
-        return None, (f"{path} (nbformat version {version!r}, but the grader reads version {NBFORMAT_MAJOR} "
-                      f"notebooks: save it from a current Jupyter or Colab, {fresh})")
+        return None, tr("notebook.bad_version", lang, path=path, version=repr(version), major=NBFORMAT_MAJOR,
+                        fresh=fresh)
     try:
         notebook = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as err:  # nbformat's schema check: missing or malformed parts
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-        return None, f"{path} (not a valid nbformat 4 notebook: {reason}; save it again from Jupyter, {fresh})"
+        return None, tr("notebook.invalid", lang, path=path, reason=reason, fresh=fresh)
     if not isinstance(notebook.get("cells"), list):
-        return None, f"{path} (a notebook without a list of cells: save it again from Jupyter, {fresh})"
+        return None, tr("notebook.no_cells", lang, path=path, fresh=fresh)
     return notebook["cells"], None
 
 
@@ -90,13 +92,13 @@ def _source(cell):
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def scan_notebook(path):
+def scan_notebook(path, lang="en"):
     """What one notebook holds -> ({ex_id: [(cell number, source, cell type)]}, [problems]).
 
     Cells are numbered from 1 in notebook order, counting every cell.
     """
     path = Path(path)
-    cells, problem = _cells_of(path)
+    cells, problem = _cells_of(path, lang)
     if problem:
         return {}, [problem]
     found, problems = {}, []
@@ -107,15 +109,13 @@ def scan_notebook(path):
                 continue
             ex_id = tag[len(TAG_PREFIX):]
             if ex_id not in BY_ID:
-                problems.append(f"{path}, cell {number} (tagged {tag!r}, but there is no exercise "
-                                f"{ex_id!r}: use one of {', '.join(BY_ID)})")
+                problems.append(tr("notebook.unknown_tag", lang, path=path, number=number, tag=repr(tag),
+                                   ex_id=repr(ex_id), ids=", ".join(BY_ID)))
                 continue
             found.setdefault(ex_id, []).append((number, _source(cell), cell.get("cell_type")))
     if not found and not problems:
         tag = answer_tag(_named_exercise(path) or "<exercise>")
-        problems.append(f"{path} (no cell is tagged {tag}: add that tag to the code cell that holds "
-                        "your answer (JupyterLab: Property Inspector > Cell Tags), or start from a "
-                        "notebook exported by `python -m grader notebooks`)")
+        problems.append(tr("notebook.no_tag", lang, path=path, tag=tag))
     return found, problems
 
 
@@ -125,64 +125,66 @@ def _named_exercise(path):
     return next((ex.id for ex in EXERCISES if stem.startswith((ex.id + "_", ex.id + "."))), None)
 
 
-def _one_source(ex_id, hits):
+def _one_source(ex_id, hits, lang="en"):
     """(source, name, label) for an exercise's tagged cells, or (None, message) when unusable."""
     if len(hits) > 1:
         by_path = {}
         for path, number, _, _ in hits:
             by_path.setdefault(path, []).append(str(number))
-        where = " and ".join(f"{path}, cell{'s' if len(numbers) > 1 else ''} {' and '.join(numbers)}"
-                             for path, numbers in by_path.items())
-        return None, (f"{where} (more than one cell is tagged {answer_tag(ex_id)}, so it is unclear "
-                      "which code to grade: keep the tag on one cell only)")
+        joiner = tr("notebook.and", lang)
+        where = joiner.join(tr("notebook.cells" if len(numbers) > 1 else "notebook.cell_one", lang, path=path,
+                               numbers=joiner.join(numbers))
+                            for path, numbers in by_path.items())
+        return None, tr("notebook.many_tagged", lang, where=where, tag=answer_tag(ex_id))
     path, number, source, cell_type = hits[0]
     if cell_type != "code":
-        return None, (f"{path}, cell {number} (tagged {answer_tag(ex_id)}, but it is a {cell_type} cell: "
-                      "move the tag to the code cell with your answer)")
+        return None, tr("notebook.not_code", lang, path=path, number=number, tag=answer_tag(ex_id),
+                        cell_type=cell_type)
     return source, f"{path}, cell {number}", f"{path.name}, cell {number}"
 
 
-def read_notebook_sources(target, ex_ids, warn=None):
+def read_notebook_sources(target, ex_ids, warn=None, lang="en"):
     """{ex_id: (source, name, label) or (None, message)} from a notebook or a directory of them.
 
     An exercise without a tagged cell is read from its `.py` file when the
     directory has one; otherwise its message names the notebook problems that
     may explain it. Problems that no exercise reports go to `warn` (stderr).
     """
-    warn = warn or (lambda text: print(f"note: {text}", file=sys.stderr, flush=True))
+    warn = warn or (lambda text: print(tr("notebook.note", lang, text=text), file=sys.stderr, flush=True))
     hits, problems = {}, []  # ex_id -> [(path, cell number, source, type)]; [(path, message)]
     for path in notebook_paths(target):
-        found, notebook_problems = scan_notebook(path)
+        found, notebook_problems = scan_notebook(path, lang)
         problems += [(path, message) for message in notebook_problems]
         for ex_id, cells in found.items():
             hits.setdefault(ex_id, []).extend((path, *cell) for cell in cells)
     sources, reported = {}, set()
     for ex_id in ex_ids:
         if hits.get(ex_id):
-            sources[ex_id] = _one_source(ex_id, hits[ex_id])
+            sources[ex_id] = _one_source(ex_id, hits[ex_id], lang)
             continue
         py_file = Path(target) / get_exercise(ex_id).filename
         if Path(target).is_dir() and py_file.is_file():
-            sources[ex_id] = _read_py(py_file)
+            sources[ex_id] = _read_py(py_file, lang)
             continue
         own = [m for p, m in problems if _named_exercise(p) == ex_id] if Path(target).is_dir() else \
             [m for _, m in problems]
         reported.update(own)
-        held = f"; it holds answers for {', '.join(sorted(hits))} only" if hits else ""
-        beside = "" if is_notebook_file(target) else f", and there is no {get_exercise(ex_id).filename}"
-        sources[ex_id] = (None, "; ".join(own) or f"{target} (no cell is tagged {answer_tag(ex_id)}{beside}{held})")
+        held = tr("notebook.holds", lang, ids=", ".join(sorted(hits))) if hits else ""
+        beside = "" if is_notebook_file(target) else tr("notebook.no_py", lang, filename=get_exercise(ex_id).filename)
+        sources[ex_id] = (None, "; ".join(own) or tr("notebook.untagged", lang, target=target,
+                                                      tag=answer_tag(ex_id), beside=beside, held=held))
     for _, message in problems:
         if message not in reported:
             warn(message)
     return sources
 
 
-def _read_py(path):
+def _read_py(path, lang="en"):
     """(source, name) of a .py exercise beside the notebooks, as grader.core.read_sources reads it."""
     try:
         return path.read_text(encoding="utf-8"), str(path)
     except UnicodeDecodeError as err:
-        return None, f"{path} (not UTF-8 text: {err.reason} at byte {err.start})"
+        return None, tr("file.not_utf8", lang, path=path, reason=err.reason, start=err.start)
 
 
 def default_exercises(target):

@@ -38,6 +38,8 @@ import torch
 
 from course.common.exercise_index import get as get_exercise
 
+from .text import msg
+
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
 RUN_PREFIX = "attention-lab-grade-"
@@ -131,7 +133,7 @@ def collect(job_dir, num_calls, lost=None):
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
     if not status_path.exists():
-        return JobResult([None] * num_calls, None, {"lost": lost or "the sandbox never ran this exercise"}, "")
+        return JobResult([None] * num_calls, None, {"lost": lost or msg("lost.never_ran")}, "")
     status = json.loads(status_path.read_text())
     import_path = job_dir / "results" / "import.pt"
     import_error = _load_record(import_path)["error"] if import_path.exists() else None
@@ -299,13 +301,11 @@ def _kill_session(server):
 def _lost_reason(returncode, hung, silent_s, run_dir):
     """Why the server did not finish every job, in one sentence for the report."""
     if hung:
-        return (f"the grading sandbox's server stopped responding (no progress for {silent_s:.0f} s) and was "
-                "stopped before it graded this exercise; run the grader again")
+        return msg("lost.hung", seconds=f"{silent_s:.0f}")
     if returncode == 0:
         return None
     if returncode is not None and returncode < 0:
         name = signal.Signals(-returncode).name
-        return f"the grading sandbox's server was killed ({name}) before it graded this exercise; run the grader again"
+        return msg("lost.killed", signal=name)
     tail = (run_dir / "server-stderr.txt").read_text(errors="replace")[-600:].strip()
-    return (f"the grading sandbox's server failed (exit code {returncode}) before it graded this exercise"
-            + (f": {tail.splitlines()[-1]}" if tail else ""))
+    return msg("lost.failed", code=returncode, detail=f": {tail.splitlines()[-1]}" if tail else "")

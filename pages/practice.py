@@ -66,7 +66,7 @@ def upload_section():
     upload = st.file_uploader(tr("practice.upload_file"), type=["py", "ipynb"], key="practice_upload")
     if upload is None or not st.button(tr("practice.upload_grade", ex_id=ex_id), key="practice_upload_grade"):
         return
-    problem = grading_client.upload_problem(ex_id, upload.name, upload.getvalue())
+    problem = grading_client.upload_problem(ex_id, upload.name, upload.getvalue(), current_lang())
     if problem:
         st.error(tr("practice.upload_rejected", error=problem))
         return

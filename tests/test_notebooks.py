@@ -386,5 +386,5 @@ def test_practice_page_grades_an_upload_in_the_child_process_client(monkeypatch)
     at.file_uploader(key="practice_upload").set_value(("empty.py", b"", "text/x-python")).run()
     at.button(key="practice_upload_grade").click().run()
     assert len(calls) == 1  # rejected before grading
-    assert t("practice.upload_rejected", "zh", error=grading_client.upload_problem("ex03", "empty.py", b"")) \
+    assert t("practice.upload_rejected", "zh", error=grading_client.upload_problem("ex03", "empty.py", b"", "zh")) \
         in [e.value for e in at.error]

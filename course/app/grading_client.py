@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from course.common.exercise_index import BY_ID, GRADER_STATUSES
+from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
 GRADER_ARGS = ["-m", "grader"]  # tests point this at a fake grader script
@@ -168,16 +169,16 @@ def _replace_strings(value, replacements):
     return value
 
 
-def upload_problem(ex_id, filename, data):
-    """Why an upload cannot be graded (a sentence), or None when it can."""
+def upload_problem(ex_id, filename, data, lang="en"):
+    """Why an upload cannot be graded (a sentence in `lang`), or None when it can."""
     if ex_id not in BY_ID:
-        return f"unknown exercise {ex_id!r}; use one of {', '.join(BY_ID)}"
+        return t("practice.upload_problem.unknown", lang, ex_id=repr(ex_id), ids=", ".join(BY_ID))
     if Path(filename).suffix.lower() not in UPLOAD_SUFFIXES:
-        return f"{filename!r} is neither a .py file nor a .ipynb notebook: upload one of those"
+        return t("practice.upload_problem.suffix", lang, name=repr(filename))
     if not data:
-        return f"{filename!r} is empty"
+        return t("practice.upload_problem.empty", lang, name=repr(filename))
     if len(data) > MAX_UPLOAD_BYTES:
-        return f"{filename!r} is {len(data) / 2**20:.1f} MB; an exercise file is far smaller (at most 2 MB)"
+        return t("practice.upload_problem.too_big", lang, name=repr(filename), mb=f"{len(data) / 2**20:.1f}")
     return None
 
 
@@ -189,7 +190,7 @@ def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lan
     grader in a child process, without saving progress; it is never imported
     here. Paths in the report name the upload. Returns the report dict.
     """
-    problem = upload_problem(ex_id, filename, data)
+    problem = upload_problem(ex_id, filename, data, lang or "en")
     if problem:
         raise GraderError(problem)
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-upload-"))
