@@ -93,7 +93,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     worker = subprocess.run([sys.executable, "-m", "classroom", "worker", "--db", url, "--once",
                              "--sandbox", "process"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert worker.returncode == 0, worker.stderr
-    _wait_for_text(driver, "not written yet: receptive_field")  # the grader's words, pushed to the page
+    _wait_for_text(driver, "not started: write receptive_field")  # the grader's words, pushed to the page
     wait_until_rendered(driver)
     assert _errors(driver) == []
     full_page_screenshot(driver, SHOTS / "en_class_practice.png")
