@@ -71,6 +71,7 @@ class Submission(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # grading attempts (a dead worker's count)
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     penalty: Mapped[float] = mapped_column(Float, default=0.0)  # fraction of the score removed for lateness
+    lang: Mapped[str] = mapped_column(String(8), default="en", server_default="en")  # the learner's feedback language
     user: Mapped[User] = relationship()
 
 
