@@ -29,7 +29,9 @@ if class_web.enabled():  # a hosted class: the pages the signed-in role may open
             st.Page(e.path, title=tr(e.title_key), icon=e.icon, url_path=e.url_path) for e in class_pages
         ]
 page = st.navigation(sections)
-if not class_web.enabled():  # the local progress file; a class's progress is its gradebook
+if not class_web.enabled():  # the local progress file
     progress_summary()
+elif class_web.current().user is not None:  # a class: the signed-in learner's results in the database
+    progress_summary(class_web.results_loader())
 st.sidebar.caption(tr("app.tagline"))
 page.run()

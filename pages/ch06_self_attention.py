@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from classroom import web as class_web
 from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
 from course.lessons import ch05, ch06, ch06_positions
 
@@ -117,4 +118,4 @@ order_section()  # why positions are needed comes before how they are encoded
 length, width = encoding_section()
 rotation_section(length, width)
 scale_section(width)
-chapter_footer("ex06")
+chapter_footer("ex06", load_results=class_web.results_loader())

@@ -107,10 +107,11 @@ def test_migration_0002_gives_old_submissions_english(tmp_path):
         db.execute("INSERT INTO users (email, name, role, created_at) VALUES ('a@b.c', 'A', 'learner', '2026-01-01')")
         db.execute("INSERT INTO submissions (user_id, exercise_id, source, kind, filename, created_at, status, "
                    "attempts, late, penalty) VALUES (1, 'ex00', 'x', '.py', 'x.py', '2026-01-01', 'done', 1, 0, 0)")
-    assert schema_versions(store.engine) == ("0001", "0002")
+    current, head = schema_versions(store.engine)
+    assert current == "0001" and head > "0001"
     with pytest.raises(Exception, match="schema version 0001"):
         Store(url)
     migrate(store.engine)
-    assert schema_versions(store.engine) == ("0002", "0002")
+    assert schema_versions(store.engine) == (head, head)
     with Store(url).session() as session:
         assert session.scalar(select(Submission.lang)) == "en"
