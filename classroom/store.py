@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 
+from course.common.i18n import LANGS
+
 from . import exercises
 from .db import Store, migrate
 from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
@@ -291,8 +293,6 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
     SubmitRefused says why the class rules refuse it now and when to try again.
     """
     exercises.get(ex_id)
-    from grader.text import LANGS
-
     if lang not in LANGS:
         raise SubmitRefused(f"language {lang!r}: use one of {', '.join(LANGS)}")
     kind = kind_of(filename)
