@@ -31,7 +31,9 @@ if class_web.enabled():  # a hosted class: the pages the signed-in role may open
 first_section = next(iter(sections.values()))
 first_section.append(root_page(first_section[0]))  # "/" opens the first chapter at its own URL
 page = st.navigation(sections, expanded=True)  # every entry shown, no "View more"
-if not class_web.enabled():  # the local progress file; a class's progress is its gradebook
+if not class_web.enabled():  # self-study: the local progress file
     progress_summary()
+elif class_web.current().user is not None:  # a class: the signed-in learner's results in the database
+    progress_summary(class_web.results_loader())
 st.sidebar.caption(tr("app.tagline"))
 page.run()

@@ -53,10 +53,10 @@ def require(store, actor_id, action):
     return user
 
 
-def submit(store, actor_id, ex_id, data, filename):
-    """Submit the actor's own code -> submission id (after the commit)."""
+def submit(store, actor_id, ex_id, data, filename, lang="en"):
+    """Submit the actor's own code, graded with feedback in `lang` -> submission id (after the commit)."""
     user = require(store, actor_id, "submit")
-    return store_ops.submit(store, user.id, ex_id, data, filename)
+    return store_ops.submit(store, user.id, ex_id, data, filename, lang=lang)
 
 
 def _may_read(user, owner_id):

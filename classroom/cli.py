@@ -15,6 +15,8 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 
+from course.common.i18n import LANGS
+
 from . import analytics, exercises, frames, queue, store as store_ops
 from .db import ENV_VAR, SchemaError, Store
 from .models import Job, Result, Submission, User
@@ -55,6 +57,8 @@ def build_parser():
     p.add_argument("--as", dest="email", required=True, metavar="EMAIL")
     p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
     p.add_argument("file")
+    p.add_argument("--lang", choices=LANGS, default=None,
+                   help="language of the feedback (default: from LC_ALL / LC_MESSAGES / LANG, like the grader)")
 
     p = commands.add_parser("status", help="queue and worker state")
     _db(p)
@@ -147,7 +151,12 @@ def cmd_submit(args):
         data = path.read_bytes()
     except OSError as err:
         raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    submission_id = access.submit(store, user.id, args.exercise, data, path.name)
+    lang = args.lang
+    if lang is None:  # the grader's rule; imported only here (the grader package loads torch)
+        from grader.text import default_lang
+
+        lang = default_lang()
+    submission_id = access.submit(store, user.id, args.exercise, data, path.name, lang=lang)
     print(submission_id)  # only after the commit
     return 0
 

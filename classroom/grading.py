@@ -105,17 +105,15 @@ def grader_version():
 
 
 def mistake_ids(ex_id, checks):
-    """The known-mistake ids behind a result's hints (check['mistake'] when the grader gives it)."""
-    from grader import checks as checks_registry
-    from grader.text import hint_text
+    """The known-mistake ids of a result: each check's `mistake` field, never its (translated) text.
 
-    by_hint = {}  # reports from before the `mistake` field: recognise the English hint text
-    for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
-        by_hint.setdefault(hint_text(ex_id, mistake), []).append(mistake.id)
+    Every report the worker stores comes from this grader, which names the mistake
+    by id; results stored earlier keep the ids computed when they were graded.
+    """
     found = []
     for check in checks:
-        ids = [check["mistake"]] if check.get("mistake") else by_hint.get(check.get("hint") or "", [])
-        found += [i for i in ids if i not in found]
+        if check.get("mistake") and check["mistake"] not in found:
+            found.append(check["mistake"])
     return found
 
 
@@ -155,13 +153,14 @@ def code_of(ex_id, source, kind, filename):
     return code, names[0], (names[1] if len(names) > 1 else None)
 
 
-def blocked_verdict(ex_id, missing, grader_version_):
-    """The verdict for a job whose dependencies the learner has not passed yet."""
-    first = missing[0]
-    message = (f"pass {first} first: {ex_id} is graded with your own "
-               f"{' and '.join(exercises.needs(ex_id))}, and none of your {first} submissions has passed yet")
-    check = {"name": "dependencies", "passed": False, "message": message, "hint": None, "call": "",
-             "kind": "error"}
+def blocked_verdict(ex_id, missing, grader_version_, lang="en"):
+    """The verdict, in `lang`, for a job whose dependencies the learner has not passed yet."""
+    from grader.text import tr
+
+    message = tr("blocked.message", lang, names=tr("blocked.and", lang).join(missing), ex_id=ex_id,
+                 why=tr("blocked.hosted", lang))
+    check = {"name": tr("check.dependencies", lang), "passed": False, "message": message, "hint": None,
+             "call": "", "kind": "error"}
     return dict(status="blocked", passed=False, raw_score=0.0, score=0.0, summary=message, checks=[check],
                 mistake_ids=[], report={}, sandbox="", grader_version=grader_version_, run_s=0.0)
 
@@ -181,22 +180,23 @@ def grade_claim(store, claim, sandbox, limits=None):
         for dep, submission in deps.items():
             dep_code[dep] = code_of(dep, submission.source, submission.kind, submission.filename)[0]
     if missing:
-        return blocked_verdict(claim.exercise_id, missing, grader_version())
+        return blocked_verdict(claim.exercise_id, missing, grader_version(), claim.lang)
     code, name, label = code_of(claim.exercise_id, claim.source, claim.kind, claim.filename)
     try:
-        result = grade_code(claim.exercise_id, code, name, label, dep_code, sandbox, limits)
+        result = grade_code(claim.exercise_id, code, name, label, dep_code, sandbox, limits, claim.lang)
     except GraderUnsupported as err:
         return error_verdict(str(err), sandbox)
-    return verdict_from(claim.exercise_id, result, claim.penalty, sandbox, claim.submission_id)
+    return verdict_from(claim.exercise_id, result, claim.penalty, sandbox, claim.submission_id, claim.lang)
 
 
-def grade_code(ex_id, code, name, label, dependencies, sandbox, limits=None):
+def grade_code(ex_id, code, name, label, dependencies, sandbox, limits=None, lang="en"):
     """One exercise through grader.grade_submissions with these dependency sources -> ExerciseResult."""
     core, has_sandbox, has_dependencies = grader_api()
     from grader.sandbox import SandboxLimits
 
     limits = limits or SandboxLimits(parallel=1)
     options = {"sandbox": sandbox} if has_sandbox else {}
+    options["lang"] = lang
     if has_dependencies:
         submission = core.Submission(ex_id, code, name, label, dependencies=dependencies)
         return core.grade_submissions([submission], limits, **options, **_own_dependencies_option(core))[0]
@@ -238,11 +238,11 @@ def _own_dependencies(dependencies):
             grader_sandbox.stage_job = original
 
 
-def verdict_from(ex_id, result, penalty, sandbox, submission_id):
-    """Result fields from the grader's ExerciseResult, stored as its JSON report (version 1)."""
+def verdict_from(ex_id, result, penalty, sandbox, submission_id, lang="en"):
+    """Result fields from the grader's ExerciseResult, stored as its JSON report (version 1) in `lang`."""
     from grader.report import Report
 
-    report = Report(f"submission {submission_id}", [result]).to_dict()
+    report = Report(f"submission {submission_id}", [result], lang).to_dict()
     entry = report["exercises"][0]
     return dict(status=entry["status"], passed=entry["passed"], raw_score=entry["score"],
                 score=round(entry["score"] * (1.0 - penalty), 4), summary=entry["summary"],

@@ -6,7 +6,7 @@ that SQLite and Postgres behave alike.
 
 from datetime import UTC, datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 ROLES = ("learner", "ta", "instructor")
@@ -71,6 +71,7 @@ class Submission(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # grading attempts (a dead worker's count)
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     penalty: Mapped[float] = mapped_column(Float, default=0.0)  # fraction of the score removed for lateness
+    lang: Mapped[str] = mapped_column(String(8), default="en", server_default="en")  # the learner's feedback language
     user: Mapped[User] = relationship()
 
 
@@ -113,6 +114,18 @@ class Result(Base):
     run_s: Mapped[float] = mapped_column(Float, default=0.0)  # the sandboxed run
     grading_s: Mapped[float] = mapped_column(Float, default=0.0)  # claim to verdict
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Note(Base):
+    """A learner's self-study note for one page (the Notes page in class mode); empty notes are deleted."""
+
+    __tablename__ = "notes"
+    __table_args__ = (UniqueConstraint("user_id", "page_key", name="uq_notes_user_page"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    page_key: Mapped[str] = mapped_column(String(64))  # a chapter key such as 'ch01'
+    text: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class ExerciseRule(Base):

@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 
+from course.common.i18n import LANGS
+
 from . import exercises
 from .db import Store, migrate
 from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
@@ -284,12 +286,15 @@ def kind_of(filename):
     return kind
 
 
-def submit(store, user_id, ex_id, source, filename, now=None):
+def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
     """Queue a submission (and its grading job) -> its id, returned after the commit.
 
+    `lang` is the learner's language: the feedback is written in it (and kept by regrades).
     SubmitRefused says why the class rules refuse it now and when to try again.
     """
     exercises.get(ex_id)
+    if lang not in LANGS:
+        raise SubmitRefused(f"language {lang!r}: use one of {', '.join(LANGS)}")
     kind = kind_of(filename)
     if isinstance(source, bytes):
         try:
@@ -309,7 +314,8 @@ def submit(store, user_id, ex_id, source, filename, now=None):
         _check_limits(session, user.id, settings, now)
         late, penalty = lateness(session.get(ExerciseRule, ex_id), now)
         submission = Submission(user_id=user.id, exercise_id=ex_id, source=source, kind=kind,
-                                filename=str(filename)[-255:], created_at=now, late=late, penalty=penalty)
+                                filename=str(filename)[-255:], created_at=now, late=late, penalty=penalty,
+                                lang=lang)
         session.add(submission)
         session.flush()
         session.add(Job(submission_id=submission.id, created_at=now))

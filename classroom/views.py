@@ -42,7 +42,7 @@ def submit_form(user):
         return
     data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
     try:
-        submission_id = access.submit(web.store(), user.id, ex_id, data, name)
+        submission_id = access.submit(web.store(), user.id, ex_id, data, name, lang=current_lang())
     except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
         st.error(tr("classroom.refused", reason=str(err)))
         return

@@ -12,7 +12,7 @@ import streamlit as st
 
 from course.app.ui import tr
 
-from . import access, signin
+from . import access, selfstudy, signin
 from .db import Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
@@ -143,3 +143,36 @@ def visible_entries(entries):
     if result.user is None:
         return []
     return [e for e in entries if access.allowed(result.user.role, e.key.removeprefix("class_"))]
+
+
+# ---- self-study state of the signed-in learner (no files in class mode) ----------------------
+
+
+def results_loader():
+    """A loader of the signed-in user's best results ({ex_id: record}), or None in self-study mode.
+
+    Pass it to course.app.ui.progress_summary / chapter_footer; nobody signed in: no results.
+    """
+    if not enabled():
+        return None
+    user = current().user
+    if user is None:
+        return dict
+    return lambda: selfstudy.best_results(store(), user.id)
+
+
+class LearnerNotes:
+    """One learner's notes in the class database, with the calls the Notes page makes on course.app.notes."""
+
+    def __init__(self, user_id):
+        self.user_id = user_id
+
+    def load_notes(self):
+        return selfstudy.load_notes(store(), self.user_id)
+
+    def save_note(self, key, text):
+        selfstudy.save_note(store(), self.user_id, key, text)
+
+    def saved_at(self, key):
+        stamp = selfstudy.note_times(store(), self.user_id).get(key)
+        return f"{stamp:%Y-%m-%d %H:%M:%S} UTC" if stamp else None

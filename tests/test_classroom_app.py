@@ -96,3 +96,23 @@ def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(h
     at = _page("pages/practice.py", ann)
     assert errors_of(at) == []
     assert t("classroom.history_empty", "en") in [c.value for c in at.caption]  # bob's submission is not hers
+
+
+def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
+    from grader.report import status_label
+
+    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    at = _page("pages/practice.py", token, "zh")
+    code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
+    at.selectbox(key="practice_class_ex").set_value("ex00")
+    at.run()
+    at.text_area(key="practice_class_code_ex00").set_value(code)
+    at.button(key="practice_class_submit").click()
+    at.run()
+    assert errors_of(at) == [] and len(at.success) == 1
+    with hosted.session() as session:
+        assert session.scalar(select(Submission.lang).where(Submission.exercise_id == "ex00")) == "zh"
+    run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
+    at.run()
+    feedback = "\n".join(c.value for c in at.code)
+    assert status_label("failed", "zh") in feedback and status_label("failed", "en") not in feedback

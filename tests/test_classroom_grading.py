@@ -73,15 +73,16 @@ def test_a_notebook_without_an_answer_cell_gets_the_graders_message(class_store,
     assert status == "error" and "attention-lab:answer:ex00" in summary and "/tmp" not in summary
 
 
-def test_mistake_ids_come_from_the_hints():
+def test_mistake_ids_come_from_the_ids_never_the_text():
     from grader import checks
 
     from grader.text import hint_text
 
     mistake = checks.for_exercise("ex03").MISTAKES[0]
-    check = {"hint": hint_text("ex03", mistake), "passed": False}
-    assert grading.mistake_ids("ex03", [check, {"hint": None}]) == [mistake.id]
-    assert grading.mistake_ids("ex03", [{"hint": "x", "mistake": "custom"}]) == ["custom"]
+    english_hint_only = {"hint": hint_text("ex03", mistake), "passed": False}
+    assert grading.mistake_ids("ex03", [english_hint_only, {"hint": None}]) == []
+    zh = {"hint": hint_text("ex03", mistake, "zh"), "mistake": mistake.id, "passed": False}
+    assert grading.mistake_ids("ex03", [zh, dict(zh), {"hint": "x", "mistake": "custom"}]) == [mistake.id, "custom"]
 
 
 def test_worker_falls_back_to_process_mode_with_a_clear_line():

@@ -70,3 +70,20 @@ def test_two_worker_processes_grade_on_postgres_exactly_once(pg_store, pg_url):
     assert sorted(s for s, _ in results) == ids
     assert sorted(status for _, status in results) == ["not_written"] * 3 + ["passed"] * 3
     assert states == {"done"} and len(workers) == 2
+
+
+def test_notes_on_postgres_concurrent_saves_last_write_wins_per_learner(pg_store):
+    from classroom import selfstudy
+
+    ann, bob = (user_id(pg_store, e) for e in LEARNERS[:2])
+    texts = [f"ann v{i} " * 20 for i in range(8)]
+    threads = [threading.Thread(target=selfstudy.save_note, args=(pg_store, ann, "ch01", t)) for t in texts]
+    threads.append(threading.Thread(target=selfstudy.save_note, args=(pg_store, bob, "ch01", "bob's own")))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert selfstudy.load_notes(pg_store, ann)["ch01"] in texts  # one whole text, no duplicate row
+    assert selfstudy.load_notes(pg_store, bob) == {"ch01": "bob's own"}
+    selfstudy.save_note(pg_store, ann, "ch01", "final")
+    assert selfstudy.load_notes(pg_store, ann) == {"ch01": "final"}

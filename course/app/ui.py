@@ -149,9 +149,12 @@ def status_text(status):
     return tr("app.status." + status)
 
 
-def progress_summary():
-    """Sidebar line and bar: how many exercises the learner has passed."""
-    results = progress.load_results()
+def progress_summary(load_results=None):
+    """Sidebar line and bar: how many exercises the learner has passed.
+
+    `load_results` () -> {ex_id: record}: where the results come from (default: the local progress file).
+    """
+    results = (load_results or progress.load_results)()
     total = len(exercise_index.EXERCISES)
     passed = sum(status_of(ex.id, results) == "passed" for ex in exercise_index.EXERCISES)
     st.sidebar.progress(passed / total, text=tr("app.progress", passed=passed, total=total))
@@ -169,10 +172,13 @@ def topic_tabs(page_key):
     return [tr(f"ui.tabs.{page_key}.{topic}") for topic in TOPICS[page_key]]
 
 
-def chapter_footer(*ex_ids):
-    """End of a chapter page: each exercise's saved status and a link to Practice."""
+def chapter_footer(*ex_ids, load_results=None):
+    """End of a chapter page: each exercise's saved status and a link to Practice.
+
+    `load_results` as for progress_summary (a class passes the signed-in learner's results).
+    """
     st.divider()
-    results = progress.load_results()
+    results = (load_results or progress.load_results)()
     practice = pages_index.get("practice")
     for ex_id in ex_ids:
         exercise = exercise_index.get(ex_id)

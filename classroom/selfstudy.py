@@ -1,0 +1,69 @@
+"""Self-study state of a signed-in learner, kept in the class database: notes and best results.
+
+Class mode keeps no state outside the database: the Notes page, the sidebar
+progress and the chapter footers read these instead of the local notes and
+progress files. `best_results` has the shape of course.app.progress.load_results
+({ex_id: record}) so course/ code takes it as a loader without knowing about classes.
+"""
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from .models import Note, Result, Submission, utcnow
+
+MAX_NOTE_CHARS = 100_000  # one page's note
+
+
+def best_results(store, user_id):
+    """{ex_id: {"passed", "score", "status", "summary"}}: the learner's best graded submission per exercise.
+
+    Each submission counts with its newest verdict; the best is the highest score
+    (a pass before a fail at equal score), the newer of equal ones.
+    """
+    with store.session() as session:
+        rows = session.execute(
+            select(Submission.id, Submission.exercise_id, Result.id, Result.passed, Result.score, Result.status,
+                   Result.summary)
+            .join(Result, Result.submission_id == Submission.id)
+            .where(Submission.user_id == user_id)).all()
+    newest = {}
+    for sid, ex_id, rid, passed, score, status, summary in rows:
+        if sid not in newest or rid > newest[sid][0]:
+            newest[sid] = (rid, ex_id, passed, score, status, summary)
+    best = {}
+    for sid, (rid, ex_id, passed, score, status, summary) in newest.items():
+        rank = (bool(passed), score, sid)
+        if ex_id not in best or rank > best[ex_id][0]:
+            best[ex_id] = (rank, {"passed": bool(passed), "score": score, "status": status, "summary": summary})
+    return {ex_id: record for ex_id, (_, record) in best.items()}
+
+
+def load_notes(store, user_id):
+    """{page key: text} of one learner's notes."""
+    with store.session() as session:
+        return dict(session.execute(select(Note.page_key, Note.text).where(Note.user_id == user_id)).all())
+
+
+def note_times(store, user_id):
+    """{page key: last save (naive UTC datetime)} of one learner's notes."""
+    with store.session() as session:
+        return dict(session.execute(select(Note.page_key, Note.updated_at).where(Note.user_id == user_id)).all())
+
+
+def save_note(store, user_id, page_key, text):
+    """Save one note in one statement (insert or replace: the last write wins); empty text deletes it."""
+    if not isinstance(page_key, str) or not page_key or len(page_key) > 64:
+        raise ValueError("a note needs a page key such as 'ch01'")
+    if not isinstance(text, str):
+        raise TypeError(f"a note is text, got {type(text).__name__}")
+    if len(text) > MAX_NOTE_CHARS:
+        raise ValueError(f"a note holds at most {MAX_NOTE_CHARS} characters; this one has {len(text)}")
+    with store.session() as session:
+        if not text.strip():
+            session.execute(delete(Note).where(Note.user_id == user_id, Note.page_key == page_key))
+            return
+        dialect = postgresql if store.is_postgres else sqlite
+        now = utcnow()
+        statement = dialect.insert(Note).values(user_id=user_id, page_key=page_key, text=text, updated_at=now)
+        session.execute(statement.on_conflict_do_update(
+            index_elements=["user_id", "page_key"], set_={"text": text, "updated_at": now}))
