@@ -20,7 +20,7 @@ sections = {
         st.Page(entry.path, title=tr(entry.title_key), icon=entry.icon, url_path=entry.url_path)
         for entry in entries
     ]
-    for section, entries in pages_index.by_section(pages_index.existing()).items()
+    for section, entries in pages_index.by_section(pages_index.existing(class_mode=class_web.enabled())).items()
 }
 if class_web.enabled():  # a hosted class: the pages the signed-in role may open
     class_pages = class_web.visible_entries(pages_index.CLASS_PAGES)

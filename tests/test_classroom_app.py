@@ -116,3 +116,15 @@ def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
     at.run()
     feedback = "\n".join(c.value for c in at.code)
     assert status_label("failed", "zh") in feedback and status_label("failed", "en") not in feedback
+
+
+def test_class_mode_hides_the_page_that_runs_local_exercise_files(hosted):
+    """'My implementation' runs exercises/ on the machine that serves the app: never in a class."""
+    link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["token"] = link.split("token=")[1]
+    at.run()
+    with pytest.raises(Exception):
+        at.switch_page("pages/demo_mine.py").run()
+    at.switch_page("pages/demo_translate.py").run()  # the other demos stay
+    assert errors_of(at) == []

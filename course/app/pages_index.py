@@ -93,6 +93,10 @@ def by_section(pages=PAGES):
     return {section: entries for section, entries in grouped.items() if entries}
 
 
-def existing(pages=PAGES):
-    """The entries whose page file exists (a chapter being written may not yet)."""
-    return [page for page in pages if page.file.is_file()]
+SELF_STUDY_ONLY = ("demo_mine",)  # runs the local exercises/ folder: meaningless on a class server
+
+
+def existing(pages=PAGES, class_mode=False):
+    """The entries whose page file exists (a chapter being written may not yet); in class mode
+    without the pages that only make sense on the learner's own machine."""
+    return [page for page in pages if page.file.is_file() and not (class_mode and page.key in SELF_STUDY_ONLY)]
