@@ -6,7 +6,7 @@ import streamlit as st
 from classroom import web as class_web
 from course.app import grading_client, progress
 from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
-from course.common import exercise_index
+from course.common import exercise_index, paths
 from course.common.i18n import t
 
 if class_web.enabled():  # a hosted class: submissions go to the class queue, no reference solutions
@@ -126,7 +126,7 @@ if passed:
 reveal = passed or st.checkbox(tr("practice.solution_confirm"), key=f"practice_reveal_{chosen}", persist_state="session")
 if reveal:
     module = exercise_index.get(chosen).module
-    source = (progress.PROJECT_ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8")
+    source = (paths.PROJECT_ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8")
     st.code(source, language="python")
 else:
     st.caption(tr("practice.solution_locked"))

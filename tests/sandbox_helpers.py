@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from course.app import progress
+from course.common import paths
 from grader.sandbox import SandboxLimits, strict_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def reference(ex_file):
 def hostile_source(name, port=1):
     """A hostile fixture with the project folder, progress home and listener port filled in."""
     text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8")
-    return (text.replace("@ROOT@", str(ROOT)).replace("@HOME@", str(progress.data_home()))
+    return (text.replace("@ROOT@", str(ROOT)).replace("@HOME@", str(paths.data_home()))
             .replace("@PORT@", str(port)))
 
 

@@ -6,7 +6,7 @@ import pytest
 from app_helpers import errors_of, open_page, widgets
 
 from course.app import pages_index, progress
-from course.common import i18n
+from course.common import i18n, paths
 from course.common.exercise_index import EXERCISES
 
 MY_PAGES = ("ch01", "practice", "notes")
@@ -89,7 +89,7 @@ def test_progress_summary_counts_passed_exercises():
     total = len(EXERCISES)
     at = open_page(lang="en")
     assert progress_texts(at) == [i18n.t("app.progress", "en", passed=0, total=total)]
-    progress.save_results(progress.PROJECT_ROOT / "exercises", {
+    progress.save_results(paths.PROJECT_ROOT / "exercises", {
         "ex00": {"passed": True, "score": 1.0}, "ex01": {"passed": False, "score": 0.5},
         "ex02": {"passed": True, "score": 1.0},
     })
@@ -121,7 +121,7 @@ def test_chapter_footer_links_to_practice_and_shows_status():
     assert any("ex00" in m.value and status in m.value for m in at.markdown)
     links = at.get("page_link")
     assert any("practice" in link.proto.page for link in links)
-    progress.save_results(progress.PROJECT_ROOT / "exercises", {"ex00": {"passed": True, "score": 1.0}})
+    progress.save_results(paths.PROJECT_ROOT / "exercises", {"ex00": {"passed": True, "score": 1.0}})
     at.run()
     passed = i18n.t("app.status.passed", "en")
     assert any("ex00" in m.value and passed in m.value for m in at.markdown)

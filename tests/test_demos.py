@@ -17,7 +17,7 @@ from app_helpers import errors_of, open_page, widgets
 from demo_fixtures import write_tiny_checkpoints
 
 from course.app import demo_runner, pages_index, progress
-from course.common import i18n
+from course.common import i18n, paths
 from course.translation import demos
 from course.translation.checkpoint import load_checkpoint
 from course.translation.models import MODEL_NAMES
@@ -212,7 +212,7 @@ def test_mine_waits_until_the_exercise_passed():
 
 
 def test_mine_runs_a_passing_learner_beside_the_reference(solutions_copy, monkeypatch):
-    progress.save_results(progress.PROJECT_ROOT / "exercises", {"ex04": {"passed": True, "score": 1.0}})
+    progress.save_results(paths.PROJECT_ROOT / "exercises", {"ex04": {"passed": True, "score": 1.0}})
     monkeypatch.setattr(demo_runner, "run_learner",
                         functools.partial(demo_runner.run_learner, exercises_dir=solutions_copy))
     at = open_page(MINE, lang="zh")
@@ -228,7 +228,7 @@ def test_mine_reports_a_broken_module_clearly(solutions_copy, tmp_path, monkeypa
     path = broken / "ex04_bahdanau.py"
     path.write_text(path.read_text().replace("query = hidden_state[-1].unsqueeze(1)",
                                              "query = hidden_state[-1].unsqueeze(1)[:, :, :3]"))
-    progress.save_results(progress.PROJECT_ROOT / "exercises", {"ex04": {"passed": True, "score": 1.0}})
+    progress.save_results(paths.PROJECT_ROOT / "exercises", {"ex04": {"passed": True, "score": 1.0}})
     monkeypatch.setattr(demo_runner, "run_learner", functools.partial(demo_runner.run_learner, exercises_dir=broken))
     at = open_page(MINE, lang="en")
     at.radio(key="demo_mine_model").set_value("bahdanau").run()

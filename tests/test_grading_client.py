@@ -10,6 +10,7 @@ import pytest
 from app_helpers import errors_of, open_page
 
 from course.app import grading_client, progress
+from course.common import paths
 from course.common.exercise_index import EXERCISES
 from course.common.i18n import t
 
@@ -18,6 +19,7 @@ FAKE_GRADER = textwrap.dedent(
     import json, os, sys
     sys.path.insert(0, {root!r})
     from course.app import progress
+    from course.common import paths
 
     argv = sys.argv[1:]
     report_fd = int(argv.pop(argv.index("--report-fd") + 1)) if "--report-fd" in argv else None
@@ -44,7 +46,7 @@ FAKE_GRADER = textwrap.dedent(
             ],
         }})
         print(f"progress: {{done}}/{{len(ids)}} {{ex_id}} {{entries[-1]['status']}}", file=sys.stderr, flush=True)
-    progress.save_results(progress.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
+    progress.save_results(paths.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
     lang = args[args.index("--lang") + 1] if "--lang" in args else "(none)"
     print(f"fake grader language: {{lang}}", file=sys.stderr)
     text = json.dumps({{"version": 1, "target": "exercises", "lang": lang, "passed": all(e["passed"] for e in entries),
@@ -61,7 +63,7 @@ FAKE_GRADER = textwrap.dedent(
 def fake_grader(tmp_path, monkeypatch):
     """Point the client at a fake grader and keep progress in a temporary folder."""
     script = tmp_path / "fake_grader.py"
-    script.write_text(FAKE_GRADER.format(root=str(progress.PROJECT_ROOT), all_ids=[e.id for e in EXERCISES]))
+    script.write_text(FAKE_GRADER.format(root=str(paths.PROJECT_ROOT), all_ids=[e.id for e in EXERCISES]))
     monkeypatch.setattr(grading_client, "GRADER_ARGS", [str(script)])
     monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
     return script
@@ -130,12 +132,12 @@ def test_solution_is_revealed_only_after_passing_or_on_request():
     at.selectbox(key="practice_exercise").set_value("ex03").run()
     assert len(at.code) == 0
     at.checkbox(key="practice_reveal_ex03").check().run()
-    source = (progress.PROJECT_ROOT / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8")
+    source = (paths.PROJECT_ROOT / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8")
     assert [c.value.strip() for c in at.code] == [source.strip()]
     at.selectbox(key="practice_exercise").set_value("ex00").run()
     assert len(at.code) == 0
     at.button(key="practice_grade_all").click().run()  # the fake passes ex00 only
-    source = (progress.PROJECT_ROOT / "solutions" / "ex00_paths.py").read_text(encoding="utf-8")
+    source = (paths.PROJECT_ROOT / "solutions" / "ex00_paths.py").read_text(encoding="utf-8")
     assert [c.value.strip() for c in at.code] == [source.strip()]
     table = at.dataframe[0].value
     status_col = t("practice.col_status", "en")

@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from course.common.paths import PROJECT_ROOT, atomic_write_text, data_home  # noqa: F401  (re-exported)
+from course.common.paths import PROJECT_ROOT, atomic_write_text, data_home
 
 FORMAT_VERSION = 1
 
