@@ -15,6 +15,7 @@ from course.translation.checkpoint import save_checkpoint
 from course.translation.data import Pair
 from course.translation.evaluate import evaluate
 from course.translation.models import MODEL_NAMES, build_model, config_class
+from course.translation.subword import SubwordVocab
 from course.translation.vocab import Vocab, tokenize_en
 
 TINY = {
@@ -30,18 +31,26 @@ EVAL_PAIRS = (
 )
 
 
-def vocabs():
-    """Source vocabulary with every probe word; a small character vocabulary."""
-    words = sorted({tok for s in demos.PROBE_SENTENCES + tuple(en for en, _ in EVAL_PAIRS) for tok in tokenize_en(s)})
-    return Vocab(words), Vocab(list(dict.fromkeys(TGT_CHARS)))
+SUBWORD_MODELS = ("transformer",)  # these get a BPE source vocabulary, as shipped; the others whole words
+SUBWORD_SIZE = 60  # small enough that most probe words are split into pieces
+
+
+def vocabs(name="seq2seq"):
+    """Source vocabulary covering every probe word (BPE for SUBWORD_MODELS); a small character vocabulary."""
+    sentences = [tokenize_en(s) for s in demos.PROBE_SENTENCES + tuple(en for en, _ in EVAL_PAIRS)]
+    if name in SUBWORD_MODELS:
+        src_vocab = SubwordVocab.train(sentences, SUBWORD_SIZE, min_frequency=1)
+    else:
+        src_vocab = Vocab(sorted({tok for words in sentences for tok in words}))
+    return src_vocab, Vocab(list(dict.fromkeys(TGT_CHARS)))
 
 
 def write_tiny_checkpoints(out_dir, names=MODEL_NAMES, reports=True, seed=0):
     """Seeded untrained checkpoints <out_dir>/<name>.pt (and .bleu.json from a real evaluate run)."""
     out_dir = Path(out_dir)
-    src_vocab, tgt_vocab = vocabs()
     pairs = [Pair(en, zh, "test", i + 1) for i, (en, zh) in enumerate(EVAL_PAIRS)]
     for i, name in enumerate(names):
+        src_vocab, tgt_vocab = vocabs(name)
         config = config_class(name)(len(src_vocab), len(tgt_vocab), **TINY[name])
         torch.manual_seed(seed + i)
         model = build_model(name, config).eval()

@@ -55,7 +55,7 @@ def solutions_copy(tmp_path_factory):
 def manual_steps(name, sentence):
     """Greedy decoding by hand: per step (cross-attention row or None, softmax probabilities, chosen id)."""
     loaded = load_checkpoint(demos.checkpoint_path(name))
-    ids = loaded.src_vocab.encode(tokenize_en(sentence))
+    ids = loaded.src_vocab.encode(loaded.src_vocab.segment(tokenize_en(sentence)))
     src, lens = torch.tensor([ids]), torch.tensor([len(ids)])
     steps = []
     with torch.no_grad():
@@ -178,7 +178,8 @@ def test_inside_decoder_self_attention_is_causal_and_heads_differ():
     assert second.shape == first.shape and not np.allclose(first, second)
     at.radio(key="demo_inside_kind").set_value("cross").run()
     cross = next(df.value for df in at.dataframe)
-    assert cross.shape[1] == len(tokenize_en(SENTENCE)) and errors_of(at) == []
+    src_vocab = load_checkpoint(demos.checkpoint_path("transformer")).src_vocab  # BPE pieces in the fixture
+    assert cross.shape[1] == len(src_vocab.segment(tokenize_en(SENTENCE))) and errors_of(at) == []
 
 
 def test_beam_settings_say_whether_alpha_was_chosen_on_the_validation_set():

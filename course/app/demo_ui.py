@@ -95,12 +95,14 @@ def sentence_input(key, examples=()):
 
 
 def note_unknown(sentence, translation_):
-    """Say which source words the model does not know (it reads them as <unk>) and mark them in the
-    source; say what an <unk> in the output means."""
+    """Say which source words the model cannot read (whole or in part: <unk>) and mark them in the source;
+    show the word pieces when the model reads some word in pieces; say what an <unk> in the output means."""
     words = translation_.unknown_words
     if words:
         st.warning(tr("demos.common.unk_note", words=", ".join(f"`{w}`" for w in words)))
         st.markdown(tr("demos.common.unk_source", tokens=demos.marked_source(translation_)))
+    elif demos.reads_pieces(translation_):
+        st.caption(tr("demos.common.pieces_note", tokens=demos.marked_source(translation_)))
     if UNK in translation_.tokens:
         st.caption(tr("demos.common.unk_output"))
 

@@ -6,6 +6,8 @@ weights_only=True) is a dict:
   model_name               "seq2seq" | "bahdanau" | "transformer"
   config                   the model config dataclass as a dict
   src_vocab, tgt_vocab     token lists in id order (specials at 0..3)
+  src_subword              the English BPE tokenizer as JSON text (course.translation.subword),
+                           or absent/None for a word-level source vocabulary
   seed                     the training seed
   versions                 python, torch, sacrebleu, numpy versions
   metrics                  BLEU, losses, tokens/s, training time ...
@@ -27,6 +29,7 @@ import torch
 
 from .decoding import DecodingSettings
 from .models import build_model, check_name, config_class
+from .subword import source_vocab_from, tokenizer_json_of
 from .vocab import Vocab
 
 FORMAT = "attention-lab-translator"
@@ -87,6 +90,7 @@ def save_checkpoint(path, model, model_name, src_vocab, tgt_vocab, seed, metrics
         "model_name": model_name,
         "config": config,
         "src_vocab": src_vocab.to_list(),
+        "src_subword": tokenizer_json_of(src_vocab),
         "tgt_vocab": tgt_vocab.to_list(),
         "seed": int(seed),
         "versions": software_versions(),
@@ -151,7 +155,12 @@ def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32, k
         model.use_kv_cache(impl == "solutions" if kv_cache is None else kv_cache)
     model.decoding_settings = DecodingSettings.from_metrics(payload.get("metrics"))
     meta = {k: v for k, v in payload.items() if k != "state_dict"}
-    return LoadedModel(model, Vocab.from_list(payload["src_vocab"]), Vocab.from_list(payload["tgt_vocab"]), meta)
+    return LoadedModel(model, source_vocab(payload), Vocab.from_list(payload["tgt_vocab"]), meta)
+
+
+def source_vocab(payload):
+    """A checkpoint's (or resume file's) English vocabulary: BPE pieces when it stores a tokenizer, else words."""
+    return source_vocab_from(payload["src_vocab"], payload.get("src_subword"))
 
 
 def update_metrics(path, metrics):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from .subword import SubwordVocab
 from .vocab import BOS_ID, EOS_ID, PAD_ID, Vocab, tokenize_en, tokenize_zh
 
 CMN_ENG_URL = "https://www.manythings.org/anki/cmn-eng.zip"
@@ -189,16 +190,25 @@ def filter_by_length(token_pairs, max_src_len=40, max_tgt_len=40):
     ]
 
 
-def build_vocabs(token_pairs, src_min_freq=2, tgt_min_freq=2):
-    """Source and target vocabularies from training token pairs."""
-    src_vocab = Vocab.build((s for s, _ in token_pairs), min_freq=src_min_freq)
+def build_vocabs(token_pairs, src_min_freq=2, tgt_min_freq=2, src_subword=0):
+    """Source and target vocabularies from training token pairs.
+
+    src_subword > 0: the English side becomes a BPE vocabulary of that many
+    pieces learned from these pairs (course.translation.subword); 0: words
+    seen at least src_min_freq times.
+    """
+    if src_subword:
+        src_vocab = SubwordVocab.train([s for s, _ in token_pairs], src_subword, min_frequency=src_min_freq)
+    else:
+        src_vocab = Vocab.build((s for s, _ in token_pairs), min_freq=src_min_freq)
     tgt_vocab = Vocab.build((t for _, t in token_pairs), min_freq=tgt_min_freq)
     return src_vocab, tgt_vocab
 
 
 def encode_pairs(token_pairs, src_vocab, tgt_vocab):
-    """Token pairs -> list of (source ids, target ids)."""
-    return [(src_vocab.encode(s), tgt_vocab.encode(t)) for s, t in token_pairs]
+    """Token pairs -> list of (source ids, target ids); the source words are segmented by src_vocab."""
+    sources = src_vocab.segment_many([s for s, _ in token_pairs])
+    return [(src_vocab.encode(s), tgt_vocab.encode(t)) for s, (_, t) in zip(sources, token_pairs)]
 
 
 @dataclass

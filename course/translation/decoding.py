@@ -177,7 +177,7 @@ def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEF
 
 @dataclass
 class Translation:
-    source_tokens: list  # English tokens as the model saw them (<unk> where unknown)
+    source_tokens: list  # English units as the model saw them: words or BPE pieces (<unk> where unknown)
     tokens: list  # output Chinese characters, without <eos>
     text: str  # the output joined
     cross_attention: object = None  # (T_out, T_src): last layer, mean over heads for the Transformer
@@ -185,19 +185,32 @@ class Translation:
     decoder_self_attention: object = None  # Transformer: (layers, heads, T_out, T_out), causal
     encoder_self_attention: object = None  # Transformer: (layers, heads, T_src, T_src)
     top_next: list = field(default_factory=list)  # per step: [(token, probability)] best first
-    unknown_words: list = field(default_factory=list)  # source words outside the vocabulary (shown as <unk>)
+    unknown_words: list = field(default_factory=list)  # source words with a unit outside the vocabulary (<unk>)
+    source_words: list = field(default_factory=list)  # the English words (tokenize_en) the units were cut from
+    source_word_index: list = field(default_factory=list)  # per source unit: index of its word in source_words
     decoding: dict = field(default_factory=dict)  # how it was decoded: method, beam size, alpha and its source, n
 
 
 def source_tensor(sentence, src_vocab, device="cpu"):
-    """English sentence -> (tokens shown, src (1, T), valid_lens (1,))."""
-    tokens = tokenize_en(sentence)
-    if not tokens:
+    """English sentence -> (tokens shown, src (1, T), valid_lens (1,)).
+
+    The tokens are the vocabulary's units: words, or BPE pieces ("##" continues
+    a word) for a subword vocabulary; an unknown one is shown as <unk>.
+    """
+    return _source(sentence, src_vocab, device)[:3]
+
+
+def _source(sentence, src_vocab, device):
+    """source_tensor's result plus (the words, each unit's word index, the words with an <unk> unit)."""
+    words = tokenize_en(sentence)
+    if not words:
         raise ValueError("the sentence has no words to translate; type some English")
-    ids = src_vocab.encode(tokens)
-    shown = [UNK if i == UNK_ID else tok for tok, i in zip(tokens, ids)]
+    units, word_of = src_vocab.pieces_by_word(words)
+    ids = src_vocab.encode(units)
+    shown = [UNK if i == UNK_ID else tok for tok, i in zip(units, ids)]
+    unknown = sorted({word_of[k] for k, i in enumerate(ids) if i == UNK_ID})
     src = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T_src)
-    return shown, src, torch.tensor([len(ids)], device=device)
+    return shown, src, torch.tensor([len(ids)], device=device), (words, word_of, [words[k] for k in unknown])
 
 
 @torch.no_grad()
@@ -216,7 +229,7 @@ def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam
     model.eval()
     try:
         device = next(model.parameters()).device
-        shown, src, lens = source_tensor(sentence, src_vocab, device)
+        shown, src, lens, (words, word_of, unknown_words) = _source(sentence, src_vocab, device)
         max_len = default_max_len(lens) if max_len is None else max_len
         if beam_size > 1:
             ids = beam_search(model, src, lens, beam_size, max_len, alpha=alpha, no_repeat_ngram=n)[0]
@@ -226,7 +239,7 @@ def translate(model, sentence, src_vocab, tgt_vocab, max_len=None, top_k=5, beam
             ids, steps, top_next, enc_attn = _trace(model, src, lens, top_k, max_len=max_len, no_repeat_ngram=n)
             decoding = {"method": "greedy"}
         result = _assemble(shown, ids, steps, top_next, enc_attn, tgt_vocab)
-        result.unknown_words = [w for w, tok in zip(tokenize_en(sentence), shown) if tok == UNK]
+        result.unknown_words, result.source_words, result.source_word_index = unknown_words, words, word_of
         result.decoding = {**decoding, "no_repeat_ngram": n}
         return result
     finally:

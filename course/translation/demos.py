@@ -106,12 +106,22 @@ def training_summary(metas):
 
 
 def marked_source(translation):
-    """The source as the model read it, in Markdown: each token as code, an unknown one as `<unk>` (`word`)."""
-    unknown = iter(translation.unknown_words)
+    """The source as the model read it, in Markdown: each unit as code, an unknown one as `<unk>` (`word`)."""
+    words, index = translation.source_words, translation.source_word_index
     parts = []
-    for tok in translation.source_tokens:
-        parts.append(f"`{UNK}` (`{next(unknown, '?')}`)" if tok == UNK else f"`{tok}`")
+    for k, tok in enumerate(translation.source_tokens):
+        if tok == UNK:
+            word = words[index[k]] if k < len(index) and index[k] is not None and index[k] < len(words) else "?"
+            parts.append(f"`{UNK}` (`{word}`)")
+        else:
+            parts.append(f"`{tok}`")
     return " ".join(parts)
+
+
+def reads_pieces(translation):
+    """True when the model read at least one word as several subword pieces."""
+    index = [i for i in translation.source_word_index if i is not None]
+    return len(set(index)) < len(index)
 
 
 # ---- one translation as tables -------------------------------------------------------------

@@ -107,7 +107,7 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     """BLEU of `pairs` for each method, and by source length over pairs + long_pairs, with examples."""
     pool = list(pairs) + list(long_pairs)
     sources = [tokenize_en(p.en) for p in pool]
-    src_ids = [src_vocab.encode(toks) for toks in sources]
+    src_ids = [src_vocab.encode(units) for units in src_vocab.segment_many(sources)]
     refs = [normalize_zh(p.zh) for p in pool]  # the punctuation form the models were trained on
     words = [count_words(toks) for toks in sources]
     labels = [bucket_of(n) for n in words]

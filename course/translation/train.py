@@ -17,6 +17,7 @@ from course.common.paths import PROJECT_ROOT
 
 from .evaluate import ALPHAS
 from .models import MODEL_NAMES, config_class
+from .subword import DEFAULT_SIZE as SUBWORD_SIZE
 from .training import SHAPE_FIELDS, train
 
 # Per-model defaults, sized for a 2-core CPU and a 15-minute budget. The Transformer's
@@ -76,6 +77,9 @@ def parse_args(argv=None):
     p.add_argument("--ema-start", type=float, default=0.5,
                    help="fraction of the time budget after which the moving average starts")
     p.add_argument("--min-freq", type=int, default=2, help="vocabulary minimum count (both sides)")
+    p.add_argument("--src-subword", type=int, default=SUBWORD_SIZE,
+                   help="English side: a BPE vocabulary of this many pieces learned on the training split "
+                        "(course.translation.subword); 0: whole words seen --min-freq times")
     p.add_argument("--max-len", type=int, default=40, help="drop training pairs longer than this (tokens)")
     p.add_argument("--max-pairs", type=int, default=None, help="use a seeded subset (quick checks)")
     p.add_argument("--test-size", type=int, default=1000)

@@ -20,9 +20,10 @@ from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from . import data as D
-from .checkpoint import atomic_torch_save, save_checkpoint, software_versions, update_metrics
+from .checkpoint import atomic_torch_save, save_checkpoint, software_versions, source_vocab, update_metrics
 from .evaluate import evaluate_splits, report_metrics, report_path, write_report
 from .models import build_model, config_class
+from .subword import tokenizer_json_of
 from .vocab import PAD_ID, Vocab
 
 SHAPE_FIELDS = ("embed_size", "num_hiddens", "num_layers", "dropout", "io_dropout", "attention_dropout",
@@ -134,10 +135,10 @@ def build_data(args):
                               args.long_size)
     train_tok = D.filter_by_length(D.tokenize_pairs(splits.train), args.max_len, args.max_len)
     valid_tok = D.filter_by_length(D.tokenize_pairs(splits.valid), args.max_len, args.max_len)
-    src_vocab, tgt_vocab = D.build_vocabs(train_tok, args.min_freq, args.min_freq)
+    src_vocab, tgt_vocab = D.build_vocabs(train_tok, args.min_freq, args.min_freq, args.src_subword)
     print(f"split: {len(splits.train)} train ({len(train_tok)} after length filter), "
           f"{len(splits.valid)} valid, {len(splits.test)} test, {len(splits.long)} long held out; "
-          f"vocab {len(src_vocab)} en, {len(tgt_vocab)} zh", flush=True)
+          f"vocab {len(src_vocab)} en ({src_vocab.describe()}), {len(tgt_vocab)} zh", flush=True)
     return splits, train_tok, valid_tok, src_vocab, tgt_vocab
 
 class Progress:
@@ -162,7 +163,7 @@ def train(args):
     resume = None
     if args.resume and resume_path.is_file():
         resume = torch.load(resume_path, map_location="cpu", weights_only=True)
-        src_vocab, tgt_vocab = Vocab.from_list(resume["src_vocab"]), Vocab.from_list(resume["tgt_vocab"])
+        src_vocab, tgt_vocab = source_vocab(resume), Vocab.from_list(resume["tgt_vocab"])
         print(f"resuming from {resume_path}: step {resume['step']}, {resume['elapsed'] / 60:.1f} min done", flush=True)
     elif args.resume:
         print(f"no {resume_path} to resume from; starting fresh", flush=True)
@@ -205,7 +206,8 @@ def train(args):
             "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "epoch": epoch,
             "batch_pos": batch_pos, "elapsed": elapsed, "tokens_seen": tokens_seen, "rng": torch.get_rng_state(),
             "valid_curve": valid_curve, "ema": averaged.state_dict() if averaged is not None else None,
-            "src_vocab": src_vocab.to_list(), "tgt_vocab": tgt_vocab.to_list(),
+            "src_vocab": src_vocab.to_list(), "src_subword": tokenizer_json_of(src_vocab),
+            "tgt_vocab": tgt_vocab.to_list(),
         }, resume_path)
 
     def on_term(signum, frame):

@@ -83,6 +83,23 @@ class Vocab:
     def __contains__(self, token):
         return token in self.stoi
 
+    def segment(self, words):
+        """Words -> this vocabulary's units: the words themselves (a SubwordVocab splits them)."""
+        return list(words)
+
+    def pieces_by_word(self, words):
+        """(units, word index of each unit): one unit per word here."""
+        words = list(words)
+        return words, list(range(len(words)))
+
+    def segment_many(self, word_lists):
+        """segment() for many sentences."""
+        return [self.segment(words) for words in word_lists]
+
+    def describe(self):
+        """A short description for logs and pages."""
+        return f"words, {len(self)} entries"
+
     def encode(self, tokens):
         """Tokens -> ids, unknown tokens -> <unk>."""
         return [self.stoi.get(tok, UNK_ID) for tok in tokens]

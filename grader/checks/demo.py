@@ -17,8 +17,8 @@ import torch
 from course.common.exercise_index import get as get_exercise
 from course.common.paths import PROJECT_ROOT
 from course.translation import demos
-from course.translation.checkpoint import read_checkpoint
-from course.translation.vocab import EOS_ID, Vocab, tokenize_en
+from course.translation.checkpoint import read_checkpoint, source_vocab
+from course.translation.vocab import EOS_ID, tokenize_en
 
 from .base import Check
 
@@ -59,8 +59,8 @@ def demo_check(ex_id, model_name):
     exercise = get_exercise(ex_id)
     staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
     impl_modules = demos.MODEL_MODULES[model_name]
-    src_vocab = Vocab.from_list(payload["src_vocab"])
-    probe_ids = [src_vocab.encode(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
+    src_vocab = source_vocab(payload)
+    probe_ids = [src_vocab.encode(src_vocab.segment(tokenize_en(s))) for s in demos.PROBE_SENTENCES]
     spec = {
         "model_name": model_name,
         "config": dict(payload["config"]),
