@@ -82,14 +82,13 @@ def test_the_reading_quotes_the_reports_figures(method):
     for name in ("seq2seq", "bahdanau", "transformer"):
         b = report(name)["buckets"]
         drop = 100 * (1 - b["13+"][method] / b["1-4"][method])
-        assert 65 < drop < 80  # all three lose most of their BLEU on long sentences
+        assert drop > 30  # "the BLEU of all three translators falls"; by how much is quoted, not claimed
         assert f"{i18n.t(f'demos.models.{name}', 'en')} {drop:.0f}%" in text
     for bucket in ("1-4", "13+"):
         gaps.append(report("bahdanau")["buckets"][bucket][method] - report("seq2seq")["buckets"][bucket][method])
         assert f"{gaps[-1]:.1f}" in text
-    assert gaps[1] <= gaps[0]  # the lead does not widen with length on Tatoeba
-    assert i18n.t("demos.bottleneck.reading_gap_not_wider", "en") in text
-    assert i18n.t("demos.bottleneck.reading_gap_wider", "en") not in text
+    wider, narrower = i18n.t("demos.bottleneck.reading_gap_wider", "en"), i18n.t("demos.bottleneck.reading_gap_not_wider", "en")
+    assert (wider in text) == (gaps[1] > gaps[0]) and (narrower in text) == (gaps[1] <= gaps[0])
     assert "keep reading" not in text  # the old claim the figures contradicted
 
 

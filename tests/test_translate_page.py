@@ -67,9 +67,27 @@ def test_unknown_words_are_named_and_marked_in_the_source(lang):
     warning = " ".join(texts(at.warning))
     assert "`zorblax`" in warning and "`tom`" not in warning
     marked = [m for m in texts(at.markdown) if f"`{UNK}` (`zorblax`)" in m]
-    assert marked and "`teacher`" in marked[0]
+    assert marked  # the fixture's Transformer reads BPE pieces: z, b, x are characters it never saw
+    at.radio(key="demo_translate_model").set_value("bahdanau").run()  # a word-level model
+    marked = [m for m in texts(at.markdown) if f"`{UNK}` (`zorblax`)" in m]
+    assert marked and "`teacher`" in marked[0] and "##" not in marked[0]
     at.text_input(key="demo_translate_sentence").set_value("tom is a teacher.").run()
     assert not any("zorblax" in w for w in texts(at.warning))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_reading_word_pieces_shows_them(lang):
+    at = open_page(TRANSLATE, lang=lang)
+    at.text_input(key="demo_translate_sentence").set_value("tom is a teacher.").run()
+    at.radio(key="demo_translate_model").set_value("transformer").run()
+    assert errors_of(at) == [] and texts(at.warning) == []
+    intro = i18n.t("demos.common.pieces_note", lang, tokens="X").split("X")[0]
+    notes = [c for c in texts(at.caption) if c.startswith(intro)]
+    pieces = load_checkpoint(demos.checkpoint_path("transformer")).src_vocab.segment(["tom", "is", "a", "teacher", "."])
+    assert len(notes) == 1 and " ".join(f"`{p}`" for p in pieces) in notes[0]
+    assert any(p.startswith("##") for p in pieces)  # the fixture's vocabulary is small: some word is split
+    at.radio(key="demo_translate_model").set_value("bahdanau").run()
+    assert not any(c.startswith(intro) for c in texts(at.caption))
 
 
 def test_choosing_an_example_fills_the_box_and_translates_it(tiny):
