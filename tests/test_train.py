@@ -342,8 +342,9 @@ def test_tiny_training_reduces_loss_and_writes_everything(model_name, epochs, tm
 
 def test_evaluate_command_reevaluates_a_checkpoint_and_keeps_its_training_record(tmp_path):
     data, out = tiny_tsv(tmp_path / "toy.tsv", n=150), tmp_path / "ckpt"
-    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", "--no-eval"))
+    T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "1", "--no-eval", "--src-subword", "0"))
     before = read_checkpoint(out / "seq2seq.pt")
+    assert before["src_subword"] is None and type(load_checkpoint(out / "seq2seq.pt").src_vocab) is Vocab  # words
     E.main([str(out / "seq2seq.pt"), "--data", str(data), "--beam-alpha", "1.4", "--beam-size", "2"])
     report = json.loads(report_path(out / "seq2seq.pt").read_text(encoding="utf-8"))
     after = read_checkpoint(out / "seq2seq.pt")
@@ -357,9 +358,14 @@ def test_evaluate_command_reevaluates_a_checkpoint_and_keeps_its_training_record
 def test_resume_continues_where_it_stopped(tmp_path):
     data, out = tiny_tsv(tmp_path / "toy.tsv", n=120), tmp_path / "ckpt"
     T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "2", "--no-eval"))
-    first = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    first_payload = read_checkpoint(out / "seq2seq.pt")
+    first = first_payload["metrics"]
     T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "4", "--no-eval", "--resume"))
-    second = read_checkpoint(out / "seq2seq.pt")["metrics"]
+    second_payload = read_checkpoint(out / "seq2seq.pt")
+    second = second_payload["metrics"]
+    # The English BPE vocabulary (the default) travels in the resume file: the same pieces after resuming.
+    assert first_payload["src_subword"] and second_payload["src_subword"] == first_payload["src_subword"]
+    assert second_payload["src_vocab"] == first_payload["src_vocab"]
     assert second["steps"] == 2 * first["steps"] and second["epochs"] == pytest.approx(4)
     assert second["train_minutes"] >= first["train_minutes"]
 
