@@ -130,7 +130,9 @@ def test_the_figures_and_decoding_settings_come_from_the_checkpoints(recorded, m
 
 def test_training_summary_needs_every_checkpoint_to_record_its_figures():
     metas = [{"metrics": dict(RECORDED)}, {"metrics": dict(RECORDED, train_minutes=19.6, train_pairs=100)}]
-    assert demos.training_summary(metas) == {"minutes": 20, "pairs": 27453, "device": "cpu", "threads": 2}
+    assert demos.training_summary(metas) == {"minutes": "15–20", "pairs": 27453, "device": "cpu", "threads": "2"}
+    same = [{"metrics": dict(RECORDED, train_minutes=55.01, threads=1)}] * 2
+    assert demos.training_summary(same) == {"minutes": "55", "pairs": 27453, "device": "cpu", "threads": "1"}
     assert demos.training_summary(metas + [{"metrics": {}}]) is None
 
 

@@ -91,18 +91,24 @@ def checkpoint_stamp(name):
 def training_summary(metas):
     """What the checkpoints' metrics say about their training: {"minutes", "pairs", "device", "threads"}, or None.
 
-    metas: the LoadedModel.meta dicts. Minutes are the longest run's (rounded),
-    pairs the largest training set, device "cpu" or "cuda" (the first model's
-    when they differ), threads the CPU threads. None when a checkpoint records
-    no training time or pair count.
+    metas: the LoadedModel.meta dicts. Minutes (rounded) and threads are one
+    figure when all runs agree, else a range "15–55"; pairs the largest
+    training set, device "cpu" or "cuda" (the first model's when they differ).
+    None when a checkpoint records no training time or pair count.
     """
     metrics = [m.get("metrics", {}) for m in metas]
     if not metrics or any(m.get("train_minutes") is None or m.get("train_pairs") is None for m in metrics):
         return None
-    return {"minutes": round(max(float(m["train_minutes"]) for m in metrics)),
+    return {"minutes": _span(round(float(m["train_minutes"])) for m in metrics),
             "pairs": max(int(m["train_pairs"]) for m in metrics),
             "device": str(metrics[0].get("device", "cpu")).split(":")[0],
-            "threads": max(int(m.get("threads") or 1) for m in metrics)}
+            "threads": _span(int(m.get("threads") or 1) for m in metrics)}
+
+
+def _span(values):
+    """'15' when all values agree, else 'lowest–highest'."""
+    values = sorted(set(values))
+    return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
 
 
 def marked_source(translation):
