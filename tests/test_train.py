@@ -231,7 +231,7 @@ def test_evaluate_passes_the_length_penalty_to_beam_search(monkeypatch):
     assert result["examples"]["1-4"][0]["beam"] == "猫。"
 
 
-def test_choose_ngram_takes_the_best_mean_of_greedy_and_beam_and_the_first_of_a_tie(monkeypatch):
+def test_choose_ngram_takes_the_best_mean_of_greedy_and_beam_and_the_larger_n_of_a_tie(monkeypatch):
     pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2)]
     src_vocab = Vocab(sorted({t for p in pairs for t in tokenize_en(p.en)}))
     tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶")))
@@ -253,7 +253,18 @@ def test_choose_ngram_takes_the_best_mean_of_greedy_and_beam_and_the_first_of_a_
     refs = [p.zh for p in pairs]
     assert [s["greedy"] for s in scores] == pytest.approx(
         [corpus_bleu(outputs["greedy", k], refs) for k in (0, 2, 3, 4)])
-    assert n == 3  # 3 and 4 tie: the first listed wins
+    assert n == 4  # 3 and 4 tie: the larger n (the looser guard) wins
+
+
+@pytest.mark.parametrize("scores,expected", [
+    ([(0, 34.60, 37.99), (2, 34.14, 37.88), (3, 34.54, 37.87), (4, 34.58, 38.00)], 4),  # 0 ahead by 0.005
+    ([(0, 34.60, 38.30), (2, 34.14, 37.88), (4, 34.58, 38.00)], 0),  # 0 ahead by 0.16: no guard
+    ([(0, 30.00, 33.00), (2, 31.00, 34.00), (3, 30.00, 33.00)], 2),  # a clear winner
+    ([(0, 30.00, 33.00)], 0),
+])
+def test_pick_ngram_counts_gaps_under_a_tenth_of_a_point_as_ties_and_prefers_the_guard(scores, expected):
+    assert E.NGRAM_TIE == 0.1
+    assert E.pick_ngram([{"n": n, "greedy": g, "beam": b} for n, g, b in scores]) == expected
 
 
 # ---------------------------------------------------------------- training

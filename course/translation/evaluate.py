@@ -32,6 +32,7 @@ from .vocab import detokenize_zh, normalize_zh, tokenize_en
 BUCKETS = ((1, 4), (5, 6), (7, 8), (9, 10), (11, 12), (13, None))  # source words, inclusive
 ALPHAS = (0.6, 1.0, 1.4, 1.8, 2.2)  # beam search's length-penalty exponents tried on the validation set
 NGRAMS = (0, 2, 3, 4)  # n-gram blocking sizes tried on the validation set (0: no blocking)
+NGRAM_TIE = 0.1  # mean-BLEU gap (points) below which two guard sizes count as equal on the validation set
 
 
 def corpus_bleu(hypotheses, references):
@@ -91,15 +92,22 @@ def choose_alpha(model, pairs, src_vocab, tgt_vocab, alphas=ALPHAS, beam_size=4,
 def choose_ngram(model, pairs, src_vocab, tgt_vocab, alpha, ngrams=NGRAMS, beam_size=4, batch_size=64):
     """The n-gram blocking size with the best mean of greedy and beam BLEU on `pairs` (the validation set).
 
-    Returns (n, [{"n", "greedy", "beam"}, ...]); a tie goes to the n listed first.
+    Returns (n, [{"n", "greedy", "beam"}, ...]); see pick_ngram for ties.
     """
     scores = []
     for n in ngrams:
         bleu = evaluate(model, pairs, src_vocab, tgt_vocab, ("greedy", "beam"), beam_size, batch_size,
                         alpha=alpha, no_repeat_ngram=n)["bleu"]
         scores.append({"n": n, "greedy": bleu["greedy"], "beam": bleu["beam"]})
-    best = max(scores, key=lambda s: s["greedy"] + s["beam"])  # max keeps the first of equal scores
-    return best["n"], scores
+    return pick_ngram(scores), scores
+
+
+def pick_ngram(scores, tie=NGRAM_TIE):
+    """The n whose mean of greedy and beam BLEU is best; scores within `tie` of the best count as equal,
+    and among equals the largest n wins (a guard over none, a looser guard over a stricter one)."""
+    means = [(s["greedy"] + s["beam"]) / 2 for s in scores]
+    best = max(means)
+    return max(s["n"] for s, m in zip(scores, means) if best - m < tie)
 
 
 def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), beam_size=4,
