@@ -35,7 +35,7 @@ PROBE_SENTENCES = (
 # them against the shipped checkpoints). None of them is in the data verbatim.
 EXAMPLE_SENTENCES = (
     "where is the station?",
-    "the weather is nice today.",
+    "this is my book.",
     "he is my friend.",
     "i have two brothers.",
     "she can speak english.",
