@@ -20,7 +20,8 @@ from .models import MODEL_NAMES, config_class
 from .subword import DEFAULT_SIZE as SUBWORD_SIZE
 from .training import SHAPE_FIELDS, train
 
-# Per-model defaults, sized for a 2-core CPU and a 15-minute budget. The Transformer's
+# Per-model defaults, sized for a 2-core CPU and a 15-minute budget (the shipped checkpoints
+# ran longer with more dropout: checkpoints/README.md). The Transformer's
 # FFN is 768 wide so that its half-precision checkpoint stays under 15 MB.
 DEFAULTS = {
     "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
