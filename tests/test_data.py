@@ -258,3 +258,12 @@ def test_real_tatoeba_file_loads_and_splits():
     splits = D.prepare_splits(report.pairs, seed=0)
     assert len(splits.test) == 1000
     assert not {p.en for p in splits.test} & {p.en for p in splits.train}
+
+
+@pytest.mark.skipif(not REAL_DATA.is_file(), reason="the Tatoeba data is not here")
+def test_no_example_sentence_is_in_the_data_verbatim():
+    """demos.py says so: the Translate page's examples are not sentences the models were trained on."""
+    from course.translation import demos
+
+    english = {p.en.strip().lower() for p in D.load_pairs(REAL_DATA).pairs}
+    assert [s for s in demos.EXAMPLE_SENTENCES if s in english] == []

@@ -143,11 +143,11 @@ needs_shipped = pytest.mark.skipif(len(SHIPPED_MODELS) < 3, reason="the three sh
 # Correct translations of the examples (written by hand, not by the models).
 REFERENCES = {
     "where is the station?": {"车站在哪里？", "车站在哪儿？"},
-    "this is my book.": {"这是我的书。", "这是我的书本。"},
+    "this is my new book.": {"这是我的新书。", "这是我的新书本。"},
     "he is my friend.": {"他是我的朋友。", "他是我朋友。"},
     "i have two brothers.": {"我有两个兄弟。", "我有两个哥哥。", "我有两个弟弟。"},
     "she can speak english.": {"她会讲英语。", "她会说英语。", "她能说英语。"},
-    "where do you live?": {"你住在哪里？", "你住在哪儿？", "你住哪里？"},
+    "we are students.": {"我们是学生。", "我们都是学生。"},
 }
 
 

@@ -35,11 +35,11 @@ PROBE_SENTENCES = (
 # them against the shipped checkpoints). None of them is in the data verbatim.
 EXAMPLE_SENTENCES = (
     "where is the station?",
-    "this is my book.",
+    "this is my new book.",
     "he is my friend.",
     "i have two brothers.",
     "she can speak english.",
-    "where do you live?",
+    "we are students.",
 )
 DATA_HINT = "../shared/data/tatoeba-cmn-eng.tsv"  # where the development copy of the data lives
 # Which exercises' modules each model is built from (besides ex01/ex03 underneath).
