@@ -11,7 +11,8 @@ course.translation.evaluate and stored in its checkpoint's metrics
 as `model.decoding_settings`, and translate() uses them unless told otherwise:
 - beam search's length-penalty exponent alpha;
 - the repetition guard: no n-gram of the output may occur twice (n-gram
-  blocking; 0 turns it off), which stops loops such as 在在在 or digit runs.
+  blocking) and no token may stand three times in a row; 0 turns both off.
+  It stops loops such as 在在在 or digit runs.
 """
 
 import threading
@@ -30,7 +31,7 @@ class DecodingSettings:
     """How translate() decodes with one model."""
 
     beam_alpha: float = DEFAULT_ALPHA  # GNMT length-penalty exponent for beam search
-    no_repeat_ngram: int = 0  # never emit an n-gram that is already in the output (0: off)
+    no_repeat_ngram: int = 0  # never emit an n-gram already in the output, nor a token 3 times in a row (0: off)
     source: str = "default"  # "validation": chosen on the validation set and stored in the checkpoint
 
     @classmethod
@@ -55,12 +56,19 @@ def _never_emit(logits):
 
 
 def block_repeats(logits, seqs, n):
-    """Logits with -inf for every token that would complete an n-gram already in its row of seqs.
+    """Logits with -inf for every token that would complete an n-gram already in its row of seqs,
+    or that would stand a third time in a row (在在在: a loop that n-gram blocking alone lets through).
 
     logits (R, V); seqs (R, t) the tokens emitted so far per row; n <= 0 blocks nothing.
     """
     t = seqs.shape[1]
-    if n <= 0 or t < n:
+    if n <= 0:
+        return logits
+    if t >= 2:
+        last = seqs[:, -1]  # (R,)
+        twice = last == seqs[:, -2]  # (R,): the last token already stands twice in a row
+        logits = logits.scatter(1, last.masked_fill(~twice, PAD_ID)[:, None], float("-inf"))  # (R, V)
+    if t < n:
         return logits
     if n == 1:
         banned = seqs  # (R, t): every emitted token

@@ -35,7 +35,7 @@ PROBE_SENTENCES = (
 # them against the shipped checkpoints). None of them is in the data verbatim.
 EXAMPLE_SENTENCES = (
     "where is the station?",
-    "this is my new book.",
+    "the weather is nice today.",
     "he is my friend.",
     "i have two brothers.",
     "she can speak english.",
