@@ -509,3 +509,44 @@ def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, 
     assert errors == []
     main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
     assert "α = " in main.text
+
+
+def type_sentence(driver, label, sentence):
+    """Replace the text in the input labelled `label`, press Enter and wait for the rerun."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    close_dialogs(driver)
+    box = driver.find_element(By.CSS_SELECTOR, f'[data-testid="stTextInput"] input[aria-label="{label}"]')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
+    box.click()
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    box.send_keys(sentence, Keys.ENTER)
+    time.sleep(1.0)
+    wait_until_rendered(driver)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, browsers, lang):
+    """Issue 19: the shipped models read English in BPE pieces; the page shows them (with `##`) for a rare
+    word, and names a word holding a character the model never saw, after the learner types them."""
+    from selenium.webdriver.common.by import By
+
+    if not (ROOT / "checkpoints" / "transformer.pt").is_file():
+        pytest.skip("no shipped checkpoints")
+    driver = browsers(lang)
+    driver.set_window_size(1400, 1000)
+    open_through_root(driver, server, "demo_translate")
+    label = t("demos.common.sentence_label", lang)
+    type_sentence(driver, label, "The zorblaxian cat sat on the mat.")
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
+    lead = t("demos.common.pieces_note", lang, tokens="X").split("X")[0].strip()
+    assert lead in main.text and "##" in main.text, main.text[:2000]
+    assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
+    full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_pieces.png")
+    type_sentence(driver, label, "I like ☃ tea.")
+    warnings = " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]'))
+    assert "☃" in warnings, warnings
+    assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
+    full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_unknown.png")
