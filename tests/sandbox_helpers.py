@@ -38,9 +38,16 @@ def reference(ex_file):
     return (ROOT / "solutions" / ex_file).read_text(encoding="utf-8")
 
 
+def hostile_names():
+    """The hostile fixtures' names (tests/hostile/*.py without the shared _stub.py)."""
+    return sorted(p.stem for p in HOSTILE.glob("*.py") if not p.stem.startswith("_"))
+
+
 def hostile_source(name, port=1):
-    """A hostile fixture with the project folder, progress home and listener port filled in."""
-    text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8")
+    """A hostile fixture after the shared exercise-3 stub (tests/hostile/_stub.py), with the project
+    folder, progress home and listener port filled in."""
+    stub = (HOSTILE / "_stub.py").read_text(encoding="utf-8")
+    text = stub + "\n\n" + (HOSTILE / f"{name}.py").read_text(encoding="utf-8")
     return (text.replace("@ROOT@", str(ROOT)).replace("@HOME@", str(paths.data_home()))
             .replace("@PORT@", str(port)))
 

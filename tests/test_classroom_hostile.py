@@ -16,7 +16,7 @@ import sqlite3
 import time
 
 import pytest
-from sandbox_helpers import (HOSTILE, Listener, hostile_source, leaked_reference, require_strict,
+from sandbox_helpers import (Listener, hostile_names, hostile_source, leaked_reference, require_strict,
                              sandbox_uid_processes, seed_progress, snapshot)
 from sqlalchemy import select
 
@@ -24,7 +24,7 @@ from classroom import store as store_ops
 from classroom.models import Result, Submission
 from tests.classroom_support import add_graded, class_store, run_cli, solution, sqlite_url, user_id  # noqa: F401
 
-NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+NAMES = hostile_names()
 GROUPS = [NAMES[i::2] for i in range(2)]  # two drains of seven or eight files
 HONEST = "cy@class.test"
 MALLORY = "mallory@class.test"  # submits every hostile file of a drain
