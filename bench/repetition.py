@@ -51,7 +51,7 @@ def main(argv=None):
         splits = prepare_splits(pairs, loaded.meta["seed"], train.get("test_size", 1000), train.get("valid_size", 500),
                                 train.get("max_pairs"), train.get("long_size", 0))
         pool = list(splits.test) + list(splits.long)
-        ids = [loaded.src_vocab.encode(loaded.src_vocab.segment(tokenize_en(pair.en))) for pair in pool]
+        ids = [loaded.src_vocab.encode_words(tokenize_en(pair.en)) for pair in pool]
         print(f"{name}: {len(pool)} held-out pairs; references: {sum(triple(q.zh) for q in pool)} with a "
               f"character 3+ times in a row, {sum(repeated_4gram(q.zh) for q in pool)} with a repeated 4-gram")
         for method in ("greedy", "beam"):

@@ -119,7 +119,7 @@ def test_the_procedure_decodes_like_course_decoding(use_checkpoints):
         got = PROCEDURES[check.procedure](reference_modules, check.spec)
         loaded = load_checkpoint(demos.checkpoint_path(model_name))
         for i, sentence in enumerate(demos.PROBE_SENTENCES):
-            ids = loaded.src_vocab.encode(loaded.src_vocab.segment(tokenize_en(sentence)))
+            ids = loaded.src_vocab.encode_words(tokenize_en(sentence))
             src, lens = torch.tensor([ids]), torch.tensor([len(ids)])
             expected = greedy_decode(loaded.model, src, lens, max_len=check.spec["max_len"])[0][0]
             have = got[f"ids.{i}"].tolist()

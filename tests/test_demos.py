@@ -55,7 +55,7 @@ def solutions_copy(tmp_path_factory):
 def manual_steps(name, sentence):
     """Greedy decoding by hand: per step (cross-attention row or None, softmax probabilities, chosen id)."""
     loaded = load_checkpoint(demos.checkpoint_path(name))
-    ids = loaded.src_vocab.encode(loaded.src_vocab.segment(tokenize_en(sentence)))
+    ids = loaded.src_vocab.encode_words(tokenize_en(sentence))
     src, lens = torch.tensor([ids]), torch.tensor([len(ids)])
     steps = []
     with torch.no_grad():

@@ -8,7 +8,7 @@ from course.translation.checkpoint import load_checkpoint, read_checkpoint, save
 from course.translation.data import build_vocabs, encode_pairs
 from course.translation.decoding import translate
 from course.translation.models import build_model, config_class
-from course.translation.subword import SubwordVocab, join_pieces
+from course.translation.subword import SubwordVocab
 from course.translation.vocab import SPECIALS, UNK, UNK_ID, Vocab, tokenize_en
 
 # Hand-written training sentences: "teacher", "is", "tom" are frequent; "teachers" never occurs.
@@ -35,7 +35,7 @@ def test_frequent_words_stay_whole_and_rare_ones_are_spelled_with_pieces(bpe):
     pieces = bpe.segment(["teachers"])  # never seen: spelled from pieces, no <unk>
     assert len(pieces) > 1 and UNK not in pieces
     assert pieces[0] == "teacher" and all(p.startswith("##") for p in pieces[1:])
-    assert join_pieces(pieces) == ["teachers"]
+    assert "".join(p.removeprefix("##") for p in pieces) == "teachers"
 
 
 def test_a_character_never_seen_is_unk_and_the_word_is_named(bpe):
@@ -47,7 +47,7 @@ def test_a_character_never_seen_is_unk_and_the_word_is_named(bpe):
 def test_word_vocab_segments_to_the_words_themselves():
     vocab = Vocab.build(words_of(SENTENCES))
     assert vocab.segment(["tom", "zorblax"]) == ["tom", "zorblax"]
-    assert vocab.encode(vocab.segment(["zorblax"])) == [UNK_ID]
+    assert vocab.encode_words(["zorblax"]) == [UNK_ID]
 
 
 def test_build_vocabs_learns_pieces_from_the_given_pairs_only():
@@ -58,7 +58,7 @@ def test_build_vocabs_learns_pieces_from_the_given_pairs_only():
     words, _ = build_vocabs(pairs)  # src_subword=0: whole words
     assert type(words) is Vocab and "teacher" in words
     encoded = encode_pairs([(["teachers"], ["汤"])], src, TGT)
-    assert encoded[0][0] == src.encode(src.segment(["teachers"])) and len(encoded[0][0]) > 1
+    assert encoded[0][0] == src.encode_words(["teachers"]) and len(encoded[0][0]) > 1
 
 
 def tiny_transformer(src_vocab):

@@ -29,7 +29,7 @@ import torch
 
 from .decoding import DecodingSettings
 from .models import build_model, check_name, config_class
-from .subword import source_vocab_from, tokenizer_json_of
+from .subword import SubwordVocab, tokenizer_json_of
 from .vocab import Vocab
 
 FORMAT = "attention-lab-translator"
@@ -160,7 +160,9 @@ def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32, k
 
 def source_vocab(payload):
     """A checkpoint's (or resume file's) English vocabulary: BPE pieces when it stores a tokenizer, else words."""
-    return source_vocab_from(payload["src_vocab"], payload.get("src_subword"))
+    if payload.get("src_subword"):
+        return SubwordVocab.from_tokenizer_json(payload["src_subword"], expected=payload["src_vocab"])
+    return Vocab.from_list(payload["src_vocab"])
 
 
 def update_metrics(path, metrics):

@@ -113,20 +113,14 @@ def _span(values):
 
 def marked_source(translation):
     """The source as the model read it, in Markdown: each unit as code, an unknown one as `<unk>` (`word`)."""
-    words, index = translation.source_words, translation.source_word_index
-    parts = []
-    for k, tok in enumerate(translation.source_tokens):
-        if tok == UNK:
-            word = words[index[k]] if k < len(index) and index[k] is not None and index[k] < len(words) else "?"
-            parts.append(f"`{UNK}` (`{word}`)")
-        else:
-            parts.append(f"`{tok}`")
-    return " ".join(parts)
+    words = [translation.source_words[i] for i in translation.source_word_index]  # each unit's word
+    return " ".join(f"`{UNK}` (`{word}`)" if tok == UNK else f"`{tok}`"
+                    for tok, word in zip(translation.source_tokens, words))
 
 
 def reads_pieces(translation):
     """True when the model read at least one word as several subword pieces."""
-    index = [i for i in translation.source_word_index if i is not None]
+    index = translation.source_word_index
     return len(set(index)) < len(index)
 
 

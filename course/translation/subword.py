@@ -10,7 +10,7 @@ English is first split into words by course.translation.vocab.tokenize_en (the
 same lower-casing and punctuation rules as before); BPE only splits inside a
 word. Chinese stays one token per character. A SubwordVocab is a Vocab whose
 `segment(words)` returns the pieces; a plain Vocab returns the words, so code
-that calls `vocab.encode(vocab.segment(words))` works with both.
+that calls `vocab.encode_words(words)` works with both.
 """
 
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -50,22 +50,14 @@ class SubwordVocab(Vocab):
 
     def pieces_by_word(self, words):
         """(pieces, word index of each piece) for a list of words."""
-        words = list(words)
-        if not words:
-            return [], []
-        encoding = self.tokenizer.encode(words, is_pretokenized=True, add_special_tokens=False)
+        encoding = self.tokenizer.encode(list(words), is_pretokenized=True, add_special_tokens=False)
         return list(encoding.tokens), list(encoding.word_ids)
 
     def segment_many(self, word_lists):
         """segment() for many sentences at once (the training data)."""
-        word_lists = [list(w) for w in word_lists]
-        out = [[] for _ in word_lists]
-        todo = [i for i, w in enumerate(word_lists) if w]
-        encodings = self.tokenizer.encode_batch([word_lists[i] for i in todo], is_pretokenized=True,
+        encodings = self.tokenizer.encode_batch([list(w) for w in word_lists], is_pretokenized=True,
                                                 add_special_tokens=False)
-        for i, encoding in zip(todo, encodings):
-            out[i] = list(encoding.tokens)
-        return out
+        return [list(encoding.tokens) for encoding in encodings]
 
     def to_tokenizer_json(self):
         """The tokenizer as JSON text: what a checkpoint stores beside the piece list."""
@@ -88,25 +80,6 @@ class SubwordVocab(Vocab):
         return f"BPE, {len(self)} pieces"
 
 
-def join_pieces(pieces):
-    """BPE pieces -> words ("unb", "##el" -> "unbel"); a leading "##" piece starts a word."""
-    words = []
-    for piece in pieces:
-        if piece.startswith(CONTINUE) and words and piece != CONTINUE:
-            words[-1] += piece[len(CONTINUE):]
-        else:
-            words.append(piece)
-    return words
-
-
-def source_vocab_from(tokens, tokenizer_json=None):
-    """The source vocabulary a checkpoint stores: BPE when it holds a tokenizer, else words."""
-    if tokenizer_json:
-        return SubwordVocab.from_tokenizer_json(tokenizer_json, expected=tokens)
-    return Vocab.from_list(tokens)
-
-
 def tokenizer_json_of(vocab):
     """What a checkpoint stores for a source vocabulary's subword model (None for words)."""
     return vocab.to_tokenizer_json() if isinstance(vocab, SubwordVocab) else None
-

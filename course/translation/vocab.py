@@ -92,6 +92,10 @@ class Vocab:
         words = list(words)
         return words, list(range(len(words)))
 
+    def encode_words(self, words):
+        """Words -> ids of this vocabulary's units (segment, then encode)."""
+        return self.encode(self.segment(words))
+
     def segment_many(self, word_lists):
         """segment() for many sentences."""
         return [self.segment(words) for words in word_lists]

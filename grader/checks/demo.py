@@ -60,7 +60,7 @@ def demo_check(ex_id, model_name):
     staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
     impl_modules = demos.MODEL_MODULES[model_name]
     src_vocab = source_vocab(payload)
-    probe_ids = [src_vocab.encode(src_vocab.segment(tokenize_en(s))) for s in demos.PROBE_SENTENCES]
+    probe_ids = [src_vocab.encode_words(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
     spec = {
         "model_name": model_name,
         "config": dict(payload["config"]),
