@@ -18,7 +18,6 @@ import json
 import platform
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,6 +25,8 @@ import torch
 from torch import nn
 
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
+
+from .torch_threads import cpu_threads
 
 TASKS = ("copy", "reverse")
 MODELS = ("fixed", "attention")
@@ -48,17 +49,6 @@ class BottleneckConfig:
     bucket_edges: tuple = (5, 10, 20, 30, 40, 50, 61)  # length buckets [a, b) of the results
     seed: int = 0  # seeds data and initialisation; the same seed gives the same numbers
     threads: int = 1  # torch CPU threads while training (the machine is shared)
-
-
-@contextmanager
-def cpu_threads(n):
-    """Run the block with n torch CPU threads, then restore the previous number."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 class Encoder(nn.Module):

@@ -18,7 +18,6 @@ import math
 import platform
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,6 +25,8 @@ import torch
 from torch import nn
 
 from solutions.ex03_scoring import DotProductAttention
+
+from .torch_threads import cpu_threads
 
 RESULTS = Path(__file__).with_name("results") / "scaling.json"
 D_VALUES = (16, 32, 64, 128, 256)
@@ -45,17 +46,6 @@ class ScalingConfig:
     d_values: tuple = D_VALUES  # widths d = d_k tried
     seed: int = 0  # seeds data and initialisation
     threads: int = 1  # torch CPU threads while training (the machine is shared)
-
-
-@contextmanager
-def cpu_threads(n):
-    """Run the block with n torch CPU threads, then restore the previous number."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 class LookupModel(nn.Module):
