@@ -4,7 +4,7 @@ import json
 
 import pytest
 from app_helpers import errors_of, open_page
-from demo_fixtures import write_tiny_checkpoints
+from demo_fixtures import env, tiny  # noqa: F401 (fixtures)
 
 from course.app import pages_index
 from course.common import i18n
@@ -12,17 +12,6 @@ from course.translation.models import MODEL_NAMES
 
 BOTTLENECK = pages_index.get("demo_bottleneck").path
 ENGLISH = {"greedy", "beam", "model", "bucket"}
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return write_tiny_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(tiny, tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
 
 
 def headers(frame):

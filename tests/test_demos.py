@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 from app_helpers import errors_of, open_page, widgets
-from demo_fixtures import write_tiny_checkpoints
+from demo_fixtures import env, tiny  # noqa: F401 (fixtures)
 
 from course.app import demo_runner, pages_index, progress
 from course.common import i18n, paths
@@ -28,19 +28,6 @@ DEMO_PAGES = [p for p in pages_index.PAGES if p.section == "demos"]
 TRANSLATE, BOTTLENECK, INSIDE, MINE = (pages_index.get(k).path for k in
                                        ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine"))
 SENTENCE = "tom is a teacher."
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return write_tiny_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(tiny, tmp_path, monkeypatch):
-    """Fresh progress home; the tiny checkpoints."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
-    return tiny
 
 
 @pytest.fixture(scope="module")

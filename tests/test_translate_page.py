@@ -3,7 +3,7 @@
 import pytest
 import torch
 from app_helpers import errors_of, open_page
-from demo_fixtures import write_tiny_checkpoints
+from demo_fixtures import env, tiny, write_tiny_checkpoints  # noqa: F401 (env, tiny: fixtures)
 
 from course.app import demo_ui, pages_index
 from course.common import i18n
@@ -20,11 +20,6 @@ RECORDED = {"train_minutes": 15.02, "train_pairs": 27453, "device": "cpu", "thre
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return write_tiny_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """Tiny checkpoints whose metrics record training figures and decoding settings."""
     out = write_tiny_checkpoints(tmp_path_factory.mktemp("recorded"), reports=False)
@@ -33,13 +28,6 @@ def recorded(tmp_path_factory):
         payload["metrics"] = dict(RECORDED)
         torch.save(payload, out / f"{name}.pt")
     return out
-
-
-@pytest.fixture(autouse=True)
-def env(tiny, tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
-    return tiny
 
 
 def texts(elements):
