@@ -29,6 +29,15 @@ def _page(path, session_token=None, lang="en"):
     return at.run()
 
 
+def submit_ex00(at, code):
+    """Choose exercise 0 on the class Practice page, paste `code`, press Submit."""
+    at.selectbox(key="practice_class_ex").set_value("ex00")
+    at.run()
+    at.text_area(key="practice_class_code_ex00").set_value(code)
+    at.button(key="practice_class_submit").click()
+    at.run()
+
+
 def test_a_link_signs_in_and_the_learner_submits(hosted):
     link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
     at = AppTest.from_file(str(APP), default_timeout=60)
@@ -40,11 +49,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
     assert at.title[0].value == t("classroom.practice_title", "en")
     assert "Ann" in "\n".join(m.value for m in at.sidebar.markdown)
     code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
-    at.selectbox(key="practice_class_ex").set_value("ex00")
-    at.run()
-    at.text_area(key="practice_class_code_ex00").set_value(code)
-    at.button(key="practice_class_submit").click()
-    at.run()
+    submit_ex00(at, code)
     assert any("received" in s.value for s in at.success), [e.value for e in at.error]
     with hosted.session() as session:
         rows = session.execute(select(Submission.user_id, Submission.source)
@@ -104,11 +109,7 @@ def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
     token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
     at = _page("pages/practice.py", token, "zh")
     code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
-    at.selectbox(key="practice_class_ex").set_value("ex00")
-    at.run()
-    at.text_area(key="practice_class_code_ex00").set_value(code)
-    at.button(key="practice_class_submit").click()
-    at.run()
+    submit_ex00(at, code)
     assert errors_of(at) == [] and len(at.success) == 1
     with hosted.session() as session:
         assert session.scalar(select(Submission.lang).where(Submission.exercise_id == "ex00")) == "zh"

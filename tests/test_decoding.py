@@ -130,35 +130,6 @@ def test_block_repeats_also_bans_a_third_token_in_a_row_whatever_n():
     assert banned(logits, seqs[:, :1], 4) == [[], [], []]
 
 
-class StutterModel(torch.nn.Module):
-    """A decoder that repeats its last token: 4 4 4 4 ... without a guard."""
-
-    def __init__(self, V=9):
-        super().__init__()
-        self.dummy = torch.nn.Parameter(torch.zeros(1))
-        self.table = torch.zeros(V, V)  # (V, V) logits by previous token
-        self.table[BOS_ID, 4] = 5.0
-        self.table[4, 4], self.table[4, 5], self.table[5, 5] = 6.0, 3.0, 6.0
-
-    def encode(self, src, src_valid_lens):
-        return torch.zeros(src.shape[0])
-
-    def decode_step(self, tokens, state):
-        return self.table[tokens[:, 0]], state, {}
-
-    def reorder_state(self, state, index):
-        return state[index]
-
-
-def test_no_token_stands_three_times_in_a_row_with_the_guard_on():
-    model = StutterModel()
-    src, lens = torch.zeros(1, 3, dtype=torch.long), torch.tensor([3])
-    assert greedy_decode(model, src, lens, max_len=6)[0][0][:3] == [4, 4, 4]  # it stutters without the guard
-    for ids in (greedy_decode(model, src, lens, max_len=12, no_repeat_ngram=4)[0][0],
-                beam_search(model, src, lens, beam_size=3, max_len=12, no_repeat_ngram=4)[0]):
-        assert ids[:2] == [4, 4] and all(not (a == b == c) for a, b, c in zip(ids, ids[1:], ids[2:])), ids
-
-
 class LoopModel(torch.nn.Module):
     """A decoder that loves to repeat: next token = a fixed favourite per previous token, <eos> unlikely."""
 
@@ -191,6 +162,25 @@ def test_no_repeated_ngram_is_ever_emitted(n):
                 beam_search(model, src, lens, beam_size=3, max_len=16, no_repeat_ngram=n)[0]):
         grams = ngrams(ids, n)
         assert len(grams) == len(set(grams)), ids
+
+
+class StutterModel(LoopModel):
+    """A decoder that repeats its last token: 4 4 4 4 ... without a guard."""
+
+    def __init__(self, V=9):
+        super().__init__(V)
+        self.table = torch.zeros(V, V)  # (V, V) logits by previous token
+        self.table[BOS_ID, 4] = 5.0
+        self.table[4, 4], self.table[4, 5], self.table[5, 5] = 6.0, 3.0, 6.0
+
+
+def test_no_token_stands_three_times_in_a_row_with_the_guard_on():
+    model = StutterModel()
+    src, lens = torch.zeros(1, 3, dtype=torch.long), torch.tensor([3])
+    assert greedy_decode(model, src, lens, max_len=6)[0][0][:3] == [4, 4, 4]  # it stutters without the guard
+    for ids in (greedy_decode(model, src, lens, max_len=12, no_repeat_ngram=4)[0][0],
+                beam_search(model, src, lens, beam_size=3, max_len=12, no_repeat_ngram=4)[0]):
+        assert ids[:2] == [4, 4] and all(not (a == b == c) for a, b, c in zip(ids, ids[1:], ids[2:])), ids
 
 
 def test_blocking_on_a_random_transformer_in_beam_and_greedy():
