@@ -1,4 +1,4 @@
-"""Attention Lab: the Streamlit entry point (routes only; lessons live in pages/).
+"""Attention Lab: the Streamlit entry point (routes only; lessons live in app_pages/).
 
 Run with `streamlit run app.py`. The navigation comes from course/app/pages_index.py;
 the language switch and the progress summary are rendered here so that they
@@ -9,9 +9,8 @@ import streamlit as st
 
 from classroom import web as class_web
 from course.app import pages_index
-from course.app.ui import language_switch, progress_summary, root_page, shell_started, tr
+from course.app.ui import language_switch, progress_summary, root_page, tr
 
-shell_started()
 st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
 
 language_switch()

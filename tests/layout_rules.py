@@ -8,10 +8,10 @@
 import ast
 from pathlib import Path
 
-PACKAGES = ("app", "pages", "course", "grader", "classroom", "solutions", "exercises", "bench")
+PACKAGES = ("app", "app_pages", "course", "grader", "classroom", "solutions", "exercises", "bench")
 # (importer prefix, forbidden prefix, why)
 RULES = (
-    ("", "pages.", "nothing imports pages/: a page is an entry point, its logic lives in course/"),
+    ("", "app_pages.", "nothing imports app_pages/: a page is an entry point, its logic lives in course/"),
     ("course.translation", "course.app", "the translation stack never imports the app package"),
     ("course.translation", "course.lessons", "the translation stack does not depend on chapter code"),
     ("course.lessons", "course.app", "lessons are pure maths, without the app package"),

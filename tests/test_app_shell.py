@@ -26,7 +26,7 @@ def test_page_registry_is_consistent():
     assert {"ch01", "ch02", "ch03", "ch04", "practice", "notes"} <= set(keys)
     for page in pages_index.PAGES:
         assert page.section in pages_index.SECTIONS
-        assert page.path.startswith("pages/") and page.path.endswith(".py")
+        assert page.path.startswith("app_pages/") and page.path.endswith(".py")
         for lang in i18n.LANGS:
             assert page.title_key in i18n.catalog(lang), f"{page.title_key} missing in {lang}"
     for section in pages_index.SECTIONS:
@@ -73,8 +73,8 @@ def test_language_choice_survives_page_switches():
     at = open_page(lang="zh")
     at.sidebar.radio(key="app_lang").set_value("en").run()
     assert at.title[0].value == i18n.t("ch01.title", "en")
-    for path, title in (("pages/practice.py", "practice.title"), ("pages/notes.py", "notes.title"),
-                        ("pages/ch01_seq2seq.py", "ch01.title")):
+    for path, title in (("app_pages/practice.py", "practice.title"), ("app_pages/notes.py", "notes.title"),
+                        ("app_pages/ch01_seq2seq.py", "ch01.title")):
         at.switch_page(path).run()
         assert at.session_state["app_lang"] == "en"
         assert at.title[0].value == i18n.t(title, "en")
@@ -116,7 +116,7 @@ def test_every_widget_has_a_page_prefixed_key(key):
 
 
 def test_chapter_footer_links_to_practice_and_shows_status():
-    at = open_page("pages/ch01_seq2seq.py", lang="en")
+    at = open_page("app_pages/ch01_seq2seq.py", lang="en")
     status = i18n.t("app.status.not_graded", "en")
     assert any("ex00" in m.value and status in m.value for m in at.markdown)
     links = at.get("page_link")
@@ -128,10 +128,10 @@ def test_chapter_footer_links_to_practice_and_shows_status():
 
 
 def test_widget_state_survives_page_switches():
-    at = open_page("pages/ch01_seq2seq.py", lang="en")
+    at = open_page("app_pages/ch01_seq2seq.py", lang="en")
     at.slider(key="ch01_distance").set_value(20).run()
-    at.switch_page("pages/notes.py").run()
-    at.switch_page("pages/ch01_seq2seq.py").run()
+    at.switch_page("app_pages/notes.py").run()
+    at.switch_page("app_pages/ch01_seq2seq.py").run()
     assert at.slider(key="ch01_distance").value == 20
 
 

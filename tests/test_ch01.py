@@ -10,7 +10,7 @@ from app_helpers import errors_of, markdown_text, metric, open_page
 from course.common.i18n import t
 from course.lessons import ch01
 
-PAGE = "pages/ch01_seq2seq.py"
+PAGE = "app_pages/ch01_seq2seq.py"
 
 
 def layers_needed(distance, k, dilated):

@@ -10,7 +10,7 @@ from course.common.i18n import t
 from course.lessons import ch04, ch04_tables
 from course.translation.decoder_compare import decoder_comparison
 
-PAGE = "pages/ch04_bahdanau.py"
+PAGE = "app_pages/ch04_bahdanau.py"
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from course.app import pages_index
 from course.common.i18n import t
 from course.lessons import ch10
 
-PAGE = "pages/ch10_variants.py"
+PAGE = "app_pages/ch10_variants.py"
 
 
 @pytest.fixture(autouse=True)

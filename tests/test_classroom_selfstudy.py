@@ -51,10 +51,10 @@ def downloads(monkeypatch):
 
 def test_two_learners_notes_never_mix_and_live_only_in_the_database(hosted, tmp_path):
     ann, bob = user_id(hosted, "ann@class.test"), user_id(hosted, "bob@class.test")
-    at_ann = _signed_in(hosted, "ann@class.test", "pages/notes.py")
+    at_ann = _signed_in(hosted, "ann@class.test", "app_pages/notes.py")
     assert errors_of(at_ann) == []
     _note_box(at_ann, ann).set_value("ann: c = h_n is a bottleneck").run()
-    at_bob = _signed_in(hosted, "bob@class.test", "pages/notes.py")
+    at_bob = _signed_in(hosted, "bob@class.test", "app_pages/notes.py")
     assert _note_box(at_bob, bob).value == ""  # bob does not see ann's note
     assert not any(w.key and w.key.startswith(f"notes_u{ann}_") for w in at_bob.text_area)
     _note_box(at_bob, bob).set_value("bob: 注意力汇聚").run()
@@ -62,7 +62,7 @@ def test_two_learners_notes_never_mix_and_live_only_in_the_database(hosted, tmp_
     _note_box(at_ann, ann).set_value("ann: edited").run()  # the last write wins
     assert selfstudy.load_notes(hosted, ann) == {"ch01": "ann: edited"}
     assert selfstudy.load_notes(hosted, bob) == {"ch01": "bob: 注意力汇聚", "ch02": "bob ch02"}
-    again = _signed_in(hosted, "ann@class.test", "pages/notes.py")  # a new browser session: from the database
+    again = _signed_in(hosted, "ann@class.test", "app_pages/notes.py")  # a new browser session: from the database
     assert _note_box(again, ann).value == "ann: edited" and _note_box(again, ann, "ch02").value == ""
     assert any(c.value.startswith(t("notes.saved_at", "en", time="")[:5]) for c in again.caption)
     assert list((tmp_path / "home").iterdir()) == []  # no notes file, no progress file
@@ -72,7 +72,7 @@ def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
     ann, bob = user_id(hosted, "ann@class.test"), user_id(hosted, "bob@class.test")
     selfstudy.save_note(hosted, ann, "ch01", "ANN-SECRET")
     selfstudy.save_note(hosted, bob, "ch01", "BOB-SECRET")
-    at = _signed_in(hosted, "bob@class.test", "pages/notes.py", "zh")
+    at = _signed_in(hosted, "bob@class.test", "app_pages/notes.py", "zh")
     assert errors_of(at) == [] and _note_box(at, bob).value == "BOB-SECRET"
     assert not any("ANN-SECRET" in (w.value or "") for w in at.text_area)
     [(name, data)] = [(n, d) for n, d in downloads if n and n.startswith("attention-lab-notes")]
@@ -82,7 +82,7 @@ def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
 
 def test_notes_need_a_sign_in(hosted):
     selfstudy.save_note(hosted, user_id(hosted, "ann@class.test"), "ch01", "ANN-SECRET")
-    at = AppTest.from_file(str(ROOT / "pages/notes.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages/notes.py"), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.session_state["class_session"] = "forged-token"
     at.run()
@@ -136,7 +136,7 @@ def test_sidebar_and_chapter_footers_show_the_signed_in_learners_results(hosted,
         at.session_state["class_session"] = store_ops.session_for_user(hosted, user_id(hosted, email))
         at.run()
         sidebar = _sidebar_progress(at)
-        at.switch_page("pages/ch01_seq2seq.py").run()
+        at.switch_page("app_pages/ch01_seq2seq.py").run()
         assert errors_of(at) == []
         footer = [m.value for m in at.markdown if "ex00" in m.value and "exercises/" in m.value]
         captions = [c.value for c in at.caption]

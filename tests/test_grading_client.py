@@ -111,7 +111,7 @@ def test_malformed_reports_are_rejected():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_practice_page_grades_and_shows_checks_and_hints(lang):
-    at = open_page("pages/practice.py", lang=lang)
+    at = open_page("app_pages/practice.py", lang=lang)
     assert errors_of(at) == []
     at.selectbox(key="practice_exercise").set_value("ex03").run()
     at.button(key="practice_grade_one").click().run()
@@ -128,7 +128,7 @@ def test_practice_page_grades_and_shows_checks_and_hints(lang):
 
 
 def test_solution_is_revealed_only_after_passing_or_on_request():
-    at = open_page("pages/practice.py", lang="en")
+    at = open_page("app_pages/practice.py", lang="en")
     at.selectbox(key="practice_exercise").set_value("ex03").run()
     assert len(at.code) == 0
     at.checkbox(key="practice_reveal_ex03").check().run()
@@ -147,7 +147,7 @@ def test_solution_is_revealed_only_after_passing_or_on_request():
 
 def test_practice_page_shows_grader_failures(monkeypatch):
     monkeypatch.setattr(grading_client, "GRADER_ARGS", ["-m", "no_such_grader_module"])
-    at = open_page("pages/practice.py", lang="en")
+    at = open_page("app_pages/practice.py", lang="en")
     at.button(key="practice_grade_all").click().run()
     assert any("no_such_grader_module" in e.value for e in at.error)
     assert not at.exception
@@ -201,7 +201,7 @@ def test_practice_page_says_not_started_once_and_shows_a_file_hint(monkeypatch):
          "checks": [{"name": "the file", "passed": False, "message": broken, "hint": "use the relative import",
                      "id": "ex03.file", "mistake": "absolute_import"}]}]}
     monkeypatch.setattr(grading_client, "run_grader", lambda *a, **k: report)
-    at = open_page("pages/practice.py", lang="en")
+    at = open_page("app_pages/practice.py", lang="en")
     at.button(key="practice_grade_all").click().run()
     assert errors_of(at) == []
     text = [m.value for m in at.markdown]

@@ -36,9 +36,9 @@ def test_the_checker_finds_a_forbidden_direction(tmp_path):
         "course/app/ui.py": "",
         "course/translation/__init__.py": "",
         "course/translation/demos.py": "def f():\n    from course.app import ui\n",  # lazy, still counted
-        "pages/p.py": "",
+        "app_pages/p.py": "",
         "course/lessons/__init__.py": "",
-        "course/lessons/ch01.py": "import pages.p\n",
+        "course/lessons/ch01.py": "import app_pages.p\n",
         "grader/__init__.py": "",
         "grader/harness/__init__.py": "",
         "grader/harness/child.py": "from course.app.ui import x\nfrom . import registry\n",
@@ -46,7 +46,7 @@ def test_the_checker_finds_a_forbidden_direction(tmp_path):
     })
     found = rule_violations(graph)
     assert any(v.startswith("course.translation.demos -> course.app.ui") for v in found)
-    assert any(v.startswith("course.lessons.ch01 -> pages.p") for v in found)
+    assert any(v.startswith("course.lessons.ch01 -> app_pages.p") for v in found)
     assert any(v.startswith("grader.harness.child -> course.app.ui") for v in found)
     assert not any("grader.harness.registry" in v for v in found)  # the harness may import itself
 

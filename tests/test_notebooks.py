@@ -373,7 +373,7 @@ def test_practice_page_grades_an_upload_in_the_child_process_client(monkeypatch)
             "checks": [{"name": "values", "passed": False, "message": "values differ", "hint": None}]}]}
 
     monkeypatch.setattr(grading_client, "grade_upload", fake_grade_upload)
-    at = open_page("pages/practice.py", lang="zh")
+    at = open_page("app_pages/practice.py", lang="zh")
     assert not errors_of(at)
     assert at.file_uploader(key="practice_upload").allowed_type == [".py", ".ipynb"]
     at.selectbox(key="practice_upload_ex").set_value("ex03").run()

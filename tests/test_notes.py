@@ -63,7 +63,7 @@ def test_to_markdown_orders_by_chapter_and_skips_empty_notes():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_notes_page_saves_on_change_and_survives_a_restart(lang, lab_home):
-    at = open_page("pages/notes.py", lang=lang)
+    at = open_page("app_pages/notes.py", lang=lang)
     assert errors_of(at) == []
     chapters = pages_index.chapters()
     assert [a.key for a in at.text_area] == [f"notes_{c.key}" for c in chapters]
@@ -75,7 +75,7 @@ def test_notes_page_saves_on_change_and_survives_a_restart(lang, lab_home):
     assert not re.search(r"\d{4}-\d\d-\d\dT", captions), captions  # no raw ISO stamp
     assert t("ui.time.today", lang, time="")[:2] in captions
 
-    restarted = open_page("pages/notes.py", lang=lang)  # a new session reads the file
+    restarted = open_page("app_pages/notes.py", lang=lang)  # a new session reads the file
     assert restarted.text_area(key="notes_ch01").value == "Teacher forcing feeds the true prefix."
     assert restarted.text_area(key="notes_ch02").value == ""
     assert len(restarted.get("download_button")) == 1

@@ -17,7 +17,7 @@ from course.common import i18n
 from course.lessons import ch02
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
-CH02, CH03, CH04 = "pages/ch02_attention_cues.py", "pages/ch03_scoring.py", "pages/ch04_bahdanau.py"
+CH02, CH03, CH04 = "app_pages/ch02_attention_cues.py", "app_pages/ch03_scoring.py", "app_pages/ch04_bahdanau.py"
 READING = np.array([3.0, 1.0, 0.2, -0.5, -2.0])
 
 

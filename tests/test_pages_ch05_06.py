@@ -16,7 +16,7 @@ from streamlit import dataframe_util
 from course.common import i18n
 from course.lessons import ch05, ch06
 
-CH05, CH06 = "pages/ch05_multihead.py", "pages/ch06_self_attention.py"
+CH05, CH06 = "app_pages/ch05_multihead.py", "app_pages/ch06_self_attention.py"
 BOUND32 = (1 + math.sqrt(2)) * 2.0**-24
 
 

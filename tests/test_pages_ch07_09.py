@@ -16,7 +16,7 @@ from course.app import progress
 from course.common import i18n
 from course.common.paths import PROJECT_ROOT
 
-CH07, CH08, CH09 = "pages/ch07_transformer.py", "pages/ch08_history.py", "pages/ch09_review.py"
+CH07, CH08, CH09 = "app_pages/ch07_transformer.py", "app_pages/ch08_history.py", "app_pages/ch09_review.py"
 
 
 @pytest.fixture(autouse=True)

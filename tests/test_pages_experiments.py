@@ -19,7 +19,7 @@ from course.lessons import bottleneck_task, ch03, scaling_task
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
-BOTTLENECK, CH03 = "pages/demo_bottleneck.py", "pages/ch03_scoring.py"
+BOTTLENECK, CH03 = "app_pages/demo_bottleneck.py", "app_pages/ch03_scoring.py"
 
 
 @pytest.fixture(autouse=True)

@@ -76,7 +76,7 @@ def test_review_page_after_grading_the_untouched_stubs(lang, clean_progress):
     assert done.returncode == 1, done.stdout + done.stderr
     results = progress.load_results()
     assert {results[e]["status"] for e in ("ex00", "ex01")} == {"not_written"}
-    at = open_page("pages/ch09_review.py", lang=lang)
+    at = open_page("app_pages/ch09_review.py", lang=lang)
     assert errors_of(at) == []
     label = i18n.t("app.status.not_written", lang)
     assert any(label in m.label for m in at.metric)

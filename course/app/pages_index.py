@@ -1,6 +1,6 @@
 """The ordered list of the app's pages: app.py builds its navigation from it.
 
-Adding a chapter is one entry here, one page file under pages/, its logic in
+Adding a chapter is one entry here, one page file under app_pages/, its logic in
 course/lessons/chNN.py, its text in course/text/<lang>/, and its nav title in nav.toml. Each page's `key` is also
 the prefix of its widget keys (`ch01_...`) and the key of its note.
 """
@@ -15,7 +15,7 @@ SECTIONS = ("course", "demos", "practice", "notes")
 @dataclass(frozen=True)
 class PageEntry:
     key: str  # "ch01": widget-key prefix and notes key
-    path: str  # file under the project root, "pages/ch01_seq2seq.py"
+    path: str  # file under the project root, "app_pages/ch01_seq2seq.py"
     title_key: str  # catalog key of the nav title, "nav.ch01"
     section: str  # one of SECTIONS
     url_path: str  # the page's URL, "seq2seq"
@@ -33,41 +33,40 @@ class PageEntry:
 
 
 PAGES = (
-    PageEntry("ch01", "pages/ch01_seq2seq.py", "nav.ch01", "course", "seq2seq", ":material/route:"),
+    PageEntry("ch01", "app_pages/ch01_seq2seq.py", "nav.ch01", "course", "seq2seq", ":material/route:"),
     PageEntry(
-        "ch02", "pages/ch02_attention_cues.py", "nav.ch02", "course",
+        "ch02", "app_pages/ch02_attention_cues.py", "nav.ch02", "course",
         "attention-cues", ":material/visibility:",
     ),
-    PageEntry("ch03", "pages/ch03_scoring.py", "nav.ch03", "course", "scoring", ":material/functions:"),
-    PageEntry("ch04", "pages/ch04_bahdanau.py", "nav.ch04", "course", "bahdanau", ":material/translate:"),
-    PageEntry("ch05", "pages/ch05_multihead.py", "nav.ch05", "course", "multi-head", ":material/view_column:"),
+    PageEntry("ch03", "app_pages/ch03_scoring.py", "nav.ch03", "course", "scoring", ":material/functions:"),
+    PageEntry("ch04", "app_pages/ch04_bahdanau.py", "nav.ch04", "course", "bahdanau", ":material/translate:"),
+    PageEntry("ch05", "app_pages/ch05_multihead.py", "nav.ch05", "course", "multi-head", ":material/view_column:"),
     PageEntry(
-        "ch06", "pages/ch06_self_attention.py", "nav.ch06", "course",
+        "ch06", "app_pages/ch06_self_attention.py", "nav.ch06", "course",
         "self-attention", ":material/swap_horiz:",
     ),
-    PageEntry("ch07", "pages/ch07_transformer.py", "nav.ch07", "course", "transformer", ":material/stacks:"),
-    PageEntry("ch08", "pages/ch08_history.py", "nav.ch08", "course", "history", ":material/history_edu:"),
-    PageEntry("ch09", "pages/ch09_review.py", "nav.ch09", "course", "review", ":material/fact_check:"),
-    PageEntry("ch10", "pages/ch10_variants.py", "nav.ch10", "course", "variants", ":material/alt_route:"),
-    PageEntry("demo_translate", "pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
+    PageEntry("ch07", "app_pages/ch07_transformer.py", "nav.ch07", "course", "transformer", ":material/stacks:"),
+    PageEntry("ch08", "app_pages/ch08_history.py", "nav.ch08", "course", "history", ":material/history_edu:"),
+    PageEntry("ch09", "app_pages/ch09_review.py", "nav.ch09", "course", "review", ":material/fact_check:"),
+    PageEntry("ch10", "app_pages/ch10_variants.py", "nav.ch10", "course", "variants", ":material/alt_route:"),
+    PageEntry("demo_translate", "app_pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
               ":material/g_translate:"),
-    PageEntry("demo_bottleneck", "pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",
+    PageEntry("demo_bottleneck", "app_pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",
               "bottleneck-measured", ":material/bar_chart:"),
-    PageEntry("demo_inside", "pages/demo_inside.py", "demos.nav.inside", "demos", "transformer-inside",
+    PageEntry("demo_inside", "app_pages/demo_inside.py", "demos.nav.inside", "demos", "transformer-inside",
               ":material/layers:"),
-    PageEntry("demo_mine", "pages/demo_mine.py", "demos.nav.mine", "demos", "my-implementation",
+    PageEntry("demo_mine", "app_pages/demo_mine.py", "demos.nav.mine", "demos", "my-implementation",
               ":material/code:"),
-    PageEntry("practice", "pages/practice.py", "nav.practice", "practice", "practice", ":material/task_alt:"),
-    PageEntry("notes", "pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
+    PageEntry("practice", "app_pages/practice.py", "nav.practice", "practice", "practice", ":material/task_alt:"),
+    PageEntry("notes", "app_pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
 )
 
 # Class mode only (app.py adds them when a class database is configured; each page checks
 # the signed-in user's role itself): the key after "class_" is the classroom.access action.
-# File names match the URLs: a fresh server serves pages/ by file name until app.py has run.
 CLASS_PAGES = (
-    PageEntry("class_gradebook", "pages/gradebook.py", "nav.gradebook", "class", "gradebook",
+    PageEntry("class_gradebook", "app_pages/gradebook.py", "nav.gradebook", "class", "gradebook",
               ":material/table_chart:"),
-    PageEntry("class_analytics", "pages/analytics.py", "nav.analytics", "class", "analytics",
+    PageEntry("class_analytics", "app_pages/analytics.py", "nav.analytics", "class", "analytics",
               ":material/insights:"),
 )
 

@@ -24,49 +24,6 @@ def browser_lang():
     return lang_from_locale(locale)
 
 
-def _leave_pages_directory_mode():
-    """Rerun through app.py if Streamlit ran a page file on its own.
-
-    Until some session has run app.py's st.navigation, Streamlit treats the
-    `pages/` folder as an old-style multipage app: the first visitor of a
-    fresh server who opens, say, /practice gets pages/practice.py without
-    app.py (no language switch, a file-name menu). Switching that mode off
-    and rerunning routes the same URL through app.py.
-    """
-    manager = _pages_manager()
-    if manager is None or not manager.uses_pages_directory or _in_app_test():
-        return
-    manager.uses_pages_directory = False
-    st.rerun()
-
-
-def _in_app_test():
-    """True under streamlit.testing's AppTest, which resets the pages/ mode before every run
-    (so a rerun would only lose the run's button clicks)."""
-    try:
-        from streamlit import config
-
-        return bool(config.get_option("global.appTest"))
-    except Exception:  # the option is gone in a later Streamlit
-        return False
-
-
-def _pages_manager():
-    """Streamlit's PagesManager class, or None if this Streamlit has none."""
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a later Streamlit without the old pages/ mode
-        return None
-    return PagesManager if hasattr(PagesManager, "uses_pages_directory") else None
-
-
-def shell_started():
-    """app.py is running: leave the old pages/ mode without a rerun (st.navigation follows)."""
-    manager = _pages_manager()
-    if manager is not None:
-        manager.uses_pages_directory = False
-
-
 def root_page(first):
     """A hidden default page for the root URL that switches to `first`.
 
@@ -82,7 +39,6 @@ def root_page(first):
 
 def current_lang():
     """The learner's chosen language; the browser's locale until they choose."""
-    _leave_pages_directory_mode()
     lang = st.session_state.get(LANG_KEY)
     if lang in LANGS:
         return lang

@@ -3,6 +3,6 @@
 exercise_index (the eight exercises and the exercise status vocabulary), paths
 (project root, the learner's data folder, atomic writes), i18n (the text
 catalogs in course/text/) and charts (Altair helpers). Imports nothing from
-course's other packages, from grader/, classroom/ or pages/; the standard
+course's other packages, from grader/, classroom/ or app_pages/; the standard
 library, pandas, numpy and Altair only.
 """

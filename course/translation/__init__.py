@@ -7,5 +7,5 @@ beam search), checkpoint (save/load), training (the loop) and train (its command
 `python -m course.translation.evaluate`) and demos (what the demo pages compute).
 A new model family is a new module next to rnn.py and one entry in models.py.
 May import course.common, solutions/ and, by name, a package of exercise files
-(exercises/ or a learner's staged copy); never course.app, course.lessons or pages/.
+(exercises/ or a learner's staged copy); never course.app, course.lessons or app_pages/.
 """
