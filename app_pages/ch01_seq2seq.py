@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, labeler, prose, tr
 from course.lessons import ch01, ch01_charts, ch04
 
@@ -131,4 +130,4 @@ receptive_field_section()
 gradient_section()
 alignment_section()
 prose("ch01.bottleneck.heading", "ch01.bottleneck.body")
-chapter_footer("ex00", load_results=class_web.results_loader())
+chapter_footer("ex00")

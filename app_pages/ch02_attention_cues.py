@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, tr
 from course.lessons import ch02
 
@@ -91,4 +90,4 @@ st.table(pd.DataFrame({tr("ch02.col_tensor"): [n for n, _ in shapes],
                        tr("ch02.col_shape"): [str(s) for _, s in shapes]}))
 st.markdown(tr("ch02.bmm_after", n=len(d.x_train), k=len(d.x_train) - 1))
 
-chapter_footer("ex02", load_results=class_web.results_loader())
+chapter_footer("ex02")

@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ch03_sections import mask_presets_section
 from course.app.experiment_ui import live_run, shipped
 from course.app.ui import chapter_footer, current_lang, topic_tabs, tr
@@ -140,4 +139,4 @@ with scorers_tab:
 with scale_tab:  # the sqrt(d) measurements and the learning experiment that shows them matter
     scale_section()
     learning_section()
-chapter_footer("ex01", "ex03", load_results=class_web.results_loader())
+chapter_footer("ex01", "ex03")

@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, tr
 from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.lessons import ch04
@@ -113,4 +112,4 @@ st.header(tr("ch04.qkv_header"))
 st.markdown(tr("ch04.qkv_body"))
 st.warning(tr("ch04.caveat"))
 
-chapter_footer("ex04", load_results=class_web.results_loader())
+chapter_footer("ex04")

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch05
 
@@ -98,4 +97,4 @@ prose("ch05.heading_why", "ch05.why_body", "ch05.formula_head", "ch05.why_middle
 width, head_count = tracer_section()
 params_section(width, head_count)
 heads_section()
-chapter_footer("ex05", load_results=class_web.results_loader())
+chapter_footer("ex05")

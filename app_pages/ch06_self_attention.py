@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, current_lang, labeler, prose, topic_tabs, tr
 from course.lessons import ch05, ch06, ch06_positions
 
@@ -125,4 +124,4 @@ with relative_tab:
     rotation_section(length, width)
 with scale_tab:
     scale_section(width)
-chapter_footer("ex06", load_results=class_web.results_loader())
+chapter_footer("ex06")

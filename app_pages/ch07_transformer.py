@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from classroom import web as class_web
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch07
 
@@ -115,4 +114,4 @@ norm_section()
 masks_section()
 decoding_section()
 pitfalls_section()
-chapter_footer("ex07", load_results=class_web.results_loader())
+chapter_footer("ex07")

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from classroom import web as class_web
-from course.app import pages_index, progress
+from course.app import pages_index
+from course.app.learner import current
 from course.app.ui import current_lang, status_label, status_of, tr
 from course.common import exercise_index
 from course.lessons import ch09
@@ -58,7 +58,7 @@ def progress_section():
     """Every exercise's saved status and score, the counts, and what to do next."""
     st.header(tr("ch09.progress.heading"))
     st.markdown(tr("ch09.progress.intro"))
-    results = (class_web.results_loader() or progress.load_results)()  # a class: the learner's, from the database
+    results = current().results()
     statuses = {ex.id: status_of(ex.id, results) for ex in exercise_index.EXERCISES}
     counts = ch09.status_counts(statuses)
     total = len(statuses)
@@ -75,7 +75,7 @@ def progress_section():
         st.success(tr("ch09.progress.all_passed"))
         return
     st.markdown(tr("ch09.progress.next", ex_id=upcoming, title=tr(f"exercises.{upcoming}.title")))
-    st.page_link(pages_index.get("practice").path, label=tr("app.footer_link", ex_id=upcoming),
+    st.page_link(current().page("practice").path, label=tr("app.footer_link", ex_id=upcoming),
                  icon=":material/task_alt:", query_params={"ex": upcoming})
 
 

@@ -1,25 +1,20 @@
 """Notes: one note per chapter, saved as the learner writes, exportable as Markdown.
 
-Self-study: in a local file (course/app/notes.py). Class mode: in the class
-database, per signed-in learner (classroom.web.LearnerNotes, same calls).
+The notes are the current Learner's (course.app.learner): a local file in
+self-study, the class database per signed-in learner in class mode.
 """
 
 import streamlit as st
 
-from classroom import web as class_web
 from course.app import notes, pages_index
+from course.app.learner import current
 from course.app.ui import current_lang, tr
 
 CHAPTERS = pages_index.chapters()
 
-if class_web.enabled():
-    user = class_web.signed_in_user()
-    class_web.sidebar_identity(user)
-    store, prefix = class_web.LearnerNotes(user.id), f"notes_u{user.id}_"  # one learner's widgets, never another's
-    intro = tr("classroom.notes_intro")
-else:
-    store, prefix = notes, "notes_"
-    intro = tr("notes.intro", path=str(notes.notes_path()))
+learner = current()
+learner.require_sign_in()
+prefix = learner.notes_prefix
 
 
 def widget_key(chapter):
@@ -29,14 +24,14 @@ def widget_key(chapter):
 
 def save(chapter):
     """on_change: save this chapter's note at once."""
-    store.save_note(chapter.key, st.session_state[widget_key(chapter)])
+    learner.save_note(chapter.key, st.session_state[widget_key(chapter)])
     st.session_state["notes_last_saved"] = chapter.key
 
 
 st.title(tr("notes.title"))
-st.markdown(intro)
+st.markdown(learner.notes_intro(current_lang()))
 
-saved = store.load_notes()
+saved = learner.load_notes()
 for chapter in CHAPTERS:
     key = widget_key(chapter)
     if key not in st.session_state:  # first visit, or the widget was dropped on another page
@@ -45,12 +40,12 @@ for chapter in CHAPTERS:
         tr(chapter.title_key), key=key, height=160, persist_state="session",
         on_change=save, args=(chapter,), placeholder=tr("notes.placeholder"),
     )
-    stamp = store.saved_at(chapter.key)
+    stamp = learner.saved_at(chapter.key)
     if stamp:
         st.caption(tr("notes.saved_at", time=notes.readable_time(stamp, current_lang())))
 
 titles = {chapter.key: tr(chapter.title_key) for chapter in CHAPTERS}
-markdown = notes.to_markdown(store.load_notes(), titles, heading=tr("notes.export_heading"))
+markdown = notes.to_markdown(learner.load_notes(), titles, heading=tr("notes.export_heading"))
 st.download_button(
     tr("notes.export"), markdown, file_name=f"attention-lab-notes-{current_lang()}.md",
     mime="text/markdown", key="notes_export", on_click="ignore", icon=":material/download:",

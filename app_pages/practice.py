@@ -1,19 +1,13 @@
-"""Practice: every exercise's status, grading in a child process, feedback and solutions."""
+"""Practice (self-study): every exercise's status, grading in a child process, feedback and solutions."""
 
 import pandas as pd
 import streamlit as st
 
-from classroom import web as class_web
-from course.app import grading_client, progress
+from course.app import grading_client
+from course.app.learner import current
 from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
 from course.common import exercise_index, paths
 from course.common.i18n import t
-
-if class_web.enabled():  # a hosted class: submissions go to the class queue, no reference solutions
-    from classroom import views as class_views
-
-    class_views.practice_page()
-    st.stop()
 
 IDS = [ex.id for ex in exercise_index.EXERCISES]
 REPORT_KEY = "practice_report"  # last grader report (not a widget)
@@ -83,7 +77,7 @@ def upload_section():
 st.title(tr("practice.title"))
 st.markdown(tr("practice.intro"))
 
-results = progress.load_results()
+results = current().results()
 table = pd.DataFrame(
     {
         tr("practice.col_id"): IDS,
@@ -120,7 +114,7 @@ if report:
 upload_section()
 
 st.subheader(tr("practice.solution_title", ex_id=chosen))
-passed = status_of(chosen, progress.load_results()) == "passed"
+passed = status_of(chosen, current().results()) == "passed"
 if passed:
     st.success(tr("practice.solution_unlocked"))
 reveal = passed or st.checkbox(tr("practice.solution_confirm"), key=f"practice_reveal_{chosen}", persist_state="session")

@@ -164,15 +164,3 @@ def mistake_chart(user_id, frame, ex_id):
     feedback(detail)
     with st.expander(tr("classroom.show_code", id=shown)):
         st.code(detail["source"], language="python")
-
-
-def practice_page():
-    """The Practice page in class mode: submit, follow the queue, read feedback and history."""
-    user = web.signed_in_user()
-    web.sidebar_identity(user)
-    st.title(tr("classroom.practice_title"))
-    st.markdown(tr("classroom.practice_intro"))
-    submit_form(user)
-    live_state(user.id)
-    st.subheader(tr("classroom.history_title"))
-    history(user.id)

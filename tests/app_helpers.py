@@ -1,7 +1,9 @@
 """Helpers for the AppTest-based tests: start the app on a page, walk its widgets."""
 
+import time
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Widget
 
@@ -23,6 +25,16 @@ def open_page(page_path=None, lang="en", timeout=60):
     at.run()
     at.switch_page(page_path or pages_index.existing()[0].path).run()
     return at
+
+
+@pytest.fixture
+def utc_plus_8(monkeypatch):
+    """The process's local time zone is 8 hours east of UTC for one test (POSIX TZ text: no tzdata needed)."""
+    monkeypatch.setenv("TZ", "CST-8")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 def widgets(node):
@@ -52,4 +64,4 @@ def markdown_text(at):
     return "\n".join(m.value for m in at.markdown)
 
 
-__all__ = ["AppTest", "Block", "open_page", "widgets", "errors_of", "metric", "markdown_text"]
+__all__ = ["AppTest", "Block", "open_page", "utc_plus_8", "widgets", "errors_of", "metric", "markdown_text"]

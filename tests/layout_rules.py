@@ -12,6 +12,8 @@ PACKAGES = ("app", "app_pages", "course", "grader", "classroom", "solutions", "e
 # (importer prefix, forbidden prefix, why)
 RULES = (
     ("", "app_pages.", "nothing imports app_pages/: a page is an entry point, its logic lives in course/"),
+    ("", "classroom.app_pages.", "nothing imports classroom/app_pages/: a class page is an entry point"),
+    ("app_pages", "classroom", "pages never import classroom/: they ask course.app.learner.current()"),
     ("course.translation", "course.app", "the translation stack never imports the app package"),
     ("course.translation", "course.lessons", "the translation stack does not depend on chapter code"),
     ("course.lessons", "course.app", "lessons are pure maths, without the app package"),

@@ -12,6 +12,10 @@ from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
 from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
 
+GRADEBOOK = "classroom/app_pages/gradebook.py"
+ANALYTICS = "classroom/app_pages/analytics.py"
+PRACTICE = "classroom/app_pages/practice.py"  # the class's Practice page, at the self-study one's URL
+
 
 @pytest.fixture
 def hosted(class_store, sqlite_url, monkeypatch, tmp_path):
@@ -44,7 +48,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
     at.session_state["app_lang"] = "en"
     at.query_params["token"] = link.split("token=")[1]
     at.run()
-    at.switch_page("app_pages/practice.py").run()
+    at.switch_page(PRACTICE).run()
     assert errors_of(at) == []
     assert at.title[0].value == t("classroom.practice_title", "en")
     assert "Ann" in "\n".join(m.value for m in at.sidebar.markdown)
@@ -63,7 +67,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
     assert code.strip() in feedback  # the submission's code, under its feedback
 
 
-@pytest.mark.parametrize("path", ["app_pages/gradebook.py", "app_pages/analytics.py"])
+@pytest.mark.parametrize("path", [GRADEBOOK, ANALYTICS])
 def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
     token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
     at = _page(path, token)
@@ -71,7 +75,7 @@ def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
     assert not at.dataframe and "bob@class.test" not in markdown_text(at)
 
 
-@pytest.mark.parametrize("path", ["app_pages/gradebook.py", "app_pages/analytics.py", "app_pages/practice.py"])
+@pytest.mark.parametrize("path", [GRADEBOOK, ANALYTICS, PRACTICE])
 def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
     at = _page(path, "forged-token-in-session-state")
     assert at.title[0].value == t("classroom.signin_title", "en")
@@ -81,13 +85,13 @@ def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     token = store_ops.session_for_user(hosted, user_id(hosted, INSTRUCTOR))
-    at = _page("app_pages/gradebook.py", token, lang)
+    at = _page(GRADEBOOK, token, lang)
     assert errors_of(at) == []
     assert at.title[0].value == t("classroom.gradebook_title", lang)
     book = at.dataframe[0].value
     assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
-    at = _page("app_pages/analytics.py", token, lang)
+    at = _page(ANALYTICS, token, lang)
     assert errors_of(at) == []
     label = grading.mistake_labels("ex03", lang)["dot_no_scale"]
     assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
@@ -95,10 +99,10 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):
     ta = store_ops.session_for_user(hosted, user_id(hosted, "ta@class.test"))
-    at = _page("app_pages/gradebook.py", ta)
+    at = _page(GRADEBOOK, ta)
     assert errors_of(at) == [] and at.dataframe
     ann = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
-    at = _page("app_pages/practice.py", ann)
+    at = _page(PRACTICE, ann)
     assert errors_of(at) == []
     assert t("classroom.history_empty", "en") in [c.value for c in at.caption]  # bob's submission is not hers
 
@@ -107,7 +111,7 @@ def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
     from grader.report import status_label
 
     token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
-    at = _page("app_pages/practice.py", token, "zh")
+    at = _page(PRACTICE, token, "zh")
     code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
     submit_ex00(at, code)
     assert errors_of(at) == [] and len(at.success) == 1
@@ -129,3 +133,23 @@ def test_class_mode_hides_the_page_that_runs_local_exercise_files(hosted):
         at.switch_page("app_pages/demo_mine.py").run()
     at.switch_page("app_pages/demo_translate.py").run()  # the other demos stay
     assert errors_of(at) == []
+
+
+def _app_as(store, email):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["app_lang"] = "en"
+    at.session_state["class_session"] = store_ops.session_for_user(store, user_id(store, email))
+    return at.run()
+
+
+def test_the_class_registers_its_pages_for_the_roles_that_may_open_them(hosted):
+    at = _app_as(hosted, INSTRUCTOR)
+    for path, title in ((GRADEBOOK, "classroom.gradebook_title"), (ANALYTICS, "classroom.analytics_title"),
+                        (PRACTICE, "classroom.practice_title")):
+        at.switch_page(path).run()
+        assert errors_of(at) == [] and at.title[0].value == t(title, "en")
+    learner = _app_as(hosted, "ann@class.test")
+    with pytest.raises(ValueError, match="navigation page"):  # not in a learner's navigation
+        learner.switch_page(GRADEBOOK).run()
+    with pytest.raises(ValueError, match="navigation page"):  # the self-study Practice page is not served to a class
+        learner.switch_page("app_pages/practice.py").run()

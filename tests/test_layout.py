@@ -63,3 +63,25 @@ def test_the_checker_finds_cycles_through_relative_and_lazy_imports(tmp_path):
     })
     assert cycles(graph) == [["grader.cli", "grader.notebooks", "grader.cli"],
                              ["grader.harness.demo", "grader.harness.procedures", "grader.harness.demo"]]
+
+
+def test_the_checker_keeps_pages_and_course_away_from_classroom(tmp_path):
+    graph = _tree(tmp_path, {
+        "app.py": "from classroom import learner\n",  # the entry point decides the mode
+        "app_pages/notes.py": "from classroom import web\n",
+        "app_pages/practice.py": "def f():\n    from classroom.views import history\n",
+        "classroom/__init__.py": "",
+        "classroom/web.py": "from course.app import ui\n",
+        "classroom/views.py": "from . import web\n",
+        "classroom/learner.py": "from . import web\n",
+        "classroom/app_pages/practice.py": "from classroom import views\n",  # a class page, with classroom
+        "course/__init__.py": "",
+        "course/app/__init__.py": "",
+        "course/app/ui.py": "",
+        "course/app/learner.py": "import classroom.learner\n",
+    })
+    found = rule_violations(graph)
+    assert any(v.startswith("app_pages.notes -> classroom.web: pages never import classroom/") for v in found)
+    assert any(v.startswith("app_pages.practice -> classroom.views: pages never import classroom/") for v in found)
+    assert any(v.startswith("course.app.learner -> classroom.learner: course/") for v in found)
+    assert not any(v.startswith(("app ->", "classroom.")) for v in found), found

@@ -2,10 +2,10 @@
 
 import json
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
-from app_helpers import errors_of, open_page
+from app_helpers import errors_of, open_page, utc_plus_8  # noqa: F401  (a fixture)
 
 from course.app import notes, pages_index
 from course.common.i18n import t
@@ -81,12 +81,23 @@ def test_notes_page_saves_on_change_and_survives_a_restart(lang, lab_home):
     assert len(restarted.get("download_button")) == 1
 
 
-def test_saved_times_read_as_words():
+def test_saved_times_read_as_words(utc_plus_8):
     now = datetime(2026, 12, 1, 16, 0).astimezone()
-    today = now.replace(hour=9, minute=5).strftime("%Y-%m-%dT%H:%M:%S%z")
-    earlier = (now - timedelta(days=2)).replace(hour=21, minute=30).strftime("%Y-%m-%dT%H:%M:%S%z")
+    today = now.replace(hour=9, minute=5)
+    earlier = (now - timedelta(days=2)).replace(hour=21, minute=30)
     assert notes.readable_time(today, "en", now) == "today at 09:05"
     assert notes.readable_time(today, "zh", now) == "今天 09:05"
     assert notes.readable_time(earlier, "en", now) == "on 29 Nov 2026 at 21:30"
     assert notes.readable_time(earlier, "zh", now) == "2026年11月29日 21:30"
-    assert notes.readable_time("yesterday-ish", "en", now) == "yesterday-ish"
+    in_utc = today.astimezone(timezone.utc)  # 01:05 UTC, the same moment: the local clock is shown
+    assert notes.readable_time(in_utc, "en", now) == "today at 09:05"
+    assert notes.readable_time(datetime(2026, 11, 30, 20, 0, tzinfo=timezone.utc), "en", now) == "today at 04:00"
+
+
+def test_saved_at_is_a_timezone_aware_moment(lab_home):
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    notes.save_note("ch01", "x")
+    stamp = notes.saved_at("ch01")
+    assert stamp.tzinfo is not None and before <= stamp <= datetime.now(timezone.utc)
+    (lab_home / "notes.json").write_text(json.dumps({"version": 1, "notes": {"ch01": {"text": "x", "saved_at": "soon"}}}))
+    assert notes.saved_at("ch01") is None  # an unreadable stamp shows no time

@@ -13,6 +13,7 @@ from course.common.i18n import t
 from course.common.paths import atomic_write_text, data_home
 
 FORMAT_VERSION = 1
+STAMP_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # saved_at in the file: local time with its UTC offset
 
 
 def notes_path():
@@ -33,20 +34,17 @@ def load_notes():
 
 
 def saved_at(key):
-    """When the note for `key` was last saved (ISO text), or None."""
+    """When the note for `key` was last saved (a timezone-aware datetime), or None."""
     try:
         data = json.loads(notes_path().read_text(encoding="utf-8"))
-        return data["notes"][key]["saved_at"]
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+        return datetime.strptime(data["notes"][key]["saved_at"], STAMP_FORMAT)
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError):
         return None
 
 
-def readable_time(stamp, lang, now=None):
-    """A saved_at stamp for people: "today at 15:42" / "今天 15:42", else the date too; odd text unchanged."""
-    try:
-        moment = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S%z").astimezone()  # the machine's local time
-    except (TypeError, ValueError):
-        return stamp
+def readable_time(moment, lang, now=None):
+    """A timezone-aware moment in local time, for people: "today at 15:42" / "今天 15:42", else with its date."""
+    moment = moment.astimezone()
     now = now or datetime.now().astimezone()
     clock = f"{moment:%H:%M}"
     if moment.date() == now.date():
@@ -75,7 +73,7 @@ def save_note(key, text):
         path.replace(path.with_name(path.name + ".unreadable"))  # keep it for the learner to rescue
         notes = {}
     if text.strip():
-        notes[key] = {"text": text, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        notes[key] = {"text": text, "saved_at": time.strftime(STAMP_FORMAT)}
     else:
         notes.pop(key, None)
     payload = {"version": FORMAT_VERSION, "notes": notes}

@@ -1,4 +1,4 @@
-"""The ordered list of the app's pages: app.py builds its navigation from it.
+"""The ordered list of the app's pages: each mode's navigation (course.app.learner) starts from it.
 
 Adding a chapter is one entry here, one page file under app_pages/, its logic in
 course/lessons/chNN.py, its text in course/text/<lang>/, and its nav title in nav.toml. Each page's `key` is also
@@ -17,7 +17,7 @@ class PageEntry:
     key: str  # "ch01": widget-key prefix and notes key
     path: str  # file under the project root, "app_pages/ch01_seq2seq.py"
     title_key: str  # catalog key of the nav title, "nav.ch01"
-    section: str  # one of SECTIONS
+    section: str  # one of SECTIONS (class mode adds its own "class" section)
     url_path: str  # the page's URL, "seq2seq"
     icon: str  # a Material icon, ":material/route:"
 
@@ -61,15 +61,6 @@ PAGES = (
     PageEntry("notes", "app_pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
 )
 
-# Class mode only (app.py adds them when a class database is configured; each page checks
-# the signed-in user's role itself): the key after "class_" is the classroom.access action.
-CLASS_PAGES = (
-    PageEntry("class_gradebook", "app_pages/gradebook.py", "nav.gradebook", "class", "gradebook",
-              ":material/table_chart:"),
-    PageEntry("class_analytics", "app_pages/analytics.py", "nav.analytics", "class", "analytics",
-              ":material/insights:"),
-)
-
 BY_KEY = {page.key: page for page in PAGES}
 
 
@@ -92,10 +83,9 @@ def by_section(pages=PAGES):
     return {section: entries for section, entries in grouped.items() if entries}
 
 
-SELF_STUDY_ONLY = ("demo_mine",)  # runs the local exercises/ folder: meaningless on a class server
+SELF_STUDY_ONLY = ("demo_mine",)  # runs the local exercises/ folder: a class server leaves it out
 
 
-def existing(pages=PAGES, class_mode=False):
-    """The entries whose page file exists (a chapter being written may not yet); in class mode
-    without the pages that only make sense on the learner's own machine."""
-    return [page for page in pages if page.file.is_file() and not (class_mode and page.key in SELF_STUDY_ONLY)]
+def existing(pages=PAGES):
+    """The entries whose page file exists (a chapter being written may not yet)."""
+    return [page for page in pages if page.file.is_file()]

@@ -1,12 +1,12 @@
 """Small Streamlit helpers shared by every page: language, translated text, footers.
 
-Imported by pages only (it imports Streamlit); the logic it relies on lives in
-the Streamlit-free modules course.common.i18n, course.app.progress and course.app.pages_index.
+Imported by pages only (it imports Streamlit); texts come from course.common.i18n,
+the learner's results and the pages of the mode from course.app.learner.
 """
 
 import streamlit as st
 
-from course.app import pages_index, progress
+from course.app import learner
 from course.common import exercise_index
 from course.common.exercise_index import status_of  # noqa: F401  (pages import it from here too)
 from course.common.i18n import LANG_NAMES, LANGS, lang_from_locale, t
@@ -105,12 +105,12 @@ def status_text(status):
     return tr("app.status." + status)
 
 
-def progress_summary(load_results=None):
-    """Sidebar line and bar: how many exercises the learner has passed.
-
-    `load_results` () -> {ex_id: record}: where the results come from (default: the local progress file).
-    """
-    results = (load_results or progress.load_results)()
+def progress_summary():
+    """Sidebar bar of the exercises the current learner passed -> (passed, total); a class visitor: None."""
+    current = learner.current()
+    if current.anonymous:
+        return None
+    results = current.results()
     total = len(exercise_index.EXERCISES)
     passed = sum(status_of(ex.id, results) == "passed" for ex in exercise_index.EXERCISES)
     st.sidebar.progress(passed / total, text=tr("app.progress", passed=passed, total=total))
@@ -128,14 +128,12 @@ def topic_tabs(page_key):
     return [tr(f"ui.tabs.{page_key}.{topic}") for topic in TOPICS[page_key]]
 
 
-def chapter_footer(*ex_ids, load_results=None):
-    """End of a chapter page: each exercise's saved status and a link to Practice.
-
-    `load_results` as for progress_summary (a class passes the signed-in learner's results).
-    """
+def chapter_footer(*ex_ids):
+    """End of a chapter page: each exercise's status for the current learner and a link to Practice."""
     st.divider()
-    results = (load_results or progress.load_results)()
-    practice = pages_index.get("practice")
+    current = learner.current()
+    results = current.results()
+    practice = current.page("practice")
     for ex_id in ex_ids:
         exercise = exercise_index.get(ex_id)
         record = results.get(ex_id) or {}

@@ -1,0 +1,83 @@
+"""The Learner of class mode: the signed-in learner's results and notes in the class database, the class pages.
+
+app.py builds one per run (`signed_in()`); pages reach it through
+course.app.learner.current(), never by importing classroom/. It returns what
+the self-study Learner returns: results shaped like course.app.progress's, note
+times as timezone-aware datetimes.
+"""
+
+from dataclasses import replace
+from datetime import UTC
+
+import streamlit as st
+
+from course.app import pages_index
+from course.app.learner import Learner
+from course.common.i18n import t
+
+from . import access, selfstudy, web
+
+PRACTICE = replace(pages_index.get("practice"), path="classroom/app_pages/practice.py")  # submit to the class queue
+# Added for the roles that may open them (each page checks again): the key after "class_" is the access action.
+CLASS_PAGES = (
+    pages_index.PageEntry("class_gradebook", "classroom/app_pages/gradebook.py", "nav.gradebook", "class",
+                          "gradebook", ":material/table_chart:"),
+    pages_index.PageEntry("class_analytics", "classroom/app_pages/analytics.py", "nav.analytics", "class",
+                          "analytics", ":material/insights:"),
+)
+
+
+class ClassLearner(Learner):
+    """Whoever this browser's session belongs to (nobody: a visitor, who sees the course but no progress)."""
+
+    def __init__(self, store, sign_in):
+        self.store, self.sign_in, self.user = store, sign_in, sign_in.user
+
+    @property
+    def anonymous(self):
+        return self.user is None
+
+    def results(self):
+        return {} if self.user is None else selfstudy.best_results(self.store, self.user.id)
+
+    def load_notes(self):
+        return selfstudy.load_notes(self.store, self.user.id)
+
+    def save_note(self, key, text):
+        selfstudy.save_note(self.store, self.user.id, key, text)
+
+    def saved_at(self, key):
+        stamp = selfstudy.note_times(self.store, self.user.id).get(key)
+        return stamp.replace(tzinfo=UTC) if stamp else None  # the store keeps naive UTC
+
+    def notes_intro(self, lang):
+        return t("classroom.notes_intro", lang)
+
+    @property
+    def notes_prefix(self):
+        return f"notes_u{self.user.id}_"  # one learner's widgets, never another's
+
+    def navigation(self):
+        entries = [PRACTICE if e.key == "practice" else e for e in pages_index.existing()
+                   if e.key not in pages_index.SELF_STUDY_ONLY]
+        sections = pages_index.by_section(entries)
+        allowed = [] if self.user is None else [
+            e for e in CLASS_PAGES if access.allowed(self.user.role, e.key.removeprefix("class_"))]
+        if allowed:
+            sections["class"] = allowed
+        return sections
+
+    def page(self, key):
+        return PRACTICE if key == "practice" else super().page(key)
+
+    def require_sign_in(self):
+        web.tidy_address()
+        if self.user is None:
+            web.sign_in_page(self.sign_in)
+            st.stop()
+        web.sidebar_identity(self.user)
+
+
+def signed_in():
+    """The Learner of this run: whoever the browser's session belongs to."""
+    return ClassLearner(web.store(), web.current())

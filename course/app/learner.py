@@ -1,0 +1,89 @@
+"""Who is learning: the one object pages ask for results, notes and the pages the mode shows.
+
+app.py decides the mode once per run and hands its Learner to `use()`; pages
+read it with `current()`, which is self-study when app.py has not set one (a
+page opened on its own, as AppTest does). Self-study keeps everything in local
+files (course.app.progress, course.app.notes); class mode's Learner lives in
+classroom/ and returns the same types, so no page imports classroom/.
+"""
+
+from abc import ABC, abstractmethod
+import streamlit as st
+
+from course.app import notes, pages_index, progress
+from course.common.i18n import t
+
+SLOT = "app_learner"  # session-state key of this run's Learner (not a widget)
+
+
+class Learner(ABC):
+    """One mode's answers to what differs between self-study and a class."""
+
+    anonymous = False  # a class visitor not signed in: no progress to show
+
+    @abstractmethod
+    def results(self):
+        """{ex_id: record} of the learner's results ({} when there are none)."""
+
+    @abstractmethod
+    def load_notes(self):
+        """{page key: text} of the learner's notes."""
+
+    @abstractmethod
+    def save_note(self, key, text):
+        """Save one page's note (empty text removes it)."""
+
+    @abstractmethod
+    def saved_at(self, key):
+        """When the note for `key` was last saved: a timezone-aware datetime, or None."""
+
+    @abstractmethod
+    def notes_intro(self, lang):
+        """The Notes page's introduction in `lang`."""
+
+    @property
+    def notes_prefix(self):
+        """Prefix of the Notes page's widget keys (a class keeps each learner's widgets apart)."""
+        return "notes_"
+
+    def navigation(self):
+        """{section: [PageEntry]} of the pages this mode shows, in order."""
+        return pages_index.by_section(pages_index.existing())
+
+    def page(self, key):
+        """The entry this mode shows for a page key (links go to it)."""
+        return pages_index.get(key)
+
+    def require_sign_in(self):
+        """Before a page with the learner's own data: a class shows its sign-in page and stops
+        unless someone is signed in, then names them in the sidebar. Nothing in self-study."""
+
+
+class SelfStudyLearner(Learner):
+    """The learner on their own machine: results and notes in $ATTENTION_LAB_HOME."""
+
+    def results(self):
+        return progress.load_results()
+
+    def load_notes(self):
+        return notes.load_notes()
+
+    def save_note(self, key, text):
+        notes.save_note(key, text)
+
+    def saved_at(self, key):
+        return notes.saved_at(key)
+
+    def notes_intro(self, lang):
+        return t("notes.intro", lang, path=str(notes.notes_path()))
+
+
+def use(learner):
+    """Make `learner` this session's Learner (app.py, once per run)."""
+    st.session_state[SLOT] = learner
+
+
+def current():
+    """This run's Learner; self-study when app.py has not set one."""
+    learner = st.session_state.get(SLOT)
+    return learner if isinstance(learner, Learner) else SelfStudyLearner()
