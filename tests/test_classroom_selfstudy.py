@@ -1,14 +1,18 @@
 """Self-study state in class mode: notes and progress per learner, in the database only (AppTest)."""
 
+import json
+import re
 import threading
+from datetime import datetime, timedelta
 
 import pytest
 
 from classroom import selfstudy, store as store_ops
+from classroom.models import Note
 from course.app import progress
 from course.common import exercise_index
 from course.common.i18n import t
-from tests.app_helpers import APP, AppTest, errors_of
+from tests.app_helpers import APP, AppTest, errors_of, open_page, utc_plus_8  # noqa: F401  (a fixture)
 from tests.classroom_support import ROOT, add_graded, class_store, sqlite_url, user_id  # noqa: F401
 
 TOTAL = len(exercise_index.EXERCISES)
@@ -24,10 +28,12 @@ def hosted(class_store, sqlite_url, monkeypatch, tmp_path):
 
 
 def _signed_in(store, email, path, lang="en"):
-    at = AppTest.from_file(str(ROOT / path), default_timeout=90)
+    """The app as `email`, on `path` (through app.py, which makes the class the page's Learner)."""
+    at = AppTest.from_file(str(APP), default_timeout=90)
     at.session_state["app_lang"] = lang
     at.session_state["class_session"] = store_ops.session_for_user(store, user_id(store, email))
-    return at.run()
+    at.run()
+    return at.switch_page(path).run()
 
 
 def _note_box(at, uid, chapter="ch01"):
@@ -64,8 +70,61 @@ def test_two_learners_notes_never_mix_and_live_only_in_the_database(hosted, tmp_
     assert selfstudy.load_notes(hosted, bob) == {"ch01": "bob: 注意力汇聚", "ch02": "bob ch02"}
     again = _signed_in(hosted, "ann@class.test", "app_pages/notes.py")  # a new browser session: from the database
     assert _note_box(again, ann).value == "ann: edited" and _note_box(again, ann, "ch02").value == ""
-    assert any(c.value.startswith(t("notes.saved_at", "en", time="")[:5]) for c in again.caption)
+    assert t("notes.saved_at", "en", time=t("ui.time.today", "en", time="")) in " ".join(c.value for c in again.caption)
     assert list((tmp_path / "home").iterdir()) == []  # no notes file, no progress file
+
+
+def _saved_captions(at, lang):
+    """The Notes page's "Saved ..." captions, in page order."""
+    return [c.value for c in at.caption if c.value.startswith(t("notes.saved_at", lang, time=""))]
+
+
+def _both_back_ends(class_store, sqlite_url, monkeypatch, tmp_path, lang, write):
+    """The Notes page's saved-time captions in self-study, then in class mode, after `write(at, prefix)`."""
+    monkeypatch.delenv("ATTENTION_LAB_CLASS_DB", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
+    local = open_page("app_pages/notes.py", lang=lang)
+    write(local, "notes_")
+    local.run()
+    monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", sqlite_url)
+    ann = user_id(class_store, "ann@class.test")
+    in_class = _signed_in(class_store, "ann@class.test", "app_pages/notes.py", lang)
+    write(in_class, f"notes_u{ann}_")
+    in_class.run()
+    assert errors_of(local) == [] and errors_of(in_class) == []
+    return _saved_captions(local, lang), _saved_captions(in_class, lang)
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("en", "Saved on 2 Jan 2026 at 11:04"),
+                                                ("zh", "保存于 2026年1月2日 11:04")])
+def test_both_note_back_ends_word_a_saved_time_alike(class_store, sqlite_url, monkeypatch, tmp_path, utc_plus_8,
+                                                     lang, expected):
+    """The same moment, 03:04:05 UTC, kept by each back end its own way, reads the same: local time, in words."""
+    (tmp_path / "home").mkdir()
+
+    def write(at, prefix):
+        if prefix == "notes_":  # the local file keeps local time with its offset
+            (tmp_path / "home" / "notes.json").write_text(json.dumps(
+                {"version": 1, "notes": {"ch02": {"text": "kept", "saved_at": "2026-01-02T11:04:05+0800"}}}))
+        else:  # the class database keeps naive UTC
+            with class_store.session() as session:
+                session.add(Note(user_id=user_id(class_store, "ann@class.test"), page_key="ch02", text="kept",
+                                 updated_at=datetime(2026, 1, 2, 3, 4, 5)))
+
+    local, hosted = _both_back_ends(class_store, sqlite_url, monkeypatch, tmp_path, lang, write)
+    assert local == hosted == [expected]
+
+
+def test_a_note_just_written_reads_today_in_both_back_ends(class_store, sqlite_url, monkeypatch, tmp_path, utc_plus_8):
+    def write(at, prefix):
+        at.text_area(key=f"{prefix}ch01").input("Teacher forcing feeds the true prefix.")
+
+    local, hosted = _both_back_ends(class_store, sqlite_url, monkeypatch, tmp_path, "en", write)
+    today = re.escape(t("notes.saved_at", "en", time=t("ui.time.today", "en", time="@"))).replace("@", r"(\d\d:\d\d)")
+    clocks = [re.fullmatch(today, caption) for caption in local + hosted]
+    assert len(clocks) == 2 and all(clocks), (local, hosted)  # "Saved today at 11:04", never a raw stamp
+    now = datetime.now().astimezone()
+    assert {m.group(1) for m in clocks} <= {f"{now - timedelta(minutes=m):%H:%M}" for m in range(3)}, clocks
 
 
 def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
@@ -82,10 +141,11 @@ def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
 
 def test_notes_need_a_sign_in(hosted):
     selfstudy.save_note(hosted, user_id(hosted, "ann@class.test"), "ch01", "ANN-SECRET")
-    at = AppTest.from_file(str(ROOT / "app_pages/notes.py"), default_timeout=60)
+    at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.session_state["class_session"] = "forged-token"
     at.run()
+    at.switch_page("app_pages/notes.py").run()
     assert at.title[0].value == t("classroom.signin_title", "en")
     assert not any("ANN-SECRET" in (w.value or "") for w in at.text_area)
 
