@@ -8,6 +8,7 @@
 - course.common: the vocabulary every part shares (exercise index and statuses, paths and
   atomic writes, text catalogs, chart helpers).
 
-app_pages/ import from here; here nothing imports app_pages/, and only course.app imports Streamlit.
+app_pages/ import from here; here nothing imports app_pages/ or classroom/ (class mode reaches the
+pages through course.app.learner), and only course.app imports Streamlit.
 tests/test_layout.py checks these directions and that there are no import cycles.
 """
