@@ -1,9 +1,9 @@
 """Self-study state of a signed-in learner, kept in the class database: notes and best results.
 
 Class mode keeps no state outside the database: the Notes page, the sidebar
-progress and the chapter footers read these instead of the local notes and
-progress files. `best_results` has the shape of course.app.progress.load_results
-({ex_id: record}) so course/ code takes it as a loader without knowing about classes.
+progress and the chapter footers read these (through classroom.learner) instead of the
+local notes and progress files. `best_results` has the shape of
+course.app.progress.load_results ({ex_id: record}), so both Learners return the same.
 """
 
 from sqlalchemy import delete, select
