@@ -99,5 +99,6 @@ def test_saved_at_is_a_timezone_aware_moment(lab_home):
     notes.save_note("ch01", "x")
     stamp = notes.saved_at("ch01")
     assert stamp.tzinfo is not None and before <= stamp <= datetime.now(timezone.utc)
-    (lab_home / "notes.json").write_text(json.dumps({"version": 1, "notes": {"ch01": {"text": "x", "saved_at": "soon"}}}))
+    odd = {"version": 1, "notes": {"ch01": {"text": "x", "saved_at": "soon"}}}
+    (lab_home / "notes.json").write_text(json.dumps(odd), encoding="utf-8")
     assert notes.saved_at("ch01") is None  # an unreadable stamp shows no time

@@ -8,6 +8,7 @@ classroom/ and returns the same types, so no page imports classroom/.
 """
 
 from abc import ABC, abstractmethod
+
 import streamlit as st
 
 from course.app import notes, pages_index, progress
