@@ -35,7 +35,7 @@ class AccessDenied(PermissionError):
 def actor(store, actor_id):
     """The acting user, fresh from the database; AccessDenied when unknown."""
     user = store_ops.user_by_id(store, actor_id) if actor_id is not None else None
-    if user is None or user.role not in ROLES:
+    if user is None or user.role not in ROLES or user.removed_at is not None:
         raise AccessDenied("sign in first: this page is for the class's roster only")
     return user
 
@@ -114,7 +114,8 @@ def history(store, actor_id, user_id=None, ex_id=None):
 def gradebook(store, actor_id):
     """The gradebook frame (learners x exercises)."""
     require(store, actor_id, "gradebook")
-    return analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+    return analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
+                               store_ops.removed_emails(store))
 
 
 def class_frame(store, actor_id):

@@ -10,6 +10,8 @@ passed, score, mistake_ids (list).
 import pandas as pd
 
 FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
+ATTEMPTED = ("passed", "failed", "not_written", "error")  # verdicts on the learner's code ("blocked" is not one)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
 
 
 def graded(frame):
@@ -17,21 +19,27 @@ def graded(frame):
     return frame[frame["status"].notna()]
 
 
-def gradebook(frame, exercise_ids, learners=None):
+def attempted(frame):
+    """The rows whose verdict judged the learner's code (not 'blocked' on an earlier exercise)."""
+    return frame[frame["status"].isin(ATTEMPTED)]
+
+
+def gradebook(frame, exercise_ids, learners=None, removed=()):
     """Learners x exercises: best score, attempts and late flag per exercise (one row per learner).
 
-    Columns: email, name, then per exercise `exNN` (best score, blank if never
-    graded), `exNN_attempts` (submissions), `exNN_late` (1 if the best score
+    Columns: email, name, removed, then per exercise `exNN` (best score, blank if never
+    graded or only blocked), `exNN_attempts` (submissions), `exNN_late` (1 if the best score
     came from a late submission). `learners` (email, name) adds learners who
-    never submitted.
+    never submitted. `removed` (emails taken off the roster) sets the `removed` column to 1.
     """
     frame = frame.sort_values(["score", "created_at"], ascending=[False, True], na_position="last")
-    best = graded(frame).drop_duplicates(["email", "exercise_id"])
+    best = attempted(frame).drop_duplicates(["email", "exercise_id"])
     attempts = frame.groupby(["email", "exercise_id"]).size()
     people = frame[["email", "name"]].drop_duplicates("email")
     if learners is not None:
         people = pd.concat([people, pd.DataFrame(learners, columns=["email", "name"])]).drop_duplicates("email")
     book = people.set_index("email").sort_index()
+    book["removed"] = book.index.isin(list(removed)).astype(int)
     scores = best.pivot(index="email", columns="exercise_id", values="score")
     lates = best.pivot(index="email", columns="exercise_id", values="late")
     counts = attempts.unstack("exercise_id")
@@ -48,7 +56,7 @@ def gradebook(frame, exercise_ids, learners=None):
 def exercise_summary(frame, exercise_ids):
     """Per exercise: learners who tried, learners who passed, pass rate, median attempts to pass."""
     rows = []
-    done = graded(frame).sort_values(["created_at", "submission_id"])
+    done = attempted(frame).sort_values(["created_at", "submission_id"])
     for ex_id in exercise_ids:
         ex = done[done["exercise_id"] == ex_id]
         tried = ex["email"].nunique()
@@ -64,6 +72,20 @@ def exercise_summary(frame, exercise_ids):
             "median_attempts_to_pass": float(first_pass.median()) if first_pass.size else float("nan"),
         })
     return pd.DataFrame(rows)
+
+
+def spreadsheet_safe(value):
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading apostrophe."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def gradebook_csv(book):
+    """The gradebook as CSV text for spreadsheets: a UTF-8 BOM (Excel reads the names right), no formulas,
+    empty cells for exercises never graded."""
+    safe = book.copy()
+    for column in safe.columns[safe.dtypes == object]:
+        safe[column] = safe[column].map(spreadsheet_safe)
+    return "\ufeff" + safe.to_csv(index=False, float_format="%.4g", na_rep="")
 
 
 def mistake_bars(frame, ex_id, labels=None):

@@ -28,6 +28,29 @@ def _db(parser):
                              f"(default: ${ENV_VAR})")
 
 
+def number(kind, least=0, above=False):
+    """An argparse type: a finite number of `kind` (int or float) >= least (> least with above)."""
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' * (kind is int)}number") from None
+        if value != value or value in (float("inf"), float("-inf")) or value < least or (above and value == least):
+            raise argparse.ArgumentTypeError(f"{text}: use a number {'above' if above else 'of at least'} {least}")
+        return value
+
+    return parse
+
+
+def fraction(text):
+    """A number from 0 to 1 (argparse type)."""
+    value = number(float)(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{text}: a fraction of the score, from 0 to 1")
+    return value
+
+
 def build_parser():
     """The commands and their options."""
     parser = argparse.ArgumentParser(prog="python -m classroom", description="Attention Lab class mode.")
@@ -38,19 +61,21 @@ def build_parser():
     p.add_argument("--instructor", required=True, metavar="EMAIL")
     p.add_argument("--name", default="")
 
-    p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role)")
-    p.add_argument("action", choices=["import"])
-    p.add_argument("file")
+    p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
+    p.add_argument("action", choices=["import", "remove"])
+    p.add_argument("file", metavar="FILE|EMAIL")
     _db(p)
 
     p = commands.add_parser("worker", help="grade queued submissions")
     _db(p)
-    p.add_argument("--concurrency", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--concurrency", type=number(int, above=True), default=1,
+                   help="worker processes, restarted when they die (default 1)")
     p.add_argument("--once", action="store_true", help="exit when every job is finished")
     p.add_argument("--sandbox", choices=["strict", "process"], default="strict")
     p.add_argument("--require-strict", action="store_true",
                    help="refuse to start when the strict sandbox is unavailable")
-    p.add_argument("--lease", type=float, default=queue.LEASE_S, help="lease seconds (default %(default)s)")
+    p.add_argument("--lease", type=number(float, above=True), default=queue.LEASE_S,
+                   help="lease seconds (default %(default)s)")
 
     p = commands.add_parser("submit", help="submit a .py or .ipynb on behalf of a roster member")
     _db(p)
@@ -68,8 +93,13 @@ def build_parser():
     _db(p)
     p.add_argument("--out", required=True)
 
-    p = commands.add_parser("links", help="one-time sign-in links (CSV: email,name,link,expires)")
+    p = commands.add_parser("links", help="one-time sign-in links (CSV: email,name,link,expires); "
+                                          "links revoke [EMAIL | --all]")
     _db(p)
+    p.add_argument("action", nargs="?", choices=["create", "revoke"], default="create",
+                   help="create (default): a new link per person, replacing their older unused ones")
+    p.add_argument("revoke_email", nargs="?", metavar="EMAIL", help="revoke: this person's unused links")
+    p.add_argument("--all", action="store_true", help="revoke: everyone's unused links")
     p.add_argument("--base-url", default="http://localhost:8501/")
     p.add_argument("--role", choices=["learner", "ta", "instructor", "all"], default="all")
     p.add_argument("--email", action="append", help="only these users (repeatable)")
@@ -81,18 +111,26 @@ def build_parser():
     p.add_argument("--sandbox", choices=["strict", "process"], default="strict")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the workers")
 
+    p = commands.add_parser("sessions", help="sessions revoke [EMAIL | --all]: sign people out on every browser")
+    _db(p)
+    p.add_argument("action", choices=["revoke"])
+    p.add_argument("email", nargs="?", metavar="EMAIL")
+    p.add_argument("--all", action="store_true", help="everyone")
+
     p = commands.add_parser("deadline", help="set an exercise's deadline and late policy")
     _db(p)
     p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
     p.add_argument("when", help="YYYY-MM-DD HH:MM (UTC), or 'none'")
     p.add_argument("--policy", choices=["accept", "close"], default="accept")
-    p.add_argument("--window-h", type=float, default=0.0, help="hours late submissions are accepted")
-    p.add_argument("--penalty", type=float, default=0.0, help="fraction of the score removed when late")
+    p.add_argument("--window-h", type=number(float), default=0.0, help="hours late submissions are accepted")
+    p.add_argument("--penalty", type=fraction, default=0.0, help="fraction of the score removed when late")
 
-    p = commands.add_parser("limits", help="show or set the submission limits")
+    p = commands.add_parser("limits", help="show or set the submission limits and sign-in lifetimes")
     _db(p)
-    p.add_argument("--in-flight", type=int, help="submissions queued or grading per learner (0: no limit)")
-    p.add_argument("--per-hour", type=int, help="submissions per learner per hour (0: no limit)")
+    p.add_argument("--in-flight", type=number(int), help="submissions queued or grading per learner (0: no limit)")
+    p.add_argument("--per-hour", type=number(int), help="submissions per learner per hour (0: no limit)")
+    p.add_argument("--session-hours", type=number(int, above=True), help="how long a sign-in lasts (default 12)")
+    p.add_argument("--link-hours", type=number(int, above=True), help="how long a new sign-in link stays valid (default 72)")
     return parser
 
 
@@ -121,6 +159,11 @@ def cmd_init(args):
 
 
 def cmd_roster(args):
+    if args.action == "remove":
+        sessions, links = store_ops.remove_user(Store(args.db), args.file)
+        print(f"removed {args.file.strip().lower()}: they can no longer sign in ({sessions} session(s) and "
+              f"{links} unused link(s) revoked); their submissions stay in the gradebook, marked removed")
+        return 0
     added, updated, unchanged = store_ops.import_roster(Store(args.db), args.file)
     print(f"roster imported: {added} added, {updated} updated, {unchanged} unchanged")
     return 0
@@ -129,9 +172,10 @@ def cmd_roster(args):
 def cmd_worker(args):
     from . import worker
 
-    if args.concurrency > 1:
-        return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict, args.lease)
     try:
+        if args.concurrency > 1:
+            return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict,
+                                   args.lease)
         worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True)
     except RuntimeError as err:  # GraderUnsupported with --require-strict
         print(f"error: {err}", file=sys.stderr)
@@ -173,22 +217,41 @@ def cmd_status(args):
         print(f"oldest queued job waits for {status['oldest_queued_s']:.0f} s")
     for w in status["workers"]:
         doing = f"grading job {w['current_job']}" if w["current_job"] else "idle"
+        if not w["alive"]:
+            doing = f"DEAD (no heartbeat for longer than its {w['lease_s']:g} s lease; was {doing})"
         print(f"worker {w['id']} ({w['sandbox']}): {w['jobs_done']} done, {doing}, seen {w['seen_s_ago']:.0f} s ago")
+    if not any(w["alive"] for w in status["workers"]):
+        print("no live worker: queued jobs wait until one starts (`python -m classroom worker`)")
     return 0
 
 
 def cmd_export(args):
     store = Store(args.db)
-    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
-    book.to_csv(args.out, index=False, float_format="%.4g")
+    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
+                               store_ops.removed_emails(store))
+    Path(args.out).write_text(analytics.gradebook_csv(book), encoding="utf-8", newline="")
     print(f"wrote {args.out}: {len(book)} learners x {len(exercises.EXERCISE_IDS)} exercises")
     return 0
+
+
+def _one_or_all(args, email, what):
+    """The email to act on, or None for --all; ValueError unless exactly one was given."""
+    if bool(email) == bool(args.all):
+        raise ValueError(f"{what}: name one EMAIL or pass --all")
+    return email
 
 
 def cmd_links(args):
     import csv
 
     store = Store(args.db)
+    if args.action == "revoke":
+        email = _one_or_all(args, args.revoke_email, "links revoke")
+        revoked = store_ops.revoke_links(store, email)
+        print(f"revoked {revoked} unused sign-in link(s) of {email or 'everyone'}")
+        return 0
+    if args.revoke_email or args.all:
+        raise ValueError("EMAIL and --all go with `links revoke`; to create links use --email EMAIL")
     users = store_ops.list_users(store, None if args.role == "all" else args.role)
     wanted = {e.strip().lower() for e in args.email or []}
     unknown = wanted - {u.email for u in users}
@@ -201,6 +264,14 @@ def cmd_links(args):
             continue
         link, expires = store_ops.create_sign_in_link(store, user.email, args.base_url)
         writer.writerow([user.email, user.name, link, f"{expires:%Y-%m-%d %H:%M}"])
+    print("each new link replaces that person's older unused links (they no longer work)", file=sys.stderr)
+    return 0
+
+
+def cmd_sessions(args):
+    email = _one_or_all(args, args.email, "sessions revoke")
+    revoked = store_ops.revoke_sessions(Store(args.db), email)
+    print(f"revoked {revoked} session(s) of {email or 'everyone'}: they must sign in again")
     return 0
 
 
@@ -270,10 +341,14 @@ def cmd_limits(args):
         store_ops.set_setting(store, "max_in_flight", args.in_flight)
     if args.per_hour is not None:
         store_ops.set_setting(store, "per_hour", args.per_hour)
+    if args.session_hours is not None:
+        store_ops.set_setting(store, "session_hours", args.session_hours)
+    if args.link_hours is not None:
+        store_ops.set_setting(store, "link_hours", args.link_hours)
     print(json.dumps(store_ops.get_settings(store)))
     return 0
 
 
 COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
-            "deadline": cmd_deadline, "limits": cmd_limits}
+            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions}

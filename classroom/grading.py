@@ -5,8 +5,8 @@ The worker calls (see grader/__init__.py)
                       limits, sandbox="strict", references_for_dependencies=False)
 and `grader.strict_problem()` to choose the sandbox (process mode, logged, when
 strict cannot run here). Hosted mode grades in dependency order: a job for ex05
-gets the learner's newest passed ex01 and ex03 as `dependencies`, never the
-references, in either mode; without one, the verdict is "pass ex03 first".
+gets the learner's newest passed ex01 and ex03 submitted before it as
+`dependencies` (a regrade sees them as they stood then), never the references, in either mode; without one, the verdict is "pass ex03 first".
 For graders older than that API (no `dependencies` field) `_own_dependencies`
 stages the learner's sources itself; with neither, the job gets an error
 verdict, never the reference code.
@@ -120,13 +120,20 @@ def mistake_ids(ex_id, checks):
 # ---- one claimed job --------------------------------------------------------------------------
 
 
-def passed_dependencies(session, user_id, ex_id):
-    """({dep id: Submission} of the learner's newest passed submission per dependency, [missing ids])."""
+def passed_dependencies(session, user_id, ex_id, before=None):
+    """({dep id: Submission} of the learner's newest passed submission per dependency, [missing ids]).
+
+    before (a submission id): only dependencies submitted before it, so that a
+    regrade grades a submission with the dependencies as they stood then.
+    """
     found, missing = {}, []
     for dep in exercises.needs(ex_id):
-        rows = session.execute(
-            select(Submission, Result).join(Result, Result.submission_id == Submission.id)
+        query = select(Submission, Result).join(Result, Result.submission_id == Submission.id) \
             .where(Submission.user_id == user_id, Submission.exercise_id == dep)
+        if before is not None:
+            query = query.where(Submission.id < before)
+        rows = session.execute(
+            query
             .order_by(Submission.id.desc(), Result.id.desc())).all()
         newest = {}
         for submission, result in rows:  # the newest result of each submission decides
@@ -175,7 +182,7 @@ def error_verdict(message, sandbox):
 def grade_claim(store, claim, sandbox, limits=None):
     """Grade a claimed job -> the fields of its Result (the learner's dependencies, or 'blocked')."""
     with store.session() as session:
-        deps, missing = passed_dependencies(session, claim.user_id, claim.exercise_id)
+        deps, missing = passed_dependencies(session, claim.user_id, claim.exercise_id, before=claim.submission_id)
         dep_code = {}
         for dep, submission in deps.items():
             dep_code[dep] = code_of(dep, submission.source, submission.kind, submission.filename)[0]

@@ -32,6 +32,7 @@ class User(Base):
     name: Mapped[str] = mapped_column(String(200), default="")
     role: Mapped[str] = mapped_column(String(16))  # one of ROLES
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # off the roster: no sign-in
 
 
 class SignInToken(Base):
@@ -44,6 +45,7 @@ class SignInToken(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime)
     used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class LoginSession(Base):
@@ -159,3 +161,4 @@ class Worker(Base):
     last_seen: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     jobs_done: Mapped[int] = mapped_column(Integer, default=0)
     current_job_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    lease_s: Mapped[float] = mapped_column(Float, default=60.0, server_default="60")  # dead when unseen longer

@@ -15,14 +15,16 @@ job of the same learner for an exercise it builds on is unfinished.
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 
 from . import exercises
-from .models import Job, Result, Submission, Worker, utcnow
+from .models import ExerciseRule, Job, Result, Submission, Worker, utcnow
+from .store import late_penalty
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
 CANDIDATES = 32  # jobs examined per claim
+FORGET_S = 3600.0  # `status` stops listing a dead worker this long after its last heartbeat
 
 
 @dataclass
@@ -148,26 +150,67 @@ def finish(store, claim_, verdict):
 
 
 def enqueue_regrade(store, submission_ids=None):
-    """Queue a regrade job for the given submissions (default: every submission) -> job count."""
+    """Queue a regrade job for the given submissions (default: every submission) -> job count.
+
+    Lateness is decided again under the exercises' current deadlines (a regrade never refuses work).
+    """
     now = utcnow()
     with store.session() as session:
         query = select(Submission).order_by(Submission.id)
         if submission_ids is not None:
             query = query.where(Submission.id.in_(list(submission_ids)))
+        rules = {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
         count = 0
         for submission in session.scalars(query):
+            submission.late, submission.penalty = late_penalty(rules.get(submission.exercise_id),
+                                                               submission.created_at)
             session.add(Job(submission_id=submission.id, reason="regrade", created_at=now))
             submission.status = "queued"
             count += 1
     return count
 
 
-def register_worker(store, worker_id, host, pid, sandbox):
-    """Record a worker's start (for `status`)."""
+def register_worker(store, worker_id, host, pid, sandbox, lease_s=LEASE_S):
+    """Record a worker's start (for `status`), forgetting workers dead for longer than FORGET_S."""
     now = utcnow()
     with store.session() as session:
+        session.execute(delete(Worker).where(Worker.last_seen < now - timedelta(seconds=FORGET_S)))
         session.merge(Worker(id=worker_id, host=host, pid=pid, sandbox=sandbox, started_at=now,
-                             last_seen=now, jobs_done=0, current_job_id=None))
+                             last_seen=now, jobs_done=0, current_job_id=None, lease_s=lease_s))
+
+
+def heartbeat(store, worker_id):
+    """An idle worker says it is alive (a grading one does so with every lease renewal)."""
+    with store.session() as session:
+        session.execute(update(Worker).where(Worker.id == worker_id).values(last_seen=utcnow()))
+
+
+def unregister_worker(store, worker_id):
+    """A worker that stopped cleanly leaves `status`."""
+    with store.session() as session:
+        session.execute(delete(Worker).where(Worker.id == worker_id))
+
+
+def _alive(worker, now):
+    """Has this worker been heard from within its lease?"""
+    return (now - worker.last_seen).total_seconds() <= (worker.lease_s or LEASE_S)
+
+
+def live_workers(session, now):
+    """How many workers have been heard from within their lease."""
+    return sum(_alive(w, now) for w in session.scalars(select(Worker)))
+
+
+def grading_delayed(store, submission_id):
+    """Does this submission wait on a dead or absent worker (queued with no live worker, or its lease lapsed)?"""
+    now = utcnow()
+    with store.session() as session:
+        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
+        if job is None or job.state not in ("queued", "running"):
+            return False
+        if job.state == "running" and job.lease_until is not None and job.lease_until < now:
+            return True
+        return job.state == "queued" and live_workers(session, now) == 0
 
 
 def queue_position(store, submission_id):
@@ -183,7 +226,7 @@ def queue_position(store, submission_id):
 
 
 def queue_status(store):
-    """Counts of jobs by state, expired leases, and the workers seen -> dict."""
+    """Counts of jobs by state, expired leases, and the workers seen in the last FORGET_S (alive or dead) -> dict."""
     now = utcnow()
     with store.session() as session:
         counts = dict(session.execute(select(Job.state, func.count(Job.id)).group_by(Job.state)).all())
@@ -191,8 +234,10 @@ def queue_status(store):
         oldest = session.scalar(select(func.min(Job.created_at)).where(Job.state == "queued"))
         workers = [
             {"id": w.id, "host": w.host, "pid": w.pid, "sandbox": w.sandbox, "jobs_done": w.jobs_done,
-             "current_job": w.current_job_id, "seen_s_ago": round((now - w.last_seen).total_seconds(), 1)}
-            for w in session.scalars(select(Worker).order_by(Worker.last_seen.desc()))
+             "current_job": w.current_job_id, "seen_s_ago": round((now - w.last_seen).total_seconds(), 1),
+             "alive": _alive(w, now), "lease_s": w.lease_s}
+            for w in session.scalars(select(Worker).where(Worker.last_seen >= now - timedelta(seconds=FORGET_S))
+                                     .order_by(Worker.last_seen.desc()))
         ]
     return {
         "jobs": {state: counts.get(state, 0) for state in ("queued", "running", "done", "error")},

@@ -14,14 +14,20 @@ from . import store as store_ops
 class SignIn:
     user: object = None  # the User, or None
     session_token: str | None = None  # a session token to keep (a link was just used)
-    problem: str | None = None  # signed_out | link_invalid | session_expired | not_on_roster
+    problem: str | None = None  # signed_out | link_invalid | session_expired | not_on_roster | email_unverified
 
 
-def resolve(store, oidc_email=None, link_token=None, session_token=None):
-    """The signed-in user from the strongest evidence given -> SignIn."""
+def resolve(store, oidc_email=None, link_token=None, session_token=None, email_verified=False):
+    """The signed-in user from the strongest evidence given -> SignIn.
+
+    An OpenID Connect email counts only when the provider says it verified it
+    (`email_verified` true): anyone can put someone else's address on an account.
+    """
     if oidc_email:
+        if email_verified is not True:
+            return SignIn(problem="email_unverified")
         user = store_ops.user_by_email(store, oidc_email)
-        return SignIn(user=user) if user else SignIn(problem="not_on_roster")
+        return SignIn(user=user) if user and user.removed_at is None else SignIn(problem="not_on_roster")
     if link_token:
         token = store_ops.redeem_sign_in_token(store, link_token)
         if token is None:

@@ -132,12 +132,32 @@ def import_roster(store, path):
             if user is None:
                 session.add(User(email=row.email, name=row.name, role=row.role))
                 added += 1
-            elif (user.name, user.role) != (row.name, row.role):
-                user.name, user.role = row.name, row.role
+            elif (user.name, user.role) != (row.name, row.role) or user.removed_at is not None:
+                user.name, user.role, user.removed_at = row.name, row.role, None  # listed again: back in
                 updated += 1
             else:
                 unchanged += 1
     return added, updated, unchanged
+
+
+def remove_user(store, email):
+    """Take someone off the roster: no more sign-ins; their submissions stay -> (sessions, links) revoked."""
+    now = utcnow()
+    with store.session() as session:
+        user = session.scalar(select(User).where(User.email == _clean_email(email)))
+        if user is None:
+            raise LookupError(f"{email} is not on this class's roster")
+        if user.role == "instructor" and user.removed_at is None and session.scalar(
+                select(func.count(User.id)).where(User.role == "instructor", User.removed_at.is_(None))) == 1:
+            raise ValueError(f"{user.email} is the class's only instructor: add another one first")
+        user.removed_at = user.removed_at or now
+        return _revoke_sessions(session, now, user.id), _revoke_links(session, now, user.id)
+
+
+def removed_emails(store):
+    """The emails of the people taken off the roster (their submissions stay, marked)."""
+    with store.session() as session:
+        return set(session.scalars(select(User.email).where(User.removed_at.is_not(None))))
 
 
 def user_by_email(store, email):
@@ -153,9 +173,9 @@ def user_by_id(store, user_id):
 
 
 def list_users(store, role=None):
-    """All users (of one role), by email."""
+    """All users on the roster (of one role), by email; removed people are left out."""
     with store.session() as session:
-        query = select(User).order_by(User.email)
+        query = select(User).where(User.removed_at.is_(None)).order_by(User.email)
         if role:
             query = query.where(User.role == role)
         return list(session.scalars(query))
@@ -171,11 +191,16 @@ def get_settings(store):
     return {key: type(default)(stored.get(key, default)) for key, default in DEFAULT_SETTINGS.items()}
 
 
+LIFETIMES = ("session_hours", "link_hours")  # must be positive; the other settings may be 0 (no limit)
+
+
 def set_setting(store, key, value):
-    """Change one class setting (a key of DEFAULT_SETTINGS)."""
+    """Change one class setting (a key of DEFAULT_SETTINGS); ValueError for a value it cannot take."""
     if key not in DEFAULT_SETTINGS:
         raise ValueError(f"unknown setting {key!r}; use one of {', '.join(DEFAULT_SETTINGS)}")
     value = type(DEFAULT_SETTINGS[key])(value)
+    if value < 0 or (key in LIFETIMES and value == 0):
+        raise ValueError(f"{key} {value}: use a whole number {'above' if key in LIFETIMES else 'of at least'} 0")
     with store.session() as session:
         session.merge(Setting(key=key, value=str(value)))
 
@@ -198,9 +223,16 @@ def get_rules(store):
         return {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
 
 
+def late_penalty(rule, when):
+    """(late, penalty) of work handed in at `when` under an exercise's rule (None: no rule); never refuses."""
+    if rule is None or rule.deadline is None or when <= rule.deadline:
+        return False, 0.0
+    return True, rule.late_penalty
+
+
 def lateness(rule, now):
     """(late, penalty) for a submission at `now`; SubmitRefused when the exercise is closed."""
-    if rule is None or rule.deadline is None or now <= rule.deadline:
+    if not late_penalty(rule, now)[0]:
         return False, 0.0
     closes = rule.deadline + timedelta(hours=rule.late_window_h if rule.late_policy == "accept" else 0)
     if now > closes:
@@ -213,14 +245,16 @@ def lateness(rule, now):
 
 
 def create_sign_in_link(store, email, base_url="http://localhost:8501/"):
-    """A one-time sign-in link for a user on the roster -> (url, expires_at)."""
+    """A one-time sign-in link for a user on the roster -> (url, expires_at); their older unused links stop working."""
     hours = get_settings(store)["link_hours"]
     token = new_token()
+    now = utcnow()
     with store.session() as session:
         user = session.scalar(select(User).where(User.email == _clean_email(email)))
-        if user is None:
+        if user is None or user.removed_at is not None:
             raise LookupError(f"{email} is not on this class's roster")
-        expires = utcnow() + timedelta(hours=hours)
+        _revoke_links(session, now, user.id)
+        expires = now + timedelta(hours=hours)
         session.add(SignInToken(user_id=user.id, token_hash=hash_token(token), expires_at=expires))
     separator = "&" if "?" in base_url else "?"
     return f"{base_url}{separator}token={token}", expires
@@ -236,10 +270,11 @@ def redeem_sign_in_token(store, token):
             return None
         used = session.execute(
             update(SignInToken)
-            .where(SignInToken.id == link.id, SignInToken.used_at.is_(None), SignInToken.expires_at > now)
+            .where(SignInToken.id == link.id, SignInToken.used_at.is_(None), SignInToken.revoked_at.is_(None),
+                   SignInToken.expires_at > now)
             .values(used_at=now)
         ).rowcount
-        if used != 1:
+        if used != 1 or session.get(User, link.user_id).removed_at is not None:
             return None
         return _new_session(session, link.user_id, now, hours)
 
@@ -265,7 +300,8 @@ def user_for_session(store, session_token):
         row = session.scalar(select(LoginSession).where(LoginSession.token_hash == hash_token(session_token)))
         if row is None or row.revoked_at is not None or row.expires_at <= utcnow():
             return None
-        return session.get(User, row.user_id)
+        user = session.get(User, row.user_id)
+        return user if user.removed_at is None else None
 
 
 def sign_out(store, session_token):
@@ -273,6 +309,47 @@ def sign_out(store, session_token):
     with store.session() as session:
         session.execute(update(LoginSession).where(LoginSession.token_hash == hash_token(session_token or ""))
                         .values(revoked_at=utcnow()))
+
+
+def _user_ids(session, email):
+    """[the id of the user with this email] (LookupError when unknown), or None for everyone."""
+    if email is None:
+        return None
+    user_id = session.scalar(select(User.id).where(User.email == _clean_email(email)))
+    if user_id is None:
+        raise LookupError(f"{email} is not on this class's roster")
+    return [user_id]
+
+
+def _revoke_links(session, now, user_id=None):
+    """Revoke the unused, unexpired links (of one user) -> how many."""
+    query = update(SignInToken).where(SignInToken.used_at.is_(None), SignInToken.revoked_at.is_(None),
+                                      SignInToken.expires_at > now)
+    if user_id is not None:
+        query = query.where(SignInToken.user_id == user_id)
+    return session.execute(query.values(revoked_at=now)).rowcount
+
+
+def _revoke_sessions(session, now, user_id=None):
+    """Revoke the live sessions (of one user) -> how many."""
+    query = update(LoginSession).where(LoginSession.revoked_at.is_(None), LoginSession.expires_at > now)
+    if user_id is not None:
+        query = query.where(LoginSession.user_id == user_id)
+    return session.execute(query.values(revoked_at=now)).rowcount
+
+
+def revoke_links(store, email=None):
+    """Revoke the unused sign-in links of one person (email) or of everyone (None) -> how many."""
+    with store.session() as session:
+        ids = _user_ids(session, email)
+        return _revoke_links(session, utcnow(), ids[0] if ids else None)
+
+
+def revoke_sessions(store, email=None):
+    """Sign out one person (email) or everyone (None) on every browser -> sessions revoked."""
+    with store.session() as session:
+        ids = _user_ids(session, email)
+        return _revoke_sessions(session, utcnow(), ids[0] if ids else None)
 
 
 # ---- submitting --------------------------------------------------------------------------------
@@ -309,8 +386,8 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
     with store.session() as session:
         # Lock the learner's row: their concurrent submissions are checked one at a time.
         user = session.scalar(select(User).where(User.id == user_id).with_for_update())
-        if user is None:
-            raise SubmitRefused("unknown user: sign in again")
+        if user is None or user.removed_at is not None:
+            raise SubmitRefused("you are not on this class's roster: ask your instructor")
         _check_limits(session, user.id, settings, now)
         late, penalty = lateness(session.get(ExerciseRule, ex_id), now)
         submission = Submission(user_id=user.id, exercise_id=ex_id, source=source, kind=kind,

@@ -4,6 +4,12 @@
 processes (each grades one job at a time); `--once` exits when every job is
 finished (it waits for running jobs: they return to the queue if their worker dies). Any number of workers on any number of machines may share a
 Postgres database. SIGTERM/SIGINT: finish the current job, then exit.
+
+A database that goes away (a Postgres restart, a full or read-only disk) does
+not end a worker: it retries with backoff, and a verdict waits in memory until
+it can be stored. The pool (`--concurrency N`) restarts a worker process that
+dies, with backoff; it passes the database URL to them in the environment,
+never on a command line that `ps` shows.
 """
 
 import os
@@ -17,9 +23,10 @@ import traceback
 from datetime import datetime
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
 
 from . import grading, queue
-from .db import Store
+from .db import ENV_VAR, Store
 from .models import Job
 
 
@@ -53,30 +60,61 @@ def _unfinished(store):
         return session.scalar(select(func.count(Job.id)).where(Job.state.in_(("queued", "running"))))
 
 
+MAX_BACKOFF_S = 30.0  # the longest wait between retries (database) and restarts (pool)
+
+
+def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF_S):
+    """action() until the database answers: waits 0.5, 1, 2 ... max_backoff_s s between tries.
+
+    Raises the last database error once give_up() is true.
+    """
+    delay = 0.5
+    while True:
+        try:
+            return action()
+        except DBAPIError as err:
+            if give_up():
+                raise
+            log(f"database unavailable while {what} ({type(err.orig).__name__}: {str(err.orig).strip()[:200]}); "
+                f"retrying in {delay:g} s")
+            time.sleep(delay)
+            delay = min(delay * 2, max_backoff_s)
+
+
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
                poll_s=1.0, worker_id=None, log=log_line, handle_signals=False):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
     """
-    store = Store(url)
-    mode = grading.choose_sandbox(sandbox, require_strict, log)
-    worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
-    queue.register_worker(store, worker_id, socket.gethostname(), os.getpid(), mode)
     stop = threading.Event()
     if handle_signals:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
+    store = retrying(lambda: Store(url), "connecting", log, stop.is_set)
+    mode = grading.choose_sandbox(sandbox, require_strict, log)
+    worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
+    retrying(lambda: queue.register_worker(store, worker_id, socket.gethostname(), os.getpid(), mode, lease_s),
+             "registering", log, stop.is_set)
     graded = 0
+    beat = time.monotonic()
     log(f"{worker_id} ready ({'until the queue is empty' if once else 'Ctrl-C to stop'})")
     while not stop.is_set():
-        claim = queue.claim(store, worker_id, lease_s)
+        claim = retrying(lambda: queue.claim(store, worker_id, lease_s), "claiming a job", log, stop.is_set)
         if claim is None:
-            if once and _unfinished(store) == 0:
+            if once and retrying(lambda: _unfinished(store), "reading the queue", log, stop.is_set) == 0:
                 break
+            if time.monotonic() - beat >= lease_s / 4:
+                retrying(lambda: queue.heartbeat(store, worker_id), "sending a heartbeat", log, stop.is_set)
+                beat = time.monotonic()
             stop.wait(poll_s)
             continue
         graded += grade_job(store, claim, mode, lease_s, log)
+        beat = time.monotonic()
+    try:
+        queue.unregister_worker(store, worker_id)
+    except DBAPIError:  # the database is gone: status shows this worker dead after its lease
+        pass
     store.close()
     log(f"{worker_id} stopped after {graded} job(s)")
     return graded
@@ -88,14 +126,17 @@ def grade_job(store, claim, mode, lease_s, log):
     lease.start()
     started = time.monotonic()
     try:
-        verdict = grading.grade_claim(store, claim, mode)
+        verdict = retrying(lambda: grading.grade_claim(store, claim, mode), f"reading job {claim.job_id}", log,
+                           lambda: lease.lost)
     except Exception as err:  # noqa: BLE001 - the grader failed: an error verdict, logged in full
         log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
         verdict = grading.error_verdict(f"grading failed ({type(err).__name__}: {err}); submit again, "
                                         "or tell your instructor if it keeps happening", mode)
     finally:
         lease.stopped.set()
-    stored = queue.finish(store, claim, verdict)
+    # The fencing token makes a retried finish safe: it stores nothing once another worker took the job.
+    stored = retrying(lambda: queue.finish(store, claim, verdict), f"storing the verdict of job {claim.job_id}",
+                      log)
     took = time.monotonic() - started
     if stored:
         log(f"job {claim.job_id} (submission {claim.submission_id}, {claim.exercise_id}): "
@@ -105,19 +146,59 @@ def grade_job(store, claim, mode, lease_s, log):
     return int(stored)
 
 
-def run_pool(url, concurrency, sandbox, once, require_strict, lease_s):
-    """Start `concurrency` worker processes and wait for them -> exit code."""
-    command = [sys.executable, "-m", "classroom", "worker", "--db", url, "--concurrency", "1",
-               "--sandbox", sandbox, "--lease", str(lease_s)]
-    command += ["--once"] * once + ["--require-strict"] * require_strict
-    children = [subprocess.Popen(command) for _ in range(concurrency)]
+def child_command(sandbox, once, require_strict, lease_s):
+    """The command line of one pool worker: no database URL (it travels in the environment)."""
+    command = [sys.executable, "-m", "classroom", "worker", "--concurrency", "1", "--sandbox", sandbox,
+               "--lease", str(lease_s)]
+    return command + ["--once"] * once + ["--require-strict"] * require_strict
+
+
+def run_pool(url, concurrency, sandbox, once, require_strict, lease_s, log=log_line,
+             max_backoff_s=MAX_BACKOFF_S, steady_s=60.0):
+    """Run `concurrency` worker processes, restarting any that dies (backoff 1, 2, 4 ... s) -> exit code.
+
+    A child that ran steady_s seconds before dying restarts after 1 s again. With once,
+    a child that exits 0 found the queue empty and is not restarted. SIGTERM/SIGINT
+    are passed on; the pool then waits for its children and restarts none.
+    """
+    retrying(lambda: Store(url).close(), "checking the database", log)  # a wrong URL or schema: say so once
+    if require_strict:  # refuse once here, instead of restarting children that refuse
+        grading.choose_sandbox(sandbox, True, log)
+    command = child_command(sandbox, once, require_strict, lease_s)
+    env = dict(os.environ, **{ENV_VAR: url})
+    slots = [{"child": subprocess.Popen(command, env=env), "started": time.monotonic(), "failures": 0,
+              "restart_at": None, "code": None} for _ in range(concurrency)]
+    stopping = threading.Event()
 
     def forward(signum, _frame):
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signum)
+        stopping.set()
+        for slot in slots:
+            if slot["child"] is not None and slot["child"].poll() is None:
+                slot["child"].send_signal(signum)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
-    codes = [child.wait() for child in children]
+    while True:
+        now = time.monotonic()
+        for slot in slots:
+            child = slot["child"]
+            if child is None:
+                if not stopping.is_set() and now >= slot["restart_at"]:
+                    slot["child"], slot["started"] = subprocess.Popen(command, env=env), now
+                    log(f"worker process {slot['child'].pid} started")
+                continue
+            code = child.poll()
+            if code is None or slot["code"] is not None:
+                continue
+            if stopping.is_set() or (once and code == 0):
+                slot["code"] = code
+                continue
+            slot["failures"] = 0 if now - slot["started"] >= steady_s else slot["failures"] + 1
+            delay = min(2.0 ** (slot["failures"] - 1) if slot["failures"] else 1.0, max_backoff_s)
+            log(f"worker process {child.pid} ended (exit code {code}); restarting it in {delay:g} s")
+            slot["child"], slot["restart_at"] = None, now + delay
+        if all(slot["code"] is not None or (slot["child"] is None and stopping.is_set()) for slot in slots):
+            break
+        stopping.wait(0.2)
+    codes = [slot["code"] or 0 for slot in slots]
     return max(codes, key=abs)

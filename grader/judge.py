@@ -56,7 +56,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     summary = failing[0].message if job.import_error is not None else summary_line(status, results, failing, lang)
     return ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
-        round(done / max(total, 1), 4), 0.0, summary, results, clean_text(job.output[:2000]),
+        0.0 if status == "not_written" else round(done / max(total, 1), 4), 0.0, summary, results, clean_text(job.output[:2000]),
         checks_passed=done, checks_total=total,
     )
 

@@ -54,7 +54,7 @@ def test_every_exercise_has_several_checks(ex_id, reference_report):
 def test_pristine_stubs_are_not_written_yet(stub_report):
     for ex in stub_report.exercises:
         assert ex.status == "not_written", (ex.id, ex.summary)
-        assert not ex.passed
+        assert not ex.passed and ex.score == 0.0, (ex.id, ex.score)  # a check or two may pass: still 0
         # one line naming what to write, not one failure per check
         assert ex.summary == f"not started: write {', '.join(ex_names(ex.id))} in exercises/{ex.file}", ex.summary
         failing = [c for c in ex.checks if not c.passed]
