@@ -83,8 +83,9 @@ def gradebook_csv(book):
     """The gradebook as CSV text for spreadsheets: a UTF-8 BOM (Excel reads the names right), no formulas,
     empty cells for exercises never graded."""
     safe = book.copy()
-    for column in safe.columns[safe.dtypes == object]:
-        safe[column] = safe[column].map(spreadsheet_safe)
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(spreadsheet_safe)
     return "\ufeff" + safe.to_csv(index=False, float_format="%.4g", na_rep="")
 
 

@@ -289,7 +289,9 @@ def cmd_regrade(args):
         before = newest_results(session)
         first_job = (session.scalar(select(Job.id).order_by(Job.id.desc())) or 0) + 1
     count = queue.enqueue_regrade(store)
-    print(f"queued {count} regrade job(s)", file=sys.stderr)
+    print(f"queued {count} regrade job(s): each submission is graded as submitted, with the learner's "
+          "dependencies as they stood when it was submitted, and lateness under today's deadlines",
+          file=sys.stderr)
     if args.here:
         from . import worker
 

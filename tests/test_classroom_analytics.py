@@ -52,11 +52,11 @@ def test_export_csv(graded_class, sqlite_url, tmp_path):
     out = tmp_path / "grades.csv"
     result = run_cli("export", "--db", sqlite_url, "--out", out)
     assert result.returncode == 0, result.stderr
-    rows = list(csv.DictReader(out.open()))
+    rows = list(csv.DictReader(out.open(encoding="utf-8-sig")))
     assert [r["email"] for r in rows] == ["ann@class.test", "bob@class.test", "cy@class.test"]
     header = list(rows[0])
-    assert header[:5] == ["email", "name", "ex00", "ex00_attempts", "ex00_late"]
-    assert len(header) == 2 + 3 * len(EXERCISE_IDS)
+    assert header[:6] == ["email", "name", "removed", "ex00", "ex00_attempts", "ex00_late"]
+    assert len(header) == 3 + 3 * len(EXERCISE_IDS)
     ann, bob, cy = rows
     assert (ann["ex03"], ann["ex03_attempts"], ann["ex03_late"]) == ("1", "3", "0")
     assert (cy["ex03"], cy["ex03_attempts"]) == ("0.3", "2")
