@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from course.common.i18n import t
-from tests.classroom_support import ROOT, make_class
+from tests.classroom_support import INSTRUCTOR, ROOT, make_class
 from tests.test_browser import browsers, free_port, require_browser, wait_for_health, wait_until_rendered  # noqa: F401
 
 pytestmark = pytest.mark.timeout(600)
@@ -27,8 +27,9 @@ def oidc_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("oidc")
     url = f"sqlite:///{folder / 'class.db'}"
     make_class(url, folder).close()
-    users = [User(sub="ann", claims={"email": "ann@class.test", "name": "Ann"}),
-             User(sub="stranger", claims={"email": "stranger@else.where", "name": "S"})]
+    users = [User(sub="ann", claims={"email": "ann@class.test", "email_verified": True, "name": "Ann"}),
+             User(sub="stranger", claims={"email": "stranger@else.where", "email_verified": True, "name": "S"}),
+             User(sub="unverified", claims={"email": INSTRUCTOR, "email_verified": False, "name": "Not Prof"})]
     with run_server_in_thread(user_claims=users) as provider:
         port = free_port()
         secrets = folder / "secrets.toml"
@@ -96,4 +97,15 @@ def test_an_email_off_the_roster_is_told_so(oidc_app, browsers):
     _sign_in_as(driver, oidc_app, "stranger")
     main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
     assert "stranger@else.where" in main and "not on this class's roster" in main
+    assert not driver.find_elements(By.CSS_SELECTOR, "textarea")
+
+
+def test_an_unverified_email_signs_nobody_in(oidc_app, browsers):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "unverified")  # the instructor's address, unverified by the provider
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.signin_title", "en")
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
+    assert t("classroom.email_unverified", "en") in main
     assert not driver.find_elements(By.CSS_SELECTOR, "textarea")
