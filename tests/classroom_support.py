@@ -96,33 +96,52 @@ def _free_port():
         return s.getsockname()[1]
 
 
+class PostgresCluster:
+    """A throwaway Postgres cluster in a temporary folder, which a test may stop and start again."""
+
+    def __init__(self):
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+        if not found:
+            if os.environ.get("CLASSROOM_REQUIRE_POSTGRES"):
+                pytest.fail("Postgres is not installed: apt-get install -y postgresql")
+            pytest.skip("Postgres is not installed (apt-get install -y postgresql); CI installs it")
+        self.bindir = Path(found[-1]).parent
+        self.data = Path(tempfile.mkdtemp(prefix="classroom-pg-"))
+        self.prefix = []
+        if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres user
+            account = pwd.getpwnam("postgres")
+            os.chown(self.data, account.pw_uid, account.pw_gid)
+            self.prefix = ["runuser", "-u", "postgres", "--"]
+        self.port = _free_port()
+        subprocess.run(self.prefix + [str(self.bindir / "initdb"), "-D", str(self.data / "db"), "-U", "postgres",
+                                      "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+
+    def _ctl(self, *args, check=True):
+        subprocess.run(self.prefix + [str(self.bindir / "pg_ctl"), "-D", str(self.data / "db"), *args],
+                       check=check, capture_output=True)
+
+    def start(self):
+        self._ctl("-l", str(self.data / "log"), "-w", "-o",
+                  f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+
+    def stop(self, mode="fast"):
+        self._ctl("-m", mode, "-w", "stop", check=False)
+
+    def remove(self):
+        self.stop("immediate")
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A throwaway Postgres cluster -> base URL without a database name."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-    if not found:
-        if os.environ.get("CLASSROOM_REQUIRE_POSTGRES"):
-            pytest.fail("Postgres is not installed: apt-get install -y postgresql")
-        pytest.skip("Postgres is not installed (apt-get install -y postgresql); CI installs it")
-    bindir = Path(found[-1]).parent
-    data = Path(tempfile.mkdtemp(prefix="classroom-pg-"))
-    prefix = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres user
-        account = pwd.getpwnam("postgres")
-        os.chown(data, account.pw_uid, account.pw_gid)
-        prefix = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
-    subprocess.run(prefix + [str(bindir / "initdb"), "-D", str(data / "db"), "-U", "postgres", "--auth=trust",
-                             "-E", "UTF8"], check=True, capture_output=True)
-    subprocess.run(prefix + [str(bindir / "pg_ctl"), "-D", str(data / "db"), "-l", str(data / "log"), "-w",
-                             "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
-                   check=True, capture_output=True)
+    cluster = PostgresCluster()
+    cluster.start()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield cluster.url
     finally:
-        subprocess.run(prefix + [str(bindir / "pg_ctl"), "-D", str(data / "db"), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(data, ignore_errors=True)
+        cluster.remove()
 
 
 @pytest.fixture
