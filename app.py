@@ -13,7 +13,7 @@ from classroom import learner as class_learner, web as class_web
 from course.app import learner
 from course.app.ui import language_switch, progress_summary, root_page, tr
 
-st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
+st.set_page_config(page_title="Attention Lab", page_icon="👁️", layout="wide")
 
 learner.use(class_learner.signed_in() if class_web.enabled() else learner.SelfStudyLearner())
 language_switch()

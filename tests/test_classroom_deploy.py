@@ -1,0 +1,57 @@
+"""What hosting a class leaves on disk and in README: ignored secrets, telemetry off, services, no
+password on a command line, the app never as root."""
+
+import configparser
+import re
+import subprocess
+import tomllib
+
+from tests.classroom_support import ROOT
+
+
+def _host_a_class():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return text.split("## Host a class", 1)[1].split("\n## ", 1)[0]
+
+
+def test_secrets_and_class_databases_are_git_ignored():
+    paths = [".streamlit/secrets.toml", "class.db", "class.db-wal", "class.db-shm"]
+    result = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True, text=True)
+    assert result.stdout.split() == paths, result.stderr
+
+
+def test_browsers_send_no_usage_metrics_and_fetch_no_google_favicon():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["browser"]["gatherUsageStats"] is False
+    app = (ROOT / "app.py").read_text(encoding="utf-8")
+    icon = re.search(r'page_icon="([^"]*)"', app).group(1)
+    assert not icon.startswith(":material/")  # Streamlit fetches such a favicon from fonts.gstatic.com
+
+
+def _unit(name):
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(ROOT / "deploy" / name)
+    return parser
+
+
+def test_the_worker_runs_as_a_service_as_root_and_the_app_as_its_own_user():
+    worker = _unit("attention-lab-worker.service")["Service"]
+    assert "-m classroom worker" in worker["ExecStart"] and "--db" not in worker["ExecStart"]
+    assert worker["User"] == "root" and worker["Restart"] == "always" and worker["EnvironmentFile"]
+    app = _unit("attention-lab-app.service")["Service"]
+    assert "streamlit run app.py" in app["ExecStart"] and app["User"] not in ("root", "")
+    assert app["EnvironmentFile"] == worker["EnvironmentFile"]
+
+
+def test_readme_keeps_passwords_off_command_lines_and_root_away_from_the_app():
+    section = _host_a_class()
+    commands = [line.strip() for line in section.splitlines() if line.startswith("    ")]
+    for command in commands:
+        assert not re.search(r"postgres(ql)?://[^@\s]*:[^@\s]*@", command.split("#")[0]), command
+        assert "sudo" not in command, command
+    apps = [c for c in commands if "streamlit run" in c]
+    assert apps and all(c.startswith("runuser -u lab") for c in apps), apps
+    for word in ("roster remove", "links revoke", "sessions revoke", "--session-hours", "--role ta",
+                 "gatherUsageStats", "attention-lab-worker.service", "DEAD", "lease runs out"):
+        assert word in section, word
