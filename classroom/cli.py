@@ -7,6 +7,7 @@ rules as the app. Exit codes: 0 done, 1 refused or failed, 2 usage error.
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -36,7 +37,7 @@ def number(kind, least=0, above=False):
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' * (kind is int)}number") from None
-        if value != value or value in (float("inf"), float("-inf")) or value < least or (above and value == least):
+        if not math.isfinite(value) or value < least or (above and value == least):
             raise argparse.ArgumentTypeError(f"{text}: use a number {'above' if above else 'of at least'} {least}")
         return value
 

@@ -71,7 +71,7 @@ def test_the_pool_restarts_a_killed_child_and_keeps_the_url_off_the_command_line
                          what="two live workers")
         for pid in first:  # `ps` shows the command line: the database URL is not on it
             assert sqlite_url.split("///")[1] not in open(f"/proc/{pid}/cmdline").read()
-        victim = sorted(first)[0]
+        victim = min(first)
         os.kill(victim, signal.SIGKILL)
         wait_for(lambda: len(_alive_pids(class_store) - first) == 1, what="a restarted worker")
         dead = wait_for(lambda: [w for w in queue.queue_status(class_store)["workers"] if not w["alive"]],
