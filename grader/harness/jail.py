@@ -109,8 +109,9 @@ def start_sandbox(box, runtime, uid):
         "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-        "--symlink", "usr/bin", "/bin", *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
-        "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
+        "--symlink", "usr/bin", "/bin", "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
+        # after /tmp and /job: an interpreter or venv living under /tmp stays visible
+        *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
         "--proc", "/proc", "--dev", "/dev",
         "--remount-ro", "/dev", "--remount-ro", "/",  # bwrap's own tmpfs root and /dev: no room to write
         "--chdir", "/job", "--info-fd", str(info_w),
