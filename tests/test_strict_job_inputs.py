@@ -36,8 +36,8 @@ def _scan_for_references():
 
     import torch as _torch
 
-    lines, tensors = set(@LINES@), set(@TENSORS@)
-    found, seen = [], {"files": 0, "strings": 0, "tensors": 0}
+    lines, tensors, given = set(@LINES@), set(@TENSORS@), set(@GIVEN@)
+    found, seen = [], {"files": 0, "strings": 0, "tensors": 0, "known": 0}
 
     def text(value, where):
         seen["strings"] += 1
@@ -58,6 +58,7 @@ def _scan_for_references():
             digest = _hashlib.sha256(data).hexdigest()[:20]
             if digest in tensors:
                 found.append(f"tensor {digest} in {where}")
+            seen["known"] += digest in given
         elif isinstance(value, dict):
             for key, item in value.items():
                 walk(key, where)
@@ -126,8 +127,9 @@ def spec_tensors(value, out):
 
 
 def reference_tensors(built):
-    """{fingerprint: where} of the non-trivial tensors the references compute for these checks, but for
-    those that only echo an input (`input_after`: the input after the call, for in-place edits)."""
+    """({fingerprint: where} of the non-trivial tensors the references compute for these checks, but for
+    those that only echo an input (`input_after`: the input after the call, for in-place edits),
+    {fingerprints of the inputs})."""
     found, given = {}, set()
     for ex_id, checks in built.items():
         for check in checks:
@@ -135,16 +137,17 @@ def reference_tensors(built):
             for key, value in _run_reference(check).items():
                 if isinstance(value, torch.Tensor) and value.numel() >= 4 and value.unique().numel() > 1:
                     found[fingerprint_tensor(value)] = f"{check.id} {key}"
-    return {f: where for f, where in found.items() if f not in given}
+    return {f: where for f, where in found.items() if f not in given}, given
 
 
 @pytest.mark.slow
 def test_no_strict_job_holds_a_reference_line_or_tensor():
     require_strict()
     built = {ex.id: [strict_variant(c) for c in checks_registry.for_exercise(ex.id).build()] for ex in EXERCISES}
-    lines, tensors = secret_lines(), reference_tensors(built)
+    lines, (tensors, given) = secret_lines(), reference_tensors(built)
     assert len(lines) > 100 and len(tensors) > 50, (len(lines), len(tensors))  # the scan has something to find
-    scanner = SCANNER.replace("@LINES@", repr(sorted(lines))).replace("@TENSORS@", repr(sorted(tensors)))
+    scanner = (SCANNER.replace("@LINES@", repr(sorted(lines))).replace("@TENSORS@", repr(sorted(tensors)))
+               .replace("@GIVEN@", repr(sorted(given))))
     stubs = {ex.id: (ROOT / "exercises" / ex.filename).read_text(encoding="utf-8") for ex in EXERCISES}
     # the stubs stand in for the learner's own passed dependencies (as in class mode), so every job runs
     submissions = [Submission(ex.id, stubs[ex.id] + scanner, ex.filename,
@@ -152,7 +155,10 @@ def test_no_strict_job_holds_a_reference_line_or_tensor():
     results = grade_submissions(submissions, SandboxLimits(timeout_s=60, mode="strict"))
     for ex, result in zip(EXERCISES, results):
         said = result.output.splitlines()
-        assert any(line.startswith("SCANNED files=") for line in said), (ex.id, result.summary, result.output)
+        scanned = next((line for line in said if line.startswith("SCANNED files=")), None)
+        assert scanned, (ex.id, result.summary, result.output)
+        # the job's inputs are the ones fingerprinted here (else the tensor comparison would prove nothing)
+        assert ex.id == "ex00" or int(scanned.rpartition("known=")[2]) > 0, (ex.id, scanned)
         found = [line.split()[1] for line in said if line.startswith(("line ", "tensor "))]
         named = [lines.get(f) or tensors.get(f) for f in found]
         assert "FOUND 0" in said, (ex.id, named, result.output[-1500:])

@@ -113,9 +113,9 @@ def exec_only_tools(run_dir):
     os.makedirs(tools, mode=0o711, exist_ok=True)
     _mount("tmpfs", tools, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0711,uid=0,gid=0")
     paths = {}
-    for name, source in (("bwrap", "/usr/bin/bwrap"), ("hold", "/usr/bin/cat")):
+    for name, program in (("bwrap", "bwrap"), ("hold", "cat")):
         paths[name] = os.path.join(tools, name)
-        shutil.copyfile(source, paths[name])
+        shutil.copyfile(shutil.which(program, path="/usr/bin:/bin"), paths[name])
         os.chmod(paths[name], 0o111)
     _mount("none", tools, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     return paths
