@@ -20,6 +20,7 @@ from course.common.i18n import t
 
 from . import checks as checks_registry
 from . import notebook_submit
+from .checks.demo import strict_variant
 from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
@@ -133,6 +134,8 @@ def _dependencies(submissions, use_references):
 
 def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
     built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
+    if limits.mode == "strict":  # no reference text in a strict job: the demo stage uses the learner's own modules
+        built = {ex_id: [strict_variant(c) for c in checks] for ex_id, checks in built.items()}
     plans = _dependencies(submissions, use_references)
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,

@@ -38,13 +38,14 @@ import torch
 
 from course.common.exercise_index import get as get_exercise
 
+from . import seccomp_filter
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
 RUN_PREFIX = "attention-lab-grade-"
 MODES = ("process", "strict")
-INSTALL_LINE = "apt-get install -y bubblewrap util-linux"
+INSTALL_LINE = "apt-get install -y bubblewrap util-linux libseccomp2"
 
 
 @dataclass
@@ -81,6 +82,8 @@ def strict_problem():
     if missing:
         return (f"the strict sandbox needs {' and '.join(missing)} (missing from /usr/bin): "
                 f"install them with `{INSTALL_LINE}`")
+    if seccomp_filter.problem():
+        return seccomp_filter.problem()
     try:
         if int(Path("/proc/sys/user/max_user_namespaces").read_text()) < 10:
             return "user namespaces are disabled: set the sysctl user.max_user_namespaces to 10000 or more"
@@ -168,6 +171,7 @@ def run_jobs(jobs, limits, on_done=None):
                 (job_dir / "learner").chmod(0o700)
         if limits.mode == "strict":
             run_dir.chmod(0o711)
+            (run_dir / "seccomp.bpf").write_bytes(seccomp_filter.program())
         plan = {"jobs": list(jobs), "mode": limits.mode, "timeout_s": limits.timeout_s,
                 "memory_mb": limits.memory_mb, "output_kb": limits.output_kb, "parallel": limits.parallel,
                 "processes": limits.processes, "files_mb": limits.files_mb,

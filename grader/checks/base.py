@@ -86,7 +86,8 @@ def call_desc(callee, names, values):
 
 
 def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
-    """Reference weights to copy into the learner's module (seeded init)."""
+    """Reference weights to copy into the learner's module (seeded init): random values drawn through the
+    reference class's constructor, inputs like the seeded random arguments, never a reference's output."""
     torch.manual_seed(seed)
     model = cls(*init_args, **(init_kwargs or {}))
     # Default inits are small; spread weights a little so mistakes show.

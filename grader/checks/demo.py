@@ -7,9 +7,13 @@ shipped checkpoint is loaded into it, and the probe sentences of course.translat
 are translated greedily, in one padded batch, in the sandbox child. A probe
 agrees when the output ids are identical to the reference model's and every
 step's logits agree within LOGIT_TOL. Without a checkpoint the check passes
-with a note that says how to train one.
+with a note that says how to train one. In strict mode (`strict_variant`) no
+reference text goes into the job: the model is built from the learner's own
+modules only, and where it needs one the exercise does not build on, the stage
+is skipped with a note saying why.
 """
 
+import dataclasses
 import functools
 
 import torch
@@ -78,6 +82,20 @@ def demo_check(ex_id, model_name):
     call = ("demo.call", {"model": model_name, "checkpoint": path.name, "filename": exercise.filename,
                           "count": len(probe_ids)})
     return Check(NAME, call, "demo_translations", spec, judge=_judge)
+
+
+def strict_variant(check):
+    """The check as the strict sandbox runs it: the same, or, when the model needs reference modules the
+    job does not stage, a skip note (the job's spec then holds no reference text at all)."""
+    if check.procedure != "demo_translations" or check.spec.get("skip"):
+        return check
+    fields = check.call[1]
+    missing = list(check.spec["reference_sources"])
+    if not missing:
+        return dataclasses.replace(check, call=("demo.call_own", fields))
+    note = ("demo.strict_skipped", {"model": _readable(check.spec["model_name"]), "filename": fields["filename"],
+                                    "modules": ", ".join(f"{m}.py" for m in missing)})
+    return dataclasses.replace(check, spec={"skip": note})
 
 
 def _text(ids, itos):

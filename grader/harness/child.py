@@ -53,8 +53,9 @@ def _limit_self(plan, out_path):
     """Apply the sandbox limits to the current (forked) process; stdout/stderr go to out_path."""
     os.setpgid(0, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kill
-    memory = plan["memory_mb"] * 2**20
-    resource.setrlimit(resource.RLIMIT_AS, (_vm_bytes() + memory,) * 2)
+    memory = _vm_bytes() + plan["memory_mb"] * 2**20
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # strict mode's supervisor set one already
+    resource.setrlimit(resource.RLIMIT_AS, (min(memory, hard) if hard != resource.RLIM_INFINITY else memory,) * 2)
     cpu = int(plan["timeout_s"]) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -7,16 +7,22 @@ sandbox built by `setpriv` (drop to the job's own uid, no groups, no
 capabilities) + `bwrap --unshare-all --unshare-user` (new user, pid, net, ipc,
 uts, mount and cgroup namespaces; sees /usr, the Python runtime read-only, the
 box as /job and /job/tmp as /tmp, its own /proc and /dev) holding `cat` on a
-pipe. The job's child then drops to the job uid, joins that sandbox's
-namespaces (setns), drops every capability, sets no_new_privs and forks the
-process that runs the learner's code inside it. Killing the sandbox's pid 1
-ends every process it holds; results are copied out of the box only then.
+pipe as its pid 1. The holder joins the job's cgroup and takes its rlimits
+before it execs anything; bwrap and `cat` are copies the uid may execute but
+not read, so they run non-dumpable (no process of the box may open their
+/proc/<pid>/mem), and bwrap applies the grader's seccomp program (see
+grader/seccomp_filter.py) to `cat`. The job's child then drops to the job
+uid, joins that sandbox's namespaces (setns), drops every capability, sets
+no_new_privs, loads the same seccomp program and forks the process that runs
+the learner's code inside it. Killing the sandbox's pid 1 ends every process
+it holds; results are copied out of the box only then.
 
 The runtime: the sandbox uid must be able to reach the interpreter. The server
 bind-mounts `sys.base_prefix` (and a venv's `sys.prefix`) onto an empty folder of the (0711) run directory
 inside a private mount namespace of its own, so an interpreter under a home
 directory the uid cannot enter (/root/.pyenv/...) works without changing the
-host. Only the standard library and torch here.
+host; the sandbox sees them at their own paths, bound after /job and /tmp, so
+a venv under /tmp is not hidden by the sandbox's /tmp. Only the standard library and torch here.
 """
 
 import ctypes
@@ -24,6 +30,7 @@ import fcntl
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +43,7 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_RDONLY = 0x2, 0x4, 0x8, 0x1
 MS_BIND, MS_REC, MS_PRIVATE, MS_REMOUNT, MNT_DETACH = 0x1000, 0x4000, 0x40000, 0x20, 0x2
 NS_GET_USERNS = 0xB701
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SYS_CAPSET = 126  # x86_64
 NAMESPACES = (("mnt", CLONE_NEWNS), ("net", CLONE_NEWNET), ("ipc", CLONE_NEWIPC),
               ("uts", CLONE_NEWUTS), ("pid", CLONE_NEWPID), ("cgroup", CLONE_NEWCGROUP))
@@ -97,30 +105,53 @@ def drop_box(box):
     LIBC.umount2(box.encode(), MNT_DETACH)
 
 
-def start_sandbox(box, runtime, uid):
+def exec_only_tools(run_dir):
+    """Copies of bwrap and cat that the sandbox uid may run but not read, on a tmpfs of the private mount
+    namespace -> {"bwrap": path, "hold": path}. A program its user cannot read runs non-dumpable: no other
+    process of the box may open its /proc/<pid>/mem or attach to it."""
+    tools = os.path.join(run_dir, "tools")
+    os.makedirs(tools, mode=0o711, exist_ok=True)
+    _mount("tmpfs", tools, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0711,uid=0,gid=0")
+    paths = {}
+    for name, program in (("bwrap", "bwrap"), ("hold", "cat")):
+        paths[name] = os.path.join(tools, name)
+        shutil.copyfile(shutil.which(program, path="/usr/bin:/bin"), paths[name])
+        os.chmod(paths[name], 0o111)
+    _mount("none", tools, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    return paths
+
+
+def start_sandbox(box, runtime, uid, tools, seccomp_path, limit):
     """Start the job's empty sandbox (bwrap holding `cat`) -> (Popen, host pid of its pid 1, write end).
 
-    runtime: [(bound folder, path in the sandbox)] from private_runtime()."""
+    runtime: [(bound folder, path in the sandbox)] from private_runtime(); tools: exec_only_tools();
+    seccomp_path: the filter program (bwrap applies it to what it runs); limit(): run in the holder
+    before it execs anything, it puts the holder under the job's limits (cgroup, rlimits)."""
     hold_r, hold_w = os.pipe()
     info_r, info_w = os.pipe()
+    seccomp_fd = os.open(seccomp_path, os.O_RDONLY)
     command = [
         "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
         "--bounding-set=-all", "--",
-        "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-        "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
+        tools["bwrap"], "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+        "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox", "--as-pid-1",  # pid 1: the holder
         "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-        "--symlink", "usr/bin", "/bin", *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
-        "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
+        "--symlink", "usr/bin", "/bin", "--bind", box, "/job", "--bind", os.path.join(box, "tmp"), "/tmp",
+        # after /tmp and /job: an interpreter or venv living under /tmp stays visible
+        *[arg for bound, seen in runtime for arg in ("--ro-bind", bound, seen)],
+        "--ro-bind", tools["hold"], "/hold",
         "--proc", "/proc", "--dev", "/dev",
         "--remount-ro", "/dev", "--remount-ro", "/",  # bwrap's own tmpfs root and /dev: no room to write
-        "--chdir", "/job", "--info-fd", str(info_w),
-        "--", "/usr/bin/sh", "-c", "echo ready && exec cat",  # says when the sandbox is built
+        "--chdir", "/job", "--info-fd", str(info_w), "--seccomp", str(seccomp_fd),
+        "--", "/usr/bin/sh", "-c", "echo ready && exec /hold",  # says when the sandbox is built
     ]
     env = {"PATH": "/usr/bin:/bin", "HOME": "/job", "LANG": "C.UTF-8"}
-    holder = subprocess.Popen(command, stdin=hold_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              pass_fds=(info_w,), env=env, close_fds=True)
-    os.close(hold_r)
-    os.close(info_w)
+    try:
+        holder = subprocess.Popen(command, stdin=hold_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  pass_fds=(info_w, seccomp_fd), env=env, close_fds=True, preexec_fn=limit)
+    finally:
+        for fd in (hold_r, info_w, seccomp_fd):
+            os.close(fd)
     with os.fdopen(info_r, "rb") as info:
         text = info.read(4096).decode(errors="replace")
     match = re.search(r'"child-pid"\s*:\s*(\d+)', text)
@@ -160,6 +191,18 @@ def drop_all_capabilities():
     data = (_CapData * 2)()
     _check(LIBC.syscall(SYS_CAPSET, ctypes.byref(header), data), "capset")
     _check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load_seccomp(program):
+    """Install a seccomp program (bytes of struct sock_filter, built by the grader) on this process and
+    all it starts; needs no_new_privs (drop_all_capabilities)."""
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.addressof(code))
+    _check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
 
 
 def enter_sandbox(fds, uid):

@@ -1,9 +1,11 @@
 """The strict-mode server: every job in its own sandbox, as its own uid (see jail.py).
 
 Per job the server (root) claims a uid, mounts the job's box, creates its
-cgroup, starts its sandbox and forks a supervisor. The supervisor joins the
-cgroup, sets RLIMIT_NPROC for the uid, enters the sandbox (jail.enter_sandbox)
-and forks the learner's process (pid 3 of the sandbox's pid namespace). When
+cgroup, starts its sandbox (whose holder joins the cgroup and takes the job's
+rlimits first) and forks a supervisor. The supervisor joins the cgroup, sets
+RLIMIT_NPROC for the uid and RLIMIT_AS, enters the sandbox
+(jail.enter_sandbox), loads the seccomp program and forks the learner's
+process (pid 2 of the sandbox's pid namespace, the holder is pid 1). When
 that process has exited, the supervisor kills every process of the job's uid
 (kill(-1)), sends the wait status to the server through a pipe and exits.
 Then, or when the time is up, the sandbox is killed, the cgroup emptied, and
@@ -20,7 +22,7 @@ import struct
 import time
 
 from . import cgroups, jail
-from .child import _close_fds, _ended, _exit, _limit_self, _print_exc, _write_status, run_job
+from .child import _close_fds, _ended, _exit, _limit_self, _print_exc, _vm_bytes, _write_status, run_job
 
 MAX_COPY = 64 * 2**20  # a box holds at most its tmpfs size anyway
 
@@ -43,13 +45,18 @@ class StrictJob:
             shutil.copyfile(os.path.join(self.job_dir, "input.pt"), os.path.join(self.box, "input.pt"))
             if plan["cgroups"]:
                 self.group = cgroups.JobGroup(f"{os.getpid()}-{job}", plan["memory_mb"], plan["processes"])
-            self.holder, self.pid1, self.hold_w = jail.start_sandbox(self.box, plan["runtime"], self.uid)
+            self.holder, self.pid1, self.hold_w = jail.start_sandbox(
+                self.box, plan["runtime"], self.uid, plan["tools"], plan["seccomp"], self._holder_limits)
             self.status_r, status_w = os.pipe()
             self.pid = self._fork(status_w)
             os.close(status_w)
         except BaseException:
             self.finish()
             raise
+
+    def _holder_limits(self):
+        """In the holder, before it execs setpriv: the job's cgroup and rlimits (see _job_limits)."""
+        _job_limits(self.plan, self.group, 0)
 
     def _fork(self, status_w):
         """Fork the supervisor; it never returns."""
@@ -62,11 +69,9 @@ class StrictJob:
         code = 0
         try:
             _close_fds(keep=[status_w, *fds.values()])
-            if self.group:
-                self.group.add_self()
-            nproc = self.plan["processes"]
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            _job_limits(self.plan, self.group, _vm_bytes())
             jail.enter_sandbox(fds, self.uid)
+            jail.load_seccomp(self.plan["seccomp_program"])  # the learner's process inherits it
             learner = os.fork()
             if learner == 0:
                 os.close(status_w)
@@ -150,6 +155,17 @@ class StrictJob:
                 self.status_r = None
 
 
+def _job_limits(plan, group, vm_now):
+    """Put the calling process under the job's limits before it runs anything else: its cgroup when
+    there is one, and always RLIMIT_NPROC (per uid) and RLIMIT_AS (vm_now + the job's memory)."""
+    if group:
+        group.add_self()
+    nproc = plan["processes"]
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    memory = vm_now + plan["memory_mb"] * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
 def _copy_file(src_dir_fd, name, dest):
     """Copy one regular file (no symlinks, at most MAX_COPY bytes) out of the box."""
     try:
@@ -197,6 +213,10 @@ def serve_strict(plan):
     """Run every job of the plan `parallel` at a time, each in its own sandbox."""
     cgroups.sweep_stale()
     plan["runtime"] = jail.private_runtime(plan["run_dir"])
+    plan["tools"] = jail.exec_only_tools(plan["run_dir"])
+    plan["seccomp"] = os.path.join(plan["run_dir"], "seccomp.bpf")  # written by the grader
+    with open(plan["seccomp"], "rb") as f:
+        plan["seccomp_program"] = f.read()
     plan["cgroups"] = cgroups.available()[0]
     pending, running = list(plan["jobs"]), {}  # supervisor pid -> StrictJob
     try:
