@@ -48,7 +48,8 @@ def main():
         rows = [{"n": int(r.n), "variant": r.variant, "ms": round(float(r.ms), 4), "mib": round(float(r.mib), 4)}
                 for r in table.itertuples()]
         ch10.SHIPPED.parent.mkdir(parents=True, exist_ok=True)
-        ch10.SHIPPED.write_text(json.dumps({"machine": machine(args.threads), "rows": rows}, indent=1) + "\n", encoding="utf-8")
+        figures = {"machine": machine(args.threads), "rows": rows}
+        ch10.SHIPPED.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {ch10.SHIPPED.relative_to(ROOT)}")
 
 

@@ -13,17 +13,18 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 
 
-def open_page(page_path=None, lang="en", timeout=60):
+def open_page(page_path=None, lang="en", timeout=120):
     """AppTest of app.py in `lang`, switched to `page_path` (None: the first page), run.
 
     The root URL switches to the first page; the browser then reruns that page at
     its own URL, so the helper does the same (a widget changed in the very run
-    after st.switch_page would otherwise lose its value under AppTest).
+    after st.switch_page would otherwise lose its value under AppTest). Fails on an exception.
     """
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     at.session_state["app_lang"] = lang
     at.run()
     at.switch_page(page_path or pages_index.existing()[0].path).run()
+    assert not at.exception, [e.value for e in at.exception]
     return at
 
 

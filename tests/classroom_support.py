@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from classroom import store as store_ops
-from classroom.db import Store
 from classroom.models import Job, Result, Submission, utcnow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,12 +1,60 @@
-"""Shared test setup: progress and notes go to a temporary home, never the repo."""
+"""Shared test setup: a temporary progress home, the `slow` tier, and the fixtures several files use."""
 
 import atexit
 import os
 import shutil
 import tempfile
 
+import pytest
+
+from tests.browser_support import browsers
+from tests.classroom_support import class_store, pg_url, postgres_server, sqlite_url
+
+__all__ = ["browsers", "class_store", "pg_url", "postgres_server", "sqlite_url"]  # fixtures for every test file
+
 # Set before any project module reads it: grader runs in tests must not touch
 # the learner's real progress file.
 if "ATTENTION_LAB_HOME" not in os.environ:
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-home-")
     atexit.register(shutil.rmtree, os.environ["ATTENTION_LAB_HOME"], ignore_errors=True)
+
+# A test that uses one of these (directly or through another fixture) is `slow`.
+SLOW_FIXTURES = {
+    "browsers": "headless Chromium",
+    "postgres_server": "a Postgres server",
+    "strict_available": "the strict (bubblewrap) sandbox",
+}
+
+
+def is_slow(item):
+    """True if the test needs a browser, Postgres or the strict sandbox (also as a `sandbox` parameter)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(SLOW_FIXTURES.keys() & set(item.fixturenames)) or params.get("sandbox") == "strict"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def lab_home(tmp_path, monkeypatch):
+    """Progress and notes go to a fresh folder (the test's tmp_path) -> that folder."""
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """A folder of tiny checkpoints and their BLEU reports (tests/demo_fixtures.py), written once per run."""
+    from demo_fixtures import write_tiny_checkpoints
+
+    return write_tiny_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture
+def tiny_env(tiny, lab_home, monkeypatch):
+    """A fresh progress home; the app reads the tiny checkpoints -> their folder."""
+    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
+    return tiny

@@ -8,7 +8,6 @@ pages show what the model computed. Written to a temporary folder only.
 import json
 from pathlib import Path
 
-import pytest
 import torch
 
 from course.translation import demos
@@ -63,17 +62,3 @@ def write_tiny_checkpoints(out_dir, names=MODEL_NAMES, reports=True, seed=0):
             result = evaluate(model, pairs, src_vocab, tgt_vocab, beam_size=2, num_examples=2)
             (out_dir / f"{name}.bleu.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return out_dir
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """A folder of tiny checkpoints (and reports), written once per test module."""
-    return write_tiny_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(tiny, tmp_path, monkeypatch):
-    """Fresh progress home; the tiny checkpoints (autouse in every module that imports it)."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
-    return tiny

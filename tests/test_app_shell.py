@@ -9,14 +9,9 @@ from course.app import pages_index, progress
 from course.common import i18n, paths
 from course.common.exercise_index import EXERCISES
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 MY_PAGES = ("ch01", "practice", "notes")
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    """Progress and notes go to a fresh folder in every test."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    return tmp_path
 
 
 def test_page_registry_is_consistent():

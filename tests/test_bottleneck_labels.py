@@ -4,11 +4,12 @@ import json
 
 import pytest
 from app_helpers import errors_of, open_page
-from demo_fixtures import env, tiny  # noqa: F401 (fixtures)
 
 from course.app import pages_index
 from course.common import i18n
 from course.translation.models import MODEL_NAMES
+
+pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
 
 BOTTLENECK = pages_index.get("demo_bottleneck").path
 ENGLISH = {"greedy", "beam", "model", "bucket"}

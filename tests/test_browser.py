@@ -11,170 +11,30 @@ under artifacts/screenshots/. Needs Debian's `chromium` and `chromium-driver`
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import tempfile
-import time
 import unicodedata
-import urllib.request
 from bisect import bisect_right
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 
 from course.app import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
+from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
+                                   running_app, wait_for, wait_for_text, wait_until_rendered)
 
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "artifacts" / "screenshots"
-LOCALES = {"en": "en-US", "zh": "zh-CN"}
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1400,1000",
-)
-# Streamlit exceptions, st.error boxes, and formulas KaTeX could not parse (shown in red).
-ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"], .katex-error'
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
              "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
 pytestmark = pytest.mark.timeout(600)
-
-
-def find_browser():
-    """(chromium, chromedriver) paths, or a reason why the browser test cannot run."""
-    chromium = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
-    driver = shutil.which("chromedriver")
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return None, None, "selenium is not installed (pip install -r requirements.txt)"
-    if not chromium or not driver:
-        return None, None, "Chromium or chromedriver not found (run .ci/install-browser)"
-    return chromium, driver, None
-
-
-def require_browser():
-    """The browser paths; skip without them, but fail in CI, which must run this test."""
-    chromium, driver, problem = find_browser()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the browser test: {problem}")
-        pytest.skip(problem)
-    return chromium, driver
-
-
-def free_port():
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_health(url, child, timeout=90):
-    """Poll /_stcore/health until the server answers; fail with its log if it dies."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            pytest.fail(f"streamlit exited with {child.returncode}:\n{child.stdout.read()}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"streamlit did not answer within {timeout} s")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
     require_browser()
-    port = free_port()
-    env = dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-        "--server.port", str(port), "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]
-    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(url, child)
+    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
         yield url
-    finally:
-        child.terminate()
-        try:
-            child.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-
-
-@pytest.fixture(scope="module")
-def browsers():
-    """One headless Chromium per language (by locale), created on first use."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver_path = require_browser()
-    made, profiles = {}, []
-
-    def get(lang):
-        if lang not in made:
-            options = webdriver.ChromeOptions()
-            options.binary_location = chromium
-            for flag in CHROMIUM_FLAGS:
-                options.add_argument(flag)
-            profile = tempfile.mkdtemp(prefix="chromium-profile-")
-            profiles.append(profile)
-            options.add_argument(f"--user-data-dir={profile}")
-            options.add_argument(f"--lang={LOCALES[lang]}")
-            options.add_experimental_option("prefs", {"intl.accept_languages": LOCALES[lang]})
-            driver = webdriver.Chrome(service=Service(driver_path), options=options)
-            driver.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": LOCALES[lang]})
-            made[lang] = driver
-        return made[lang]
-
-    yield get
-    for driver in made.values():
-        driver.quit()
-    for profile in profiles:
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def wait_until_rendered(driver, timeout=90):
-    """Wait until the page has a title and Streamlit stays idle for a moment."""
-    from selenium.webdriver.common.by import By
-
-    deadline, calm_since = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        running = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
-        ready = driver.find_elements(By.CSS_SELECTOR, "h1") and not running
-        if ready:
-            calm_since = calm_since or time.monotonic()
-            if time.monotonic() - calm_since > 1.0:
-                return
-        else:
-            calm_since = None
-        time.sleep(0.25)
-    pytest.fail(f"{driver.current_url} did not finish rendering within {timeout} s")
-
-
-def full_page_screenshot(driver, path):
-    """Resize the window to the page's height, then save a PNG."""
-    height = driver.execute_script(
-        "const m = document.querySelector('[data-testid=\"stMain\"]');"
-        "return Math.max(m ? m.scrollHeight : 0, document.body.scrollHeight);"
-    )
-    driver.set_window_size(1400, min(max(int(height) + 120, 1000), 12000))
-    time.sleep(0.6)  # let charts re-layout to the new size
-    path.parent.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(path))
-    driver.set_window_size(1400, 1000)
 
 
 # Emoji blocks: drawn from an emoji font, which CI's Debian image (and many learners') lacks.
@@ -253,12 +113,18 @@ def open_tab(driver, label):
     """Click the tab with this label and wait for Streamlit to settle; returns the visible panel."""
     from selenium.webdriver.common.by import By
 
-    tab = next(b for b in driver.find_elements(By.CSS_SELECTOR, '[role="tab"]') if b.text.strip() == label)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", tab)
-    tab.click()
-    time.sleep(0.8)
+    def tab():
+        return next(b for b in driver.find_elements(By.CSS_SELECTOR, '[role="tab"]') if b.text.strip() == label)
+
+    def visible_panels(d):
+        return [p for p in d.find_elements(By.CSS_SELECTOR, '[role="tabpanel"]') if p.is_displayed()]
+
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", tab())
+    tab().click()
+    wait_for(driver, lambda d: tab().get_attribute("aria-selected") == "true" and len(visible_panels(d)) == 1,
+             lambda: f"{label!r} not selected, or {len(visible_panels(driver))} tab panels visible", 30)
     wait_until_rendered(driver)
-    panels = [p for p in driver.find_elements(By.CSS_SELECTOR, '[role="tabpanel"]') if p.is_displayed()]
+    panels = visible_panels(driver)
     assert len(panels) == 1, f"{len(panels)} tab panels visible after clicking {label!r}"
     return panels[0]
 
@@ -339,12 +205,9 @@ def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "zh"))
     english = driver.find_element(By.XPATH, '//*[@data-testid="stSidebar"]//label[.//p[text()="English"]]')
     english.click()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "en")):
-            break
-        time.sleep(0.3)
-    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "en"))
+    english_title = t("ch01.title", "en")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(english_title),
+             lambda: f"the title stayed {driver.find_elements(By.CSS_SELECTOR, 'h1')[0].text!r}", 30)
 
 
 def test_page_opens_without_errors(server, browsers, page, lang):
@@ -390,15 +253,15 @@ def chart_geometry(driver, title, timeout=30):
     """Title, line marks (bounding boxes, colours), axes and height of the drawn chart with this title."""
     from selenium.webdriver.common.by import By
 
-    deadline, seen = time.monotonic() + timeout, []
-    while time.monotonic() < deadline:
-        seen = [driver.execute_script(CHART_GEOMETRY, c)
-                for c in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')]
-        found = [g for g in seen if g and g["title"] == title]
-        if found:
-            return found[0]
-        time.sleep(0.5)
-    pytest.fail(f"no chart titled {title!r}; titles: {[g and g['title'] for g in seen]}")
+    seen = []
+
+    def drawn(d):
+        seen[:] = [d.execute_script(CHART_GEOMETRY, c)
+                   for c in d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')]
+        return next((g for g in seen if g and g["title"] == title), None)
+
+    return wait_for(driver, drawn, lambda: f"no chart titled {title!r}; titles: {[g and g['title'] for g in seen]}",
+                    timeout)
 
 
 def open_through_root(driver, server, key):
@@ -416,31 +279,38 @@ def close_dialogs(driver):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    for _ in range(3):
-        if not driver.find_elements(By.CSS_SELECTOR, '[role="dialog"]'):
-            return
+    if driver.find_elements(By.CSS_SELECTOR, '[role="dialog"]'):
         ActionChains(driver).send_keys(Keys.ESCAPE).perform()
-        time.sleep(0.5)
+        wait_for(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, '[role="dialog"]'),
+                 "a dialog stayed open after Escape", 10)
 
 
 def press_on_slider(driver, label, key, times):
     """Focus the last slider labelled `label`, press a key `times` times, wait for the rerun; the new value."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
-    before = driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
+
+    def value(d):
+        return d.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
+
+    before = value(driver)
     for _ in range(3):  # a rerun still settling can take the focus away: try again
         close_dialogs(driver)
         slider = driver.find_elements(By.CSS_SELECTOR, selector)[-1]
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
         ActionChains(driver).send_keys(*[key] * times).perform()
-        time.sleep(1.0)
+        try:
+            WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+                lambda d: value(d) != before)
+        except TimeoutException:
+            wait_until_rendered(driver)
+            continue
         wait_until_rendered(driver)
-        after = driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
-        if after != before:
-            return after
-        time.sleep(2.0)
+        return value(driver)
     active = driver.execute_script("return document.activeElement.innerText.slice(0, 200)")
     pytest.fail(f"the {label} slider did not move from {before}; the focus is on {active!r}")
 
@@ -503,16 +373,14 @@ def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, 
     label = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == beam)
     # A script click: the deep-link "Page not found" dialog (test_page_opens_without_errors, issue 16) may cover it.
     driver.execute_script("arguments[0].click();", label)
-    time.sleep(0.5)
-    wait_until_rendered(driver)
+    wait_for_text(driver, "α = ")  # the beam's decoding note names its length penalty
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
     assert errors == []
-    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
-    assert "α = " in main.text
 
 
-def type_sentence(driver, label, sentence):
-    """Replace the text in the input labelled `label`, press Enter and wait for the rerun."""
+def type_sentence(driver, label, sentence, shown):
+    """Replace the text in the input labelled `label`, press Enter and wait until `shown(driver)` holds
+    (the rerun with the new sentence has shown it), then until Streamlit is idle."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -523,7 +391,7 @@ def type_sentence(driver, label, sentence):
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys(Keys.DELETE)
     box.send_keys(sentence, Keys.ENTER)
-    time.sleep(1.0)
+    wait_for(driver, shown, f"the page did not show the translation of {sentence!r}", 120)
     wait_until_rendered(driver)
 
 
@@ -539,14 +407,17 @@ def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, b
     driver.set_window_size(1400, 1000)
     open_through_root(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
-    type_sentence(driver, label, "The zorblaxian cat sat on the mat.")
+    # The pieces note lists what the model read; the common words are whole pieces.
+    type_sentence(driver, label, "The zorblaxian cat sat on the mat.", lambda d: "cat sat on the mat" in main_text(d))
     main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
     lead = t("demos.common.pieces_note", lang, tokens="X").split("X")[0].strip()
     assert lead in main.text and "##" in main.text, main.text[:2000]
     assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
     full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_pieces.png")
-    type_sentence(driver, label, "I like ☃ tea.")
-    warnings = " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]'))
-    assert "☃" in warnings, warnings
+    def warnings(d):
+        return " ".join(e.text for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]'))
+
+    type_sentence(driver, label, "I like ☃ tea.", lambda d: "☃" in warnings(d))
+    assert "☃" in warnings(driver), warnings(driver)
     assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
     full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_unknown.png")

@@ -10,6 +10,8 @@ from app_helpers import errors_of, markdown_text, metric, open_page
 from course.common.i18n import t
 from course.lessons import ch01
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 PAGE = "app_pages/ch01_seq2seq.py"
 
 
@@ -142,11 +144,6 @@ def test_seq2seq_diagram_and_decoder_inputs():
 
 
 # --- the page, driven through AppTest ---------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

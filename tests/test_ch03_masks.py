@@ -11,13 +11,10 @@ from app_helpers import errors_of, markdown_text, open_page
 from course.common.i18n import t
 from course.lessons import ch03_masks
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 PAGE = "app_pages/ch03_scoring.py"
 ALLOWED = {"per_example": [[2, 2], [3, 3]], "per_query": [[1, 3], [2, 4]]}  # keys readable per (example, query)
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 def expected(name, seed):

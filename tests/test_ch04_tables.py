@@ -10,13 +10,9 @@ from course.common.i18n import t
 from course.lessons import ch04, ch04_tables
 from course.translation.decoder_compare import decoder_comparison
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 PAGE = "app_pages/ch04_bahdanau.py"
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    """The learner's progress and notes go to a fresh folder."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 def softmax_np(x):

@@ -89,13 +89,15 @@ def test_rotation_moves_every_position_by_delta():
 @pytest.mark.parametrize(("length", "d", "delta"), [(60, 32, 5), (100, 128, 99), (8, 4, 1)])
 def test_rotation_error_is_tiny_in_float64_and_bounded_in_float32(length, d, delta):
     assert ch06_positions.rotation_error(length, d, delta) < 1e-6
-    assert ch06_positions.rotation_error(length, d, delta, ch06_positions.module_table(length, d)) <= ch06_positions.FLOAT32_BOUND
+    table = ch06_positions.module_table(length, d)
+    assert ch06_positions.rotation_error(length, d, delta, table) <= ch06_positions.FLOAT32_BOUND
 
 
 def test_rotation_error_detects_a_wrong_table():
     P = ch06_positions.sinusoid_table(50, 16)
     shifted = P.copy()
-    shifted[:, 0::2] = np.sin(np.arange(50)[:, None] * ch06_positions.frequencies(16) + 0.3 * np.arange(50)[:, None] ** 2 / 50)
+    positions = np.arange(50)[:, None]
+    shifted[:, 0::2] = np.sin(positions * ch06_positions.frequencies(16) + 0.3 * positions ** 2 / 50)
     assert ch06_positions.rotation_error(50, 16, 3, shifted) > 0.01  # the angle is not linear in the position
     with pytest.raises(ValueError, match="between 1 and"):
         ch06_positions.rotation_error(10, 8, 10)

@@ -116,7 +116,8 @@ def test_cards_link_to_registered_chapters_and_have_text():
 
 def test_interview_numbers_match_their_formulas():
     numbers = ch09.interview_numbers(d=64, n=1000, width=512, heads=8, dense_n=50)
-    assert numbers["var_unscaled"] == pytest.approx(64, rel=0.15) and numbers["var_scaled"] == pytest.approx(1, rel=0.15)
+    assert numbers["var_unscaled"] == pytest.approx(64, rel=0.15)
+    assert numbers["var_scaled"] == pytest.approx(1, rel=0.15)
     assert numbers["max_unscaled"] > numbers["max_scaled"]
     assert numbers["additive_params"] == 64 * (64 + 64) + 64 and numbers["dot_params"] == 0
     assert numbers["attention_ops"] == 1000**2 * 512 and numbers["rnn_ops"] == 1000 * 512**2

@@ -13,12 +13,9 @@ from course.app import pages_index
 from course.common.i18n import t
 from course.lessons import ch10
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 PAGE = "app_pages/ch10_variants.py"
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 def test_full_attention_is_softmax_of_scaled_scores():
@@ -98,7 +95,8 @@ def test_page_shows_the_budget_and_the_shipped_costs(lang):
 
     shipped, _ = ch10.load_shipped()
     memory = chart_data(at, 1).sort_values(["n", "variant"])
-    assert len(memory) == len(shipped) and set(memory["variant"]) == {t("ch10.long.full", lang), t("ch10.long.linear", lang)}
+    assert len(memory) == len(shipped)
+    assert set(memory["variant"]) == {t("ch10.long.full", lang), t("ch10.long.linear", lang)}
     top = int(shipped["n"].max())
     assert metric(at, t("ch10.long.ratio_memory", lang, n=top)) == f"{ch10.ratio(shipped, top, 'mib'):.1f}×"
 

@@ -5,7 +5,7 @@ from sqlalchemy import update
 
 from classroom import access, store as store_ops
 from classroom.models import User
-from tests.classroom_support import INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import INSTRUCTOR, add_graded, user_id
 
 ROLE_EMAIL = {"learner": "ann@class.test", "ta": "ta@class.test", "instructor": INSTRUCTOR}
 # action -> roles that may do it (written out here, independently of access.PERMISSIONS)

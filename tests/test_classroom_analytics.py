@@ -7,7 +7,7 @@ import pytest
 
 from classroom import analytics, frames
 from classroom.exercises import EXERCISE_IDS
-from tests.classroom_support import add_graded, class_store, run_cli, sqlite_url  # noqa: F401
+from tests.classroom_support import add_graded, run_cli
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from classroom.models import Submission
 from classroom.worker import run_worker
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
-from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, user_id
 
 GRADEBOOK = "classroom/app_pages/gradebook.py"
 ANALYTICS = "classroom/app_pages/analytics.py"

@@ -8,15 +8,14 @@ Chromium, except in CI (see tests/test_browser.py).
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 from classroom import store as store_ops
 from course.common.i18n import t
-from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, make_class
-from tests.test_browser import ERROR_SELECTOR, SHOTS, browsers, free_port, full_page_screenshot, \
-    require_browser, wait_for_health, wait_until_rendered  # noqa: F401
+from tests.browser_support import ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser, \
+    running_app, wait_for, wait_for_text, wait_until_rendered
+from tests.classroom_support import INSTRUCTOR, add_graded, make_class
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -29,40 +28,15 @@ def hosted(tmp_path_factory):
     url = f"sqlite:///{folder / 'class.db'}"
     store = make_class(url, folder)
     add_graded(store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
-    port = free_port()
     env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
-    child = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                              "--server.port", str(port), "--server.address", "127.0.0.1",
-                              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    server = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_health(server, child)
+    with running_app(env) as server:
         yield server, store, url
-    finally:
-        child.terminate()
-        child.wait(timeout=20)
-
-
-def _text(driver):
-    from selenium.webdriver.common.by import By
-
-    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
 
 
 def _errors(driver):
     from selenium.webdriver.common.by import By
 
     return [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
-
-
-def _wait_for_text(driver, text, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in _text(driver):
-            return
-        time.sleep(0.5)
-    pytest.fail(f"{text!r} did not appear; the page shows:\n{_text(driver)[:2000]}")
 
 
 def _picked_learner(driver):
@@ -89,18 +63,18 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
     assert "token=" not in driver.current_url  # a used link leaves the address bar
     driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()  # the ex00 stub
-    _wait_for_text(driver, t("classroom.state_queued", "en", position=1))
+    wait_for_text(driver, t("classroom.state_queued", "en", position=1))
     worker = subprocess.run([sys.executable, "-m", "classroom", "worker", "--db", url, "--once",
                              "--sandbox", "process"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert worker.returncode == 0, worker.stderr
-    _wait_for_text(driver, "not started: write receptive_field")  # the grader's words, pushed to the page
+    wait_for_text(driver, "not started: write receptive_field")  # the grader's words, pushed to the page
     wait_until_rendered(driver)
     assert _errors(driver) == []
     full_page_screenshot(driver, SHOTS / "en_class_practice.png")
-    assert "bob@class.test" not in _text(driver)
+    assert "bob@class.test" not in main_text(driver)
     driver.get(f"{server}/gradebook")  # not this learner's page, even by its address
     wait_until_rendered(driver)
-    assert t("classroom.gradebook_title", "en") not in _text(driver) and "bob@class.test" not in _text(driver)
+    assert t("classroom.gradebook_title", "en") not in main_text(driver) and "bob@class.test" not in main_text(driver)
 
 
 def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browsers):
@@ -118,16 +92,14 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
     box.click()
     box.send_keys("bob" + Keys.ENTER)
-    deadline = time.monotonic() + 60
-    while _picked_learner(driver) != "bob@class.test" and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert _picked_learner(driver) == "bob@class.test"  # the only learner left after filtering
+    wait_for(driver, lambda d: _picked_learner(d) == "bob@class.test",  # the only learner left after filtering
+             lambda: f"the picker shows {_picked_learner(driver)!r}", 60)
     wait_until_rendered(driver)
     full_page_screenshot(driver, SHOTS / "zh_class_gradebook.png")
     session = driver.current_url.split("session=")[1]  # a reload or a new tab stays signed in
     driver.get(f"{server}/analytics?session={session}")
     wait_until_rendered(driver)
-    _wait_for_text(driver, t("classroom.analytics_title", "zh"))
+    wait_for_text(driver, t("classroom.analytics_title", "zh"))
     assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
-    assert "100%" in _text(driver) and _errors(driver) == []
+    assert "100%" in main_text(driver) and _errors(driver) == []
     full_page_screenshot(driver, SHOTS / "zh_class_analytics.png")

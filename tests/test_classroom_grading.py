@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from classroom import grading, store as store_ops
 from classroom.models import Result, Submission
 from classroom.worker import run_worker
-from tests.classroom_support import class_store, run_cli, solution, sqlite_url, stub, user_id  # noqa: F401
+from tests.classroom_support import run_cli, solution, stub, user_id
 
 MARK = "ann's own softmax was imported"
 

@@ -22,7 +22,7 @@ from sqlalchemy import select
 
 from classroom import store as store_ops
 from classroom.models import Result, Submission
-from tests.classroom_support import add_graded, class_store, run_cli, solution, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import add_graded, run_cli, solution, user_id
 
 NAMES = hostile_names()
 GROUPS = [NAMES[i::2] for i in range(2)]  # two drains of seven or eight files

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from classroom import grading, store as store_ops
 from classroom.db import Store, migrate, schema_versions
 from classroom.models import Result, Submission
-from tests.classroom_support import class_store, run_cli, solution, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import run_cli, solution, user_id
 
 NOSCALE = solution("ex03").replace(" / math.sqrt(d)", "")
 

@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from course.common.i18n import t
+from tests.browser_support import free_port, require_browser, wait_for_health, wait_until_rendered
 from tests.classroom_support import INSTRUCTOR, ROOT, make_class
-from tests.test_browser import browsers, free_port, require_browser, wait_for_health, wait_until_rendered  # noqa: F401
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -73,7 +73,8 @@ def _sign_in_as(driver, server, sub):
     try:
         WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, pick))
     except Exception:
-        pytest.fail(f"no provider page at {driver.current_url}:\n{driver.find_element(By.TAG_NAME, 'body').text[:1500]}")
+        body = driver.find_element(By.TAG_NAME, "body").text[:1500]
+        pytest.fail(f"no provider page at {driver.current_url}:\n{body}")
     driver.find_element(By.CSS_SELECTOR, pick).click()
     wait_until_rendered(driver)  # Streamlit brings the browser back to the app's first page
     driver.get(f"{server}/practice")

@@ -8,8 +8,7 @@ from sqlalchemy import select, text
 from classroom import queue, store as store_ops
 from classroom.db import Store
 from classroom.models import Job, Result, Submission
-from tests.classroom_support import LEARNERS, make_class, pg_url, postgres_server, run_cli, solution, \
-    stub, user_id  # noqa: F401
+from tests.classroom_support import LEARNERS, make_class, run_cli, solution, stub, user_id
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ import sys
 import threading
 import time
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from classroom import queue, store as store_ops
-from classroom.models import Job, Result, Submission, utcnow
-from tests.classroom_support import LEARNERS, ROOT, add_graded, class_store, run_cli, solution, \
-    sqlite_url, stub, user_id  # noqa: F401
+from classroom.models import Job, Result, Submission
+from tests.classroom_support import LEARNERS, ROOT, run_cli, solution, stub, user_id
 
 
 def _submit(store, email, ex_id, source):

@@ -13,7 +13,7 @@ from course.app import progress
 from course.common import exercise_index
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, open_page, utc_plus_8  # noqa: F401  (a fixture)
-from tests.classroom_support import ROOT, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import ROOT, add_graded, user_id
 
 TOTAL = len(exercise_index.EXERCISES)
 

@@ -1,7 +1,6 @@
 """Sign-in resolution: OIDC email against the roster, one-time links, sessions."""
 
 from classroom import signin, store as store_ops
-from tests.classroom_support import class_store, sqlite_url  # noqa: F401
 
 
 def test_oidc_email_must_be_on_the_roster(class_store):

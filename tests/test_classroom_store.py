@@ -10,7 +10,7 @@ from sqlalchemy import func, select, update
 from classroom import store as store_ops
 from classroom.db import SchemaError, Store, make_engine
 from classroom.models import Base, LoginSession, SignInToken, Submission, User, utcnow
-from tests.classroom_support import INSTRUCTOR, class_store, run_cli, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import INSTRUCTOR, run_cli, user_id
 
 
 def test_store_refuses_a_database_without_schema(tmp_path):

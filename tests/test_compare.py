@@ -40,7 +40,8 @@ def test_gradient_keys_read_well_and_use_looser_tolerance():
 
 def test_missing_result_and_exceptions():
     assert "missing" in compare_results({"attention_weights": torch.zeros(2)}, {})
-    assert compare_raised({"raised": "ValueError"}, {"raised": "MyError", "raised_mro": "MyError,ValueError,Exception"}) is None
+    subclass = {"raised": "MyError", "raised_mro": "MyError,ValueError,Exception"}
+    assert compare_raised({"raised": "ValueError"}, subclass) is None
     assert "returned normally" in compare_raised({"raised": "ValueError"}, {"raised": None})
-    assert "expected a ValueError, got TypeError" in compare_raised({"raised": "ValueError"},
-                                                                      {"raised": "TypeError", "raised_mro": "TypeError"})
+    other = {"raised": "TypeError", "raised_mro": "TypeError"}
+    assert "expected a ValueError, got TypeError" in compare_raised({"raised": "ValueError"}, other)

@@ -193,7 +193,8 @@ def test_split_keeps_all_translations_together_and_rejects_impossible_sizes():
 
 def test_split_holds_out_extra_long_sentences_without_leakage():
     short = make_pairs(300)
-    long = [D.Pair(f"we all saw the {i} tall old trees near the river bank in town today.", f"长句{i}。", "", 10_000 + i)
+    long = [D.Pair(f"we all saw the {i} tall old trees near the river bank in town today.", f"长句{i}。", "",
+                   10_000 + i)
             for i in range(80)]
     plain = D.split_pairs(short + long, test_size=100, valid_size=50, seed=1)
     s = D.split_pairs(short + long, test_size=100, valid_size=50, seed=1, long_size=40)

@@ -88,7 +88,8 @@ def test_kv_cache_decodes_the_same_ids_greedy_and_beam(seed):
 
 def test_kv_cache_gives_the_same_attention_maps_in_translate():
     model = transformer(4)
-    src_vocab, tgt_vocab = Vocab([f"w{i}" for i in range(SRC_V - 4)]), Vocab([chr(0x4E00 + i) for i in range(TGT_V - 4)])
+    src_vocab = Vocab([f"w{i}" for i in range(SRC_V - 4)])
+    tgt_vocab = Vocab([chr(0x4E00 + i) for i in range(TGT_V - 4)])
     sentence = "w1 w2 w3 w4 w5"
     a = translate(model.use_kv_cache(False), sentence, src_vocab, tgt_vocab, max_len=10)
     b = translate(model.use_kv_cache(True), sentence, src_vocab, tgt_vocab, max_len=10)

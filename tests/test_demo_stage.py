@@ -113,7 +113,7 @@ def test_without_a_checkpoint_the_stage_is_skipped_with_the_training_command(tmp
 
 
 def test_the_procedure_decodes_like_course_decoding(use_checkpoints):
-    """Independent derivation: ids from course.translation.decoding.greedy_decode, logits from a teacher-forced forward."""
+    """Independent derivation: ids from decoding.greedy_decode, logits from a teacher-forced forward."""
     for ex_id, model_name in (("ex04", "bahdanau"), ("ex07", "transformer")):
         check = demo_check(ex_id, model_name)
         got = PROCEDURES[check.procedure](reference_modules, check.spec)

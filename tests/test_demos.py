@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import torch
 from app_helpers import errors_of, open_page, widgets
-from demo_fixtures import env, tiny  # noqa: F401 (fixtures)
 
 from course.app import demo_runner, pages_index, progress
 from course.common import i18n, paths
@@ -22,6 +21,8 @@ from course.translation import demos
 from course.translation.checkpoint import load_checkpoint
 from course.translation.models import MODEL_NAMES
 from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
+
+pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_PAGES = [p for p in pages_index.PAGES if p.section == "demos"]

@@ -47,7 +47,8 @@ CASES = {
         'if valid_lens is None:\n        raise ValueError("\\x1b[31mred\\x1b[0m text")')),
     "softmax via getattr": ("ex01", EX01.replace(
         "    X_max = X.detach().amax(dim=dim, keepdim=True)\n",
-        "    return getattr(torch.ops.aten, '_soft' + 'max')(X, dim, False)\n    X_max = X.detach().amax(dim=dim, keepdim=True)\n")),
+        "    return getattr(torch.ops.aten, '_soft' + 'max')(X, dim, False)\n"
+        "    X_max = X.detach().amax(dim=dim, keepdim=True)\n")),
     "softmax via F": ("ex01", EX01.replace("import torch\n", "import torch\nimport torch.nn.functional as F\n").replace(
         "    X_max = X.detach().amax(dim=dim, keepdim=True)\n",
         "    return F.softmax(X, dim=dim)\n    X_max = X.detach().amax(dim=dim, keepdim=True)\n")),

@@ -1,6 +1,5 @@
 """The grader client and the Practice page, run against a fake grader script."""
 
-import json
 import subprocess
 import sys
 import textwrap

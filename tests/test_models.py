@@ -91,7 +91,8 @@ def test_an_unfinished_exercise_is_a_clear_error(tmp_path):
     unfinished = Path(tmp_path) / "unfinished_pkg"
     shutil.copytree(ROOT / "solutions", unfinished, ignore=shutil.ignore_patterns("__pycache__"))
     text = (unfinished / "ex06_positional_encoding.py").read_text()
-    text = text.replace("super().__init__()", "super().__init__()\n        raise NotImplementedError('PositionalEncoding.__init__')", 1)
+    raising = "super().__init__()\n        raise NotImplementedError('PositionalEncoding.__init__')"
+    text = text.replace("super().__init__()", raising, 1)
     (unfinished / "ex06_positional_encoding.py").write_text(text)
     sys.path.insert(0, str(tmp_path))
     try:

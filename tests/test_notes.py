@@ -10,11 +10,7 @@ from app_helpers import errors_of, open_page, utc_plus_8  # noqa: F401  (a fixtu
 from course.app import notes, pages_index
 from course.common.i18n import t
 
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
 
 
 def test_save_and_load_round_trip(lab_home):

@@ -5,35 +5,20 @@ with the numbers the page shows.
 """
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from app_helpers import open_page
 from streamlit import dataframe_util
-from streamlit.testing.v1 import AppTest
 
 from course.common import i18n
 from course.lessons import ch02
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 CH02, CH03, CH04 = "app_pages/ch02_attention_cues.py", "app_pages/ch03_scoring.py", "app_pages/ch04_bahdanau.py"
 READING = np.array([3.0, 1.0, 0.2, -0.5, -2.0])
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    """The learner's progress and notes go to a fresh folder."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
-
-
-def open_page(page, lang="en"):
-    """app.py in `lang`, opened directly on `page`."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.session_state["app_lang"] = lang
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def softmax(x):

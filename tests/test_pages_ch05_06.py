@@ -16,14 +16,10 @@ from streamlit import dataframe_util
 from course.common import i18n
 from course.lessons import ch05, ch06
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 CH05, CH06 = "app_pages/ch05_multihead.py", "app_pages/ch06_self_attention.py"
 BOUND32 = (1 + math.sqrt(2)) * 2.0**-24
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    """The learner's progress and notes go to a fresh folder."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 def opened(page, lang):

@@ -16,13 +16,9 @@ from course.app import progress
 from course.common import i18n
 from course.common.paths import PROJECT_ROOT
 
+pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
+
 CH07, CH08, CH09 = "app_pages/ch07_transformer.py", "app_pages/ch08_history.py", "app_pages/ch09_review.py"
-
-
-@pytest.fixture(autouse=True)
-def lab_home(tmp_path, monkeypatch):
-    """The learner's progress and notes go to a fresh folder."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
 
 
 def opened(page, lang="en"):

@@ -11,30 +11,20 @@ import re
 from pathlib import Path
 
 import pytest
+from app_helpers import open_page
 from streamlit import dataframe_util
-from streamlit.testing.v1 import AppTest
 
 from course.common import i18n
 from course.lessons import bottleneck_task, ch03, scaling_task
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "app.py"
 BOTTLENECK, CH03 = "app_pages/demo_bottleneck.py", "app_pages/ch03_scoring.py"
 
 
 @pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
+def env(lab_home, monkeypatch):
     """Fresh progress home; the shipped checkpoints' BLEU reports."""
-    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
     monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(ROOT / "checkpoints"))
-
-
-def open_page(page, lang="en"):
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["app_lang"] = lang
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def charts(at):
@@ -87,7 +77,8 @@ def test_the_reading_quotes_the_reports_figures(method):
     for bucket in ("1-4", "13+"):
         gaps.append(report("bahdanau")["buckets"][bucket][method] - report("seq2seq")["buckets"][bucket][method])
         assert f"{gaps[-1]:.1f}" in text
-    wider, narrower = i18n.t("demos.bottleneck.reading_gap_wider", "en"), i18n.t("demos.bottleneck.reading_gap_not_wider", "en")
+    wider = i18n.t("demos.bottleneck.reading_gap_wider", "en")
+    narrower = i18n.t("demos.bottleneck.reading_gap_not_wider", "en")
     assert (wider in text) == (gaps[1] > gaps[0]) and (narrower in text) == (gaps[1] <= gaps[0])
     assert "keep reading" not in text  # the old claim the figures contradicted
 
@@ -167,7 +158,8 @@ def test_the_learning_section_shows_shipped_curves_and_the_gradient_figures(monk
         _, frames = charts(at)[i18n.t("ch03.learn.curve_title", "en", d=d)]
         data = frames[0]
         label = i18n.t("ch03.col_unscaled", "en")
-        assert list(data[data["version"] == label]["loss"])[:5] == scaling_task.run_of(shipped, d, "unscaled")["loss"][:5]
+        shown = list(data[data["version"] == label]["loss"])
+        assert shown[:5] == scaling_task.run_of(shipped, d, "unscaled")["loss"][:5]
     table = next(df.value for df in at.dataframe if i18n.t("ch03.learn.col_grad_query", "en") in df.value.columns)
     assert len(table) == 2 * len(scaling_task.D_VALUES)
     assert "gradient at the scores shrinks" in text and "does not shrink, it grows" in text

@@ -103,7 +103,8 @@ def test_strict_mode_says_what_to_install_when_bubblewrap_is_missing(monkeypatch
     from grader import sandbox
 
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(sandbox.shutil, "which", lambda tool, path=None: None if tool == "bwrap" else "/usr/bin/" + tool)
+    monkeypatch.setattr(sandbox.shutil, "which",
+                        lambda tool, path=None: None if tool == "bwrap" else "/usr/bin/" + tool)
     problem = sandbox.strict_problem()
     assert "bwrap" in problem and "apt-get install -y bubblewrap util-linux" in problem
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)

@@ -86,7 +86,8 @@ def test_checkpoint_keeps_the_tokenizer_and_translate_reads_pieces(bpe, tmp_path
 
 def test_word_checkpoint_without_a_tokenizer_still_loads(tmp_path):
     vocab = Vocab.build(words_of(SENTENCES))
-    path = save_checkpoint(tmp_path / "transformer.pt", tiny_transformer(vocab), "transformer", vocab, TGT, 0, half=False)
+    path = save_checkpoint(tmp_path / "transformer.pt", tiny_transformer(vocab), "transformer", vocab, TGT, 0,
+                           half=False)
     payload = read_checkpoint(path)
     assert payload["src_subword"] is None
     del payload["src_subword"]  # as in checkpoints written before subword units existed

@@ -178,7 +178,8 @@ def test_evaluate_matches_sacrebleu_and_buckets():
 
 def test_evaluate_pools_long_pairs_into_buckets_but_not_into_overall_bleu():
     pairs = [D.Pair("Cats.", "猫。", "", 1), D.Pair("I like tea.", "我喜欢茶。", "", 2)]
-    long_pairs = [D.Pair("He sees big red old books and small cats today with us.", "他今天和我们看大红旧书和小猫。", "", 3)]
+    long_pairs = [D.Pair("He sees big red old books and small cats today with us.", "他今天和我们看大红旧书和小猫。",
+                         "", 3)]
     words = sorted({t for p in pairs + long_pairs for t in tokenize_en(p.en)} - {"cats", "i", "he"})
     src_vocab = Vocab(["cats", "i", "he"] + words)
     tgt_vocab = Vocab(sorted(set("猫。我喜欢爱茶他今天看大红旧书和小们")))
@@ -420,7 +421,8 @@ def test_moving_average_is_what_gets_saved_and_continues_after_resume(tmp_path):
     # Resumed, the average goes on from where it was instead of starting again.
     assert metrics["ema"]["updates"] == metrics["steps"] == 2 * first["steps"]
     resume = torch.load(out / "resume" / "seq2seq.resume.pt", weights_only=True)
-    live, average = resume["model"], {k[len("module."):]: v for k, v in resume["ema"].items() if k.startswith("module.")}
+    live = resume["model"]
+    average = {k[len("module."):]: v for k, v in resume["ema"].items() if k.startswith("module.")}
     assert set(average) == set(live) == set(saved["state_dict"])
     name = "decoder.dense.weight"
     assert_close(saved["state_dict"][name].float(), average[name], atol=1e-3, rtol=1e-3)  # float16 on disk

@@ -3,7 +3,7 @@
 import pytest
 import torch
 from app_helpers import errors_of, open_page
-from demo_fixtures import env, tiny, write_tiny_checkpoints  # noqa: F401 (env, tiny: fixtures)
+from demo_fixtures import write_tiny_checkpoints
 
 from course.app import demo_ui, pages_index
 from course.common import i18n
@@ -12,6 +12,8 @@ from course.translation.checkpoint import load_checkpoint, read_checkpoint
 from course.translation.decoding import translate
 from course.translation.models import MODEL_NAMES
 from course.translation.vocab import UNK
+
+pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
 
 TRANSLATE = pages_index.get("demo_translate").path
 SHIPPED = demos.PROJECT_ROOT / "checkpoints"

@@ -1,7 +1,6 @@
 # style: unflatten / movedim / flatten
 """Exercise 5."""
 
-import torch
 from torch import nn
 
 from .ex03_scoring import DotProductAttention

@@ -1,7 +1,6 @@
 # style: view/transpose/contiguous, lengths repeated with expand + reshape
 """Exercise 5."""
 
-import torch
 from torch import nn
 
 from .ex03_scoring import DotProductAttention

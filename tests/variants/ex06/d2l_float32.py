@@ -1,7 +1,6 @@
 # style: d2l-like, float32 throughout, torch.pow(10000, 2j / d)
 """Exercise 6."""
 
-import math
 
 import torch
 from torch import nn

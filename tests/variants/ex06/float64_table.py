@@ -1,7 +1,6 @@
 # style: the table built and kept in float64, cast to X's dtype in forward
 """Exercise 6."""
 
-import math
 
 import torch
 from torch import nn

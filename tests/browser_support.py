@@ -1,0 +1,190 @@
+"""Shared by the browser tests: find Chromium, start the app, one headless Chromium per language, waits."""
+
+import contextlib
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "artifacts" / "screenshots"
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1400,1000",
+)
+# Streamlit exceptions, st.error boxes, and formulas KaTeX could not parse (shown in red).
+ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"], .katex-error'
+
+
+def find_browser():
+    """(chromium, chromedriver) paths, or a reason why the browser test cannot run."""
+    chromium = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
+    driver = shutil.which("chromedriver")
+    if importlib.util.find_spec("selenium") is None:
+        return None, None, "selenium is not installed (pip install -r requirements.txt)"
+    if not chromium or not driver:
+        return None, None, "Chromium or chromedriver not found (run .ci/install-browser)"
+    return chromium, driver, None
+
+
+def require_browser():
+    """The browser paths; skip without them, but fail in CI, which must run this test."""
+    chromium, driver, problem = find_browser()
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the browser test: {problem}")
+        pytest.skip(problem)
+    return chromium, driver
+
+
+def free_port():
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_health(url, child, timeout=90):
+    """Poll /_stcore/health until the server answers; fail with its log if it dies."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        try:  # between two probes, wait for the server to exit (a failure) for at most 0.3 s
+            child.wait(timeout=0.3)
+            pytest.fail(f"streamlit exited with {child.returncode}:\n{child.stdout.read()}")
+        except subprocess.TimeoutExpired:
+            pass
+    pytest.fail(f"streamlit did not answer within {timeout} s")
+
+
+@contextlib.contextmanager
+def running_app(env, *options):
+    """`streamlit run app.py` on a free local port with `env` (and extra command-line options) -> its URL."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *options]
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(url, child)
+        yield url
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+@pytest.fixture(scope="module")
+def browsers():
+    """One headless Chromium per language (by locale), created on first use."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = require_browser()
+    made, profiles = {}, []
+
+    def get(lang):
+        if lang not in made:
+            options = webdriver.ChromeOptions()
+            options.binary_location = chromium
+            for flag in CHROMIUM_FLAGS:
+                options.add_argument(flag)
+            profile = tempfile.mkdtemp(prefix="chromium-profile-")
+            profiles.append(profile)
+            options.add_argument(f"--user-data-dir={profile}")
+            options.add_argument(f"--lang={LOCALES[lang]}")
+            options.add_experimental_option("prefs", {"intl.accept_languages": LOCALES[lang]})
+            driver = webdriver.Chrome(service=Service(driver_path), options=options)
+            driver.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": LOCALES[lang]})
+            made[lang] = driver
+        return made[lang]
+
+    yield get
+    for driver in made.values():
+        driver.quit()
+    for profile in profiles:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_for(driver, condition, message, timeout=90):
+    """Poll `condition(driver)` until it is truthy -> its value; else fail with `message` (text or callable)."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.25,
+                             ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+    except TimeoutException:
+        pytest.fail(f"{driver.current_url}: {message() if callable(message) else message} (after {timeout} s)")
+
+
+def wait_until_rendered(driver, timeout=90, calm_s=1.0):
+    """Wait until the page has a title and Streamlit has stayed idle for `calm_s` seconds."""
+    from selenium.webdriver.common.by import By
+
+    calm_since = []
+
+    def calm(d):
+        running = d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
+        if not d.find_elements(By.CSS_SELECTOR, "h1") or running:
+            calm_since.clear()
+            return False
+        calm_since[:] = calm_since or [time.monotonic()]
+        return time.monotonic() - calm_since[0] >= calm_s
+
+    wait_for(driver, calm, "the page did not finish rendering", timeout)
+
+
+def main_text(driver):
+    """The text of the page's main area."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
+
+
+def wait_for_text(driver, text, timeout=120):
+    """Wait until `text` shows in the main area, then until Streamlit is idle."""
+    wait_for(driver, lambda d: text in main_text(d), lambda: f"{text!r} did not appear; the page shows:\n"
+             f"{main_text(driver)[:2000]}", timeout)
+    wait_until_rendered(driver)
+
+
+def wait_for_layout(driver):
+    """Wait until the window has its new size and two frames were drawn at it (charts re-layout on resize)."""
+    size = driver.get_window_size()
+    wait_for(driver, lambda d: d.get_window_size() == size, "the window did not take its new size", 10)
+    driver.set_script_timeout(30)
+    driver.execute_async_script("const done = arguments[arguments.length - 1];"
+                                "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+
+
+def full_page_screenshot(driver, path):
+    """Resize the window to the page's height, then save a PNG."""
+    height = driver.execute_script(
+        "const m = document.querySelector('[data-testid=\"stMain\"]');"
+        "return Math.max(m ? m.scrollHeight : 0, document.body.scrollHeight);"
+    )
+    driver.set_window_size(1400, min(max(int(height) + 120, 1000), 12000))
+    wait_for_layout(driver)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(path))
+    driver.set_window_size(1400, 1000)
