@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app import demo_runner, progress
-from course.app.demo_ui import attention_heatmap, model_label, sentence_input, show_missing, translation
+from course.app.demo_ui import attention_heatmap, sentence_input, show_missing, translation
 from course.app.ui import labeler, tr
 from course.translation import demos
 

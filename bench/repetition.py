@@ -19,12 +19,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from course.translation import demos  # noqa: E402
-from course.translation.checkpoint import load_checkpoint  # noqa: E402
-from course.translation.data import load_pairs, prepare_splits  # noqa: E402
-from course.translation.evaluate import decode_all  # noqa: E402
-from course.translation.models import MODEL_NAMES  # noqa: E402
-from course.translation.vocab import detokenize_zh, tokenize_en  # noqa: E402
+from course.translation import demos
+from course.translation.checkpoint import load_checkpoint
+from course.translation.data import load_pairs, prepare_splits
+from course.translation.evaluate import decode_all
+from course.translation.models import MODEL_NAMES
+from course.translation.vocab import detokenize_zh, tokenize_en
 
 
 def triple(text):

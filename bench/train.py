@@ -32,13 +32,13 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from course.translation import demos  # noqa: E402
-from course.translation.checkpoint import load_checkpoint  # noqa: E402
-from course.translation.decoding import greedy_decode, source_tensor, translate  # noqa: E402
-from course.translation.models import TransformerConfig, build_model  # noqa: E402
-from course.translation.train import DEFAULTS  # noqa: E402
-from course.translation.training import enable_fused_attention  # noqa: E402
-from course.translation.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en  # noqa: E402
+from course.translation import demos
+from course.translation.checkpoint import load_checkpoint
+from course.translation.decoding import greedy_decode, source_tensor, translate
+from course.translation.models import TransformerConfig, build_model
+from course.translation.train import DEFAULTS
+from course.translation.training import enable_fused_attention
+from course.translation.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en
 
 SENTENCE = "tom is a teacher."
 

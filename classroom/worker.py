@@ -50,7 +50,7 @@ class _Lease(threading.Thread):
                 if not queue.renew(self.store, self.claim, self.lease_s):
                     self.lost = True
                     return
-            except Exception as err:  # noqa: BLE001 - a database hiccup: try again next time
+            except Exception as err:  # a database hiccup: try again next time
                 log_line(f"could not renew the lease of job {self.claim.job_id}: {err}")
 
 
@@ -128,7 +128,7 @@ def grade_job(store, claim, mode, lease_s, log):
     try:
         verdict = retrying(lambda: grading.grade_claim(store, claim, mode), f"reading job {claim.job_id}", log,
                            lambda: lease.lost)
-    except Exception as err:  # noqa: BLE001 - the grader failed: an error verdict, logged in full
+    except Exception as err:  # the grader failed: an error verdict, logged in full
         log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
         verdict = grading.error_verdict(f"grading failed ({type(err).__name__}: {err}); submit again, "
                                         "or tell your instructor if it keeps happening", mode)

@@ -12,7 +12,6 @@ fields are unaffected.)
 import sys
 from dataclasses import asdict, dataclass, field
 
-from course.common.exercise_index import GRADER_STATUSES
 
 from .text import tr
 

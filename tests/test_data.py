@@ -85,7 +85,7 @@ def test_loader_missing_file_says_what_to_do(tmp_path):
 class _ZipHandler(http.server.BaseHTTPRequestHandler):
     payload = b""
 
-    def do_GET(self):  # noqa: N802 (http.server's naming)
+    def do_GET(self):  # http.server's naming
         if self.path != "/cmn-eng.zip":
             self.send_error(404)
             return

@@ -8,7 +8,7 @@ import streamlit as st
 
 from course.app import learner
 from course.common import exercise_index
-from course.common.exercise_index import status_of  # noqa: F401  (pages import it from here too)
+from course.common.exercise_index import status_of
 from course.common.i18n import LANG_NAMES, LANGS, lang_from_locale, t
 
 LANG_KEY = "app_lang"

@@ -1,7 +1,7 @@
 """initial class store
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-12-01
 """
 
