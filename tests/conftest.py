@@ -23,13 +23,26 @@ SLOW_FIXTURES = {
     "browsers": "headless Chromium",
     "postgres_server": "a Postgres server",
     "strict_available": "the strict (bubblewrap) sandbox",
+    "tiny": "tiny checkpoints written and evaluated, and the demo pages that load them",
+}
+# Single tests of otherwise fast files that take over ~2 s ("file::test", every parameter).
+SLOW_TESTS = {
+    "test_decoding.py::test_kv_cache_decodes_the_same_ids_greedy_and_beam",
+    "test_decoding.py::test_kv_cache_gives_the_logits_of_the_blocks_and_of_full_recomputation",
+    "test_decoding.py::test_the_alpha_and_ngram_stored_with_the_checkpoint_are_the_ones_used",
+    "test_decoding.py::test_blocking_on_a_random_transformer_in_beam_and_greedy",
+    "test_decoding.py::test_a_checkpoint_without_a_chosen_alpha_says_so",
+    "test_statuses.py::test_review_page_after_grading_the_untouched_stubs",
+    "test_statuses.py::test_every_page_renders_for_every_status_the_grader_saves",
 }
 
 
 def is_slow(item):
-    """True if the test needs a browser, Postgres or the strict sandbox (also as a `sandbox` parameter)."""
+    """True if the test needs a browser, Postgres, the strict sandbox (also as a `sandbox` parameter) or the
+    tiny checkpoints, or is listed in SLOW_TESTS."""
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return bool(SLOW_FIXTURES.keys() & set(item.fixturenames)) or params.get("sandbox") == "strict"
+    return (bool(SLOW_FIXTURES.keys() & set(item.fixturenames)) or params.get("sandbox") == "strict"
+            or f"{item.path.name}::{item.originalname}" in SLOW_TESTS)
 
 
 def pytest_collection_modifyitems(config, items):

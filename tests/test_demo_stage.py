@@ -22,6 +22,8 @@ from grader.core import Submission, grade_submissions, reference_modules
 from grader.harness import load_procedures
 from grader.mistakes import apply_mistake
 
+pytestmark = pytest.mark.slow  # writes and translates with tiny checkpoints per module
+
 ROOT = Path(__file__).resolve().parent.parent
 PROCEDURES = load_procedures()
 

@@ -17,6 +17,8 @@ from grader.mistakes import apply_mistake
 from grader.sandbox import SandboxLimits
 from grader.text import hint_text
 
+pytestmark = pytest.mark.slow  # grades the references, stubs and every known mistake in child processes; CLI runs
+
 ROOT = Path(__file__).resolve().parent.parent
 ALL_IDS = [ex.id for ex in EXERCISES]
 

@@ -21,6 +21,8 @@ from grader.core import Submission, grade_submissions
 from grader.mistakes import apply_mistake
 from grader.text import default_lang, hint_text, render
 
+pytestmark = pytest.mark.slow  # grades sample submissions and runs the grader CLI
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -16,6 +16,8 @@ from course.common.i18n import LANGS, t
 from grader import cli, notebooks
 from grader.core import grade
 
+pytestmark = pytest.mark.slow  # executes notebooks
+
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "notebooks"
 

@@ -10,10 +10,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from sandbox_helpers import ROOT, hostile_source, processes_running, reference
 
 from grader.core import Submission, grade_submissions
 from grader.sandbox import RUN_PREFIX, SandboxLimits, sweep_stale_runs
+
+pytestmark = pytest.mark.slow  # grades hostile submissions in child processes
 
 LIMITS = SandboxLimits(timeout_s=6, parallel=1)  # one at a time: the order of the jobs is known
 

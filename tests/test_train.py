@@ -22,6 +22,8 @@ from course.translation.evaluate import bucket_of, corpus_bleu, evaluate, report
 from course.translation.models import MODEL_NAMES, build_model, config_class
 from course.translation.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
 
+pytestmark = pytest.mark.slow  # trains models
+
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = {"i": "我", "you": "你", "he": "他", "like": "喜欢", "see": "看", "tea": "茶", "cats": "猫",
          "books": "书", "big": "大", "small": "小", "red": "红", "old": "老"}

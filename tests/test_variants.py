@@ -12,6 +12,8 @@ import pytest
 from course.common.exercise_index import EXERCISES
 from grader.core import Submission, grade_submissions
 
+pytestmark = pytest.mark.slow  # grades every correct variant
+
 VARIANTS = Path(__file__).resolve().parent / "variants"
 FILES = sorted(VARIANTS.glob("ex*/*.py"))
 
