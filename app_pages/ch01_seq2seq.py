@@ -48,8 +48,8 @@ def paths_section():
     c1, c2, c3 = st.columns(3)
     distance = c1.slider(tr("ch01.paths.distance"), 1, MAX_DISTANCE, 8, key="ch01_distance", persist_state="session")
     kernel = c2.slider(tr("ch01.paths.kernel"), 2, 7, 3, key="ch01_path_kernel", persist_state="session")
-    schedule = c3.radio(tr("ch01.paths.dilation"), ("none", "doubling"), key="ch01_path_dilation", persist_state="session",
-                        format_func=labeler("ch01.paths.schedule_{}"))
+    schedule = c3.radio(tr("ch01.paths.dilation"), ("none", "doubling"), key="ch01_path_dilation",
+                        persist_state="session", format_func=labeler("ch01.paths.schedule_{}"))
     steps = ch01.path_steps(distance, kernel, schedule == "doubling")
     for col, (arch, value) in zip(st.columns(3), steps.items()):
         col.metric(tr("ch01.paths.steps_metric", arch=tr(f"ch01.{ARCH_NAMES[arch]}")), value)

@@ -55,8 +55,8 @@ def encoding_section():
     d = cols[1].slider(tr("ch06.hiddens_label"), 4, 128, 32, step=4, key="ch06_hiddens", persist_state=KEEP)
     st.vega_lite_chart(*pe_heatmap(current_lang(), n, d))
     st.markdown(tr("ch06.pe_after"))
-    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06_positions.default_columns(d), key="ch06_columns",
-                            persist_state=KEEP)
+    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06_positions.default_columns(d),
+                            key="ch06_columns", persist_state=KEEP)
     view = encoding_view(current_lang(), n, d, tuple(chosen))
     if view["curves"]:
         st.vega_lite_chart(view["curves"])

@@ -85,7 +85,8 @@ def run_learner(model_name, sentence, checkpoint=None, results=None, exercises_d
         stage_package(tmp, chosen, exercises_dir)
         out = Path(tmp) / "result.json"
         command = [sys.executable, "-m", "course.app.demo_runner", "--checkpoint", str(checkpoint),
-                   "--package-dir", tmp, "--sentence", sentence, "--top-k", str(top_k), "--out", str(out), "--cpu-seconds", str(2 * timeout),
+                   "--package-dir", tmp, "--sentence", sentence, "--top-k", str(top_k), "--out", str(out),
+                   "--cpu-seconds", str(2 * timeout),
                    "--learner-files", ",".join(f"{m}.py" for m, src in chosen.items() if src == "learner")]
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONIOENCODING="utf-8")
         try:

@@ -148,7 +148,8 @@ def load_checkpoint(path, impl="solutions", device="cpu", dtype=torch.float32, k
         raise ValueError(
             f"checkpoint {path} does not fit the {name} model built from {impl!r}: "
             f"missing keys {missing[:5]}, unexpected keys {unexpected[:5]}; if it was trained with an "
-            f"older version of the course, train it again: python -m course.translation.train --model {name} --data PATH"
+            f"older version of the course, train it again: "
+            f"python -m course.translation.train --model {name} --data PATH"
         )
     model.to(device).eval()
     if hasattr(model, "use_kv_cache"):

@@ -121,7 +121,8 @@ def evaluate(model, pairs, src_vocab, tgt_vocab, methods=("greedy", "beam"), bea
     labels = [bucket_of(n) for n in words]
     n_test = len(pairs)
     result = {"num_sentences": n_test, "num_long_extra": len(pool) - n_test, "beam_size": beam_size,
-              "beam_alpha": alpha, "no_repeat_ngram": no_repeat_ngram, "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
+              "beam_alpha": alpha, "no_repeat_ngram": no_repeat_ngram,
+              "bleu": {}, "long": {}, "buckets": {}, "examples": {}}
     hyps_by_method = {}
     with torch.no_grad():
         for method in methods:

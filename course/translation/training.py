@@ -245,7 +245,8 @@ def train(args):
                 elapsed = time.monotonic() - start
                 progress.show(f"[{args.model}] {elapsed / 60:5.1f}/{args.minutes:g} min  epoch {epoch + 1} "
                               f"{batch_pos}/{len(batches)}  step {step}  loss {loss_avg:.3f}  "
-                              f"lr {optimizer.param_groups[0]['lr']:.2e}  {tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
+                              f"lr {optimizer.param_groups[0]['lr']:.2e}  "
+                              f"{tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
                 if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
                     valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed))
                     print(f"\n[{args.model}] step {step}: {describe_point(valid_curve[-1])}", flush=True)
@@ -267,7 +268,8 @@ def train(args):
     final = valid_point(model, averaged, valid_ex, device, step, elapsed) if valid_ex else {}
     valid_loss = final.get("valid_loss")
     metrics = {
-        "train_loss": loss_avg, "valid_loss": valid_loss, "steps": step, "epochs": epoch + batch_pos / max(1, len(batches)),
+        "train_loss": loss_avg, "valid_loss": valid_loss, "steps": step,
+        "epochs": epoch + batch_pos / max(1, len(batches)),
         "train_minutes": elapsed / 60, "tokens_per_s": tokens_seen / max(elapsed, 1e-9),
         "num_parameters": n_params, "device": str(device), "threads": torch.get_num_threads(),
         "train_pairs": len(train_ex),
@@ -280,7 +282,8 @@ def train(args):
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     settings["command"] = "python -m course.translation.train " + " ".join(sys.argv[1:])
     model = model.float()
-    save_checkpoint(ckpt_path, model, args.model, src_vocab, tgt_vocab, args.seed, metrics, settings, half=not args.fp32)
+    save_checkpoint(ckpt_path, model, args.model, src_vocab, tgt_vocab, args.seed, metrics, settings,
+                    half=not args.fp32)
     print(f"saved {ckpt_path} ({ckpt_path.stat().st_size / 1e6:.1f} MB); valid loss {valid_loss}; "
           f"{metrics['tokens_per_s']:,.0f} tok/s over {step} steps", flush=True)
     if not args.no_eval:
