@@ -71,3 +71,11 @@ def tiny_env(tiny, lab_home, monkeypatch):
     """A fresh progress home; the app reads the tiny checkpoints -> their folder."""
     monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tiny))
     return tiny
+
+
+@pytest.fixture(scope="session")
+def strict_available():
+    """Skip (in CI: fail) unless the strict sandbox runs here; a test that asks for it is `slow`."""
+    from sandbox_helpers import require_strict
+
+    require_strict()
