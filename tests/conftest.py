@@ -12,8 +12,8 @@ from tests.classroom_support import class_store, pg_url, postgres_server, sqlite
 
 __all__ = ["browsers", "class_store", "pg_url", "postgres_server", "sqlite_url"]  # fixtures for every test file
 
-# Set before any project module reads it: grader runs in tests must not touch
-# the learner's real progress file.
+# Set before any test runs (course.common.paths reads it at each call): grader runs in tests must not
+# touch the learner's real progress file.
 if "ATTENTION_LAB_HOME" not in os.environ:
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-home-")
     atexit.register(shutil.rmtree, os.environ["ATTENTION_LAB_HOME"], ignore_errors=True)
@@ -25,15 +25,29 @@ SLOW_FIXTURES = {
     "strict_available": "the strict (bubblewrap) sandbox",
     "tiny": "tiny checkpoints written and evaluated, and the demo pages that load them",
 }
-# Single tests of otherwise fast files that take over ~2 s ("file::test", every parameter).
+# Single tests of otherwise fast files that take over ~2 s ("file::test", every parameter): they grade in child
+# processes or run a worker, sweep every page in both languages, or decode with the shipped-size models.
 SLOW_TESTS = {
+    "test_app_shell.py::test_every_existing_page_runs_without_errors",
+    "test_classroom_app.py::test_a_learner_reading_chinese_submits_and_reads_chinese_feedback",
+    "test_classroom_app.py::test_a_link_signs_in_and_the_learner_submits",
+    "test_classroom_grading.py::test_a_notebook_without_an_answer_cell_gets_the_graders_message",
+    "test_classroom_grading.py::test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict",
+    "test_classroom_grading.py::test_dependencies_are_the_learners_own_and_must_have_passed",
+    "test_classroom_grading.py::test_regrade_reports_every_changed_score",
+    "test_classroom_hostile.py::test_hostile_submissions_change_nothing_but_their_own_verdicts",
+    "test_classroom_lang.py::test_submit_records_the_language_and_the_worker_grades_in_it",
+    "test_classroom_queue.py::test_a_burst_from_threads_and_processes_is_graded_exactly_once",
+    "test_classroom_queue.py::test_a_worker_killed_mid_job_has_its_job_regraded_exactly_once",
+    "test_decoding.py::test_a_checkpoint_without_a_chosen_alpha_says_so",
+    "test_decoding.py::test_blocking_on_a_random_transformer_in_beam_and_greedy",
     "test_decoding.py::test_kv_cache_decodes_the_same_ids_greedy_and_beam",
     "test_decoding.py::test_kv_cache_gives_the_logits_of_the_blocks_and_of_full_recomputation",
     "test_decoding.py::test_the_alpha_and_ngram_stored_with_the_checkpoint_are_the_ones_used",
-    "test_decoding.py::test_blocking_on_a_random_transformer_in_beam_and_greedy",
-    "test_decoding.py::test_a_checkpoint_without_a_chosen_alpha_says_so",
-    "test_statuses.py::test_review_page_after_grading_the_untouched_stubs",
+    "test_grading_client.py::test_a_background_process_cannot_rewrite_the_report",
     "test_statuses.py::test_every_page_renders_for_every_status_the_grader_saves",
+    "test_statuses.py::test_review_page_after_grading_the_untouched_stubs",
+    "test_ui_consistency.py::test_series_keep_their_colour_across_languages",
 }
 
 
@@ -49,6 +63,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
+    collected = {f"{item.path.name}::{item.originalname}" for item in items}
+    files = {item.path.name for item in items}
+    stale = sorted(name for name in SLOW_TESTS if name.split("::")[0] in files and name not in collected)
+    if stale and not config.option.keyword:  # renamed or removed: the list must follow
+        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {stale}")
 
 
 @pytest.fixture
