@@ -63,10 +63,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
-    collected = {f"{item.path.name}::{item.originalname}" for item in items}
-    files = {item.path.name for item in items}
-    stale = sorted(name for name in SLOW_TESTS if name.split("::")[0] in files and name not in collected)
-    if stale and not config.option.keyword:  # renamed or removed: the list must follow
+    modules = {item.path.name: item.module for item in items if getattr(item, "module", None)}
+    stale = sorted(name for name in SLOW_TESTS if name.split("::")[0] in modules
+                   and not hasattr(modules[name.split("::")[0]], name.split("::")[1]))
+    if stale:  # renamed or removed: the list must follow
         raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {stale}")
 
 
