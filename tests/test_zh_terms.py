@@ -7,7 +7,6 @@ where ours differs (层归一化 / 层规范化, 掩码 / 掩蔽).
 
 import re
 
-
 from course.common import i18n
 
 BANNED = {
