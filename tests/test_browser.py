@@ -188,8 +188,13 @@ def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(server, browsers):
     driver = browsers("zh")
     driver.get(f"{server}/notes")
     wait_until_rendered(driver)
-    sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
-    assert t("nav.section_course", "zh") in sidebar and t("app.language", "zh") in sidebar, sidebar
+
+    def sidebar(d):
+        return d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+
+    shell = (t("nav.section_course", "zh"), t("app.language", "zh"))
+    wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
+             lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("notes.title", "zh"))
 
 
@@ -341,8 +346,10 @@ def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(serv
 
     driver = browsers(lang)
     open_through_root(driver, server, "demo_bottleneck")
-    tables = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')  # the example sentences
-    assert tables, "the example sentences should be a table that wraps (a dataframe ran off the right)"
+    tables = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]'),  # the examples
+                      "the example sentences should be a table that wraps (a dataframe ran off the right)", 60)
+    wait_until_rendered(driver)
+    tables = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')
     page_right = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMainBlockContainer"]').rect
     for table in tables:
         scroll, client = driver.execute_script("return [arguments[0].scrollWidth, arguments[0].clientWidth]", table)

@@ -86,7 +86,8 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     _sign_in(driver, store, INSTRUCTOR, server, "gradebook")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.gradebook_title", "zh")
     assert _errors(driver) == []
-    assert _picked_learner(driver) == "ann@class.test"  # the learner picker starts with the first learner
+    wait_for(driver, lambda d: _picked_learner(d) == "ann@class.test",  # the picker starts with the first learner
+             lambda: f"the picker shows {_picked_learner(driver)!r}", 60)
     box = [b for b in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stTextInput"] input')
            if b.is_displayed()][0]
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
