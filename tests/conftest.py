@@ -26,9 +26,11 @@ SLOW_FIXTURES = {
     "tiny": "tiny checkpoints written and evaluated, and the demo pages that load them",
 }
 # Single tests of otherwise fast files that take over ~2 s ("file::test", every parameter): they grade in child
-# processes or run a worker, sweep every page in both languages, or decode with the shipped-size models.
+# processes or run a worker, train, sweep every page in both languages, or decode with the shipped-size models.
 SLOW_TESTS = {
     "test_app_shell.py::test_every_existing_page_runs_without_errors",
+    "test_bottleneck_task.py::test_a_run_is_determined_by_its_seed",
+    "test_bottleneck_task.py::test_attention_beats_a_fixed_context_on_long_sequences_in_a_short_run",
     "test_classroom_app.py::test_a_learner_reading_chinese_submits_and_reads_chinese_feedback",
     "test_classroom_app.py::test_a_link_signs_in_and_the_learner_submits",
     "test_classroom_grading.py::test_a_notebook_without_an_answer_cell_gets_the_graders_message",
