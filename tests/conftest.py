@@ -8,9 +8,10 @@ import tempfile
 import pytest
 
 from tests.browser_support import browsers
+from tests.app_helpers import utc_plus_8
 from tests.classroom_support import class_store, pg_url, postgres_server, sqlite_url
 
-__all__ = ["browsers", "class_store", "pg_url", "postgres_server", "sqlite_url"]  # fixtures for every test file
+__all__ = ["browsers", "class_store", "pg_url", "postgres_server", "sqlite_url", "utc_plus_8"]  # fixtures for every test file
 
 # Set before any test runs (course.common.paths reads it at each call): grader runs in tests must not
 # touch the learner's real progress file.

@@ -3,7 +3,7 @@
 import csv
 
 from classroom import analytics, cli, frames
-from tests.classroom_support import add_graded, class_store, sqlite_url  # noqa: F401
+from tests.classroom_support import add_graded
 
 
 def test_a_blocked_submission_is_no_attempt(class_store):

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from classroom import cli, store as store_ops
 from classroom.models import Result, Submission, utcnow
 from classroom.worker import run_worker
-from tests.classroom_support import class_store, solution, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import solution, user_id
 
 
 def _newest(store):

@@ -6,7 +6,7 @@ import pytest
 
 from classroom import access, cli, signin, store as store_ops
 from classroom.models import utcnow
-from tests.classroom_support import INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import INSTRUCTOR, add_graded, user_id
 
 
 def _token(link):

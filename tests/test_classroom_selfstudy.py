@@ -12,7 +12,7 @@ from classroom.models import Note
 from course.app import progress
 from course.common import exercise_index
 from course.common.i18n import t
-from tests.app_helpers import APP, AppTest, errors_of, open_page, utc_plus_8  # noqa: F401  (a fixture)
+from tests.app_helpers import APP, AppTest, errors_of, open_page
 from tests.classroom_support import ROOT, add_graded, user_id
 
 TOTAL = len(exercise_index.EXERCISES)

@@ -15,8 +15,7 @@ from sqlalchemy import select, update
 from classroom import queue, store as store_ops
 from classroom.db import ENV_VAR, Store
 from classroom.models import Job, Result, Worker, utcnow
-from tests.classroom_support import ROOT, PostgresCluster, class_store, make_class, run_cli, solution, sqlite_url, \
-    user_id  # noqa: F401
+from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, user_id
 
 
 def wait_for(condition, timeout=120, what="the condition"):

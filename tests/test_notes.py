@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from app_helpers import errors_of, open_page, utc_plus_8  # noqa: F401  (a fixture)
+from app_helpers import errors_of, open_page
 
 from course.app import notes, pages_index
 from course.common.i18n import t

@@ -13,7 +13,6 @@ translation checkpoint (the trained weights every learner has in checkpoints/).
 """
 
 import hashlib
-from pathlib import Path
 
 import pytest
 from sandbox_helpers import ROOT, require_strict
