@@ -254,7 +254,7 @@ return {title: title ? title.textContent : '', lines: lines, axes: axes,
 """
 
 
-def chart_geometry(driver, title, timeout=30):
+def chart_geometry(driver, title, timeout=90):
     """Title, line marks (bounding boxes, colours), axes and height of the drawn chart with this title."""
     from selenium.webdriver.common.by import By
 
