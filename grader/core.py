@@ -8,6 +8,7 @@ judged (grader/judge.py), each exercise in a bounded fork of its own
 (grader/report.py).
 """
 
+import functools
 import hashlib
 import importlib
 import secrets
@@ -162,6 +163,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
     references = {ex_id: [_run_reference(c) for c in checks] for ex_id, checks in built.items()}
+    _warm_judging()  # while the sandbox runs
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
@@ -200,6 +202,14 @@ def _build_checks(ex_id, submissions, nonce):
 
 
 JUDGE_MEMORY_MB = 1024  # address space the judging of one exercise may add to the grader's
+JUDGE_GRACE_S = 10  # judging one exercise may take the exercise's timeout plus this
+
+
+@functools.cache
+def _warm_judging():
+    """Do once in the grader what every judging fork would otherwise redo: torch's comparison
+    imports lazily on its first call (seconds)."""
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
 
 
 def _judge_bounded(s, checks, references, job, limits, lang):
@@ -210,11 +220,13 @@ def _judge_bounded(s, checks, references, job, limits, lang):
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
         return judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang).to_dict()
 
-    how, data = bounded.run(judge, limits.timeout_s, JUDGE_MEMORY_MB)
+    _warm_judging()
+    how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
     if how != "ok":
         key = {"timeout": "judge.timeout", "memory": "judge.memory"}.get(how, "judge.failed")
-        return _error_result(s.ex_id, tr(key, lang, seconds=f"{limits.timeout_s:g}", memory_mb=JUDGE_MEMORY_MB,
-                                         error=bounded_text(str(data), 300, lang)), "judge", lang)
+        message = tr(key, lang, seconds=f"{limits.timeout_s + JUDGE_GRACE_S:g}", memory_mb=JUDGE_MEMORY_MB,
+                     error=bounded_text(str(data), 300, lang))
+        return _error_result(s.ex_id, message, "judge", lang)
     result = ExerciseResult(**{**data, "checks": [CheckResult(**c) for c in data["checks"]]})
     try:
         result.duration_s = round(float(job.status.get("elapsed_s", 0.0)), 3)  # the sandboxed run
