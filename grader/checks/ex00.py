@@ -44,7 +44,7 @@ def build(seed=None):
         checks.append(_call("max_path_length", ("self-attention", size)))
     kernel = k()
     cnn = [(1, k(), False), (kernel, kernel, False), (kernel + 1, kernel, False)]
-    cnn += [(n(), k(), False) for _ in range(3)] + [(1, k(), True), (kernel + 1, kernel, True)]
+    cnn += [(rng.randint(2, 200), k(), False) for _ in range(3)] + [(1, k(), True), (kernel + 1, kernel, True)]
     cnn += [(n(), k(), True) for _ in range(3)]
     for size, kernel_size, dilated in cnn:
         checks.append(_call("max_path_length", ("cnn", size), {"kernel_size": kernel_size, "dilated": dilated}))
