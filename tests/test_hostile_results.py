@@ -146,12 +146,13 @@ def _table_source(report_checks):
         elif not check.passed and "expected " in check.message:
             table[check.call] = int(check.message.split("expected ")[1].split(",")[0])
     assert len(table) >= 25 and raises, (table, raises)
-    return other("ex00_lookup_table.py").replace("@TABLE@", repr(table)).replace("@RAISES@", repr(raises))
+    return (other("ex00_lookup_table.py").replace("TABLE = {}", f"TABLE = {table!r}")
+            .replace("RAISES = []", f"RAISES = {raises!r}"))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_table_of_one_reports_values_does_not_pass_the_next_run(mode):
-    empty = other("ex00_lookup_table.py").replace("@TABLE@", "{}").replace("@RAISES@", "[]")
+    empty = other("ex00_lookup_table.py")
     [first] = grade_submissions([Submission("ex00", empty, "ex00_paths.py")], limits(mode))
     table = _table_source(first.checks)
     [replayed] = grade_submissions([Submission("ex00", table, "ex00_paths.py")], limits(mode))
