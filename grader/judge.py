@@ -73,16 +73,17 @@ def _bound_texts(results, lang):
 
 
 def _form_problem(check, reference, got, lang):
-    """The first tensor result whose shape or dtype is not the reference's, said as the learner's mistake;
-    checked before any property builds masks or loops from the learner's shapes."""
+    """The first tensor result whose shape is not the reference's, said as the learner's mistake; checked
+    before any property builds masks or loops from the learner's shapes (a dtype is judged after them,
+    whose messages say more; the demo stage's lengths may differ, but not its dtypes or dimensions)."""
     for key, want in reference.items():
         have = got.get(key)
         if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor):
             continue  # missing or not a tensor: the comparison says so
-        if check.judge is not None:  # the demo stage: lengths may differ, its judge says how
+        if check.judge is not None:
             if have.dtype == want.dtype and have.dim() == want.dim():
                 continue
-        elif have.shape == want.shape and have.dtype == want.dtype:
+        elif have.shape == want.shape:
             continue
         return compare_tensors(key, want, have, lang=lang)  # says shape, else dtype
     return None
