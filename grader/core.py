@@ -3,11 +3,15 @@
 For each exercise the checks are built (seeded inputs and reference weights),
 the reference results are computed from `solutions/` in this process while the
 learner's file runs in the sandbox (grader/sandbox.py), then every check is
-judged (grader/judge.py) and the results are collected in a Report
+judged (grader/judge.py), each exercise in a bounded fork of its own
+(grader/bounded.py), and the results are collected in a Report
 (grader/report.py).
 """
 
+import functools
+import hashlib
 import importlib
+import secrets
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,9 +23,10 @@ from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
 
 from . import checks as checks_registry
-from . import notebook_submit
+from . import bounded, notebook_submit
 from .checks.demo import strict_variant
 from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
+from .messages import bounded as bounded_text
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
 from .text import render, tr
@@ -133,7 +138,8 @@ def _dependencies(submissions, use_references):
 
 
 def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
-    built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
+    nonce = secrets.token_bytes(16)  # cases whose expected values the feedback shows differ in every run
+    built = {ex_id: _build_checks(ex_id, submissions, nonce) for ex_id in {s.ex_id for s in submissions}}
     if limits.mode == "strict":  # no reference text in a strict job: the demo stage uses the learner's own modules
         built = {ex_id: [strict_variant(c) for c in checks] for ex_id, checks in built.items()}
     plans = _dependencies(submissions, use_references)
@@ -157,6 +163,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
     references = {ex_id: [_run_reference(c) for c in checks] for ex_id, checks in built.items()}
+    _warm_judging()  # while the sandbox runs
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
@@ -171,10 +178,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
         elif "lost" in job.status or "sandbox_error" in job.status:
             result = _lost(s.ex_id, job.status, lang)
         else:
-            _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits,
-                                    s.source, lang)
-            result.duration_s = round(job.status.get("elapsed_s", 0.0), 3)  # the sandboxed run
+            result = _judge_bounded(s, built[s.ex_id], references[s.ex_id], job, limits, lang)
         exercises.append(result)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
@@ -184,6 +188,51 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     clear_mutant_cache()
     return exercises
+
+
+def _build_checks(ex_id, submissions, nonce):
+    """An exercise's checks; those that draw their cases per run (CASES_DRAWN) get a seed from the
+    exercise's submitted source and this run's nonce."""
+    module = checks_registry.for_exercise(ex_id)
+    if not getattr(module, "CASES_DRAWN", False):
+        return module.build()
+    source = next((s.source or "" for s in submissions if s.ex_id == ex_id), "")
+    digest = hashlib.sha256(nonce + ex_id.encode() + source.encode("utf-8", "replace")).digest()
+    return module.build(seed=int.from_bytes(digest[:8], "big"))
+
+
+JUDGE_MEMORY_MB = 1024  # address space the judging of one exercise may add to the grader's
+JUDGE_GRACE_S = 10  # judging one exercise may take the exercise's timeout plus this
+
+
+@functools.cache
+def _warm_judging():
+    """Do once in the grader what every judging fork would otherwise redo: torch's comparison
+    imports lazily on its first call (seconds)."""
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
+
+
+def _judge_bounded(s, checks, references, job, limits, lang):
+    """judge_exercise in a fork of its own, under the exercise's timeout and JUDGE_MEMORY_MB: whatever
+    the results do to it, this exercise gets a verdict or an error, and the grader goes on."""
+
+    def judge():
+        _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
+        return judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang).to_dict()
+
+    _warm_judging()
+    how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
+    if how != "ok":
+        key = {"timeout": "judge.timeout", "memory": "judge.memory"}.get(how, "judge.failed")
+        message = tr(key, lang, seconds=f"{limits.timeout_s + JUDGE_GRACE_S:g}", memory_mb=JUDGE_MEMORY_MB,
+                     error=bounded_text(str(data), 300, lang))
+        return _error_result(s.ex_id, message, "judge", lang)
+    result = ExerciseResult(**{**data, "checks": [CheckResult(**c) for c in data["checks"]]})
+    try:
+        result.duration_s = round(float(job.status.get("elapsed_s", 0.0)), 3)  # the sandboxed run
+    except (TypeError, ValueError):
+        result.duration_s = 0.0
+    return result
 
 
 def _run_reference(check):
@@ -205,6 +254,7 @@ def _missing_file(ex_id, name, lang="en"):
 def _error_result(ex_id, message, check="sandbox", lang="en"):
     """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
     exercise = get_exercise(ex_id)
+    message = bounded_text(message, 2000, lang)  # it may name what the learner chose (a file, an upload)
     return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, "error", False, 0.0, 0.0,
                           message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
                                                 id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)

@@ -14,15 +14,16 @@ from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
 
 from . import checks as checks_registry
-from .compare import compare_results, compare_values
+from .compare import compare_results, compare_tensors, compare_values
 from .harness import load_procedures
-from .messages import (clean_text, error_kind, error_message, import_message, missing_message,
-                       summary_line)
+from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .mistakes import mutant_modules
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
 
 MAX_HINTED_CHECKS = 3  # mistake detection on the first few failing checks only
+MAX_TEXT = 2000  # characters of any one message or output in a report
+REPORT_BUDGET = 32000  # characters of messages one exercise's report holds before they shrink to 200 each
 PROCEDURES = load_procedures()
 
 
@@ -42,8 +43,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     total, done = len(results), sum(r.passed for r in results)
     results = _collapse_not_started(results, job.records if job.import_error is None else [],
                                     exercise, learner_name, lang, checks)
-    for r in results:
-        r.message = clean_text(r.message)
+    _bound_texts(results, lang)
     failing = [r for r in results if not r.passed]
     if not failing:
         status = "passed"
@@ -56,9 +56,37 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     summary = failing[0].message if job.import_error is not None else summary_line(status, results, failing, lang)
     return ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
-        0.0 if status == "not_written" else round(done / max(total, 1), 4), 0.0, summary, results, clean_text(job.output[:2000]),
+        0.0 if status == "not_written" else round(done / max(total, 1), 4), 0.0, summary, results,
+        bounded(job.output, MAX_TEXT, lang),
         checks_passed=done, checks_total=total,
     )
+
+
+def _bound_texts(results, lang):
+    """Every message cleaned and capped (MAX_TEXT each; REPORT_BUDGET for the exercise, 200 once spent)."""
+    budget = REPORT_BUDGET
+    for r in results:
+        r.message = bounded(r.message, max(200, min(MAX_TEXT, budget)), lang)
+        r.call = bounded(r.call, MAX_TEXT, lang)
+        r.name = bounded(r.name, 500, lang)
+        budget -= len(r.message) + len(r.call)
+
+
+def _form_problem(check, reference, got, lang):
+    """The first tensor result whose shape is not the reference's, said as the learner's mistake; checked
+    before any property builds masks or loops from the learner's shapes (a dtype is judged after them,
+    whose messages say more; the demo stage's lengths may differ, but not its dtypes or dimensions)."""
+    for key, want in reference.items():
+        have = got.get(key)
+        if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor):
+            continue  # missing or not a tensor: the comparison says so
+        if check.judge is not None:
+            if have.dtype == want.dtype and have.dim() == want.dim():
+                continue
+        elif have.shape == want.shape:
+            continue
+        return compare_tensors(key, want, have, lang=lang)  # says shape, else dtype
+    return None
 
 
 def judge_check(check, reference, record, job, limits, lang="en"):
@@ -74,6 +102,9 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         error = record["error"]
         return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
     got = record["ok"]
+    problem = _form_problem(check, reference, got, lang)
+    if problem:
+        return result(False, problem, "mismatch")
     for prop in check.properties:
         message = prop(got, check.spec)
         if message:

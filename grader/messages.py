@@ -9,12 +9,15 @@ characters from anything the learner's code produced before it is shown.
 import re
 
 from .sandbox import SandboxLimits
-from .text import tr
+from .text import render, tr
 
 # Terminal escape sequences (CSI, OSC, other ESC x), then single control characters other than
 # newline and tab, and the bidirectional overrides that can reorder what a reader sees.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Also the invisible ones: zero-width characters, the byte-order mark, word joiners and tag characters.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069"
+                       "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]")
+_SEPARATORS = re.compile("[\u2028\u2029\x85]")  # line/paragraph separators: a space, never a new line
 
 
 def clean_text(text):
@@ -22,7 +25,15 @@ def clean_text(text):
     if not text:
         return text
     text = _ESCAPES.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROLS.sub("", text)
+    return _CONTROLS.sub("", _SEPARATORS.sub(" ", text))
+
+
+def bounded(text, limit=2000, lang="en"):
+    """Cleaned text of at most `limit` characters, saying how many more there were."""
+    text = clean_text(text or "")
+    if len(text) <= limit:
+        return text
+    return text[:limit] + tr("more_characters", lang, count=len(text) - limit)
 
 
 def summary_line(status, results, failing, lang="en"):
@@ -56,6 +67,8 @@ def _where(error, lang):
 def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en"):
     """A learner-facing sentence for an exception raised by their code."""
     kind = error["kind"]
+    if kind == "rejected":  # the result itself was unsafe or malformed (grader/results.py)
+        return tr("error.rejected", lang, reason=render(error["reason"], lang))
     message = clean_text(error.get("message") or "")
     if kind == "not_implemented":
         what = message or (error.get("where") or {}).get("function") or "?"

@@ -24,6 +24,8 @@ from .text import tr
 TAG_PREFIX = "attention-lab:answer:"  # + exercise id: the cell the grader reads
 MARKER_PREFIX = "# attention-lab answer: "  # + exercise id: first line of that cell
 NBFORMAT_MAJOR = 4
+MAX_NOTEBOOK_MB = 64  # a notebook larger than this is not read
+MAX_DEPTH = 64  # JSON nesting levels (a notebook's own are fewer than ten; outputs add a few)
 
 
 def answer_tag(ex_id):
@@ -63,8 +65,14 @@ def _cells_of(path, lang="en"):
 
     fresh = tr("notebook.fresh", lang)
     try:
+        size = path.stat().st_size
+        if size > MAX_NOTEBOOK_MB * 2**20:
+            return None, tr("notebook.too_big", lang, path=path, size=f"{size / 2**20:.0f}", limit=MAX_NOTEBOOK_MB,
+                            fresh=fresh)
         text = path.read_bytes().decode("utf-8")
         data = json.loads(text)
+    except RecursionError:  # nesting deeper than the JSON parser goes
+        return None, tr("notebook.too_deep", lang, path=path, limit=MAX_DEPTH, fresh=fresh)
     except UnicodeDecodeError as err:
         return None, tr("notebook.not_utf8", lang, path=path, reason=err.reason, start=err.start)
     except OSError as err:
@@ -72,6 +80,8 @@ def _cells_of(path, lang="en"):
     except json.JSONDecodeError as err:
         return None, tr("notebook.bad_json", lang, path=path, error=err.msg, line=err.lineno, column=err.colno,
                         fresh=fresh)
+    if _depth_over(data, MAX_DEPTH):
+        return None, tr("notebook.too_deep", lang, path=path, limit=MAX_DEPTH, fresh=fresh)
     version = data.get("nbformat") if isinstance(data, dict) else None
     if version != NBFORMAT_MAJOR:
         return None, tr("notebook.bad_version", lang, path=path, version=repr(version), major=NBFORMAT_MAJOR,
@@ -84,6 +94,18 @@ def _cells_of(path, lang="en"):
     if not isinstance(notebook.get("cells"), list):
         return None, tr("notebook.no_cells", lang, path=path, fresh=fresh)
     return notebook["cells"], None
+
+
+def _depth_over(data, limit):
+    """Does parsed JSON nest deeper than limit (walked without recursion)?"""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 def _source(cell):

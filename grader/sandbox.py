@@ -12,8 +12,8 @@ references, or the learner's own in strict mode) and the inputs. One
   Needs root, util-linux's setpriv and bubblewrap (`strict_problem()` says
   what is missing).
 
-Nothing from the child is trusted: results are loaded with
-`torch.load(weights_only=True)` and judged here. The deadline is kept by the
+Nothing from the child is trusted: result files are checked before and after
+`torch.load(weights_only=True)` (grader/results.py) and judged here. The deadline is kept by the
 clock; the server's stdout is only read while it runs; a server that dies or
 stops leaves every exercise it had not finished reported as lost. The run
 directory is removed on every exit path; one left by a killed grader is
@@ -27,6 +27,7 @@ import platform
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ import torch
 
 from course.common.exercise_index import get as get_exercise
 
-from . import seccomp_filter
+from . import results, seccomp_filter
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
@@ -113,37 +114,54 @@ def stage_job(job_dir, ex_id, learner_source, learner_name, dependencies=None):
 
 
 def _read_text(path, limit):
-    """The first `limit` characters of a file, decoded leniently."""
+    """The first `limit` characters of a regular file (never a FIFO or a link), decoded leniently."""
     try:
-        with open(path, "rb") as f:
-            return f.read(limit).decode("utf-8", errors="replace")
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return ""
-
-
-def _load_record(path):
-    """One result file, or an error record if it cannot be read safely."""
     try:
-        return torch.load(path, weights_only=True)
-    except Exception as err:  # a result the child could not write cleanly
-        return {"error": {"kind": "unreadable", "type": type(err).__name__,
-                          "message": f"the result could not be read back: {err}",
-                          "where": None, "traceback": ""}}
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, limit).decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
 
 
-def collect(job_dir, num_calls, lost=None):
-    """Read back everything a job's child left (`lost`: why the server never finished it)."""
+def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
+    """Read back everything a job's child left (`lost`: why the server never finished it).
+
+    Result files are hostile data (grader/results.py); all of one job's together hold at most max_bytes."""
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
     if not status_path.exists():
         return JobResult([None] * num_calls, None, {"lost": lost or msg("lost.never_ran")}, "")
-    status = json.loads(status_path.read_text())
+    try:
+        status = json.loads(_read_text(status_path, 4096))
+    except (ValueError, RecursionError):
+        status = None
+    if not isinstance(status, dict):
+        status = {"sandbox_error": "the job's status could not be read"}
+    budget = [max_bytes]
+
+    def load(path):
+        try:
+            size = path.lstat().st_size
+        except OSError:
+            size = 0
+        if size > budget[0]:
+            budget[0] = 0
+            return results.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
+        budget[0] -= size
+        return results.read_record(path, budget[0] + size)
+
     import_path = job_dir / "results" / "import.pt"
-    import_error = _load_record(import_path)["error"] if import_path.exists() else None
+    import_error = None
+    if import_path.exists() or import_path.is_symlink():
+        import_error = load(import_path)["error"]
     records = []
     for i in range(num_calls):
         path = job_dir / "results" / f"{i}.pt"
-        records.append(_load_record(path) if path.exists() else None)
+        records.append(load(path) if path.exists() or path.is_symlink() else None)
     return JobResult(records, import_error, status, _read_text(job_dir / "output.txt", 4000))
 
 
@@ -178,7 +196,8 @@ def run_jobs(jobs, limits, on_done=None):
                 "uid_base": limits.uid_base, "uid_count": limits.uid_count}
         (run_dir / "plan.json").write_text(json.dumps(plan))
         finished, lost = _serve(run_dir, limits, len(jobs), on_done)
-        return {name: collect(run_dir / name, len(spec[4]), lost) for name, spec in jobs.items()}
+        max_bytes = limits.files_mb * 2**20  # a job's tmpfs in strict mode; the same bound in process mode
+        return {name: collect(run_dir / name, len(spec[4]), lost, max_bytes) for name, spec in jobs.items()}
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         os.close(lock)

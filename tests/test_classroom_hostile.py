@@ -25,7 +25,7 @@ from classroom.models import Result, Submission
 from tests.classroom_support import add_graded, run_cli, solution, user_id
 
 NAMES = hostile_names()
-GROUPS = [NAMES[i::2] for i in range(2)]  # two drains of seven or eight files
+GROUPS = [NAMES[i::3] for i in range(3)]  # three drains of seven or eight files
 HONEST = "cy@class.test"
 MALLORY = "mallory@class.test"  # submits every hostile file of a drain
 # A database row's state columns that grading changes; everything else must stay as it was.

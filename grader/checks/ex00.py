@@ -1,8 +1,12 @@
 """Checks and known mistakes for exercise 0 (path lengths, receptive fields)."""
 
+import random
+import secrets
+
 from .base import Check, Mistake, number_checks
 
 MODULE = "ex00_paths"
+CASES_DRAWN = True  # build(seed): the cases are drawn per grading run (see build)
 
 
 def _call(fn, args, kwargs=None, expect_error=False):
@@ -14,29 +18,40 @@ def _call(fn, args, kwargs=None, expect_error=False):
     return Check(name=name, call=f"{fn}({shown})", procedure="call", spec=spec, target=fn)
 
 
-def build():
-    """The exercise's checks, in the order they are reported."""
+def build(seed=None):
+    """The exercise's checks, in the order they are reported.
+
+    The feedback shows each case's expected value, so the cases are drawn per grading run from
+    `seed` (core.py derives it from the submission and a fresh nonce): a table of the values one
+    report showed does not pass the next run. The kinds of case (edge cases included) stay fixed."""
+    rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    k = lambda low=2: rng.randint(low, 9)  # noqa: E731
+    n = lambda: rng.randint(2, 5000)  # noqa: E731
+    dilations = lambda count: [rng.choice((1, 2, 4, 8, 16)) for _ in range(count)]  # noqa: E731
+    layers = [rng.randint(1, 12) for _ in range(2)]
     checks = [
-        _call("receptive_field", (3, 4)),
-        _call("receptive_field", (5, 1)),
-        _call("receptive_field", (1, 3)),
-        _call("receptive_field", (4, 0)),
-        _call("receptive_field", (3, 3), {"dilations": [1, 2, 4]}),
-        _call("receptive_field", (2, 4), {"dilations": [1, 1, 2, 8]}),
-        _call("receptive_field", (3, 2), {"dilations": [1]}, expect_error=True),
-        _call("receptive_field", (0, 2), expect_error=True),
+        _call("receptive_field", (k(), layers[0])),
+        _call("receptive_field", (k(), layers[1])),
+        _call("receptive_field", (1, rng.randint(1, 12))),
+        _call("receptive_field", (k(), 0)),
+        _call("receptive_field", (k(), 3), {"dilations": dilations(3)}),
+        _call("receptive_field", (k(), 4), {"dilations": dilations(4)}),
+        _call("receptive_field", (k(), 2), {"dilations": dilations(1)}, expect_error=True),
+        _call("receptive_field", (rng.randint(-3, 0), rng.randint(0, 5)), expect_error=True),
     ]
-    for n in (1, 2, 9, 10, 57):
-        checks.append(_call("max_path_length", ("rnn", n)))
-        checks.append(_call("max_path_length", ("self-attention", n)))
-    for n, k, dilated in ((1, 3, False), (3, 3, False), (4, 3, False), (9, 3, False), (10, 3, False),
-                          (100, 5, False), (9, 3, True), (10, 3, True), (100, 3, True), (64, 2, True),
-                          (200, 7, True)):
-        checks.append(_call("max_path_length", ("cnn", n), {"kernel_size": k, "dilated": dilated}))
+    for size in [1, 2] + [n() for _ in range(3)]:
+        checks.append(_call("max_path_length", ("rnn", size)))
+        checks.append(_call("max_path_length", ("self-attention", size)))
+    kernel = k()
+    cnn = [(1, k(), False), (kernel, kernel, False), (kernel + 1, kernel, False)]
+    cnn += [(rng.randint(2, 200), k(), False) for _ in range(3)] + [(1, k(), True), (kernel + 1, kernel, True)]
+    cnn += [(n(), k(), True) for _ in range(3)]
+    for size, kernel_size, dilated in cnn:
+        checks.append(_call("max_path_length", ("cnn", size), {"kernel_size": kernel_size, "dilated": dilated}))
     checks += [
-        _call("max_path_length", ("transformer", 5), expect_error=True),
-        _call("max_path_length", ("rnn", 0), expect_error=True),
-        _call("max_path_length", ("cnn", 5), {"kernel_size": 1}, expect_error=True),
+        _call("max_path_length", (rng.choice(("transformer", "gru", "lstm", "mlp")), n()), expect_error=True),
+        _call("max_path_length", ("rnn", rng.randint(-5, 0)), expect_error=True),
+        _call("max_path_length", ("cnn", n()), {"kernel_size": 1}, expect_error=True),
     ]
     return number_checks("ex00", checks)
 

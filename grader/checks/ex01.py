@@ -33,24 +33,64 @@ def _no_softmax_op(results, spec):
     return None
 
 
+# Ways to reach a function by a name computed at run time, which no reading of the source can follow.
+COMPUTED_LOOKUPS = {"getattr", "setattr", "vars", "globals", "locals", "eval", "exec", "compile", "__import__",
+                    "attrgetter", "methodcaller", "import_module", "__builtins__"}
+HIDDEN_ATTRIBUTES = {"__dict__", "__getattribute__", "__getattr__", "__globals__", "__builtins__", "__import__",
+                     "modules", "__self__", "__func__"}
+LOOKUP_MODULES = {"importlib", "builtins", "inspect", "ctypes", "operator", "pydoc"}
+
+
+def _names_softmax(name):
+    return "softmax" in name.lower() or "softmin" in name.lower()
+
+
+def _literal_name(call):
+    """Is a getattr-like call's name argument a string written out in the source?"""
+    return len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)
+
+
+def _computed_lookup(tree):
+    """(what, line) of the first name looked up at run time (getattr with a computed name, __dict__,
+    __import__, importlib, exec/eval/compile, ...), or None."""
+    literal_getattrs = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Name) and node.func.id == "getattr" and _literal_name(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in COMPUTED_LOOKUPS and id(node) not in literal_getattrs:
+            return node.id, node.lineno
+        if isinstance(node, ast.Attribute) and (node.attr in HIDDEN_ATTRIBUTES or node.attr in COMPUTED_LOOKUPS):
+            return node.attr, node.lineno
+        if isinstance(node, ast.Import):
+            found = next((a.name for a in node.names if a.name.split(".")[0] in LOOKUP_MODULES), None)
+            if found:
+                return f"import {found}", node.lineno
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in LOOKUP_MODULES:
+            return f"from {node.module} import", node.lineno
+    return None
+
+
 def no_builtin_softmax(source):
-    """A source rule judged in the grader: no torch softmax named anywhere in the learner's code."""
+    """A source rule judged in the grader: no torch softmax named anywhere in the learner's code, and no
+    name looked up at run time (which could hide one: getattr(torch, "xamtfos"[::-1]))."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # reported by the import
     for node in ast.walk(tree):
         found = None
-        if isinstance(node, ast.Attribute) and "softmax" in node.attr.lower():
+        if isinstance(node, ast.Attribute) and _names_softmax(node.attr):
             found = node.attr
         elif isinstance(node, ast.ImportFrom) and not node.level:
-            found = next((a.name for a in node.names if "softmax" in a.name.lower()), None)
+            found = next((a.name for a in node.names if _names_softmax(a.name)), None)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("getattr", "eval", "exec", "__import__", "compile"):
             found = next((a.value for a in node.args if isinstance(a, ast.Constant)
-                          and isinstance(a.value, str) and "softmax" in a.value.lower()), None)
+                          and isinstance(a.value, str) and _names_softmax(a.value)), None)
         if found:
             return ("rule.builtin_softmax_found", {"name": found, "line": node.lineno}), "builtin_softmax"
+    lookup = _computed_lookup(tree)
+    if lookup:
+        return ("rule.computed_lookup_found", {"what": lookup[0], "line": lookup[1]}), "builtin_softmax"
     return None
 
 

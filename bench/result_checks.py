@@ -1,0 +1,61 @@
+"""Per-job cost of treating results as hostile data: the safe read (grader/results.py) against a bare
+torch.load, and judging in a bounded fork (grader/bounded.py) against a bare call.
+
+    python bench/result_checks.py [--repeats 5]
+
+The result files are the references' own results of every check of the eight exercises, saved like
+the sandbox saves them. Prints, per exercise, the milliseconds both reads take for all its files,
+then what one bounded fork adds around a judging that does nothing (median of the repeats).
+"""
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from course.common.exercise_index import EXERCISES  # noqa: E402
+from grader import bounded, checks, results  # noqa: E402
+from grader.core import _run_reference, _warm_judging  # noqa: E402
+
+
+def _ms(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    _warm_judging()
+    with tempfile.TemporaryDirectory() as folder:
+        for ex in EXERCISES:
+            paths = []
+            for i, check in enumerate(checks.for_exercise(ex.id).build()):
+                path = Path(folder) / f"{ex.id}-{i}.pt"
+                out = _run_reference(check)
+                torch.save({"ok": {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in out.items()}}, path)
+                paths.append(path)
+            bare = _ms(lambda: [torch.load(p, weights_only=True) for p in paths], args.repeats)
+            safe = _ms(lambda: [results.read_record(p, 64 * 2**20) for p in paths], args.repeats)
+            size = sum(p.stat().st_size for p in paths) / 2**20
+            print(f"{ex.id}: {len(paths)} result files ({size:.1f} MB): torch.load {bare:.1f} ms, "
+                  f"checked read {safe:.1f} ms (+{safe - bare:.1f} ms)")
+    fork = _ms(lambda: bounded.run(lambda: {"ok": True}, 30, 1024), args.repeats)
+    print(f"bounded judging fork around a judging that does nothing: {fork:.1f} ms per exercise")
+
+
+if __name__ == "__main__":
+    main()

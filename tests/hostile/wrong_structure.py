@@ -1,0 +1,17 @@
+"""Hostile ex03: results of the wrong structure: a dict and a list where tensors are expected, and a
+record that is a list."""
+
+_real_save = torch.save
+_calls = []
+
+
+def _forged_save(obj, f, *args, **kwargs):
+    _calls.append(1)
+    if len(_calls) % 2:
+        forged = {"ok": {"output": {"weights": torch.zeros(2, 3, 7)}, "attention_weights": [torch.zeros(2, 3, 5)]}}
+    else:
+        forged = [torch.zeros(2, 3, 7)]
+    return _real_save(forged, f, *args, **kwargs)
+
+
+torch.save = _forged_save
