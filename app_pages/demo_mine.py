@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app import demo_runner, progress
 from course.app.demo_ui import attention_heatmap, model_label, sentence_input, show_missing, translation
 from course.app.ui import labeler, tr
@@ -16,7 +17,7 @@ def show_side(column, side, header, text, frame):
     column.subheader(header)
     column.markdown(f"**{text or '∅'}**")
     if frame is not None:
-        column.altair_chart(attention_heatmap(frame, "", tr("demos.translate.x_title"),
+        show_chart(column, attention_heatmap(frame, "", tr("demos.translate.x_title"),
                                               tr("demos.translate.y_title")), key=f"demo_mine_chart_{side}")
 
 

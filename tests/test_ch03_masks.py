@@ -9,7 +9,7 @@ import torch
 from app_helpers import errors_of, markdown_text, open_page
 
 from course.common.i18n import t
-from course.lessons import ch03_masks
+from course.lessons.ch03 import masks as ch03_masks
 
 PAGE = "app_pages/ch03_scoring.py"
 ALLOWED = {"per_example": [[2, 2], [3, 3]], "per_query": [[1, 3], [2, 4]]}  # keys readable per (example, query)

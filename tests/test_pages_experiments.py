@@ -15,7 +15,9 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from course.common import i18n
-from course.lessons import bottleneck_task, ch03, scaling_task
+from course.lessons import ch03
+from course.lessons.bottleneck import task as bottleneck_task
+from course.lessons.ch03 import scaling_task
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"

@@ -132,3 +132,9 @@ def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sor
     )
     chart = bars + base.mark_text(dy=-8).encode(text=alt.Text(f"{y}:Q", format=label_format)) if labels else bars
     return chart.properties(title=title, height=height)
+
+
+def series_colour(field, domain, colours):
+    """A colour encoding with fixed colours per series position (not per label text), legend below."""
+    return alt.Color(f"{field}:N", title=None, scale=alt.Scale(domain=list(domain), range=list(colours)),
+                     legend=alt.Legend(orient="bottom"))
