@@ -1,4 +1,4 @@
-"""AppTest of the issue-16 experiments on their pages: the Bottleneck demo and chapter 3's sqrt(d_k) section.
+"""AppTest of the two training experiments on their pages: the Bottleneck demo and chapter 3's sqrt(d_k) section.
 
 Expected figures are read here straight from the JSON files (checkpoints/*.bleu.json and the shipped
 results) and compared with what the pages show. Training runs only when its button is pressed: a
