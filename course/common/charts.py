@@ -1,7 +1,8 @@
 """Shared Altair charts: heatmaps (attention weights and the like), lines and bars.
 
 Every chapter draws with these, so the signatures stay stable. Each returns an
-`alt.Chart` for `st.altair_chart(chart)`; nothing here imports Streamlit.
+`alt.Chart`; callers hand `chart.to_dict()` to the page, which draws it with
+`course.app.chart_view.show_chart`. Nothing here imports Streamlit.
 """
 
 import json
