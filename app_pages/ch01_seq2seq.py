@@ -59,9 +59,9 @@ def paths_section():
     texts.update(x=tr("ch01.paths.architecture"), y=tr("ch01.paths.y_steps"), distance=tr("ch01.paths.x_distance"))
     left, right = st.columns([1, 2])
     show_chart(left, spec("path_bars", distance, kernel, schedule == "doubling",
-                              dict(texts, title=tr("ch01.paths.bar_title"))), width="stretch")
+                          dict(texts, title=tr("ch01.paths.bar_title"))), width="stretch")
     show_chart(right, spec("path_lines", MAX_DISTANCE, kernel, schedule == "doubling",
-                               dict(texts, title=tr("ch01.paths.line_title"))), width="stretch")
+                           dict(texts, title=tr("ch01.paths.line_title"))), width="stretch")
     st.markdown(tr("ch01.paths.why"))
 
 

@@ -74,13 +74,13 @@ if st.button(tr("ch02.train_button"), key="ch02_train"):
         history.append(step)
         if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws
             show_chart(loss_slot, ch02.loss_spec(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
-                                   width="stretch")
+                       width="stretch")
             show_chart(fit_slot, ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
     st.session_state["ch02_history"] = history
     st.rerun()
 if history:
     show_chart(loss_slot, loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
-                              width="stretch")
+               width="stretch")
     st.markdown(tr("ch02.train_result", w=f"{history[-1][1]:.3f}", loss=f"{history[-1][2]:.4f}",
                    epochs=len(history)))
 

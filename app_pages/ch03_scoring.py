@@ -58,7 +58,7 @@ def masking_section():
                                 persist_state=KEEP) for i in range(N_Q)] for b in range(B)]
     for b in range(B):
         show_chart(cols[b], mask_spec(seed, lens, b, N_Q, N_K, tr("ch03.example", b=b),
-                                          tr("ch03.axis_key"), tr("ch03.axis_query")))
+                                      tr("ch03.axis_key"), tr("ch03.axis_query")))
     weights = ch03.masked_weights(ch03.random_scores(B, N_Q, N_K, seed), lens)  # (B, n_q, n_k)
     st.metric(tr("ch03.zero_cells"), int((weights == 0).sum()))
     st.markdown(tr("ch03.zero_expected", n=ch03.expected_zero_count(lens, N_Q, N_K), k=N_K))

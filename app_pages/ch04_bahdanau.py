@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, tr
-from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.lessons import ch04
 
 E = ch04.EXAMPLE

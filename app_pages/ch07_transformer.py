@@ -79,7 +79,7 @@ def masks_section():
     charts = st.columns(3)
     for col, use in zip(charts, ch07.MASK_USES):
         show_chart(col, mask_spec(use, src_len, src_valid, tgt_len, tr(f"ch07.masks.{use}_use"),
-                                      tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
+                                  tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
     st.markdown(tr("ch07.masks.after", valid=src_valid, pad=src_len - src_valid))
 
 

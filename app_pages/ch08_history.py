@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from course.app.chart_view import show_chart
 from course.app import pages_index
+from course.app.chart_view import show_chart
 from course.app.ui import current_lang, prose, tr
 from course.lessons import ch08
 

@@ -59,7 +59,7 @@ def cost_section():
     for col, column, name in ((left, "ms", "time"), (right, "mib", "memory")):
         rows = tuple(zip(table["n"].tolist(), table["variant"].tolist(), table[column].round(4).tolist()))
         show_chart(col, cost_spec(rows, column, dict(texts, title=tr(f"ch10.long.{name}_title"),
-                                                          y=tr(f"ch10.long.y_{name}"))), width="stretch")
+                                                     y=tr(f"ch10.long.y_{name}"))), width="stretch")
     n = int(table["n"].max())
     m1, m2 = st.columns(2)
     m1.metric(tr("ch10.long.ratio_time", n=n), f"{ch10.ratio(table, n, 'ms'):.1f}×")

@@ -34,7 +34,7 @@ values, rows, cols = demos.head_matrix(result, kind, layer - 1, head - 1)
 frame = pd.DataFrame(values, index=rows, columns=cols)
 title = tr("demos.inside.heatmap_title", kind=tr(f"demos.inside.kinds.{kind}"), layer=layer, head=head)
 show_chart(st, attention_heatmap(frame, title, tr("demos.inside.key_title"), tr("demos.inside.query_title")),
-                key="demo_inside_heatmap")
+           key="demo_inside_heatmap")
 st.caption(tr(f"demos.inside.captions.{kind}"))
 st.dataframe(pd.DataFrame(values, index=demos.numbered(rows), columns=demos.numbered(cols)).round(3),
              key="demo_inside_table")

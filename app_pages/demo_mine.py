@@ -19,7 +19,7 @@ def show_side(column, side, header, text, frame):
     column.markdown(f"**{text or '∅'}**")
     if frame is not None:
         show_chart(column, attention_heatmap(frame, "", tr("demos.translate.x_title"),
-                                              tr("demos.translate.y_title")), key=f"demo_mine_chart_{side}")
+                                             tr("demos.translate.y_title")), key=f"demo_mine_chart_{side}")
 
 
 def run(name, sentence, results):

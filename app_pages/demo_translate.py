@@ -44,9 +44,9 @@ def show_step(result, step):
             "word": tr("demos.translate.col_word"), "weight": tr("demos.translate.col_weight")}).round(4),
             hide_index=True, key="demo_translate_row_table")
         show_chart(left, charts.bar_chart(row.assign(weight=row["weight"].round(3)), "word", "weight",
-                                           x_title=tr("demos.translate.col_word"),
-                                           y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
-                          key="demo_translate_row_chart")
+                                          x_title=tr("demos.translate.col_word"),
+                                          y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
+                   key="demo_translate_row_chart")
     top = demos.top_next_frame(result, step)
     right.markdown(f"**{tr('demos.translate.top_title')}**")
     right.dataframe(top.rename(columns={"token": tr("demos.translate.col_token"),
@@ -84,7 +84,7 @@ if frame is None:
     st.info(tr("demos.translate.no_attention"))
 else:
     show_chart(st, attention_heatmap(frame, tr("demos.translate.heatmap_title"), tr("demos.translate.x_title"),
-                                      tr("demos.translate.y_title")), key="demo_translate_heatmap")
+                                     tr("demos.translate.y_title")), key="demo_translate_heatmap")
     if result.cross_attention_heads is not None:
         st.caption(tr("demos.translate.heads_note"))
 

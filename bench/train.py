@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from course.translation import demos  # noqa: E402
 from course.translation.checkpoint import load_checkpoint  # noqa: E402
 from course.translation.decoding import greedy_decode, source_tensor, translate  # noqa: E402
-from course.translation.models import TransformerConfig, build_model  # noqa: E402
-from course.translation.models import family  # noqa: E402
+from course.translation.models import TransformerConfig, build_model, family  # noqa: E402
 from course.translation.training import enable_fused_attention  # noqa: E402
 from course.translation.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en  # noqa: E402
 

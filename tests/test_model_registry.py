@@ -18,8 +18,9 @@ from grader.checks.demo import demo_check
 from grader.text import render
 
 NAME = "lookup"
-PAIRS = (("i am happy.", "我很高兴。"), ("tom is a teacher.", "汤姆是老师。"), ("it is cold today.", "今天很冷。"),
-         ("we read books.", "我们读书。"), ("he is my friend.", "他是我的朋友。"), ("my mother can swim.", "我妈妈会游泳。"))
+PAIRS = (("i am happy.", "我很高兴。"), ("tom is a teacher.", "汤姆是老师。"),
+         ("it is cold today.", "今天很冷。"), ("we read books.", "我们读书。"),
+         ("he is my friend.", "他是我的朋友。"), ("my mother can swim.", "我妈妈会游泳。"))
 
 
 @dataclass

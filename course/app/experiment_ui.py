@@ -1,4 +1,4 @@
-"""Streamlit side of the two training experiments (the copy task, the sqrt(d_k) lookup): shipped results first, training only on a button press.
+"""Streamlit side of the copy-task and sqrt(d_k) experiments: shipped results first, training on a button press.
 
 The shipped results files are read through st.cache_data (keyed on the file's
 path and modification time). A live run trains only in the rerun that the

@@ -24,9 +24,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
-
 from course.lessons.torch_threads import cpu_threads
+from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 
 TASKS = ("copy", "reverse")
 MODELS = ("fixed", "attention")

@@ -12,6 +12,7 @@ from course.common.i18n import t
 from course.lessons.bottleneck import charts as bottleneck_charts
 from course.lessons.bottleneck import task
 
+
 def copy_task_view(results, lang):
     """The Bottleneck page's synthetic experiment: body text and the two accuracy charts."""
     m, c = results["models"], results["config"]

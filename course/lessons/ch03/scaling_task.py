@@ -24,9 +24,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from solutions.ex03_scoring import DotProductAttention
-
 from course.lessons.torch_threads import cpu_threads
+from solutions.ex03_scoring import DotProductAttention
 
 RESULTS = Path(__file__).with_name("scaling_results.json")
 D_VALUES = (16, 32, 64, 128, 256)
