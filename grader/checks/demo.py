@@ -89,7 +89,7 @@ def strict_variant(check):
     missing = list(check.spec["reference_sources"])
     if not missing:
         return dataclasses.replace(check, call=("demo.call_own", fields))
-    note = ("demo.strict_skipped", {"model": _readable(check.spec["model_name"]), "filename": fields["filename"],
+    note = ("demo.strict_skipped", {"model": family(check.spec["model_name"]).title, "filename": fields["filename"],
                                     "modules": ", ".join(f"{m}.py" for m in missing)})
     return dataclasses.replace(check, spec={"skip": note})
 
