@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, labeler, prose, tr
-from course.lessons import ch01, ch01_charts, ch04
+from course.lessons import ch01, ch04
+from course.lessons.ch01 import charts as ch01_charts
 
 ARCH_NAMES = {"rnn": "paths.arch_rnn", "cnn": "paths.arch_cnn", "self-attention": "paths.arch_attention"}
 MAX_DISTANCE = 64
@@ -19,7 +21,7 @@ def cached_gradients(scale):
 
 @st.cache_data(max_entries=256)
 def spec(chart, *args):
-    """The Vega-Lite spec of a chart from course.lessons.ch01_charts, cached on its plain arguments."""
+    """The Vega-Lite spec of a chart from course.lessons.ch01.charts, cached on its plain arguments."""
     return getattr(ch01_charts, chart)(*args).to_dict()
 
 
@@ -56,10 +58,10 @@ def paths_section():
     texts = {arch: tr(f"ch01.{key}") for arch, key in ARCH_NAMES.items()}
     texts.update(x=tr("ch01.paths.architecture"), y=tr("ch01.paths.y_steps"), distance=tr("ch01.paths.x_distance"))
     left, right = st.columns([1, 2])
-    left.vega_lite_chart(spec("path_bars", distance, kernel, schedule == "doubling",
-                              dict(texts, title=tr("ch01.paths.bar_title"))), width="stretch")
-    right.vega_lite_chart(spec("path_lines", MAX_DISTANCE, kernel, schedule == "doubling",
-                               dict(texts, title=tr("ch01.paths.line_title"))), width="stretch")
+    show_chart(left, spec("path_bars", distance, kernel, schedule == "doubling",
+                          dict(texts, title=tr("ch01.paths.bar_title"))), width="stretch")
+    show_chart(right, spec("path_lines", MAX_DISTANCE, kernel, schedule == "doubling",
+                           dict(texts, title=tr("ch01.paths.line_title"))), width="stretch")
     st.markdown(tr("ch01.paths.why"))
 
 
@@ -92,7 +94,7 @@ def receptive_field_section():
         return
     texts = {name: tr(f"ch01.rf.cone_{name}") for name in ("output", "input", "title")}
     texts.update(layer=tr("ch01.rf.cone_layer", layer="{layer}"), position=tr("ch01.rf.position"))
-    right.vega_lite_chart(spec("cone", kernel, tuple(dilations), texts), width="stretch")
+    show_chart(right, spec("cone", kernel, tuple(dilations), texts), width="stretch")
 
 
 def gradient_section():
@@ -109,7 +111,7 @@ def gradient_section():
     texts = {k: tr(f"ch01.grad.series_{k}") for k in ("bound", "w_bound", "measured")}
     texts.update(title=tr("ch01.grad.chart_title"), x=tr("ch01.grad.x_distance"), y=tr("ch01.grad.y_norm"),
                  series=tr("ch01.grad.series"))
-    st.vega_lite_chart(spec("gradients", rho, w_norm, tuple(measured["norm"]), texts), width="stretch")
+    show_chart(st, spec("gradients", rho, w_norm, tuple(measured["norm"]), texts), width="stretch")
     st.markdown(tr("ch01.grad.observe"))
     st.markdown(tr("ch01.grad_path.text", d=GRAD_STEPS, steps=ch01.path_steps(GRAD_STEPS, 3, False)["rnn"]))
 

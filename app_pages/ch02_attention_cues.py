@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, tr
 from course.lessons import ch02
 
@@ -55,10 +56,10 @@ if history:
     cols[2].metric(tr("ch02.mse_trained", w=f"{history[-1][1]:.3f}"),
                    f"{ch02.mse(predictions(history[-1][1]), d.y_truth):.4f}")
 fit_slot = st.empty()
-fit_slot.vega_lite_chart(fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
+show_chart(fit_slot, fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
 st.subheader(tr("ch02.weights_header"))
 st.markdown(tr("ch02.weights_body"))
-st.vega_lite_chart(weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
+show_chart(st, weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
 
 st.header(tr("ch02.train_header"))
 st.markdown(tr("ch02.train_body"))
@@ -72,14 +73,14 @@ if st.button(tr("ch02.train_button"), key="ch02_train"):
     for step in ch02.train_w_steps(d, epochs=epochs, lr=lr, seed=0):
         history.append(step)
         if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws
-            loss_slot.altair_chart(ch02.loss_chart(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
-                                   width="stretch")
-            fit_slot.vega_lite_chart(ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
+            show_chart(loss_slot, ch02.loss_spec(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
+                       width="stretch")
+            show_chart(fit_slot, ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
     st.session_state["ch02_history"] = history
     st.rerun()
 if history:
-    loss_slot.vega_lite_chart(loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
-                              width="stretch")
+    show_chart(loss_slot, loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
+               width="stretch")
     st.markdown(tr("ch02.train_result", w=f"{history[-1][1]:.3f}", loss=f"{history[-1][2]:.4f}",
                    epochs=len(history)))
 

@@ -3,10 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from course.app.ch03_sections import mask_presets_section
+from course.app.chart_view import show_chart
 from course.app.experiment_ui import live_run, shipped
-from course.app.ui import chapter_footer, current_lang, topic_tabs, tr
-from course.lessons import ch03, experiment_views, scaling_task
+from course.app.ui import chapter_footer, current_lang, labeler, topic_tabs, tr
+from course.lessons import ch03
+from course.lessons.ch03 import masks, scaling_task, scaling_views
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -18,14 +19,26 @@ scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
 mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
 temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
 scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
+preset_text = st.cache_data(max_entries=64)(masks.preset_text)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def learning_view(token, d, lang, _results):
     """The section's view at width d (d=None: widths and body), cached on plain values: token, d, language."""
     if d is None:
-        return experiment_views.learning_intro(_results, lang)
-    return experiment_views.learning_view(_results, d, lang)
+        return scaling_views.learning_intro(_results, lang)
+    return scaling_views.learning_view(_results, d, lang)
+
+
+def mask_presets_section(seed):
+    """Pick one of the two d2l examples; show the call, the scores and the masked weights."""
+    st.subheader(tr("ch03.presets.header"))
+    st.markdown(tr("ch03.presets.body"))
+    name = st.radio(tr("ch03.presets.label"), tuple(masks.PRESETS), key="ch03_mask_preset", horizontal=True,
+                    format_func=labeler("ch03.presets.{}"), persist_state=KEEP)
+    st.code(masks.preset_call(name), language="python")
+    st.code(preset_text(name, int(seed)), language=None)
+    st.markdown(tr(f"ch03.presets.{name}_after"))
 
 
 def masking_section():
@@ -44,8 +57,8 @@ def masking_section():
         lens = [[cols[b].slider(tr("ch03.len_query", b=b, i=i), 0, N_K, N_K - i - b, key=f"ch03_len_{b}_{i}",
                                 persist_state=KEEP) for i in range(N_Q)] for b in range(B)]
     for b in range(B):
-        cols[b].vega_lite_chart(mask_spec(seed, lens, b, N_Q, N_K, tr("ch03.example", b=b),
-                                          tr("ch03.axis_key"), tr("ch03.axis_query")))
+        show_chart(cols[b], mask_spec(seed, lens, b, N_Q, N_K, tr("ch03.example", b=b),
+                                      tr("ch03.axis_key"), tr("ch03.axis_query")))
     weights = ch03.masked_weights(ch03.random_scores(B, N_Q, N_K, seed), lens)  # (B, n_q, n_k)
     st.metric(tr("ch03.zero_cells"), int((weights == 0).sum()))
     st.markdown(tr("ch03.zero_expected", n=ch03.expected_zero_count(lens, N_Q, N_K), k=N_K))
@@ -70,8 +83,8 @@ def allocation_section():
     left.metric(tr("ch03.max_weight"), f"{float(alpha.max()):.3f}")
     right.metric(tr("ch03.entropy"), f"{float(ch03.entropy(alpha)):.3f}")
     bars, jacobian = temperature_specs(temp, tr("ch03.axis_score"), tr("ch03.jacobian_title"))
-    left.vega_lite_chart(bars)
-    right.vega_lite_chart(jacobian)
+    show_chart(left, bars)
+    show_chart(right, jacobian)
     st.latex(r"\frac{\partial \alpha_i}{\partial z_j} = \alpha_i(\delta_{ij} - \alpha_j)")
     st.markdown(tr("ch03.jacobian_body"))
 
@@ -103,7 +116,7 @@ def scale_section():
     versions = tuple((v, tr(f"ch03.col_{v}")) for v in ("unscaled", "scaled"))
     cols = st.columns(2)
     for i, m in enumerate(MEASURES):
-        cols[i % 2].vega_lite_chart(scale_spec(m, d, tr(f"ch03.measure_{m}"), versions), width="stretch")
+        show_chart(cols[i % 2], scale_spec(m, d, tr(f"ch03.measure_{m}"), versions), width="stretch")
     st.markdown(tr("ch03.scale_after"))
 
 
@@ -120,8 +133,8 @@ def learning_section():
     view = learning_view(token, d, current_lang(), results)
     st.caption(tr("ch03.learn.live_caption" if live else "ch03.learn.shipped_caption", seconds=view["seconds"]))
     left, right = st.columns(2)
-    left.vega_lite_chart(view["curve"], width="stretch")
-    right.vega_lite_chart(view["by_width"], width="stretch")
+    show_chart(left, view["curve"], width="stretch")
+    show_chart(right, view["by_width"], width="stretch")
     st.markdown(view["summary"])
     st.markdown(view["gradients"])
     st.dataframe(view["table"], hide_index=True, key="ch03_learn_table")

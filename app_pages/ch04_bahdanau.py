@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from course.app.ui import chapter_footer, tr
 from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
+from course.app.chart_view import show_chart
+from course.app.ui import chapter_footer, tr
 from course.lessons import ch04
 
 E = ch04.EXAMPLE
@@ -59,7 +60,7 @@ except ch04.BadInput:
 top = table["alpha"].idxmax()
 right.metric(tr("ch04.top_weight", target=target), f"α({table['word'][top]}) = {table['alpha'][top]:.3f}")
 right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"}).round(3), hide_index=True)
-st.vega_lite_chart(alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
+show_chart(st, alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
 st.markdown(tr("ch04.align_after"))
 heatmap_section()
 

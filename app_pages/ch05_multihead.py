@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch05
 
@@ -82,7 +83,7 @@ def heads_section():
                     persist_state=KEEP)
     view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
     left, right = st.columns([3, 2])
-    left.vega_lite_chart(view["spec"])
+    show_chart(left, view["spec"])
     right.markdown(tr("ch05.top_caption"))
     right.dataframe(view["top"], hide_index=True)
     right.markdown(tr("ch05.diff_caption"))

@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, labeler, prose, topic_tabs, tr
-from course.lessons import ch05, ch06, ch06_positions
+from course.lessons import ch05, ch06
+from course.lessons.ch06 import positions as ch06_positions
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
@@ -29,7 +31,7 @@ def roles_section():
     for column, name in ((left, "queries"), (right, "keys"), (left, "scores"), (right, "output")):
         column.caption(tr(f"ch06.show_{name}"))
         column.dataframe(view[name], hide_index=True)
-    st.vega_lite_chart(view["spec"])
+    show_chart(st, view["spec"])
     st.markdown(tr("ch06.example_shapes", m=view["shape"][0], n=view["shape"][1]) + "\n\n" + tr("ch06.example_after"))
 
 
@@ -43,7 +45,7 @@ def cost_section():
     table, spec = cost_view(current_lang(), n, d, k)
     st.dataframe(table, hide_index=True)
     st.metric(tr("ch06.ratio"), f"{n / d:.3g}")
-    st.vega_lite_chart(spec)
+    show_chart(st, spec)
     st.markdown(tr("ch06.cost_after", d=d))
 
 
@@ -53,13 +55,14 @@ def encoding_section():
     cols = st.columns(2)
     n = cols[0].slider(tr("ch06.length_label"), 8, 100, 60, key="ch06_length", persist_state=KEEP)
     d = cols[1].slider(tr("ch06.hiddens_label"), 4, 128, 32, step=4, key="ch06_hiddens", persist_state=KEEP)
-    st.vega_lite_chart(*pe_heatmap(current_lang(), n, d))
+    table, spec = pe_heatmap(current_lang(), n, d)
+    show_chart(st, spec, data=table)
     st.markdown(tr("ch06.pe_after"))
     chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06_positions.default_columns(d),
                             key="ch06_columns", persist_state=KEEP)
     view = encoding_view(current_lang(), n, d, tuple(chosen))
     if view["curves"]:
-        st.vega_lite_chart(view["curves"])
+        show_chart(st, view["curves"])
     prose("ch06.heading_binary", "ch06.binary_body")
     left, right = st.columns(2)
     left.dataframe(view["binary"], hide_index=True, height="content")

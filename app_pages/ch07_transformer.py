@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch07
 
@@ -77,8 +78,8 @@ def masks_section():
     src_valid = min(src_valid, src_len)
     charts = st.columns(3)
     for col, use in zip(charts, ch07.MASK_USES):
-        col.vega_lite_chart(mask_spec(use, src_len, src_valid, tgt_len, tr(f"ch07.masks.{use}_use"),
-                                      tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
+        show_chart(col, mask_spec(use, src_len, src_valid, tgt_len, tr(f"ch07.masks.{use}_use"),
+                                  tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
     st.markdown(tr("ch07.masks.after", valid=src_valid, pad=src_len - src_valid))
 
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from course.app import pages_index
+from course.app.chart_view import show_chart
 from course.app.ui import current_lang, prose, tr
 from course.lessons import ch08
 
@@ -15,7 +16,7 @@ score_table = st.cache_data(max_entries=256)(ch08.score_table)
 def timeline_section(lang):
     """The milestones on a year axis, as a table, and each one's change in the information path."""
     prose("ch08.timeline.heading", "ch08.timeline.intro")
-    st.vega_lite_chart(timeline_spec(lang), width="stretch")
+    show_chart(st, timeline_spec(lang), width="stretch")
     st.table(ch08.timeline_frame(lang), hide_index=True)
     for year, key, papers in ch08.TIMELINE:
         with st.expander(f"{year} · {tr(f'ch08.timeline.{key}.name')}"):

@@ -5,6 +5,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import prose, tr
 from course.lessons import ch03, ch10
 
@@ -57,8 +58,8 @@ def cost_section():
     left, right = st.columns(2)
     for col, column, name in ((left, "ms", "time"), (right, "mib", "memory")):
         rows = tuple(zip(table["n"].tolist(), table["variant"].tolist(), table[column].round(4).tolist()))
-        col.vega_lite_chart(cost_spec(rows, column, dict(texts, title=tr(f"ch10.long.{name}_title"),
-                                                          y=tr(f"ch10.long.y_{name}"))), width="stretch")
+        show_chart(col, cost_spec(rows, column, dict(texts, title=tr(f"ch10.long.{name}_title"),
+                                                     y=tr(f"ch10.long.y_{name}"))), width="stretch")
     n = int(table["n"].max())
     m1, m2 = st.columns(2)
     m1.metric(tr("ch10.long.ratio_time", n=n), f"{ch10.ratio(table, n, 'ms'):.1f}×")

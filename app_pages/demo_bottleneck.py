@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.demo_ui import model_label, show_missing
 from course.app.experiment_ui import live_run, shipped
 from course.app.ui import current_lang, labeler, tr
-from course.lessons import bottleneck_task, experiment_views
+from course.lessons.bottleneck import task as bottleneck_task
+from course.lessons.bottleneck import views as bottleneck_views
 from course.translation import demos
 from course.translation.evaluate import BUCKETS, bucket_label
 from course.translation.models import MODEL_NAMES
@@ -43,7 +45,7 @@ def beam_caption(found):
 def tatoeba_view(stamps, method, lang):
     """BLEU and drop-from-short chart dicts, the BLEU table and its reading, cached on plain values."""
     table = demos.bleu_by_length(reports(stamps), method)
-    return experiment_views.tatoeba_view(table, [bucket_label(lo, hi) for lo, hi in BUCKETS], lang)
+    return bottleneck_views.tatoeba_view(table, [bucket_label(lo, hi) for lo, hi in BUCKETS], lang)
 
 
 def tatoeba_section(found):
@@ -57,7 +59,7 @@ def tatoeba_section(found):
         st.caption(caption)
     labels = [bucket_label(lo, hi) for lo, hi in BUCKETS]
     for col, spec in zip(st.columns(2), specs):
-        col.vega_lite_chart(spec, width="stretch")
+        show_chart(col, spec, width="stretch")
     first = next(iter(found.values()))
     counts = ", ".join(f"{b}: {first['buckets'][b]['count']}" for b in labels if b in first.get("buckets", {}))
     extra = first.get("num_long_extra", 0)
@@ -66,12 +68,12 @@ def tatoeba_section(found):
     st.dataframe(bleu, key="demo_bottleneck_table")
     st.markdown(reading)
     st.header(tr("demos.bottleneck.overall_header"))
-    st.dataframe(experiment_views.methods_table(demos.overall_bleu(found), current_lang()),
+    st.dataframe(bottleneck_views.methods_table(demos.overall_bleu(found), current_lang()),
                  key="demo_bottleneck_overall")
     long_table, long_count, long_words = demos.long_bleu(found)
     if long_count:
         st.subheader(tr("demos.bottleneck.long_header", count=long_count, min_words=long_words))
-        st.dataframe(experiment_views.methods_table(long_table, current_lang()), key="demo_bottleneck_long")
+        st.dataframe(bottleneck_views.methods_table(long_table, current_lang()), key="demo_bottleneck_long")
     st.header(tr("demos.bottleneck.examples_header"))
     bucket = st.select_slider(tr("demos.bottleneck.bucket_label"), labels, value=labels[-1],
                               key="demo_bottleneck_bucket")
@@ -86,7 +88,7 @@ def tatoeba_section(found):
 @st.cache_data(max_entries=16, show_spinner=False)
 def copy_task_view(token, lang, _results):
     """The synthetic experiment's texts and chart dicts, cached on plain values (results token, language)."""
-    return experiment_views.copy_task_view(_results, lang)
+    return bottleneck_views.copy_task_view(_results, lang)
 
 
 def synthetic_section():
@@ -104,7 +106,7 @@ def synthetic_section():
     st.caption(tr(f"demos.bottleneck.synthetic.{'live' if live else 'shipped'}_caption", seed=view["seed"],
                   seconds=view["seconds"]))
     for col, spec in zip(st.columns(2), view["charts"]):
-        col.vega_lite_chart(spec, width="stretch")
+        show_chart(col, spec, width="stretch")
     st.markdown(tr("demos.bottleneck.synthetic.after"))
 
 

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.demo_ui import attention_heatmap, note_unknown, sentence_input, show_missing, translation
 from course.app.ui import labeler, tr
 from course.translation import demos
@@ -32,8 +33,8 @@ head = right.selectbox(tr("demos.inside.head_label"), range(1, heads + 1), key="
 values, rows, cols = demos.head_matrix(result, kind, layer - 1, head - 1)
 frame = pd.DataFrame(values, index=rows, columns=cols)
 title = tr("demos.inside.heatmap_title", kind=tr(f"demos.inside.kinds.{kind}"), layer=layer, head=head)
-st.altair_chart(attention_heatmap(frame, title, tr("demos.inside.key_title"), tr("demos.inside.query_title")),
-                key="demo_inside_heatmap")
+show_chart(st, attention_heatmap(frame, title, tr("demos.inside.key_title"), tr("demos.inside.query_title")),
+           key="demo_inside_heatmap")
 st.caption(tr(f"demos.inside.captions.{kind}"))
 st.dataframe(pd.DataFrame(values, index=demos.numbered(rows), columns=demos.numbered(cols)).round(3),
              key="demo_inside_table")

@@ -3,9 +3,11 @@
 import streamlit as st
 
 from course.app import demo_runner, progress
+from course.app.chart_view import show_chart
 from course.app.demo_ui import attention_heatmap, sentence_input, show_missing, translation
 from course.app.ui import labeler, tr
 from course.translation import demos
+from course.translation.models import family
 
 KEEP = "session"
 OUTPUT_KEY = "demo_mine_output"  # session state: the last run {(model, sentence): result or error}
@@ -16,8 +18,8 @@ def show_side(column, side, header, text, frame):
     column.subheader(header)
     column.markdown(f"**{text or '∅'}**")
     if frame is not None:
-        column.altair_chart(attention_heatmap(frame, "", tr("demos.translate.x_title"),
-                                              tr("demos.translate.y_title")), key=f"demo_mine_chart_{side}")
+        show_chart(column, attention_heatmap(frame, "", tr("demos.translate.x_title"),
+                                             tr("demos.translate.y_title")), key=f"demo_mine_chart_{side}")
 
 
 def run(name, sentence, results):
@@ -31,16 +33,16 @@ def run(name, sentence, results):
 
 st.title(tr("demos.mine.title"))
 st.markdown(tr("demos.mine.intro"))
-names = [n for n in demos.available_models() if n in demos.MODEL_MODULES]
+names = [n for n in demos.available_models() if n in demos.learner_models()]
 if not names:
     st.info(tr("demos.mine.no_models"))
-    show_missing([n for n in demos.MODEL_MODULES if n not in names])
+    show_missing([n for n in demos.learner_models() if n not in names])
     st.stop()
 name = st.radio(tr("demos.mine.model_label"), names, format_func=labeler("demos.models.{}"),
                 horizontal=True, key="demo_mine_model", persist_state=KEEP)
 results = progress.load_results()
 if not demo_runner.can_run(name, results):
-    st.info(tr("demos.mine.not_passed", exercises=" / ".join(demos.MODEL_EXERCISES[name])))
+    st.info(tr("demos.mine.not_passed", exercises=" / ".join(family(name).exercises)))
     st.stop()
 chosen = demo_runner.learner_modules(name, results)
 mine = [m for m, source in chosen.items() if source == "learner"]

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.demo_ui import (attention_heatmap, decoding_note, load_models, model_label, note_unknown,
                                 sentence_input, show_missing, translation)
 from course.app.ui import labeler, tr
@@ -42,10 +43,10 @@ def show_step(result, step):
         left.dataframe(row[["word", "weight"]].rename(columns={
             "word": tr("demos.translate.col_word"), "weight": tr("demos.translate.col_weight")}).round(4),
             hide_index=True, key="demo_translate_row_table")
-        left.altair_chart(charts.bar_chart(row.assign(weight=row["weight"].round(3)), "word", "weight",
-                                           x_title=tr("demos.translate.col_word"),
-                                           y_title=tr("demos.translate.col_weight"), height=220),
-                          key="demo_translate_row_chart")
+        show_chart(left, charts.bar_chart(row.assign(weight=row["weight"].round(3)), "word", "weight",
+                                          x_title=tr("demos.translate.col_word"),
+                                          y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
+                   key="demo_translate_row_chart")
     top = demos.top_next_frame(result, step)
     right.markdown(f"**{tr('demos.translate.top_title')}**")
     right.dataframe(top.rename(columns={"token": tr("demos.translate.col_token"),
@@ -82,8 +83,8 @@ st.header(tr("demos.translate.heatmap_header"))
 if frame is None:
     st.info(tr("demos.translate.no_attention"))
 else:
-    st.altair_chart(attention_heatmap(frame, tr("demos.translate.heatmap_title"), tr("demos.translate.x_title"),
-                                      tr("demos.translate.y_title")), key="demo_translate_heatmap")
+    show_chart(st, attention_heatmap(frame, tr("demos.translate.heatmap_title"), tr("demos.translate.x_title"),
+                                     tr("demos.translate.y_title")), key="demo_translate_heatmap")
     if result.cross_attention_heads is not None:
         st.caption(tr("demos.translate.heads_note"))
 

@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from course.translation import demos
 from course.translation.checkpoint import load_checkpoint
 from course.translation.decoding import greedy_decode, source_tensor, translate
-from course.translation.models import TransformerConfig, build_model
-from course.translation.train import DEFAULTS
+from course.translation.models import TransformerConfig, build_model, family
 from course.translation.training import enable_fused_attention
 from course.translation.vocab import BOS_ID, PAD_ID, Vocab, tokenize_en
 
@@ -125,7 +124,7 @@ def latency_model(device):
     src_vocab = Vocab(tokenize_en(SENTENCE) + [f"w{i}" for i in range(6000)])
     tgt_vocab = Vocab([chr(0x4E00 + i) for i in range(3500)])
     torch.manual_seed(0)
-    config = TransformerConfig(len(src_vocab), len(tgt_vocab), **shape_of(DEFAULTS["transformer"]))
+    config = TransformerConfig(len(src_vocab), len(tgt_vocab), **shape_of(family("transformer").train_defaults))
     model = build_model("transformer", config).to(device).eval()
     return model, src_vocab, tgt_vocab, "untrained model (no checkpoint): decodes to the length cap, a worst case"
 
@@ -197,7 +196,7 @@ def main(argv=None):
     def amp():
         return torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
-    config = TransformerConfig(args.src_vocab, args.tgt_vocab, **shape_of(DEFAULTS["transformer"]))
+    config = TransformerConfig(args.src_vocab, args.tgt_vocab, **shape_of(family("transformer").train_defaults))
     print(f"device {device} ({torch.get_num_threads()} threads), {'bf16 autocast' if bf16 else 'float32'}; "
           f"d={config.num_hiddens}, {config.num_layers}+{config.num_layers} layers, {config.num_heads} heads, "
           f"FFN {config.ffn_num_hiddens}; batch {args.batch_size}, src<={args.src_len}, tgt<={args.tgt_len}; "

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from course.lessons import bottleneck_task as bt
+from course.lessons.bottleneck import task as bt
 
 SMALL = bt.BottleneckConfig(vocab_size=6, embed_size=8, num_hiddens=12, min_len=3, max_len=7, batch_size=4,
                             steps=3, eval_per_length=2, bucket_edges=(3, 5, 8))

@@ -322,7 +322,7 @@ def press_on_slider(driver, label, key, times):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(server, browsers, lang):
-    """Issue 16: after a d_k move the gradient chart lost its y axis and a line; the four were ~60 px tall."""
+    """A d_k move once cost the gradient chart its y axis and a line, and left the four ~60 px tall."""
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
@@ -378,7 +378,7 @@ def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, 
     assert t("demos.common.examples_label", lang) in main.text
     beam = t("demos.translate.decoding.beam", lang)
     label = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == beam)
-    # A script click: the deep-link "Page not found" dialog (test_page_opens_without_errors, issue 16) may cover it.
+    # A script click: the deep-link "Page not found" dialog (see test_page_opens_without_errors) may cover it.
     driver.execute_script("arguments[0].click();", label)
     wait_for_text(driver, "α = ")  # the beam's decoding note names its length penalty
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
@@ -404,7 +404,7 @@ def type_sentence(driver, label, sentence, shown):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, browsers, lang):
-    """Issue 19: the shipped models read English in BPE pieces; the page shows them (with `##`) for a rare
+    """The shipped models read English in BPE pieces; the page shows them (with `##`) for a rare
     word, and names a word holding a character the model never saw, after the learner types them."""
     from selenium.webdriver.common.by import By
 

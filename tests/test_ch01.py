@@ -1,4 +1,4 @@
-"""Chapter 1: the maths in course/lessons/ch01.py (checked by hand) and the page's live numbers."""
+"""Chapter 1: the maths in course/lessons/ch01/ (checked by hand) and the page's live numbers."""
 
 import math
 

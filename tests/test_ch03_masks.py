@@ -9,7 +9,7 @@ import torch
 from app_helpers import errors_of, markdown_text, open_page
 
 from course.common.i18n import t
-from course.lessons import ch03_masks
+from course.lessons.ch03 import masks as ch03_masks
 
 pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test
 

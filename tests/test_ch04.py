@@ -54,7 +54,7 @@ def test_worked_example_gives_the_numbers_in_the_text():
     np.testing.assert_allclose(step["alpha"], a, rtol=1e-6)
     np.testing.assert_allclose(step["c"], c, rtol=1e-6)
     np.testing.assert_allclose(step["p"], softmax_np(c), rtol=1e-6)
-    # The figures quoted in issue 3 (c_2 = 1.364 there comes from rounding alpha_2 first).
+    # The figures the chapter text quotes (its c_2 = 1.364 comes from rounding alpha_2 first).
     np.testing.assert_allclose(step["e"], [0.964, 1.726], atol=5e-4)
     np.testing.assert_allclose(step["alpha"], [0.318, 0.682], atol=5e-4)
     np.testing.assert_allclose(step["c"], [0.318, 1.364], atol=1e-3)

@@ -7,7 +7,8 @@ from app_helpers import errors_of, metric, open_page
 from streamlit import dataframe_util
 
 from course.common.i18n import t
-from course.lessons import ch04, ch04_tables
+from course.lessons import ch04
+from course.lessons.ch04 import tables as ch04_tables
 from course.translation.decoder_compare import decoder_comparison
 
 pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test

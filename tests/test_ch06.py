@@ -11,7 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from course.lessons import ch05, ch06, ch06_positions
+from course.lessons import ch05, ch06
+from course.lessons.ch06 import positions as ch06_positions
 
 
 def softmax_rows(a):

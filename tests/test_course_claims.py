@@ -1,4 +1,4 @@
-"""Claims in the course text that issue 16 found wrong: each is checked against the catalogs in both
+"""Claims in the course text that were once wrong: each is checked against the catalogs in both
 languages, so a regression in either language fails here."""
 
 import re

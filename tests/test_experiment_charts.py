@@ -5,7 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from course.lessons import experiment_charts as ec
+from course.lessons.bottleneck import charts as ec
+from course.lessons.ch03 import scaling_views
 
 TABLE = pd.DataFrame([
     {"model": "seq2seq", "bucket": "1-4", "bleu": 40.0, "count": 200},
@@ -51,7 +52,7 @@ def test_reading_uses_buckets_every_model_has_and_needs_both_rnn_models():
     (95, 10, (90, [40, 90])),
 ])
 def test_probe_steps_are_logged_steps_of_the_run(steps, every, expected):
-    assert ec.probe_steps({"steps": steps, "log_every": every}) == expected
+    assert scaling_views.probe_steps({"steps": steps, "log_every": every}) == expected
 
 
 def test_accuracy_frame_keeps_bucket_order_and_labels():

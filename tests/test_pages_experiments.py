@@ -1,4 +1,4 @@
-"""AppTest of the issue-16 experiments on their pages: the Bottleneck demo and chapter 3's sqrt(d_k) section.
+"""AppTest of the two training experiments on their pages: the Bottleneck demo and chapter 3's sqrt(d_k) section.
 
 Expected figures are read here straight from the JSON files (checkpoints/*.bleu.json and the shipped
 results) and compared with what the pages show. Training runs only when its button is pressed: a
@@ -15,7 +15,9 @@ from app_helpers import open_page
 from streamlit import dataframe_util
 
 from course.common import i18n
-from course.lessons import bottleneck_task, ch03, scaling_task
+from course.lessons import ch03
+from course.lessons.bottleneck import task as bottleneck_task
+from course.lessons.ch03 import scaling_task
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTTLENECK, CH03 = "app_pages/demo_bottleneck.py", "app_pages/ch03_scoring.py"

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from course.lessons import scaling_task as st
+from course.lessons.ch03 import scaling_task as st
 
 SMALL = st.ScalingConfig(num_keys=12, num_values=5, num_pairs=4, batch_size=16, steps=20, log_every=5,
                          grad_batches=2, d_values=(8,))

@@ -19,7 +19,7 @@ from course.translation import train as T
 from course.translation import training as TR
 from course.translation.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint, software_versions
 from course.translation.evaluate import bucket_of, corpus_bleu, evaluate, report_path
-from course.translation.models import MODEL_NAMES, build_model, config_class
+from course.translation.models import MODEL_NAMES, build_model, config_class, family
 from course.translation.vocab import BOS_ID, EOS_ID, Vocab, tokenize_en
 
 pytestmark = pytest.mark.slow  # trains models
@@ -93,7 +93,7 @@ def test_checkpoint_round_trip_in_half_precision(name, tmp_path, learner_pkg):
 def test_default_transformer_checkpoint_fits_in_15_mb(tmp_path):
     """Default shape with the vocabulary sizes of the development data (4,410 en, 2,404 zh)."""
     name = "transformer"
-    cfg = config_class(name)(4500, 2500, **{k: v for k, v in T.DEFAULTS[name].items()
+    cfg = config_class(name)(4500, 2500, **{k: v for k, v in family(name).train_defaults.items()
                                             if k in config_class(name).__dataclass_fields__})
     model = build_model(name, cfg)
     path = save_checkpoint(tmp_path / "t.pt", model, name, Vocab([f"e{i}" for i in range(4496)]),
@@ -295,7 +295,7 @@ def test_shape_options_default_per_model_and_can_be_switched_off():
     base = ["--data", "x.tsv"]
     for name in MODEL_NAMES:
         args = T.parse_args(["--model", name, *base])
-        for key, value in T.DEFAULTS[name].items():
+        for key, value in family(name).train_defaults.items():
             assert getattr(args, key) == value
     assert T.parse_args(["--model", "bahdanau", *base, "--no-bidirectional"]).bidirectional is False
     assert T.parse_args(["--model", "seq2seq", *base, "--bidirectional"]).bidirectional is True

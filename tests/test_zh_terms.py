@@ -1,4 +1,4 @@
-"""The Chinese catalogs use one term for each idea (issue 16 §4) and leave no English table header.
+"""The Chinese catalogs use one term for each idea and leave no English table header.
 
 Terms: 教师强制 (not 强制教学), 热力图 (not 热图), 堆叠 for a stack of layers (not 堆栈),
 Chinese quotation marks “ ” around Chinese text, and d2l's own term named once in brackets

@@ -1,6 +1,6 @@
 """Chapter 4's added sections (alignment heatmap, convex context, additive shapes, decoder comparison).
 
-Streamlit widgets and layout only; the numbers come from course.lessons.ch04_tables.
+Streamlit widgets and layout only; the numbers come from course.lessons.ch04.tables.
 """
 
 import math
@@ -8,17 +8,15 @@ import math
 import pandas as pd
 import streamlit as st
 
+from course.app.chart_view import show_chart
 from course.app.ui import current_lang, tr
+from course.common.arrow import arrow_table
 from course.common.i18n import t
-from course.lessons import ch04, ch04_tables, ch05
+from course.lessons import ch04
+from course.lessons.ch04 import tables as ch04_tables
 from course.translation import decoder_compare
 
 KEEP = "session"  # persist_state: widget values survive page switches
-
-
-def _arrow(frame, index=None):
-    """A DataFrame as a pyarrow Table (sent as it is on every rerun; the views below are cached)."""
-    return ch05.arrow_table(frame, index)
 
 
 @st.cache_data(max_entries=64)
@@ -43,7 +41,7 @@ def convex_display(lang, alpha, values):
     return {
         "weight_sum": view["weight_sum"], "min_weight": view["min_weight"], "distance": view["distance_to_top"],
         "top": f"h{max(range(len(alpha)), key=lambda i: alpha[i]) + 1}",
-        "table": _arrow(table, t("ch04.convex.coordinate", lang)),
+        "table": arrow_table(table, t("ch04.convex.coordinate", lang)),
         "verdict": "ch04.convex.inside_yes" if view["inside"] else "ch04.convex.inside_no",
         "spec": ch04_tables.convex_spec(points, t("ch04.convex.chart_title", lang)),
     }
@@ -53,7 +51,7 @@ def convex_display(lang, alpha, values):
 def shapes_table(lang, d_s, d_h, d_a):
     """The additive-scoring shape table (Arrow) for three sizes."""
     rows = [(name, str(shape)) for name, shape in ch04_tables.additive_shapes(d_s, d_h, d_a)]
-    return _arrow(pd.DataFrame(rows, columns=[t("ch04.col_tensor", lang), t("ch04.col_shape", lang)]))
+    return arrow_table(pd.DataFrame(rows, columns=[t("ch04.col_tensor", lang), t("ch04.col_shape", lang)]))
 
 
 @st.cache_data(max_entries=4)
@@ -74,7 +72,7 @@ def compare_view(lang):
     ]
     frame = pd.DataFrame([(text(key, steps=m["sizes"]["steps"]), x, y) for key, x, y in rows],
                          columns=[text("col_aspect"), text("col_fixed"), text("col_bahdanau")])
-    return _arrow(frame), m["sizes"]
+    return arrow_table(frame), m["sizes"]
 
 
 def edited_scores():
@@ -96,7 +94,7 @@ def heatmap_section():
     st.subheader(tr("ch04.heatmap.header"))
     st.markdown(tr("ch04.heatmap.body"))
     spec, tops = heatmap_view(current_lang(), edited_scores())
-    st.vega_lite_chart(spec)
+    show_chart(st, spec)
     st.caption(tr("ch04.heatmap.caption", tops=tops))
 
 
@@ -112,7 +110,7 @@ def convex_section(alpha, values):
     left, right = st.columns(2)
     left.dataframe(view["table"], hide_index=True)
     left.markdown(tr(view["verdict"]))
-    right.vega_lite_chart(view["spec"])
+    show_chart(right, view["spec"])
 
 
 def shapes_section():

@@ -25,6 +25,7 @@ from course.app.progress import load_results
 from course.common.exercise_index import EXERCISES
 from course.common.paths import PROJECT_ROOT
 from course.translation import demos
+from course.translation.models import family
 from course.translation.vocab import tokenize_en
 
 PACKAGE = "learner_demo"
@@ -38,17 +39,17 @@ class RunnerError(RuntimeError):
 
 def learner_modules(model_name, results=None, exercises_dir=None):
     """{module: "learner" | "reference"} for the model: the learner's files where that exercise passed."""
-    if model_name not in demos.MODEL_MODULES:
-        raise ValueError(f"{model_name!r} has no learner modules; use one of {', '.join(demos.MODEL_MODULES)}")
+    if model_name not in demos.learner_models():
+        raise ValueError(f"{model_name!r} has no learner modules; use one of {', '.join(demos.learner_models())}")
     results = load_results(exercises_dir) if results is None else results
     return {m: "learner" if (results.get(MODULE_EXERCISE[m]) or {}).get("passed") else "reference"
-            for m in demos.MODEL_MODULES[model_name]}
+            for m in family(model_name).impl_modules}
 
 
 def can_run(model_name, results=None, exercises_dir=None):
     """True when at least one of the model's own exercises (ex04; ex05-ex07) has passed the grader."""
     chosen = learner_modules(model_name, results, exercises_dir)
-    return any(chosen[m] == "learner" for m in chosen if MODULE_EXERCISE[m] in demos.MODEL_EXERCISES[model_name])
+    return any(chosen[m] == "learner" for m in chosen if MODULE_EXERCISE[m] in family(model_name).exercises)
 
 
 def stage_package(dest, chosen, exercises_dir=None):

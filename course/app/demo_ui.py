@@ -119,6 +119,6 @@ def decoding_note(result):
 
 
 def attention_heatmap(frame, title, x_title, y_title):
-    """An attention matrix (rows: queries, columns: keys) as a heatmap chart."""
+    """An attention matrix (rows: queries, columns: keys) as a heatmap's Vega-Lite dict."""
     return charts.heatmap(frame, title=title, x_title=x_title, y_title=y_title,
-                          value_title=tr("demos.translate.value_title"), domain=[0, 1], show_values=False)
+                          value_title=tr("demos.translate.value_title"), domain=[0, 1], show_values=False).to_dict()

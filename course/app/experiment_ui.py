@@ -1,4 +1,4 @@
-"""Streamlit side of the issue-16 experiments: shipped results first, training only on a button press.
+"""Streamlit side of the copy-task and sqrt(d_k) experiments: shipped results first, training on a button press.
 
 The shipped results files are read through st.cache_data (keyed on the file's
 path and modification time). A live run trains only in the rerun that the
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from course.lessons import bottleneck_task, scaling_task
+from course.lessons.bottleneck import task as bottleneck_task
+from course.lessons.ch03 import scaling_task
 
 LOADERS = {"bottleneck": bottleneck_task.load_results, "scaling": scaling_task.load_results}
 FILES = {"bottleneck": bottleneck_task.RESULTS, "scaling": scaling_task.RESULTS}

@@ -1,7 +1,9 @@
 """The ordered list of the app's pages: each mode's navigation (course.app.learner) starts from it.
 
 Adding a chapter is one entry here, one page file under app_pages/, its logic in
-course/lessons/chNN.py, its text in course/text/<lang>/, and its nav title in nav.toml. Each page's `key` is also
+course/lessons/chNN.py (or a package chNN/), its text in course/text/<lang>/chNN.toml,
+its nav title in course/text/<lang>/nav.toml and, shown in tabs, its topics in
+course.app.ui.TOPICS (README: "Adding a chapter"). Each page's `key` is also
 the prefix of its widget keys (`ch01_...`) and the key of its note.
 """
 

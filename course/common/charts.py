@@ -1,7 +1,8 @@
 """Shared Altair charts: heatmaps (attention weights and the like), lines and bars.
 
 Every chapter draws with these, so the signatures stay stable. Each returns an
-`alt.Chart` for `st.altair_chart(chart)`; nothing here imports Streamlit.
+`alt.Chart`; callers hand `chart.to_dict()` to the page, which draws it with
+`course.app.chart_view.show_chart`. Nothing here imports Streamlit.
 """
 
 import json
@@ -132,3 +133,9 @@ def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sor
     )
     chart = bars + base.mark_text(dy=-8).encode(text=alt.Text(f"{y}:Q", format=label_format)) if labels else bars
     return chart.properties(title=title, height=height)
+
+
+def series_colour(field, domain, colours):
+    """A colour encoding with fixed colours per series position (not per label text), legend below."""
+    return alt.Color(f"{field}:N", title=None, scale=alt.Scale(domain=list(domain), range=list(colours)),
+                     legend=alt.Legend(orient="bottom"))

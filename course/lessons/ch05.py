@@ -8,39 +8,16 @@ import zlib
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import torch
 
 from course.common import charts
+from course.common.arrow import arrow_spec, arrow_table
 from course.common.i18n import t
 from solutions.ex05_multihead import MultiHeadAttention, transpose_output, transpose_qkv
 
 WORKED = {"batch": 2, "n_q": 4, "n_k": 6, "num_hiddens": 100, "num_heads": 5}  # the d2l-sized example
 SENTENCE = "the cat sat on the mat"
 MAX_TOKENS = 12
-
-
-def arrow_table(frame, index=None):
-    """A DataFrame as a pyarrow Table, its index first as a column named `index` (unless None).
-
-    Pages cache these: Streamlit sends an Arrow table as it is, while it converts a DataFrame
-    again on every rerun (milliseconds each).
-    """
-    if index is not None:
-        frame = frame.rename_axis(index).reset_index()
-    return pa.Table.from_pandas(frame, preserve_index=False)
-
-
-def arrow_spec(chart):
-    """chart.to_dict() with its datasets as Arrow IPC bytes, the form Streamlit sends unchanged."""
-    spec = chart.to_dict()
-    for name, records in spec.get("datasets", {}).items():
-        table = pa.Table.from_pylist(records)
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        spec["datasets"][name] = sink.getvalue().to_pybytes()
-    return spec
 
 
 def build_layer(num_hiddens, num_heads, seed=0, input_size=None):

@@ -3,7 +3,7 @@
 A checkpoint (`<model>.pt`, written with torch.save, loadable with
 weights_only=True) is a dict:
   format, format_version   "attention-lab-translator", 1
-  model_name               "seq2seq" | "bahdanau" | "transformer"
+  model_name               a registered family: "seq2seq" | "bahdanau" | "transformer" | ... (models.FAMILIES)
   config                   the model config dataclass as a dict
   src_vocab, tgt_vocab     token lists in id order (specials at 0..3)
   src_subword              the English BPE tokenizer as JSON text (course.translation.subword),

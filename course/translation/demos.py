@@ -15,7 +15,7 @@ import pandas as pd
 
 from course.common.paths import PROJECT_ROOT
 
-from .models import MODEL_NAMES
+from .models import families_with, family, model_names
 from .vocab import EOS, UNK
 
 # The grader's demo stage and the demo pages translate these. Plain sentences whose
@@ -42,13 +42,6 @@ EXAMPLE_SENTENCES = (
     "we are students.",
 )
 DATA_HINT = "../shared/data/tatoeba-cmn-eng.tsv"  # where the development copy of the data lives
-# Which exercises' modules each model is built from (besides ex01/ex03 underneath).
-MODEL_EXERCISES = {"bahdanau": ("ex04",), "transformer": ("ex05", "ex06", "ex07")}
-MODEL_MODULES = {
-    "bahdanau": ("ex01_softmax", "ex03_scoring", "ex04_bahdanau"),
-    "transformer": ("ex01_softmax", "ex03_scoring", "ex05_multihead", "ex06_positional_encoding",
-                    "ex07_transformer"),
-}
 
 
 def checkpoint_dir():
@@ -67,8 +60,13 @@ def bleu_path(name):
 
 
 def available_models():
-    """The model names whose checkpoint file exists, in MODEL_NAMES order."""
-    return [name for name in MODEL_NAMES if checkpoint_path(name).is_file()]
+    """The model names whose checkpoint file exists, in registration order."""
+    return [name for name in model_names() if checkpoint_path(name).is_file()]
+
+
+def learner_models():
+    """The model names that can be built from a learner's exercise modules (their family lists some)."""
+    return [name for name in model_names() if family(name).impl_modules]
 
 
 def train_command(name, data=DATA_HINT, minutes=15):
@@ -176,7 +174,8 @@ def head_matrix(translation, kind, layer, head):
         raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(arrays)}")
     weights = arrays[kind]
     if weights is None:
-        raise ValueError(f"this translation has no {kind} attention (only the Transformer has per-head maps)")
+        raise ValueError(f"this translation has no {kind} attention (per-head maps come only with "
+                         f"{', '.join(families_with('heads'))})")
     layers, heads = weights.shape[:2]
     if not (0 <= layer < layers and 0 <= head < heads):
         raise ValueError(f"layer {layer}, head {head} does not exist: the model has {layers} layers "

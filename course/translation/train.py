@@ -16,22 +16,9 @@ import argparse
 from course.common.paths import PROJECT_ROOT
 
 from .evaluate import ALPHAS
-from .models import MODEL_NAMES, config_class
+from .models import config_class, family, model_names
 from .subword import DEFAULT_SIZE as SUBWORD_SIZE
 from .training import SHAPE_FIELDS, train
-
-# Per-model defaults, sized for a 2-core CPU and a 15-minute budget (the shipped checkpoints
-# ran longer with more dropout: checkpoints/README.md). The Transformer's
-# FFN is 768 wide so that its half-precision checkpoint stays under 15 MB.
-DEFAULTS = {
-    "seq2seq": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
-                    batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.1),
-    "bahdanau": dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
-                     decoder_init="zeros", bidirectional=True, batch_size=128, lr=3e-3, warmup=200,
-                     label_smoothing=0.1),
-    "transformer": dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
-                        batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
-}
 
 SWITCH_HELP = {  # on/off shape options (--name / --no-name)
     "bidirectional": "RNN encoder reads the source both ways, num_hiddens // 2 units per direction",
@@ -41,10 +28,10 @@ RESUME_DIR = PROJECT_ROOT / ".attention_lab" / "resume"
 
 
 def parse_args(argv=None):
-    """Command-line options; None shape/optimiser values take the model's DEFAULTS."""
+    """Command-line options; None shape/optimiser values take the model family's train_defaults."""
     p = argparse.ArgumentParser(prog="python -m course.translation.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=MODEL_NAMES, required=True)
+    p.add_argument("--model", choices=model_names(), required=True)
     p.add_argument("--data", required=True, help="Tatoeba cmn-eng TSV (English<TAB>Chinese<TAB>attribution)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--minutes", type=float, default=15.0, help="training time budget (wall clock)")
@@ -56,7 +43,7 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     p.add_argument("--impl", default="solutions", help="package providing the attention modules")
-    for name in SHAPE_FIELDS:  # None: the model's value in DEFAULTS
+    for name in SHAPE_FIELDS:  # None: the model family's train_defaults
         if name == "decoder_init":
             p.add_argument("--decoder-init", choices=("encoder", "zeros"), default=None,
                            help="Bahdanau decoder's first state: the encoder's final state, or zeros")
@@ -66,7 +53,7 @@ def parse_args(argv=None):
                            help=SWITCH_HELP[name])
             continue
         p.add_argument("--" + name.replace("_", "-"), type=float if name.endswith("dropout") else int, default=None,
-                       help="model shape; the default depends on --model (course.translation.train.DEFAULTS)")
+                       help="model shape; the default depends on --model (its train_defaults in course.translation.models)")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None, help="peak learning rate (Adam)")
     p.add_argument("--warmup", type=int, default=None, help="linear warm-up steps")
@@ -109,7 +96,7 @@ def parse_args(argv=None):
     foreign = ["--" + k.replace("_", "-") for k in SHAPE_FIELDS if k not in fields and getattr(args, k) is not None]
     if foreign:
         p.error(f"{', '.join(foreign)} does not apply to --model {args.model}; drop it")
-    for key, value in DEFAULTS[args.model].items():
+    for key, value in family(args.model).train_defaults.items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
     return args

@@ -22,7 +22,7 @@ from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from . import data as D
 from .checkpoint import atomic_torch_save, save_checkpoint, software_versions, source_vocab, update_metrics
 from .evaluate import evaluate_splits, report_metrics, report_path, write_report
-from .models import build_model, config_class
+from .models import build_model, config_class, family
 from .subword import tokenizer_json_of
 from .vocab import PAD_ID, Vocab
 
@@ -173,8 +173,7 @@ def train(args):
     config = config_class(args.model)(len(src_vocab), len(tgt_vocab), **shape)
     torch.manual_seed(args.seed)
     model = build_model(args.model, config, args.impl).to(device)
-    betas = (0.9, 0.98) if args.model == "transformer" else (0.9, 0.999)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=betas)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=family(args.model).adam_betas)
     step, epoch, batch_pos, elapsed, tokens_seen, valid_curve = 0, 0, 0, 0.0, 0, []
     averaged = None  # the moving average of the weights, once --ema-start is reached
 

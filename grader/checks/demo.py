@@ -22,6 +22,7 @@ from course.common.exercise_index import get as get_exercise
 from course.common.paths import PROJECT_ROOT
 from course.translation import demos
 from course.translation.checkpoint import read_checkpoint, source_vocab
+from course.translation.models import family, source_modules
 from course.translation.vocab import EOS_ID, tokenize_en
 
 from .base import Check
@@ -30,11 +31,6 @@ NAME = ("demo.name", {})  # rendered in the report's language (grader/text.py)
 LOGIT_TOL = (1e-3, 1e-3)  # (rtol, atol) on float32 logits after the whole network
 SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
 MODEL_DIR = PROJECT_ROOT / "course" / "translation"
-MODEL_FILES = ("model_base", "rnn", "transformer", "models")  # the model code, in import order
-
-
-def _readable(name):
-    return {"bahdanau": "Bahdanau", "transformer": "Transformer"}[name]
 
 
 @functools.lru_cache(maxsize=4)
@@ -56,20 +52,20 @@ def demo_check(ex_id, model_name):
     """The demo-stage Check for one exercise, or a skip note when no checkpoint exists."""
     path = demos.checkpoint_path(model_name)
     if not path.is_file():
-        note = ("demo.skipped", {"model": _readable(model_name), "path": str(path),
+        note = ("demo.skipped", {"model": family(model_name).title, "path": str(path),
                                  "command": demos.train_command(model_name)})
         return Check(NAME, f"demo stage ({model_name})", "demo_translations", {"skip": note}, judge=_judge)
     payload = _checkpoint(path)
     exercise = get_exercise(ex_id)
     staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
-    impl_modules = demos.MODEL_MODULES[model_name]
+    impl_modules = family(model_name).impl_modules
     src_vocab = source_vocab(payload)
     probe_ids = [src_vocab.encode_words(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
     spec = {
         "model_name": model_name,
         "config": dict(payload["config"]),
         "state_dict": payload["float_state_dict"],  # shared, read-only: procedures only load it
-        "course_sources": {m: (MODEL_DIR / f"{m}.py").read_text(encoding="utf-8") for m in MODEL_FILES},
+        "course_sources": {m: (MODEL_DIR / f"{m}.py").read_text(encoding="utf-8") for m in source_modules()},
         "impl_modules": list(impl_modules),
         "reference_sources": {m: (SOLUTIONS_DIR / f"{m}.py").read_text(encoding="utf-8")
                               for m in impl_modules if m not in staged},
@@ -93,7 +89,7 @@ def strict_variant(check):
     missing = list(check.spec["reference_sources"])
     if not missing:
         return dataclasses.replace(check, call=("demo.call_own", fields))
-    note = ("demo.strict_skipped", {"model": _readable(check.spec["model_name"]), "filename": fields["filename"],
+    note = ("demo.strict_skipped", {"model": family(check.spec["model_name"]).title, "filename": fields["filename"],
                                     "modules": ", ".join(f"{m}.py" for m in missing)})
     return dataclasses.replace(check, spec={"skip": note})
 

@@ -1,7 +1,7 @@
 """Chapter 6, first half: self- vs cross-attention, and what a layer of each kind costs.
 
 Streamlit-free. Path lengths come from solutions.ex00_paths and attention from
-solutions.ex03_scoring; the second half of the chapter is in ch06_positions.py.
+solutions.ex03_scoring; the second half of the chapter is in positions.py beside this file.
 """
 
 import math
@@ -12,8 +12,9 @@ import pandas as pd
 import torch
 
 from course.common import charts
+from course.common.arrow import arrow_spec, arrow_table
 from course.common.i18n import t
-from course.lessons.ch05 import arrow_spec, arrow_table, embed
+from course.lessons.ch05 import embed
 from solutions.ex00_paths import max_path_length
 from solutions.ex03_scoring import DotProductAttention
 

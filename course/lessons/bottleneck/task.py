@@ -9,7 +9,7 @@ comes from: one vector for the whole sequence, or attention at every step.
 The fixed model gets a wider GRU to make up for the attention parameters it
 lacks. Accuracy is measured on free-running (greedy) decoding.
 
-Streamlit-free; `python -m course.lessons.bottleneck_task --out FILE` trains
+Streamlit-free; `python -m course.lessons.bottleneck.task --out FILE` trains
 both models and writes the results file the Bottleneck page shows.
 """
 
@@ -24,13 +24,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from course.lessons.torch_threads import cpu_threads
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
-
-from .torch_threads import cpu_threads
 
 TASKS = ("copy", "reverse")
 MODELS = ("fixed", "attention")
-RESULTS = Path(__file__).with_name("results") / "bottleneck.json"
+RESULTS = Path(__file__).with_name("results.json")
 
 
 @dataclass
@@ -232,7 +231,7 @@ def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
     def need(cond, where, what):
         if not cond:
-            raise ValueError(f"bottleneck results: {where} {what}; rerun python -m course.lessons.bottleneck_task")
+            raise ValueError(f"bottleneck results: {where} {what}; rerun python -m course.lessons.bottleneck.task")
     need(isinstance(data, dict), "the file", "must hold a JSON object")
     for key in ("models", "chance", "config", "versions"):
         need(key in data, key, "is missing")

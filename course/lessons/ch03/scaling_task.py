@@ -8,7 +8,7 @@ premise of the 1/sqrt(d_k) argument (q . k then has variance d_k). The
 attention is the reference solutions.ex03_scoring.DotProductAttention; the
 unscaled version feeds it sqrt(d) * q, so its softmax reads q . k itself.
 
-Streamlit-free; `python -m course.lessons.scaling_task --out FILE` trains every
+Streamlit-free; `python -m course.lessons.ch03.scaling_task --out FILE` trains every
 (d, scaled) pair and writes the results file chapter 3 shows.
 """
 
@@ -24,11 +24,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from course.lessons.torch_threads import cpu_threads
 from solutions.ex03_scoring import DotProductAttention
 
-from .torch_threads import cpu_threads
-
-RESULTS = Path(__file__).with_name("results") / "scaling.json"
+RESULTS = Path(__file__).with_name("scaling_results.json")
 D_VALUES = (16, 32, 64, 128, 256)
 VERSIONS = ("scaled", "unscaled")
 
@@ -182,7 +181,7 @@ def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
     def need(cond, where, what):
         if not cond:
-            raise ValueError(f"scaling results: {where} {what}; rerun python -m course.lessons.scaling_task")
+            raise ValueError(f"scaling results: {where} {what}; rerun python -m course.lessons.ch03.scaling_task")
     need(isinstance(data, dict), "the file", "must hold a JSON object")
     for key in ("runs", "config", "versions"):
         need(key in data, key, "is missing")

@@ -1,6 +1,6 @@
-"""What the pages show of the issue-16 experiments, in one language: texts with computed figures, charts, tables.
+"""What the Bottleneck page shows, in one language: texts with computed figures, charts, tables.
 
-Pure functions of results dicts (no Streamlit), so a page caches a whole view in
+Pure functions of results dicts (no Streamlit), so the page caches a whole view in
 one st.cache_data call keyed on plain values. Every figure in a text is read
 from the results it describes.
 """
@@ -9,58 +9,21 @@ import altair as alt
 
 from course.common import charts
 from course.common.i18n import t
-from course.lessons import bottleneck_task, experiment_charts, scaling_task
-
-GRADIENT_MEASURES = ("scores", "query", "W_q", "max_weight")
-TABLE_COLUMNS = ("d", "version", "loss_at", "accuracy", "grad_scores", "grad_query", "grad_W_q", "max_weight")
-
-
-def learning_intro(results, lang):
-    """Chapter 3's learning experiment before a width is chosen: the widths trained and the body text."""
-    c = results["config"]
-    return {"widths": sorted({r["d"] for r in results["runs"]}),
-            "body": t("ch03.learn.body", lang, pairs=c["num_pairs"], keys=c["num_keys"], values=c["num_values"],
-                      steps=c["steps"], batch=c["batch_size"])}
-
-
-def learning_view(results, d, lang):
-    """Chapter 3's learning experiment at width d: charts, summary, gradient text, table, training time."""
-    c = results["config"]
-    widths = sorted({r["d"] for r in results["runs"]})
-    versions = tuple((v, t(f"ch03.col_{v}", lang)) for v in scaling_task.VERSIONS)
-    probe, table_steps = experiment_charts.probe_steps(c)
-    loss = lambda width, v: scaling_task.loss_after(results, width, v, probe)  # noqa: E731
-    last, last_scaled = (scaling_task.run_of(results, widths[-1], v) for v in ("unscaled", "scaled"))
-    g = {v[0]: scaling_task.run_of(results, d, v)["gradients_at_init"] for v in scaling_task.VERSIONS}
-    names = {k: t(f"ch03.learn.col_{k}", lang) for k in TABLE_COLUMNS}
-    names.update(dict(versions))
-    return {
-        "curve": experiment_charts.loss_spec(results, d, t("ch03.learn.curve_title", lang, d=d),
-                                             t("ch03.learn.step", lang), versions),
-        "by_width": experiment_charts.loss_by_width_spec(results, probe, t("ch03.learn.width_title", lang, step=probe),
-                                                         versions),
-        "summary": t("ch03.learn.summary", lang, d0=widths[0], d1=widths[-1], probe=probe, steps=c["steps"],
-                     s0=loss(widths[0], "scaled"), s1=loss(widths[-1], "scaled"), u0=loss(widths[0], "unscaled"),
-                     u1=loss(widths[-1], "unscaled"), u_final=last["loss"][-1],
-                     acc=f"{100 * last['accuracy']:.1f}", acc_s=f"{100 * last_scaled['accuracy']:.1f}"),
-        "gradients": t("ch03.learn.gradients", lang, d=d,
-                       **{f"{m}_{v}": f"{g[v][m]:.3f}" for v in g for m in GRADIENT_MEASURES}),
-        "table": experiment_charts.scaling_table(results, table_steps, names),
-        "seconds": f"{sum(r['seconds'] for r in results['runs']):.0f}",
-    }
+from course.lessons.bottleneck import charts as bottleneck_charts
+from course.lessons.bottleneck import task
 
 
 def copy_task_view(results, lang):
     """The Bottleneck page's synthetic experiment: body text and the two accuracy charts."""
     m, c = results["models"], results["config"]
-    names = tuple((n, t(f"demos.bottleneck.synthetic.model_{n}", lang)) for n in bottleneck_task.MODELS)
+    names = tuple((n, t(f"demos.bottleneck.synthetic.model_{n}", lang)) for n in task.MODELS)
     return {
         "body": t("demos.bottleneck.synthetic.body", lang, vocab=c["vocab_size"], min_len=c["min_len"],
                   max_len=c["max_len"], params_fixed=m["fixed"]["parameters"],
                   params_attention=m["attention"]["parameters"], h_fixed=m["fixed"]["num_hiddens"],
                   h_attention=m["attention"]["num_hiddens"], steps=c["steps"], batch=c["batch_size"],
                   per_length=c["eval_per_length"]),
-        "charts": [experiment_charts.accuracy_spec(results, measure, t(f"demos.bottleneck.synthetic.{measure}", lang),
+        "charts": [bottleneck_charts.accuracy_spec(results, measure, t(f"demos.bottleneck.synthetic.{measure}", lang),
                                                    t("demos.bottleneck.synthetic.x_title", lang), names, chance)
                    for measure, chance in (("token_acc", t("demos.bottleneck.synthetic.chance", lang)),
                                            ("seq_acc", None))],  # guessing a whole sequence: 10^-length
@@ -71,7 +34,7 @@ def copy_task_view(results, lang):
 
 def tatoeba_reading_text(table, lang):
     """The reading of the BLEU-by-length table with its figures, or only the pointer when it cannot be read."""
-    f = experiment_charts.tatoeba_reading(table)
+    f = bottleneck_charts.tatoeba_reading(table)
     pointer = t("demos.bottleneck.reading_pointer", lang)
     if f is None:
         return pointer
@@ -92,7 +55,7 @@ def methods_table(frame, lang):
 
 def tatoeba_view(table, bucket_labels, lang):
     """Tatoeba BLEU by length (model, bucket, bleu, count): BLEU and drop chart dicts, BLEU table, reading."""
-    table = experiment_charts.bleu_drop(table)
+    table = bottleneck_charts.bleu_drop(table)
     shown = table.assign(model=table["model"].map(lambda n: t(f"demos.models.{n}", lang)))
     legend = alt.Legend(orient="bottom", columns=1, labelLimit=400)  # long model names, half-width charts
     specs = []

@@ -14,8 +14,9 @@ import pandas as pd
 import pyarrow as pa
 import torch
 
+from course.common.arrow import arrow_spec, arrow_table
 from course.common.i18n import t
-from course.lessons.ch05 import arrow_spec, arrow_table, build_layer, embed
+from course.lessons.ch05 import build_layer, embed
 from solutions.ex06_positional_encoding import PositionalEncoding
 
 BASE = 10000.0
