@@ -16,12 +16,13 @@ import torch
 
 from course.common.exercise_index import EXERCISES
 from course.common.exercise_index import get as get_exercise
-from course.common.i18n import t
 
 from . import checks as checks_registry
 from . import notebook_submit
-from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
-from .report import CheckResult, ExerciseResult, Report
+from .harness import seed_call
+from .judge import PROCEDURES, judge_exercise
+from .mistakes import MistakeVariants
+from .report import ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
 from .text import render, tr
 
@@ -153,39 +154,40 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
 
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
-    references = {ex_id: [_run_reference(c) for c in checks] for ex_id, checks in built.items()}
+    references = {ex_id: [_run_reference(i, c) for i, c in enumerate(checks)] for ex_id, checks in built.items()}
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
-    clear_mutant_cache()  # keyed on check objects, which are rebuilt for every run
-    exercises = []
-    for i, s in enumerate(submissions):
-        job = outcome["results"].get(f"job{i}")
-        if s.source is None:
-            result = _missing_file(s.ex_id, s.name, lang)
-        elif plans[i][2]:
-            result = _blocked(s.ex_id, plans[i][2], s.dependencies is not None, lang)
-        elif "lost" in job.status or "sandbox_error" in job.status:
-            result = _lost(s.ex_id, job.status, lang)
-        else:
-            _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-            result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits,
-                                    s.source, lang)
-            result.duration_s = round(job.status.get("elapsed_s", 0.0), 3)  # the sandboxed run
-        exercises.append(result)
+    with MistakeVariants() as variants:  # this run's known-mistake variants, removed when it ends
+        exercises = [_judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, variants, lang)
+                     for i, s in enumerate(submissions)]
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
-        if failed_deps and exercises[i].status != "error":
-            exercises[i] = _blocked(s.ex_id, failed_deps, False, lang)
+        if failed_deps and exercises[i].status not in ("error", "blocked"):
+            exercises[i] = ExerciseResult.blocked(s.ex_id, failed_deps, False, lang)
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
-    clear_mutant_cache()
     return exercises
 
 
-def _run_reference(check):
-    """The reference's results for a check (torch RNG seeded like the child's)."""
-    torch.manual_seed(1234)
+def _judge(s, plan, job, built, references, limits, variants, lang):
+    """Submission s's ExerciseResult from its sandboxed job (its dependencies' verdicts not yet considered)."""
+    if s.source is None:
+        return _missing_file(s.ex_id, s.name, lang)
+    if plan[2]:
+        return ExerciseResult.blocked(s.ex_id, plan[2], s.dependencies is not None, lang)
+    if "lost" in job.status or "sandbox_error" in job.status:
+        return _lost(s.ex_id, job.status, lang)
+    _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
+    result = judge_exercise(s.ex_id, built[s.ex_id], references[s.ex_id], job, s.name, limits, s.source, lang,
+                            variants)
+    result.duration_s = round(job.status.get("elapsed_s", 0.0), 3)  # the sandboxed run
+    return result
+
+
+def _run_reference(index, check):
+    """The reference's results for check number `index` (torch seeded as the child seeds that call)."""
+    seed_call(index)
     return PROCEDURES[check.procedure](reference_modules, check.spec)
 
 
@@ -196,30 +198,14 @@ def _missing_file(ex_id, name, lang="en"):
         message = tr("file.cannot_read", lang, name=name, filename=exercise.filename)
     else:  # a notebook or upload; the name says what is wrong with it
         message = tr("file.cannot_grade", lang, name=name)
-    return _error_result(ex_id, message, "file", lang)
-
-
-def _error_result(ex_id, message, check="sandbox", lang="en"):
-    """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
-    exercise = get_exercise(ex_id)
-    return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, "error", False, 0.0, 0.0,
-                          message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
-                                                id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)
-
-
-def _blocked(ex_id, deps, hosted, lang="en"):
-    """Result for an exercise graded without references whose own dependencies did not pass."""
-    names = tr("blocked.and", lang).join(deps)
-    why = tr("blocked.hosted" if hosted else "blocked.this_run", lang)
-    message = tr("blocked.message", lang, names=names, ex_id=ex_id, why=why)
-    return _error_result(ex_id, message, "dependencies", lang)
+    return ExerciseResult.error(ex_id, message, "file", lang)
 
 
 def _lost(ex_id, status, lang="en"):
     """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
     if "lost" in status:
-        return _error_result(ex_id, render(status["lost"], lang), lang=lang)
-    return _error_result(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
+        return ExerciseResult.error(ex_id, render(status["lost"], lang), lang=lang)
+    return ExerciseResult.error(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
 
 
 def _relabel(job, staged_name, label):
