@@ -23,6 +23,8 @@ RULES = (
     ("course.common", "course.translation", "course.common imports nothing else from course/"),
     ("course", "grader", "course/ never imports the grader (the app runs it in a child process)"),
     ("course", "classroom", "course/ does not depend on class mode"),
+    ("classroom.views", "classroom.grading", "the class pages read verdicts through classroom.feedback, not the worker"),
+    ("classroom.web", "classroom.grading", "the class pages read verdicts through classroom.feedback, not the worker"),
     ("solutions", "course", "the references are self-contained"),
     ("exercises", "course", "the exercise stubs are self-contained"),
     ("grader.harness", "", "the sandbox harness imports nothing from the project (it is copied into the sandbox)"),
