@@ -133,12 +133,14 @@ def _dependencies(submissions, use_references):
 
 
 def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
-    built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {s.ex_id for s in submissions}}
     plans = _dependencies(submissions, use_references)
+    runs = {i for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]}
+    # checks and reference results only for what runs: an unreadable or blocked one is answered without them
+    built = {ex_id: checks_registry.for_exercise(ex_id).build() for ex_id in {submissions[i].ex_id for i in runs}}
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,
                     [{"procedure": c.procedure, "spec": c.spec} for c in built[s.ex_id]], plans[i][0])
-        for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]
+        for i, s in enumerate(submissions) if i in runs
     }
     outcome = {}
 
