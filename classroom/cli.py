@@ -18,9 +18,9 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, exercises, frames, queue, store as store_ops
+from . import analytics, exercises, frames, queue, results, store as store_ops
 from .db import ENV_VAR, SchemaError, Store
-from .models import Job, Result, Submission, User
+from .models import Job, Submission, User
 
 
 def _db(parser):
@@ -178,7 +178,7 @@ def cmd_worker(args):
             return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict,
                                    args.lease)
         worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True)
-    except RuntimeError as err:  # GraderUnsupported with --require-strict
+    except RuntimeError as err:  # StrictUnavailable with --require-strict
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0
@@ -277,11 +277,8 @@ def cmd_sessions(args):
 
 
 def newest_results(session, submission_ids=None):
-    """{submission id: newest Result}."""
-    query = select(Result).order_by(Result.id)
-    if submission_ids is not None:
-        query = query.where(Result.submission_id.in_(list(submission_ids)))
-    return {r.submission_id: r for r in session.scalars(query)}
+    """{submission id: newest Result} (see classroom/results.py)."""
+    return {s.id: r for s, r in results.newest_results(session, submission_ids=submission_ids)}
 
 
 def cmd_regrade(args):

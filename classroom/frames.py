@@ -1,9 +1,10 @@
 """Read the store into pandas frames for the gradebook, analytics and export."""
 
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from .models import Result, Submission, User
+from .results import newest_result_ids
 
 COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "created_at", "late",
            "submission_status", "status", "passed", "score", "raw_score", "mistake_ids", "summary"]
@@ -11,8 +12,7 @@ COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "
 
 def submissions_frame(store, user_id=None):
     """One row per submission with its newest result (status None while ungraded)."""
-    newest = select(Result.submission_id, func.max(Result.id).label("result_id")) \
-        .group_by(Result.submission_id).subquery()
+    newest = newest_result_ids()
     query = (
         select(Submission.id, Submission.user_id, User.email, User.name, User.role, Submission.exercise_id,
                Submission.created_at, Submission.late, Submission.status, Result.status, Result.passed,

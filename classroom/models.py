@@ -103,7 +103,7 @@ class Result(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), unique=True)  # graded once per job
-    status: Mapped[str] = mapped_column(String(16))  # grader status, or "blocked" (a dependency not passed)
+    status: Mapped[str] = mapped_column(String(16))  # the grader's status (exercise_index.GRADER_STATUSES)
     passed: Mapped[bool] = mapped_column(Boolean)
     raw_score: Mapped[float] = mapped_column(Float)  # the grader's score
     score: Mapped[float] = mapped_column(Float)  # after the late penalty

@@ -17,7 +17,9 @@ from datetime import timedelta
 
 from sqlalchemy import and_, delete, func, or_, select, update
 
-from . import exercises
+from course.common.i18n import t
+
+from . import exercises, verdicts
 from .models import ExerciseRule, Job, Result, Submission, Worker, utcnow
 from .store import late_penalty
 
@@ -103,16 +105,14 @@ def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS):
 
 
 def _give_up(session, job, submission, now):
-    """Close a job whose workers kept dying: an error verdict the learner can read."""
-    message = (f"grading stopped {job.attempts} times without a verdict (the worker died or was "
-               "stopped while running this code); it was not graded: fix anything that could "
-               "crash or hang the process and submit again")
-    job.state, job.finished_at, job.error, job.lease_until = "error", now, message, None
+    """Close a job whose workers kept dying: an error verdict the learner can read, in their language."""
+    lang = submission.lang or "en"
+    job.state, job.finished_at, job.lease_until = "error", now, None
+    job.error = t("classroom.grading_gave_up", "en", attempts=job.attempts)  # for the operator
     submission.status = "error"
-    check = {"name": "grading", "passed": False, "message": message, "hint": None, "call": "", "kind": "error"}
-    session.add(Result(submission_id=submission.id, job_id=job.id, status="error", passed=False,
-                       raw_score=0.0, score=0.0, summary=message, checks=[check], mistake_ids=[],
-                       report={}, created_at=now))
+    message = t("classroom.grading_gave_up", lang, attempts=job.attempts)
+    session.add(Result(submission_id=submission.id, job_id=job.id, created_at=now,
+                       **verdicts.error_verdict(submission.exercise_id, submission.id, message, lang)))
 
 
 def renew(store, claim_, lease_s=LEASE_S):

@@ -9,7 +9,8 @@ course.app.progress.load_results ({ex_id: record}), so both Learners return the 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .models import Note, Result, Submission, utcnow
+from .models import Note, utcnow
+from .results import best_per_exercise, newest_results
 
 MAX_NOTE_CHARS = 100_000  # one page's note
 
@@ -17,25 +18,12 @@ MAX_NOTE_CHARS = 100_000  # one page's note
 def best_results(store, user_id):
     """{ex_id: {"passed", "score", "status", "summary"}}: the learner's best graded submission per exercise.
 
-    Each submission counts with its newest verdict; the best is the highest score
-    (a pass before a fail at equal score), the newer of equal ones.
+    Each submission counts with its newest verdict; which is best: see classroom/results.py.
     """
     with store.session() as session:
-        rows = session.execute(
-            select(Submission.id, Submission.exercise_id, Result.id, Result.passed, Result.score, Result.status,
-                   Result.summary)
-            .join(Result, Result.submission_id == Submission.id)
-            .where(Submission.user_id == user_id)).all()
-    newest = {}
-    for sid, ex_id, rid, passed, score, status, summary in rows:
-        if sid not in newest or rid > newest[sid][0]:
-            newest[sid] = (rid, ex_id, passed, score, status, summary)
-    best = {}
-    for sid, (rid, ex_id, passed, score, status, summary) in newest.items():
-        rank = (bool(passed), score, sid)
-        if ex_id not in best or rank > best[ex_id][0]:
-            best[ex_id] = (rank, {"passed": bool(passed), "score": score, "status": status, "summary": summary})
-    return {ex_id: record for ex_id, (_, record) in best.items()}
+        best = best_per_exercise(newest_results(session, user_id=user_id))
+        return {ex_id: {"passed": bool(r.passed), "score": r.score, "status": r.status, "summary": r.summary}
+                for ex_id, (_, r) in best.items()}
 
 
 def load_notes(store, user_id):

@@ -13,7 +13,8 @@ from course.app.ui import current_lang, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
-from . import access, analytics, exercises, grading, web
+from . import access, analytics, exercises, web
+from .feedback import feedback_text, mistake_labels
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
@@ -21,7 +22,7 @@ SHOW_KEY = "class_show_submission"  # a submission to select in the history (not
 
 def status_text(status):
     """A verdict or queue state in the page's language, as a plain word (table cells draw no Markdown icons)."""
-    if status in ("queued", "grading", "blocked"):
+    if status in ("queued", "grading"):
         return tr(f"classroom.status_{status}")
     return ui.status_text(status)
 
@@ -75,7 +76,7 @@ def feedback(detail):
     st.markdown(tr("classroom.score", score=f"{100 * result['score']:.0f}"))
     if detail["late"]:
         st.caption(tr("classroom.late", penalty=f"{100 * detail['penalty']:.0f}"))
-    text = grading.feedback_text(result["report"]) or result["summary"]
+    text = feedback_text(result["report"]) or result["summary"]
     if text:
         st.code(text, language=None)
 
@@ -137,7 +138,7 @@ def summary_table(frame):
 
 def mistake_chart(user_id, frame, ex_id):
     """The bar chart of known mistakes of one exercise; a clicked bar lists its submissions."""
-    bars = analytics.mistake_bars(frame, ex_id, grading.mistake_labels(ex_id, current_lang()))
+    bars = analytics.mistake_bars(frame, ex_id, mistake_labels(ex_id, current_lang()))
     st.subheader(tr("classroom.mistakes_title", ex_id=ex_id))
     if bars.empty:
         st.caption(tr("classroom.no_mistakes", ex_id=ex_id))

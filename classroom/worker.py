@@ -130,8 +130,7 @@ def grade_job(store, claim, mode, lease_s, log):
                            lambda: lease.lost)
     except Exception as err:  # the grader failed: an error verdict, logged in full
         log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
-        verdict = grading.error_verdict(f"grading failed ({type(err).__name__}: {err}); submit again, "
-                                        "or tell your instructor if it keeps happening", mode)
+        verdict = grading.failure_verdict(claim, err, mode)
     finally:
         lease.stopped.set()
     # The fencing token makes a retried finish safe: it stores nothing once another worker took the job.

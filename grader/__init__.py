@@ -22,7 +22,7 @@ JSON and saves the learner's progress; the class server calls the API):
   ({"ex01": source, "ex03": source}: the caller passes only sources that
   passed), or else from the submissions of the same call (each must pass in
   it). A missing or failing one makes the verdict "pass ex03 first ..."
-  (status "error") without running the learner's code. `grade()` adds the
+  (status "blocked") without running the learner's code. `grade()` adds the
   exercises the requested ones build on, graded but not reported.
 - A sandbox server that dies or hangs makes every exercise it had not
   finished an "error" result saying so; only a strict mode that cannot run

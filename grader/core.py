@@ -20,13 +20,14 @@ import torch
 
 from course.common.exercise_index import EXERCISES
 from course.common.exercise_index import get as get_exercise
-from course.common.i18n import t
 
 from . import checks as checks_registry
 from . import bounded, notebook_submit
 from .checks.demo import strict_variant
-from .judge import PROCEDURES, clear_mutant_cache, judge_exercise
+from .harness import seed_call
+from .judge import PROCEDURES, judge_exercise
 from .messages import bounded as bounded_text
+from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
 from .text import render, tr
@@ -139,14 +140,16 @@ def _dependencies(submissions, use_references):
 
 def _grade_submissions(submissions, limits, on_progress, on_ran, use_references, lang="en"):
     nonce = secrets.token_bytes(16)  # cases whose expected values the feedback shows differ in every run
-    built = {ex_id: _build_checks(ex_id, submissions, nonce) for ex_id in {s.ex_id for s in submissions}}
+    plans = _dependencies(submissions, use_references)
+    runs = {i for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]}
+    # checks and reference results only for what runs: an unreadable or blocked one is answered without them
+    built = {ex_id: _build_checks(ex_id, submissions, nonce) for ex_id in {submissions[i].ex_id for i in runs}}
     if limits.mode == "strict":  # no reference text in a strict job: the demo stage uses the learner's own modules
         built = {ex_id: [strict_variant(c) for c in checks] for ex_id, checks in built.items()}
-    plans = _dependencies(submissions, use_references)
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,
                     [{"procedure": c.procedure, "spec": c.spec} for c in built[s.ex_id]], plans[i][0])
-        for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]
+        for i, s in enumerate(submissions) if i in runs
     }
     outcome = {}
 
@@ -162,31 +165,20 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
 
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
-    references = {ex_id: [_run_reference(c) for c in checks] for ex_id, checks in built.items()}
+    references = {ex_id: [_run_reference(i, c) for i, c in enumerate(checks)] for ex_id, checks in built.items()}
     _warm_judging()  # while the sandbox runs
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
-    clear_mutant_cache()  # keyed on check objects, which are rebuilt for every run
-    exercises = []
-    for i, s in enumerate(submissions):
-        job = outcome["results"].get(f"job{i}")
-        if s.source is None:
-            result = _missing_file(s.ex_id, s.name, lang)
-        elif plans[i][2]:
-            result = _blocked(s.ex_id, plans[i][2], s.dependencies is not None, lang)
-        elif "lost" in job.status or "sandbox_error" in job.status:
-            result = _lost(s.ex_id, job.status, lang)
-        else:
-            result = _judge_bounded(s, built[s.ex_id], references[s.ex_id], job, limits, lang)
-        exercises.append(result)
+    with MistakeVariants() as variants:  # this run's known-mistake variants, removed when it ends
+        exercises = [_judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, variants, lang)
+                     for i, s in enumerate(submissions)]
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
-        if failed_deps and exercises[i].status != "error":
-            exercises[i] = _blocked(s.ex_id, failed_deps, False, lang)
+        if failed_deps and exercises[i].status not in ("error", "blocked"):
+            exercises[i] = ExerciseResult.blocked(s.ex_id, failed_deps, False, lang)
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
-    clear_mutant_cache()
     return exercises
 
 
@@ -212,13 +204,25 @@ def _warm_judging():
     torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
 
 
-def _judge_bounded(s, checks, references, job, limits, lang):
+def _judge(s, plan, job, built, references, limits, variants, lang):
+    """Submission s's ExerciseResult from its sandboxed job (its dependencies' verdicts not yet considered)."""
+    if s.source is None:
+        return _missing_file(s.ex_id, s.name, lang)
+    if plan[2]:
+        return ExerciseResult.blocked(s.ex_id, plan[2], s.dependencies is not None, lang)
+    if "lost" in job.status or "sandbox_error" in job.status:
+        return _lost(s.ex_id, job.status, lang)
+    return _judge_bounded(s, built[s.ex_id], references[s.ex_id], job, limits, variants, lang)
+
+
+def _judge_bounded(s, checks, references, job, limits, variants, lang):
     """judge_exercise in a fork of its own, under the exercise's timeout and JUDGE_MEMORY_MB: whatever
     the results do to it, this exercise gets a verdict or an error, and the grader goes on."""
 
     def judge():
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-        return judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang).to_dict()
+        return judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang,
+                              variants).to_dict()
 
     _warm_judging()
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
@@ -235,9 +239,9 @@ def _judge_bounded(s, checks, references, job, limits, lang):
     return result
 
 
-def _run_reference(check):
-    """The reference's results for a check (torch RNG seeded like the child's)."""
-    torch.manual_seed(1234)
+def _run_reference(index, check):
+    """The reference's results for check number `index` (torch seeded as the child seeds that call)."""
+    seed_call(index)
     return PROCEDURES[check.procedure](reference_modules, check.spec)
 
 
@@ -252,27 +256,15 @@ def _missing_file(ex_id, name, lang="en"):
 
 
 def _error_result(ex_id, message, check="sandbox", lang="en"):
-    """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
-    exercise = get_exercise(ex_id)
-    message = bounded_text(message, 2000, lang)  # it may name what the learner chose (a file, an upload)
-    return ExerciseResult(ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, "error", False, 0.0, 0.0,
-                          message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
-                                                id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)
-
-
-def _blocked(ex_id, deps, hosted, lang="en"):
-    """Result for an exercise graded without references whose own dependencies did not pass."""
-    names = tr("blocked.and", lang).join(deps)
-    why = tr("blocked.hosted" if hosted else "blocked.this_run", lang)
-    message = tr("blocked.message", lang, names=names, ex_id=ex_id, why=why)
-    return _error_result(ex_id, message, "dependencies", lang)
+    """ExerciseResult.error with the message bounded (it may name what the learner chose: a file, an upload)."""
+    return ExerciseResult.error(ex_id, bounded_text(message, 2000, lang), check, lang)
 
 
 def _lost(ex_id, status, lang="en"):
     """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
     if "lost" in status:
-        return _error_result(ex_id, render(status["lost"], lang), lang=lang)
-    return _error_result(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
+        return ExerciseResult.error(ex_id, render(status["lost"], lang), lang=lang)
+    return ExerciseResult.error(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
 
 
 def _relabel(job, staged_name, label):

@@ -1,14 +1,13 @@
 """Verdicts: compare the learner's sandboxed results with the reference, check by check.
 
-A failing check is also run on the known mistaken variants (grader/mistakes.py):
-a learner whose results match one gets that mistake's hint, on the checks of
-the function the mistake lives in only, and once per exercise.
+A failing check is also run on the known mistaken variants (grader/mistakes.py,
+one MistakeVariants per grading run): a learner whose results match one gets
+that mistake's hint, on the checks of the function the mistake lives in only,
+and once per exercise.
 """
 
 import re
 from pathlib import Path
-
-import torch
 
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
@@ -16,8 +15,8 @@ from course.common.i18n import t
 from . import checks as checks_registry
 from .compare import compare_results, compare_tensors, compare_values
 from .harness import load_procedures
-from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
-from .mistakes import mutant_modules
+from .messages import bounded, clean_text, error_kind, error_message, import_message, missing_message, summary_line
+from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
 
@@ -27,8 +26,11 @@ REPORT_BUDGET = 32000  # characters of messages one exercise's report holds befo
 PROCEDURES = load_procedures()
 
 
-def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en"):
-    """Turn one exercise's sandbox data into verdicts."""
+def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None):
+    """Turn one exercise's sandbox data into verdicts (variants: the run's MistakeVariants; default: its own)."""
+    if variants is None:
+        with MistakeVariants() as own:
+            return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own)
     exercise = get_exercise(ex_id)
     if job.import_error is not None:
         results = [_file_result(ex_id, job.import_error, learner_name, lang)]
@@ -37,7 +39,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
                    for check, reference, record in zip(checks, references, job.records)]
         rules = _source_results(ex_id, source, lang)
         named = {r.mistake for r in rules}
-        add_hints(ex_id, checks, references, job.records, results, lang, named)
+        add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
         add_error_hints(ex_id, checks, job.records, results, lang, named)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
@@ -186,32 +188,17 @@ def _agrees(mutant, got, keys, tolerance_dtype=None):
                for k in keys)
 
 
-_MUTANT_CACHE = {}  # (ex_id, mistake id, id(check)) -> results, for one grading run
-
-
-def _mutant_results(ex_id, mistake, check):
-    """The mistaken variant's results on a check, or None if it raises."""
-    key = (ex_id, mistake.id, id(check))
-    if key not in _MUTANT_CACHE:
-        try:
-            torch.manual_seed(1234)
-            _MUTANT_CACHE[key] = PROCEDURES[check.procedure](mutant_modules(ex_id, mistake), check.spec)
-        except Exception:
-            _MUTANT_CACHE[key] = None
-    return _MUTANT_CACHE[key]
-
-
-def _explains(ex_id, mistake, check, reference, record):
-    """Does the mistaken variant differ from the reference and agree with the learner on this check?"""
+def _explains(variants, ex_id, mistake, index, check, reference, record):
+    """Does the mistaken variant differ from the reference and agree with the learner on check `index`?"""
     if not mistake.applies_to(check.target) or mistake.raises or not record or "ok" not in record:
         return False
     keys = _observable_keys(reference)
-    mutant = _mutant_results(ex_id, mistake, check)
+    mutant = variants.results(ex_id, mistake, index, check)
     return (mutant is not None and compare_results(reference, mutant, keys, check.tolerance_dtype) is not None
             and _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
 
 
-def add_hints(ex_id, checks, references, records, results, lang="en", named=()):
+def add_hints(variants, ex_id, checks, references, records, results, lang="en", named=()):
     """Attach the hints of the known mistakes that best explain the learner's results.
 
     Going through the first failing checks in order: the candidates are the
@@ -227,13 +214,14 @@ def add_hints(ex_id, checks, references, records, results, lang="en", named=()):
             continue
         best, best_score = None, -1
         for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
-            if mistake.id in used or not _explains(ex_id, mistake, checks[i], references[i], records[i]):
+            if mistake.id in used or not _explains(variants, ex_id, mistake, i, checks[i], references[i], records[i]):
                 continue
-            matched = [j for j in failing if _explains(ex_id, mistake, checks[j], references[j], records[j])]
+            matched = [j for j in failing
+                       if _explains(variants, ex_id, mistake, j, checks[j], references[j], records[j])]
             score = len(matched) * 100 + sum(
                 1 for j, record in enumerate(records)
                 if j not in failing and mistake.applies_to(checks[j].target) and record and "ok" in record
-                and (m := _mutant_results(ex_id, mistake, checks[j])) is not None
+                and (m := variants.results(ex_id, mistake, j, checks[j])) is not None
                 and _agrees(m, record["ok"], _observable_keys(references[j]), checks[j].tolerance_dtype))
             if score > best_score:
                 best, best_score = (mistake, matched), score
@@ -247,7 +235,8 @@ def add_hints(ex_id, checks, references, records, results, lang="en", named=()):
     for i in failing:  # a mistake already named elsewhere: its id only, no second hint
         for mistake_id in named:
             mistake = next(m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id == mistake_id)
-            if not results[i].mistake and _explains(ex_id, mistake, checks[i], references[i], records[i]):
+            if not results[i].mistake and _explains(variants, ex_id, mistake, i, checks[i], references[i],
+                                                    records[i]):
                 results[i].mistake = mistake_id
 
 
@@ -273,7 +262,3 @@ def add_error_hints(ex_id, checks, records, results, lang="en", named=()):
                 used.add(mistake.id)
                 result.hint = hint_text(ex_id, mistake, lang)
 
-
-def clear_mutant_cache():
-    """Forget the mistaken variants' results (they are keyed on check objects of one run)."""
-    _MUTANT_CACHE.clear()

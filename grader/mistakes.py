@@ -1,12 +1,14 @@
 """Known mistakes as runnable code: the reference with one place edited.
 
-`mutant_modules(ex_id, mistake)` builds, in a temporary package, a copy of
-every reference file with the mistake's edit applied to the exercise's file,
-and returns a `modules(name)` function for the procedures. These variants are
-our own code, so they run in the grader's process.
+`MistakeVariants` holds one grading run's variants: `modules(ex_id, mistake)`
+builds, in a temporary package, a copy of every reference file with the
+mistake's edit applied to the exercise's file, and returns a `modules(name)`
+function for the procedures; `results(ex_id, mistake, index, check)` is a
+variant's results on check `index`, computed once per run. Closing the run
+removes the packages (files and imported modules). These variants are our
+own code, so they run in the grader's process.
 """
 
-import atexit
 import importlib
 import itertools
 import shutil
@@ -16,9 +18,11 @@ from pathlib import Path
 
 from course.common.exercise_index import get as get_exercise
 
+from .harness import load_procedures, seed_call
+
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
-_CACHE = {}
-_COUNTER = itertools.count()
+PROCEDURES = load_procedures()
+_COUNTER = itertools.count()  # package names stay unique across runs, even concurrent ones
 
 
 def apply_mistake(source, mistake):
@@ -31,28 +35,67 @@ def apply_mistake(source, mistake):
     return source
 
 
-def mutant_modules(ex_id, mistake):
-    """modules(name) for the reference package with this mistake applied."""
-    key = (ex_id, mistake.id)
-    if key not in _CACHE:
+class MistakeVariants:
+    """The known mistakes' variants of one grading run and their results (a context manager)."""
+
+    def __init__(self):
+        self._root = None
+        self._packages = {}  # (ex_id, mistake id) -> package name
+        self._results = {}  # (ex_id, mistake id, check index) -> results, or None if the variant raised
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
+
+    def modules(self, ex_id, mistake):
+        """modules(name) for the reference package with this mistake applied."""
+        key = (ex_id, mistake.id)
+        if key not in self._packages:
+            self._packages[key] = self._build(ex_id, mistake)
+        package = self._packages[key]
+
+        def modules(name):
+            return importlib.import_module(f"{package}.{name}")
+
+        return modules
+
+    def results(self, ex_id, mistake, index, check):
+        """The variant's results on check number `index` of the exercise (seeded like that call), or None
+        if it raises."""
+        key = (ex_id, mistake.id, index)
+        if key not in self._results:
+            try:
+                seed_call(index)
+                self._results[key] = PROCEDURES[check.procedure](self.modules(ex_id, mistake), check.spec)
+            except Exception:
+                self._results[key] = None
+        return self._results[key]
+
+    def close(self):
+        """Forget every variant: its results, its imported modules and its files."""
+        for package in self._packages.values():
+            for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+                del sys.modules[name]
+        self._packages.clear()
+        self._results.clear()
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+
+    def _build(self, ex_id, mistake):
+        """Copy the references with the mistake applied into this run's folder and import the package."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="attention-lab-mistake-"))
         exercise = get_exercise(ex_id)
-        root = Path(tempfile.mkdtemp(prefix="attention-lab-mistake-"))
-        # Submodules import lazily, so the files stay until this process ends.
-        atexit.register(shutil.rmtree, root, ignore_errors=True)
         package = f"_mistake_{ex_id}_{next(_COUNTER)}"
-        shutil.copytree(SOLUTIONS_DIR, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-        target = root / package / exercise.filename
+        shutil.copytree(SOLUTIONS_DIR, self._root / package, ignore=shutil.ignore_patterns("__pycache__"))
+        target = self._root / package / exercise.filename
         target.write_text(apply_mistake(target.read_text(encoding="utf-8"), mistake), encoding="utf-8")
-        sys.path.insert(0, str(root))
+        sys.path.insert(0, str(self._root))
         try:
             importlib.import_module(package)
         finally:
-            sys.path.remove(str(root))
-        _CACHE[key] = package
-
-    package = _CACHE[key]
-
-    def modules(name):
-        return importlib.import_module(f"{package}.{name}")
-
-    return modules
+            sys.path.remove(str(self._root))
+        return package

@@ -1,7 +1,8 @@
 """The grading report: per-check and per-exercise results, its JSON form and the text table.
 
 Plain data classes shared by the grader's command line, the notebooks' grading
-cell and the app's grading client (which reads the JSON, version REPORT_VERSION).
+cell, the app's grading client (which reads the JSON, version REPORT_VERSION) and
+the class server (which stores the JSON and reads it back with `Report.from_dict`).
 Texts are in the report's language; beside them stay the stable ids a class
 server aggregates on: each check's `id`, the `mistake` id of a known mistake
 recognised in it, and each exercise's `id` and `status`. (Version 1 gained
@@ -10,8 +11,11 @@ fields are unaffected.)
 """
 
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
+from course.common.exercise_index import GRADER_STATUSES
+from course.common.exercise_index import get as get_exercise
+from course.common.i18n import t
 
 from .text import tr
 
@@ -34,12 +38,18 @@ class CheckResult:
     id: str = ""  # stable check id, e.g. "ex03.DotProductAttention.2"
     mistake: str | None = None  # id of the known mistake recognised here, if any
 
+    @classmethod
+    def from_dict(cls, data):
+        """The check of one entry of a report's JSON (keys this version does not know are ignored)."""
+        return cls(**_known(cls, data))
+
+
 @dataclass
 class ExerciseResult:
     id: str
     title: str
     file: str
-    status: str  # passed | failed | not_written | error
+    status: str  # one of GRADER_STATUSES: passed | failed | not_written | error | blocked
     passed: bool
     score: float
     duration_s: float
@@ -51,6 +61,38 @@ class ExerciseResult:
 
     def to_dict(self):
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data):
+        """The exercise result of one entry of a report's JSON (inverse of to_dict)."""
+        if data.get("status") not in GRADER_STATUSES:
+            raise ValueError(f"unknown exercise status {data.get('status')!r}; use one of {GRADER_STATUSES}")
+        known = _known(cls, data)
+        known["checks"] = [CheckResult.from_dict(c) for c in data.get("checks", [])]
+        return cls(**known)
+
+    @classmethod
+    def error(cls, ex_id, message, check="sandbox", lang="en"):
+        """An exercise that could not be graded, with one failing check saying why (check: its stable id)."""
+        return cls._one_check(ex_id, "error", message, check, lang)
+
+    @classmethod
+    def blocked(cls, ex_id, deps, hosted, lang="en"):
+        """An exercise not run because the learner's own `deps` did not pass ("pass ex03 first").
+
+        hosted: the dependencies came from the learner's earlier submissions (none passed),
+        else from this run's own submissions (they failed here).
+        """
+        why = tr("blocked.hosted" if hosted else "blocked.this_run", lang)
+        message = tr("blocked.message", lang, names=tr("blocked.and", lang).join(deps), ex_id=ex_id, why=why)
+        return cls._one_check(ex_id, "blocked", message, "dependencies", lang)
+
+    @classmethod
+    def _one_check(cls, ex_id, status, message, check, lang):
+        return cls(ex_id, t(f"exercises.{ex_id}.title", lang), get_exercise(ex_id).filename, status, False, 0.0,
+                   0.0, message, [CheckResult(tr(f"check.{check}", lang), False, message, kind="error",
+                                              id=f"{ex_id}.{check}")], checks_passed=0, checks_total=1)
+
 
 @dataclass
 class Report:
@@ -70,6 +112,21 @@ class Report:
             "passed": self.passed,
             "exercises": [ex.to_dict() for ex in self.exercises],
         }
+
+    @classmethod
+    def from_dict(cls, data):
+        """The report of its JSON form (to_dict, or a stored version-1 report); a newer version is refused."""
+        version = data.get("version", REPORT_VERSION)
+        if not isinstance(version, int) or version > REPORT_VERSION:
+            raise ValueError(f"report version {version!r}: this grader reads versions up to {REPORT_VERSION}")
+        return cls(data.get("target", ""), [ExerciseResult.from_dict(e) for e in data["exercises"]],
+                   data.get("lang", "en"))
+
+
+def _known(cls, data):
+    """The items of `data` that are fields of the dataclass `cls`."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def _counts(ex):

@@ -5,7 +5,7 @@ import os
 import pytest
 from sqlalchemy import select
 
-from classroom import grading, store as store_ops
+from classroom import feedback, store as store_ops
 from classroom.models import Submission
 from classroom.worker import run_worker
 from course.common.i18n import t
@@ -93,7 +93,7 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
     at = _page(ANALYTICS, token, lang)
     assert errors_of(at) == []
-    label = grading.mistake_labels("ex03", lang)["dot_no_scale"]
+    label = feedback.mistake_labels("ex03", lang)["dot_no_scale"]
     assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
 
 

@@ -8,7 +8,7 @@ import pytest
 import nbformat
 from sqlalchemy import select, update
 
-from classroom import grading, store as store_ops
+from classroom import feedback, grading, queue, store as store_ops, verdicts
 from classroom.models import Result, Submission
 from classroom.worker import run_worker
 from tests.classroom_support import run_cli, solution, stub, user_id
@@ -58,8 +58,10 @@ def test_dependencies_are_the_learners_own_and_must_have_passed(class_store, sql
     assert report["version"] == 1 and report["exercises"][0]["id"] == "ex03"
     status, summary, mistakes, _ = results[ids["ann_ex03_noscale"]]
     assert status == "failed" and mistakes == ["dot_no_scale"]
-    status, summary, _, _ = results[ids["bob_ex03"]]
+    status, summary, _, report = results[ids["bob_ex03"]]
     assert status == "blocked" and summary.startswith("pass ex01 first")
+    assert report["exercises"][0]["status"] == "blocked"  # stored as the grader reported it
+    assert "BLOCKED" in feedback.feedback_text(report)
     assert results[ids["bob_ex01_stub"]][0] == "not_written"
 
 
@@ -80,9 +82,9 @@ def test_mistake_ids_come_from_the_ids_never_the_text():
 
     mistake = checks.for_exercise("ex03").MISTAKES[0]
     english_hint_only = {"hint": hint_text("ex03", mistake), "passed": False}
-    assert grading.mistake_ids("ex03", [english_hint_only, {"hint": None}]) == []
+    assert verdicts.mistake_ids([english_hint_only, {"hint": None}]) == []
     zh = {"hint": hint_text("ex03", mistake, "zh"), "mistake": mistake.id, "passed": False}
-    assert grading.mistake_ids("ex03", [zh, dict(zh), {"hint": "x", "mistake": "custom"}]) == [mistake.id, "custom"]
+    assert verdicts.mistake_ids([zh, dict(zh), {"hint": "x", "mistake": "custom"}]) == [mistake.id, "custom"]
 
 
 def test_worker_falls_back_to_process_mode_with_a_clear_line():
@@ -121,3 +123,17 @@ def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_st
     results = _results(class_store)
     assert results[hostile][0] == "error" and "killed" in results[hostile][1]
     assert results[honest][0] == "passed"
+
+
+def test_a_job_the_grader_failed_on_gets_a_report_in_the_learners_language(class_store):
+    ann = user_id(class_store, "ann@class.test")
+    sid = store_ops.submit(class_store, ann, "ex02", solution("ex02"), "ex02_nadaraya_watson.py", lang="zh")
+    claim = queue.claim(class_store, "w1")
+    verdict = grading.failure_verdict(claim, OSError("disk full"), "process")
+    assert (verdict["status"], verdict["passed"], verdict["score"]) == ("error", False, 0.0)
+    assert verdict["summary"].startswith("评分失败（OSError: disk full）")
+    assert verdict["report"]["lang"] == "zh" and verdict["report"]["target"] == f"submission {sid}"
+    assert verdict["checks"][0]["id"] == "ex02.grading"
+    text = feedback.feedback_text(verdict["report"])
+    assert "错误" in text and "disk full" in text
+    assert queue.finish(class_store, claim, verdict)

@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
-from classroom import grading, store as store_ops
+from classroom import feedback, store as store_ops
 from classroom.db import Store, migrate, schema_versions
 from classroom.models import Result, Submission
 from tests.classroom_support import run_cli, solution, user_id
@@ -52,8 +52,8 @@ def test_submit_records_the_language_and_the_worker_grades_in_it(class_store, sq
         assert result.report["lang"] == lang and result.status == "failed"
         assert _messages(entry) == _messages(_direct_report(lang, path))  # the command line's words
         assert result.mistake_ids == ["dot_no_scale"]  # the same id in either language
-    zh_text = grading.feedback_text(_newest_result(class_store, ids["zh"]).report)
-    en_text = grading.feedback_text(_newest_result(class_store, ids["en"]).report)
+    zh_text = feedback.feedback_text(_newest_result(class_store, ids["zh"]).report)
+    en_text = feedback.feedback_text(_newest_result(class_store, ids["en"]).report)
     assert zh_text != en_text and any("\u4e00" <= ch <= "\u9fff" for ch in zh_text)
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in en_text)
 

@@ -13,7 +13,7 @@ from course.app import progress
 from course.common.exercise_index import EXERCISES
 from grader import checks as checks_registry
 from grader.core import Submission, grade, grade_submissions
-from grader.mistakes import apply_mistake
+from grader.mistakes import MistakeVariants, apply_mistake
 from grader.sandbox import SandboxLimits
 from grader.text import hint_text
 
@@ -123,15 +123,31 @@ def test_a_mistake_that_no_longer_matches_the_reference_is_reported():
         apply_mistake("nothing to see here", mistake)
 
 
-def test_mistaken_variants_leave_no_temporary_files_behind():
-    code = ("import sys; from grader.mistakes import mutant_modules; from grader import checks as checks_registry; "
-            "m = checks_registry.for_exercise('ex03').MISTAKES[0]; "
-            "mod = mutant_modules('ex03', m)('ex03_scoring'); print(mod.__file__)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    built = Path(done.stdout.strip())
-    assert built.name == "ex03_scoring.py" and "attention-lab-mistake-" in str(built)
+def test_mistaken_variants_live_only_as_long_as_their_grading_run():
+    mistake = checks_registry.for_exercise("ex03").MISTAKES[0]
+    with MistakeVariants() as run:
+        module = run.modules("ex03", mistake)("ex03_scoring")
+        built = Path(module.__file__)
+        package = module.__name__.partition(".")[0]
+        assert built.name == "ex03_scoring.py" and "attention-lab-mistake-" in str(built)
+        reference = (ROOT / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8")
+        assert built.read_text(encoding="utf-8") == apply_mistake(reference, mistake) != reference
+        assert run.modules("ex03", mistake)("ex03_scoring") is module  # built once per run
     assert not built.parent.parent.exists()
+    assert not [name for name in sys.modules if name.startswith(package)]
+    with MistakeVariants() as next_run:  # a new run builds its own
+        assert next_run.modules("ex03", mistake)("ex03_scoring").__name__.partition(".")[0] != package
+
+
+def test_a_variants_results_are_cached_per_run_and_per_check_index():
+    ex = checks_registry.for_exercise("ex03")
+    mistake, checks = ex.MISTAKES[0], ex.build()
+    with MistakeVariants() as run:
+        first = run.results("ex03", mistake, 0, checks[0])
+        assert run.results("ex03", mistake, 0, checks[0]) is first
+        assert run.results("ex03", mistake, 1, checks[1]) is not first
+    with MistakeVariants() as other:
+        assert other.results("ex03", mistake, 0, checks[0]) is not first
 
 
 # ---- isolation: misbehaving learner code fails alone, with a clear message -----------------

@@ -91,6 +91,7 @@ STATUS_ICONS = {
     "not_graded": ":gray[:material/radio_button_unchecked:]",
     "not_written": ":gray[:material/edit_note:]",
     "error": ":orange[:material/warning:]",
+    "blocked": ":gray[:material/lock:]",
 }
 FAILED_CHECK_ICON = STATUS_ICONS["failed"]
 

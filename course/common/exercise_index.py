@@ -52,9 +52,10 @@ def get(ex_id):
 
 
 # --- what a learner's exercise can be: the one status vocabulary ---------------------------------
-# The grader saves one of GRADER_STATUSES per exercise; the app adds "not_graded" for an exercise
-# with no saved result. Pages, the review chapter, the grading client and the grader all use these.
-GRADER_STATUSES = ("passed", "failed", "not_written", "error")
+# The grader saves one of GRADER_STATUSES per exercise ("blocked": not run, because the learner's own
+# code of an exercise it builds on has not passed); the app adds "not_graded" for an exercise with no
+# saved result. Pages, the review chapter, the grading client, the class server and the grader all use these.
+GRADER_STATUSES = ("passed", "failed", "not_written", "error", "blocked")
 STATUSES = GRADER_STATUSES + ("not_graded",)
 
 
@@ -66,4 +67,4 @@ def status_of(ex_id, results):
         return "not_graded"
     if record.get("passed"):
         return "passed"
-    return record["status"] if record.get("status") in ("not_written", "error") else "failed"
+    return record["status"] if record.get("status") in ("not_written", "error", "blocked") else "failed"

@@ -138,7 +138,7 @@ def run_job(job_dir):
     import importlib
 
     import torch
-    from _harness import load_procedures
+    from _harness import load_procedures, seed_call
 
     PROCEDURES = load_procedures()
 
@@ -158,7 +158,7 @@ def run_job(job_dir):
         return importlib.import_module(f"{LEARNER_PACKAGE}.{name}")
 
     for i, call in enumerate(job["calls"]):
-        torch.manual_seed(1234 + i)
+        seed_call(i)
         try:
             out = PROCEDURES[call["procedure"]](modules, call["spec"])
             record = {"ok": {k: _clean(v) for k, v in out.items()}}

@@ -1,0 +1,26 @@
+"""Stored verdicts in words for the class pages: the grader's own table and its mistake hints.
+
+The web side reads these; the grading worker (classroom/grading.py) stays out
+of its imports. The grader is imported where it is used (it loads torch and the checks).
+"""
+
+import io
+
+
+def feedback_text(report):
+    """The command line's table and messages for a stored version-1 report (an empty report: '')."""
+    from grader.report import Report, print_table
+
+    if not report or not report.get("exercises"):
+        return ""
+    out = io.StringIO()
+    print_table(Report.from_dict(report), out=out)
+    return out.getvalue()
+
+
+def mistake_labels(ex_id, lang="en"):
+    """{mistake id: hint text} of an exercise's known mistakes (labels for the analytics bars)."""
+    from grader import checks as checks_registry
+    from grader.text import hint_text
+
+    return {m.id: hint_text(ex_id, m, lang) for m in checks_registry.for_exercise(ex_id).MISTAKES}
