@@ -9,13 +9,15 @@ and once per exercise.
 import re
 from pathlib import Path
 
+import torch
+
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
 
 from . import checks as checks_registry
 from .compare import compare_results, compare_tensors, compare_values
 from .harness import load_procedures
-from .messages import bounded, clean_text, error_kind, error_message, import_message, missing_message, summary_line
+from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
