@@ -1,0 +1,112 @@
+"""Training lab: a small Transformer learns copy, reverse or sort; each ablation beside the baseline."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from course.app import lab_runner
+from course.app.ui import current_lang, labeler, tr
+from course.lessons import lab_views, training_lab
+
+KEEP = "session"
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def shipped(mtime_ns):
+    """The shipped results, checked (cached per file version)."""
+    return training_lab.load_results()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def comparison(token, task, variant, seed, log_every, lang, _pair):
+    """Curve chart dicts of the baseline and the compared run, cached on plain values (token names the run)."""
+    labels = (tr("lab.variants.baseline"), tr(f"lab.variants.{variant}") + (tr("lab.live_mark") if token else ""))
+    return lab_views.curve_specs(_pair, labels, log_every, lang)
+
+
+def choose():
+    """The task, variant and seed radios."""
+    left, mid, right = st.columns((2, 3, 1))
+    task = left.radio(tr("lab.task_label"), training_lab.TASKS, format_func=labeler("lab.tasks.{}"),
+                      horizontal=True, key="lab_task", persist_state=KEEP)
+    variant = mid.selectbox(tr("lab.variant_label"), training_lab.VARIANTS[1:], format_func=labeler("lab.variants.{}"),
+                            key="lab_variant", persist_state=KEEP)
+    seed = right.radio(tr("lab.seed_label"), results["seeds"], horizontal=True, key="lab_seed", persist_state=KEEP)
+    return task, variant, seed
+
+
+def maps_section(pair, task):
+    """Attention maps of baseline and compared run, scrubbed over training steps."""
+    st.subheader(tr("lab.maps.header"))
+    a, b, c = st.columns(3)
+    kind = a.radio(tr("lab.maps.kind_label"), training_lab.ATTENTION_KINDS, format_func=labeler("lab.maps.kinds.{}"),
+                   key="lab_kind", persist_state=KEEP)
+    layer = b.radio(tr("lab.maps.layer_label"), range(results["config"]["num_layers"]), horizontal=True,
+                    format_func=lambda i: str(i + 1), key="lab_layer", persist_state=KEEP)
+    head = c.radio(tr("lab.maps.head_label"), range(results["config"]["num_heads"]), horizontal=True,
+                   format_func=lambda i: str(i + 1), key="lab_head", persist_state=KEEP)
+    step = st.select_slider(tr("lab.maps.step_label"), lab_views.snapshot_steps(pair[0]), key="lab_step",
+                            persist_state=KEEP)
+    config = results["config"]
+    for col, run, name in zip(st.columns(2), pair, ("baseline", pair[1]["variant"])):
+        title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
+        spec, shown, output = lab_views.attention_spec(run, config, step, kind, layer, head, title, current_lang())
+        col.vega_lite_chart(spec, width="stretch")
+        col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output))))
+
+
+def live_section(task, variant, seed):
+    """The live run's part of the page; while a child trains it reruns itself every second."""
+    training = st.session_state.get("lab_live") is not None
+    st.fragment(run_every=1.0 if training else None)(live_body)(task, variant, seed)
+
+
+def live_body(task, variant, seed):
+    """Train the chosen variant in a child process on a button; progress bar and stop button while it runs."""
+    live = st.session_state.get("lab_live")
+    if live is None:
+        if st.button(tr("lab.train_button", variant=tr(f"lab.variants.{variant}"), seed=seed), key="lab_train"):
+            config = replace(training_lab.variant_config(variant), task=task, seed=seed)
+            st.session_state["lab_live"] = lab_runner.start(config, variant)
+            st.rerun()
+        return
+    try:
+        run = lab_runner.result(live)
+    except lab_runner.LabRunError as err:
+        st.session_state["lab_live"] = None
+        st.error(str(err))
+        return
+    if run is not None:
+        st.session_state["lab_live"] = None
+        st.session_state.setdefault("lab_runs", {})[live.label] = run
+        st.rerun()
+    done = lab_runner.progress(live) or {"step": 0, "steps": 1}
+    st.progress(done["step"] / done["steps"], text=tr("lab.running", step=done["step"], steps=done["steps"]))
+    if st.button(tr("lab.stop_button"), key="lab_stop"):
+        lab_runner.request_stop(live)
+
+
+st.title(tr("lab.title"))
+st.markdown(tr("lab.intro"))
+results = shipped(training_lab.RESULTS.stat().st_mtime_ns)
+task, variant, seed = choose()
+live_run = st.session_state.get("lab_runs", {}).get((task, variant, seed))
+pair = (training_lab.find_run(results, task, "baseline", seed),
+        live_run or training_lab.find_run(results, task, variant, seed))
+if None in pair:
+    st.info(tr("lab.not_shipped"))
+else:
+    st.markdown(lab_views.reading(results, task, variant, current_lang()))
+    token = f"live:{live_run['seconds']}:{live_run['steps_done']}" if live_run else ""
+    specs = comparison(token, task, variant, seed, results["config"]["log_every"], current_lang(), pair)
+    for col, spec in zip(st.columns(2), specs):
+        col.vega_lite_chart(spec, width="stretch")
+    if live_run:
+        st.caption(tr("lab.live_caption", steps=live_run["steps_done"], seconds=live_run["seconds"]))
+    if pair[0]["snapshots"] and pair[1]["snapshots"]:
+        maps_section(pair, task)
+    else:
+        st.info(tr("lab.maps.no_maps", seed=seed))
+st.subheader(tr("lab.live_header"))
+st.markdown(tr("lab.live_body"))
+live_section(task, variant, seed)
