@@ -28,7 +28,8 @@ def choose():
     """The task, variant and seed radios."""
     left, mid, right = st.columns((2, 3, 1))
     task = left.radio(tr("lab.task_label"), training_lab.TASKS, format_func=labeler("lab.tasks.{}"),
-                      horizontal=True, key="lab_task", persist_state=KEEP)
+                      index=training_lab.TASKS.index(training_lab.LabConfig.task), horizontal=True, key="lab_task",
+                      persist_state=KEEP)
     variant = mid.selectbox(tr("lab.variant_label"), training_lab.VARIANTS[1:], format_func=labeler("lab.variants.{}"),
                             key="lab_variant", persist_state=KEEP)
     seed = right.radio(tr("lab.seed_label"), results["seeds"], horizontal=True, key="lab_seed", persist_state=KEEP)
@@ -48,11 +49,12 @@ def maps_section(pair, task):
     step = st.select_slider(tr("lab.maps.step_label"), lab_views.snapshot_steps(pair[0]), key="lab_step",
                             persist_state=KEEP)
     config = results["config"]
+    target = lab_views.map_labels(config, task, "cross")[0]
     for col, run, name in zip(st.columns(2), pair, ("baseline", pair[1]["variant"])):
         title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
         spec, shown, output = lab_views.attention_spec(run, config, step, kind, layer, head, title, current_lang())
         col.vega_lite_chart(spec, width="stretch")
-        col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output))))
+        col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output)), target=" ".join(target)))
 
 
 def live_section(task, variant, seed):

@@ -154,3 +154,41 @@ def test_a_default_size_run_finishes_and_learns_reverse():
     assert run["steps_done"] == tl.LabConfig.steps and run["final_seq_acc"] >= 0.9
     print(f"default reverse run: {run['seconds']} s")
     assert run["seconds"] < 300  # goal 90 s on two free cores; this only catches a blow-up on a busy machine
+
+
+# ---- the shipped results: each ablation moves the way the page's text says, on both seeds -------------------
+
+SHIPPED = tl.load_results() if tl.RESULTS.is_file() else None
+# (ablation, task) -> what the text claims about its final greedy sequence accuracy against the baseline's:
+# "fails" (below 10% while the baseline is above 90%) or "close" (within 10 points of the baseline).
+CLAIMS = {
+    ("no_pe", "copy"): "fails", ("no_pe", "reverse"): "fails", ("no_pe", "sort"): "close",
+    ("no_residual", "copy"): "fails", ("no_residual", "reverse"): "fails", ("no_residual", "sort"): "fails",
+    ("no_scale", "copy"): "close", ("no_scale", "reverse"): "close", ("no_scale", "sort"): "close",
+    ("one_head", "copy"): "close", ("one_head", "reverse"): "close", ("one_head", "sort"): "close",
+    ("no_layernorm", "copy"): "close", ("no_layernorm", "reverse"): "close", ("no_layernorm", "sort"): "close",
+    ("pre_norm", "copy"): "close", ("pre_norm", "reverse"): "close", ("pre_norm", "sort"): "close",
+}
+
+
+def shipped_pairs():
+    """(ablation, task, seed, baseline final accuracy, ablation final accuracy) of every shipped pair."""
+    for (ablation, task), _ in CLAIMS.items():
+        for seed in tl.SEEDS:
+            base, run = (tl.find_run(SHIPPED, task, v, seed) for v in ("baseline", ablation))
+            if base and run:
+                yield ablation, task, seed, base["final_seq_acc"], run["final_seq_acc"]
+
+
+@pytest.mark.skipif(SHIPPED is None, reason="no shipped results file")
+def test_every_shipped_ablation_differs_from_the_baseline_as_the_text_claims_on_both_seeds():
+    seen = {}
+    for ablation, task, seed, base, acc in shipped_pairs():
+        claim = CLAIMS[(ablation, task)]
+        if claim == "fails":
+            assert base > 0.9 and acc < 0.1, (ablation, task, seed, base, acc)
+        else:
+            assert abs(acc - base) <= 0.1, (ablation, task, seed, base, acc)
+        seen.setdefault((ablation, task), set()).add(seed)
+    assert seen and all(seeds == set(tl.SEEDS) for seeds in seen.values()), seen  # both seeds of each
+    assert SHIPPED["seeds"] == list(tl.SEEDS)

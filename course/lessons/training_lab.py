@@ -392,6 +392,16 @@ def run_all(base=None, tasks=TASKS, variants=VARIANTS, seeds=SEEDS, maps_seeds=S
     return results
 
 
+def merge(paths):
+    """One results dict from several files of the same config (parallel commands), in the shipped order."""
+    parts = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    if any(p["config"] != parts[0]["config"] for p in parts):
+        raise ValueError("the files were computed with different configs; they cannot be merged")
+    runs = {(r["task"], r["variant"], r["seed"]): r for p in parts for r in p["runs"]}
+    order = [(t, v, s) for t in TASKS for v in VARIANTS for s in parts[0]["seeds"]]
+    return dict(parts[0], runs=[runs[k] for k in order if k in runs])
+
+
 def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
     def need(cond, where, what):
@@ -450,7 +460,9 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
     parser.add_argument("--jobs", type=int, default=1, help="runs trained in parallel processes (default 1)")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks, trained in this order")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated variants, in this order")
     parser.add_argument("--steps", type=int, default=LabConfig.steps)
+    parser.add_argument("--merge", nargs="+", type=Path, help="merge these results files into --out instead")
     parser.add_argument("--live", metavar="CONFIG_JSON", help="train one run of this config (the page's child)")
     parser.add_argument("--variant", default="baseline", help="with --live: the variant's name for the run")
     parser.add_argument("--progress", help="with --live: progress file")
@@ -460,7 +472,11 @@ def main(argv=None):
         live(args.live, args.out, args.progress, args.stop, args.variant)
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    results = run_all(LabConfig(steps=args.steps), tasks=tuple(args.tasks.split(",")), jobs=args.jobs, out=args.out)
+    if args.merge:
+        write_json(args.out, merge(args.merge))
+        return
+    results = run_all(LabConfig(steps=args.steps), tasks=tuple(args.tasks.split(",")),
+                      variants=tuple(args.variants.split(",")), jobs=args.jobs, out=args.out)
     write_json(args.out, results)
 
 
