@@ -146,6 +146,14 @@ def test_the_command_writes_and_resumes_a_results_file(tmp_path):
     assert [r["variant"] for r in tl.load_results(out)["runs"]] == ["baseline", "no_pe"]
     again = tl.run_all(small, tasks=("copy",), variants=("baseline", "no_pe", "one_head"), seeds=(0,), out=out)
     assert again["runs"][:2] == first["runs"] and again["runs"][2]["variant"] == "one_head"
+    other = tmp_path / "other.json"
+    tl.run_all(small, tasks=("sort",), variants=("baseline",), seeds=(0,), out=other)
+    merged = tl.merge([other, out])
+    assert [(r["task"], r["variant"]) for r in merged["runs"]] == [
+        ("copy", "baseline"), ("copy", "no_pe"), ("copy", "one_head"), ("sort", "baseline")]
+    tl.run_all(replace(small, steps=2), tasks=("copy",), variants=("baseline",), seeds=(0,), out=tmp_path / "x.json")
+    with pytest.raises(ValueError, match="different configs"):
+        tl.merge([out, tmp_path / "x.json"])
 
 
 @pytest.mark.slow
