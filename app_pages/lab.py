@@ -11,17 +11,25 @@ from course.lessons import lab_views, training_lab
 KEEP = "session"
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
+@st.cache_resource(max_entries=2, show_spinner=False)
 def shipped(mtime_ns):
-    """The shipped results, checked (cached per file version)."""
+    """The shipped results, checked (one read-only copy per file version: no per-rerun copy of 1 MB of maps)."""
     return training_lab.load_results()
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def attention_view(token, task, name, seed, step, kind, layer, head, lang, _run):
+    """One head's map chart dict, the snapshot's step and output, cached on plain values (token names the run)."""
+    title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
+    return lab_views.attention_spec(_run, results["config"], step, kind, layer, head, title, lang)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def comparison(token, task, variant, seed, log_every, lang, _pair):
-    """Curve chart dicts of the baseline and the compared run, cached on plain values (token names the run)."""
-    labels = (tr("lab.variants.baseline"), tr(f"lab.variants.{variant}") + (tr("lab.live_mark") if token else ""))
-    return lab_views.curve_specs(_pair, labels, log_every, lang)
+def comparison(token, task, names, seed, log_every, lang, _runs):
+    """Curve chart dicts of the shown runs, cached on plain values (token names the compared run's version)."""
+    labels = [tr(f"lab.variants.{n}") + (tr("lab.live_mark") if token.startswith("live") and n != "baseline" else "")
+              for n in names]
+    return lab_views.curve_specs(_runs, labels, log_every, lang)
 
 
 def choose():
@@ -36,7 +44,7 @@ def choose():
     return task, variant, seed
 
 
-def maps_section(pair, task):
+def maps_section(pair, tokens, task, seed):
     """Attention maps of baseline and compared run, scrubbed over training steps."""
     st.subheader(tr("lab.maps.header"))
     a, b, c = st.columns(3)
@@ -50,9 +58,8 @@ def maps_section(pair, task):
                             persist_state=KEEP)
     config = results["config"]
     target = lab_views.map_labels(config, task, "cross")[0]
-    for col, run, name in zip(st.columns(2), pair, ("baseline", pair[1]["variant"])):
-        title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
-        spec, shown, output = lab_views.attention_spec(run, config, step, kind, layer, head, title, current_lang())
+    for col, run, token, name in zip(st.columns(2), pair, tokens, ("baseline", pair[1]["variant"])):
+        spec, shown, output = attention_view(token, task, name, seed, step, kind, layer, head, current_lang(), run)
         col.vega_lite_chart(spec, width="stretch")
         col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output)), target=" ".join(target)))
 
@@ -90,25 +97,26 @@ def live_body(task, variant, seed):
 
 st.title(tr("lab.title"))
 st.markdown(tr("lab.intro"))
-results = shipped(training_lab.RESULTS.stat().st_mtime_ns)
+mtime = training_lab.RESULTS.stat().st_mtime_ns
+results = shipped(mtime)
 task, variant, seed = choose()
 live_run = st.session_state.get("lab_runs", {}).get((task, variant, seed))
 pair = (training_lab.find_run(results, task, "baseline", seed),
         live_run or training_lab.find_run(results, task, variant, seed))
-if None in pair:
-    st.info(tr("lab.not_shipped"))
-else:
-    st.markdown(lab_views.reading(results, task, variant, current_lang()))
-    token = f"live:{live_run['seconds']}:{live_run['steps_done']}" if live_run else ""
-    specs = comparison(token, task, variant, seed, results["config"]["log_every"], current_lang(), pair)
+token = f"live:{live_run['seconds']}:{live_run['steps_done']}" if live_run else f"shipped:{mtime}"
+shown = [(name, run) for name, run in zip(("baseline", variant), pair) if run is not None]
+st.markdown(lab_views.reading(results, task, variant, current_lang()) if None not in pair else tr("lab.not_shipped"))
+if shown:
+    names, runs = zip(*shown)
+    specs = comparison(token, task, names, seed, results["config"]["log_every"], current_lang(), runs)
     for col, spec in zip(st.columns(2), specs):
         col.vega_lite_chart(spec, width="stretch")
-    if live_run:
-        st.caption(tr("lab.live_caption", steps=live_run["steps_done"], seconds=live_run["seconds"]))
-    if pair[0]["snapshots"] and pair[1]["snapshots"]:
-        maps_section(pair, task)
-    else:
-        st.info(tr("lab.maps.no_maps", seed=seed))
+if live_run:
+    st.caption(tr("lab.live_caption", steps=live_run["steps_done"], seconds=live_run["seconds"]))
+if None not in pair and pair[0]["snapshots"] and pair[1]["snapshots"]:
+    maps_section(pair, (f"shipped:{mtime}", token), task, seed)
+elif None not in pair:
+    st.info(tr("lab.maps.no_maps", seed=seed))
 st.subheader(tr("lab.live_header"))
 st.markdown(tr("lab.live_body"))
 live_section(task, variant, seed)
