@@ -1,6 +1,6 @@
 """Benchmark the app: per-page rerun time after a widget change, and cold start.
 
-    python bench/app.py [--runs N]
+    python bench/app.py [--runs N] [--page KEY ...]
 
 For every page in course/app/pages_index.py that exists, AppTest opens the page,
 then changes one widget (the first slider, radio, select box... on the page,
@@ -152,18 +152,22 @@ def first_run():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="reruns per page (default 7)")
+    parser.add_argument("--page", action="append", help="time only this page key (repeatable; e.g. --page lab)")
+    parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start figures")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="bench-lab-")  # never touch real notes
     from course.app import pages_index
 
     print(f"page rerun after one widget change (median of {args.runs}; goal < {GOAL_MS} ms)")
-    for page in pages_index.existing():
+    for page in [p for p in pages_index.existing() if not args.page or p.key in args.page]:
         ms, key = time_page(page, args.runs)
         verdict = "ok" if ms < GOAL_MS else "SLOW"
         print(f"  {page.key:<16} {ms:8.1f} ms  {verdict:<4}  (widget: {key or 'none, plain rerun'})")
     missing = [p.path for p in pages_index.PAGES if not p.file.is_file()]
     if missing:
         print(f"  not yet written: {', '.join(missing)}")
+    if args.no_cold_start:
+        return
     print(f"cold start: streamlit run -> health check {cold_start():.2f} s; "
           f"first script run in a fresh process {first_run():.2f} s")
 

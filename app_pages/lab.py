@@ -1,0 +1,122 @@
+"""Training lab: a small Transformer learns copy, reverse or sort; each ablation beside the baseline."""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from course.app import lab_runner
+from course.app.ui import current_lang, labeler, tr
+from course.lessons import lab_views, training_lab
+
+KEEP = "session"
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def shipped(mtime_ns):
+    """The shipped results, checked (one read-only copy per file version: no per-rerun copy of 1 MB of maps)."""
+    return training_lab.load_results()
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def attention_view(token, task, name, seed, step, kind, layer, head, lang, _run):
+    """One head's map chart dict, the snapshot's step and output, cached on plain values (token names the run)."""
+    title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
+    return lab_views.attention_spec(_run, results["config"], step, kind, layer, head, title, lang)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def comparison(token, task, names, seed, log_every, lang, _runs):
+    """Curve chart dicts of the shown runs, cached on plain values (token names the compared run's version)."""
+    labels = [tr(f"lab.variants.{n}") + (tr("lab.live_mark") if token.startswith("live") and n != "baseline" else "")
+              for n in names]
+    return lab_views.curve_specs(_runs, labels, log_every, lang)
+
+
+def choose():
+    """The task, variant and seed radios."""
+    left, mid, right = st.columns((2, 3, 1))
+    task = left.radio(tr("lab.task_label"), training_lab.TASKS, format_func=labeler("lab.tasks.{}"),
+                      index=training_lab.TASKS.index(training_lab.LabConfig.task), horizontal=True, key="lab_task",
+                      persist_state=KEEP)
+    variant = mid.selectbox(tr("lab.variant_label"), training_lab.VARIANTS[1:], format_func=labeler("lab.variants.{}"),
+                            key="lab_variant", persist_state=KEEP)
+    seed = right.radio(tr("lab.seed_label"), results["seeds"], horizontal=True, key="lab_seed", persist_state=KEEP)
+    return task, variant, seed
+
+
+def maps_section(pair, tokens, task, seed):
+    """Attention maps of baseline and compared run, scrubbed over training steps."""
+    st.subheader(tr("lab.maps.header"))
+    a, b, c = st.columns(3)
+    kind = a.radio(tr("lab.maps.kind_label"), training_lab.ATTENTION_KINDS, format_func=labeler("lab.maps.kinds.{}"),
+                   key="lab_kind", persist_state=KEEP)
+    layer = b.radio(tr("lab.maps.layer_label"), range(results["config"]["num_layers"]), horizontal=True,
+                    format_func=lambda i: str(i + 1), key="lab_layer", persist_state=KEEP)
+    head = c.radio(tr("lab.maps.head_label"), range(results["config"]["num_heads"]), horizontal=True,
+                   format_func=lambda i: str(i + 1), key="lab_head", persist_state=KEEP)
+    step = st.select_slider(tr("lab.maps.step_label"), lab_views.snapshot_steps(pair[0]), key="lab_step",
+                            persist_state=KEEP)
+    config = results["config"]
+    target = lab_views.map_labels(config, task, "cross")[0]
+    for col, run, token, name in zip(st.columns(2), pair, tokens, ("baseline", pair[1]["variant"])):
+        spec, shown, output = attention_view(token, task, name, seed, step, kind, layer, head, current_lang(), run)
+        col.vega_lite_chart(spec, width="stretch")
+        col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output)), target=" ".join(target)))
+
+
+def live_section(task, variant, seed):
+    """The live run's part of the page; while a child trains it reruns itself every second."""
+    training = st.session_state.get("lab_live") is not None
+    st.fragment(run_every=1.0 if training else None)(live_body)(task, variant, seed)
+
+
+def live_body(task, variant, seed):
+    """Train the chosen variant in a child process on a button; progress bar and stop button while it runs."""
+    live = st.session_state.get("lab_live")
+    if live is None:
+        if st.button(tr("lab.train_button", variant=tr(f"lab.variants.{variant}"), seed=seed), key="lab_train"):
+            config = replace(training_lab.variant_config(variant), task=task, seed=seed)
+            st.session_state["lab_live"] = lab_runner.start(config, variant)
+            st.rerun()
+        return
+    try:
+        run = lab_runner.result(live)
+    except lab_runner.LabRunError as err:
+        st.session_state["lab_live"] = None
+        st.error(str(err))
+        return
+    if run is not None:
+        st.session_state["lab_live"] = None
+        st.session_state.setdefault("lab_runs", {})[live.label] = run
+        st.rerun()
+    done = lab_runner.progress(live) or {"step": 0, "steps": 1}
+    st.progress(done["step"] / done["steps"], text=tr("lab.running", step=done["step"], steps=done["steps"]))
+    if st.button(tr("lab.stop_button"), key="lab_stop"):
+        lab_runner.request_stop(live)
+
+
+st.title(tr("lab.title"))
+st.markdown(tr("lab.intro"))
+mtime = training_lab.RESULTS.stat().st_mtime_ns
+results = shipped(mtime)
+task, variant, seed = choose()
+live_run = st.session_state.get("lab_runs", {}).get((task, variant, seed))
+pair = (training_lab.find_run(results, task, "baseline", seed),
+        live_run or training_lab.find_run(results, task, variant, seed))
+token = f"live:{live_run['seconds']}:{live_run['steps_done']}" if live_run else f"shipped:{mtime}"
+shown = [(name, run) for name, run in zip(("baseline", variant), pair) if run is not None]
+st.markdown(lab_views.reading(results, task, variant, current_lang()) if None not in pair else tr("lab.not_shipped"))
+if shown:
+    names, runs = zip(*shown)
+    specs = comparison(token, task, names, seed, results["config"]["log_every"], current_lang(), runs)
+    for col, spec in zip(st.columns(2), specs):
+        col.vega_lite_chart(spec, width="stretch")
+if live_run:
+    st.caption(tr("lab.live_caption", steps=live_run["steps_done"], seconds=live_run["seconds"]))
+if None not in pair and pair[0]["snapshots"] and pair[1]["snapshots"]:
+    maps_section(pair, (f"shipped:{mtime}", token), task, seed)
+elif None not in pair:
+    st.info(tr("lab.maps.no_maps", seed=seed))
+st.subheader(tr("lab.live_header"))
+st.markdown(tr("lab.live_body"))
+live_section(task, variant, seed)

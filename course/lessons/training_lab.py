@@ -1,0 +1,484 @@
+"""The training lab: a small Transformer learns copy, reverse or sort, and six ablations of it.
+
+The model is an encoder-decoder built from the reference modules (multi-head
+attention from solutions.ex05, positional encoding from ex06, the FFN from
+ex07); each sub-layer's wiring (residual, LayerNorm, post- or pre-norm) is
+switched by the config, so every ablation is the same model with one switch
+flipped, trained with the same seed (same initial draws, same batches) and the
+same number of steps. While it trains, the attention maps of every layer and
+head on one fixed probe sequence are kept every `snapshot_every` steps.
+
+Streamlit-free; `python -m course.lessons.training_lab --out FILE` trains every
+(task, variant, seed) and writes the results file the lab page shows;
+`--live CONFIG_JSON` trains one run with a progress file and a stop file (the
+page starts it in a child process).
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from solutions.ex05_multihead import MultiHeadAttention
+from solutions.ex06_positional_encoding import PositionalEncoding
+from solutions.ex07_transformer import PositionWiseFFN
+
+from .torch_threads import cpu_threads
+
+RESULTS = Path(__file__).with_name("results") / "training_lab.json"
+TASKS = ("copy", "reverse", "sort")
+# Each ablation is the baseline with these config fields changed.
+ABLATIONS = {
+    "no_pe": {"positional": False},
+    "no_scale": {"scaled": False},
+    "one_head": {"num_heads": 1},
+    "no_residual": {"residual": False},
+    "no_layernorm": {"layernorm": False},
+    "pre_norm": {"pre_norm": True},
+}
+VARIANTS = ("baseline", *ABLATIONS)
+SEEDS = (0, 1)
+ATTENTION_KINDS = ("encoder", "decoder", "cross")  # encoder self, decoder (causal) self, decoder-to-encoder
+
+
+@dataclass
+class LabConfig:
+    task: str = "reverse"  # one of TASKS: the output is the input, the input reversed, or the input sorted
+    vocab_size: int = 10  # input symbols 0 .. vocab_size - 1; id vocab_size is the decoder's start token
+    seq_len: int = 8  # every sequence has this many symbols
+    num_hiddens: int = 32  # model width d (embeddings, attention, residual stream)
+    num_heads: int = 4  # attention heads per layer (d / heads dimensions each)
+    ffn_num_hiddens: int = 64  # hidden width of the position-wise FFN
+    num_layers: int = 2  # encoder blocks and, separately, decoder blocks
+    batch_size: int = 64  # fresh random sequences per step
+    steps: int = 300  # Adam steps: the budget, the same for every variant
+    lr: float = 2e-3  # peak Adam learning rate
+    warmup: int = 60  # steps of linear learning-rate warmup
+    clip: float = 1.0  # gradient-norm clipping
+    log_every: int = 10  # loss and training accuracy: the mean over each this many steps
+    snapshot_every: int = 25  # attention maps and a greedy test every this many steps (and at step 0)
+    eval_size: int = 256  # test sequences for greedy accuracy (seeded apart from training)
+    seed: int = 0  # seeds initialisation and batches; the same seed gives the same numbers
+    threads: int = 1  # torch CPU threads while training (the machine is shared)
+    positional: bool = True  # add the sinusoidal positional encoding to both embeddings
+    scaled: bool = True  # divide attention scores by sqrt(d_head)
+    residual: bool = True  # residual connection around every sub-layer
+    layernorm: bool = True  # layer normalisation in every sub-layer
+    pre_norm: bool = False  # x + f(ln(x)) instead of the original post-norm ln(x + f(x))
+
+
+def variant_config(variant, base=None):
+    """The config of one variant: the baseline, or the baseline with one ablation's switch flipped."""
+    base = base or LabConfig()
+    if variant == "baseline":
+        return base
+    if variant not in ABLATIONS:
+        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    return replace(base, **ABLATIONS[variant])
+
+
+class UnscaledAttention(nn.Module):
+    """Wraps the reference scaled dot-product attention and undoes its 1/sqrt(d): softmax(q . k)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """Same shapes as DotProductAttention; queries (B, n_q, d) are multiplied by sqrt(d) first."""
+        out = self.inner(queries * math.sqrt(queries.shape[-1]), keys, values, valid_lens)  # (B, n_q, v)
+        self.attention_weights = self.inner.attention_weights  # (B, n_q, n_k)
+        return out
+
+
+def attention_module(config):
+    """Reference multi-head attention of the config's width and heads, scaled or not."""
+    c = config
+    mha = MultiHeadAttention(c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_heads, 0.0)
+    if not c.scaled:
+        mha.attention = UnscaledAttention(mha.attention)
+    return mha
+
+
+class SubLayer(nn.Module):
+    """One sub-layer's wiring: post-norm ln(x + f(x)) or pre-norm x + f(ln(x)); residual and ln switchable."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.norm = nn.LayerNorm(config.num_hiddens) if config.layernorm else nn.Identity()
+        self.residual, self.pre_norm = config.residual, config.pre_norm
+
+    def forward(self, X, f):
+        """X (B, T, d), f a function (B, T, d) -> (B, T, d)."""
+        if self.pre_norm:
+            Y = f(self.norm(X))  # (B, T, d)
+            return X + Y if self.residual else Y
+        Y = f(X)  # (B, T, d)
+        return self.norm(X + Y if self.residual else Y)
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention and FFN, each in a SubLayer."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.attention = attention_module(config)
+        self.ffn = PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
+        self.sub1, self.sub2 = SubLayer(config), SubLayer(config)
+
+    def forward(self, X):
+        """X (B, T, d) -> (B, T, d)."""
+        X = self.sub1(X, lambda x: self.attention(x, x, x))  # (B, T, d)
+        return self.sub2(X, self.ffn)  # (B, T, d)
+
+
+class DecoderBlock(nn.Module):
+    """Causal self-attention, attention over the encoder, FFN; each in a SubLayer."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.self_attention, self.cross_attention = attention_module(config), attention_module(config)
+        self.ffn = PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
+        self.sub1, self.sub2, self.sub3 = SubLayer(config), SubLayer(config), SubLayer(config)
+
+    def forward(self, X, memory):
+        """X (B, T, d) target positions, memory (B, S, d) encoder outputs -> (B, T, d)."""
+        B, T = X.shape[:2]
+        causal = torch.arange(1, T + 1).repeat(B, 1)  # (B, T): position t sees 0..t
+        X = self.sub1(X, lambda x: self.self_attention(x, x, x, causal))  # (B, T, d)
+        X = self.sub2(X, lambda x: self.cross_attention(x, memory, memory))  # (B, T, d)
+        return self.sub3(X, self.ffn)  # (B, T, d)
+
+
+class LabTransformer(nn.Module):
+    """Encoder-decoder Transformer over symbol sequences; the config's switches are the ablations."""
+
+    def __init__(self, config):
+        super().__init__()
+        c = config
+        self.bos = c.vocab_size
+        self.src_embedding = nn.Embedding(c.vocab_size, c.num_hiddens)
+        self.tgt_embedding = nn.Embedding(c.vocab_size + 1, c.num_hiddens)
+        self.positions = PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
+        self.encoder = nn.ModuleList(EncoderBlock(c) for _ in range(c.num_layers))
+        self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.num_layers))
+        final = c.pre_norm and c.layernorm  # pre-norm leaves the stream unnormalised: one last LayerNorm
+        self.encoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
+        self.output = nn.Linear(c.num_hiddens, c.vocab_size)  # never predicts the start token
+
+    def embed(self, ids, table):
+        """ids (B, T) -> (B, T, d), with positions added when the config has them."""
+        X = table(ids)  # (B, T, d)
+        return self.positions(X) if self.positions is not None else X
+
+    def encode(self, src):
+        """src (B, S) -> memory (B, S, d)."""
+        X = self.embed(src, self.src_embedding)  # (B, S, d)
+        for block in self.encoder:
+            X = block(X)  # (B, S, d)
+        return self.encoder_norm(X)
+
+    def decode(self, tgt_in, memory):
+        """tgt_in (B, T) start token + target so far, memory (B, S, d) -> logits (B, T, V)."""
+        X = self.embed(tgt_in, self.tgt_embedding)  # (B, T, d)
+        for block in self.decoder:
+            X = block(X, memory)  # (B, T, d)
+        return self.output(self.decoder_norm(X))  # (B, T, V)
+
+    def forward(self, src, tgt_in):
+        """Teacher-forced logits (B, T, V)."""
+        return self.decode(tgt_in, self.encode(src))
+
+    @torch.no_grad()
+    def greedy(self, src, length):
+        """Free-running decoding of `length` symbols: (B, length) predicted ids."""
+        memory = self.encode(src)  # (B, S, d)
+        out = torch.full((src.shape[0], 1), self.bos, dtype=torch.long)  # (B, 1)
+        for _ in range(length):
+            logits = self.decode(out, memory)  # (B, t, V)
+            out = torch.cat((out, logits[:, -1:].argmax(-1)), dim=1)  # (B, t + 1)
+        return out[:, 1:]  # (B, length)
+
+    def attention_maps(self):
+        """{kind: (layers, B, heads, n_q, n_k)} of the last forward pass."""
+        def stack(modules):
+            return torch.stack([m.attention_weights for m in modules])
+        return {"encoder": stack(b.attention for b in self.encoder),
+                "decoder": stack(b.self_attention for b in self.decoder),
+                "cross": stack(b.cross_attention for b in self.decoder)}
+
+
+def target_of(src, task):
+    """The sequence to output for src (B, T): itself, reversed, or sorted (B, T)."""
+    if task == "copy":
+        return src
+    if task == "reverse":
+        return src.flip(1)
+    if task == "sort":
+        return src.sort(dim=1).values
+    raise ValueError(f"task must be one of {TASKS}, not {task!r}")
+
+
+def decoder_input(tgt, bos):
+    """Teacher forcing: start token, then the target shifted right by one (B, T)."""
+    return torch.cat((torch.full((tgt.shape[0], 1), bos, dtype=tgt.dtype), tgt[:, :-1]), dim=1)  # (B, T)
+
+
+def probe_source(config):
+    """The fixed probe sequence (1, T): distinct symbols where the vocabulary allows, so the maps read clearly."""
+    gen = torch.Generator().manual_seed(2024)
+    c = config
+    if c.seq_len <= c.vocab_size:
+        return torch.randperm(c.vocab_size, generator=gen)[: c.seq_len].unsqueeze(0)  # (1, T)
+    return torch.randint(0, c.vocab_size, (1, c.seq_len), generator=gen)  # (1, T)
+
+
+def count_parameters(model):
+    """Number of learnable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+@torch.no_grad()
+def greedy_accuracy(model, config):
+    """(token accuracy, sequence accuracy) of greedy decoding on the fixed test set."""
+    c = config
+    gen = torch.Generator().manual_seed(c.seed + 1_000_003)  # never the training stream
+    src = torch.randint(0, c.vocab_size, (c.eval_size, c.seq_len), generator=gen)  # (N, T)
+    tgt = target_of(src, c.task)  # (N, T)
+    was_training = model.training
+    model.eval()
+    right = model.greedy(src, c.seq_len) == tgt  # (N, T)
+    model.train(was_training)
+    return float(right.float().mean()), float(right.all(dim=1).float().mean())
+
+
+@torch.no_grad()
+def snapshot(model, config, step):
+    """Attention maps (every layer and head) on the probe, teacher-forced, and the greedy output at `step`."""
+    src = probe_source(config)  # (1, T)
+    tgt = target_of(src, config.task)  # (1, T)
+    was_training = model.training
+    model.eval()
+    model(src, decoder_input(tgt, model.bos))
+    maps = {kind: [[[[round(float(w), 3) for w in row] for row in head] for head in layer[0]]
+                   for layer in weights] for kind, weights in model.attention_maps().items()}
+    prediction = model.greedy(src, config.seq_len)[0].tolist()  # (T,)
+    model.train(was_training)
+    return {"step": step, "maps": maps, "prediction": prediction}
+
+
+def learning_rate(config, step):
+    """Linear warmup to lr over `warmup` steps, then constant."""
+    return config.lr * min(1.0, (step + 1) / max(config.warmup, 1))
+
+
+def train(config, progress=None, should_stop=None, keep_maps=True):
+    """Train one model; returns its run dict (curves, greedy tests, snapshots, time).
+
+    progress(step, steps, run) is called after every step; should_stop() is asked
+    before every step, and a True ends training early (the run says "stopped").
+    """
+    c = config
+    if c.task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, not {c.task!r}")
+    start = time.perf_counter()
+    with cpu_threads(c.threads):
+        torch.manual_seed(c.seed)
+        model = LabTransformer(c)
+        gen = torch.Generator().manual_seed(c.seed)  # the same batches for every variant
+        opt = torch.optim.Adam(model.parameters(), lr=c.lr)
+        run = {"task": c.task, "seed": c.seed, "log_every": c.log_every, "parameters": count_parameters(model), "loss": [], "train_acc": [],
+               "tests": [], "snapshots": [], "stopped": False, "steps_done": 0}
+        window = []
+
+        def checkpoint(step):
+            tok, seq = greedy_accuracy(model, c)
+            run["tests"].append({"step": step, "token_acc": round(tok, 4), "seq_acc": round(seq, 4)})
+            if keep_maps:
+                run["snapshots"].append(snapshot(model, c, step))
+
+        checkpoint(0)
+        model.train()
+        for step in range(c.steps):
+            if should_stop and should_stop():
+                run["stopped"] = True
+                break
+            src = torch.randint(0, c.vocab_size, (c.batch_size, c.seq_len), generator=gen)  # (B, T)
+            tgt = target_of(src, c.task)  # (B, T)
+            logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V)
+            loss = nn.functional.cross_entropy(logits.reshape(-1, c.vocab_size), tgt.reshape(-1))
+            for group in opt.param_groups:
+                group["lr"] = learning_rate(c, step)
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), c.clip)
+            opt.step()
+            window.append((loss.item(), float((logits.argmax(-1) == tgt).float().mean())))
+            run["steps_done"] = step + 1
+            if (step + 1) % c.log_every == 0:
+                run["loss"].append(round(sum(x for x, _ in window) / len(window), 4))
+                run["train_acc"].append(round(sum(a for _, a in window) / len(window), 4))
+                window = []
+            if (step + 1) % c.snapshot_every == 0 or step + 1 == c.steps:
+                checkpoint(step + 1)
+            if progress:
+                progress(step + 1, c.steps, run)
+        if run["stopped"] and (not run["tests"] or run["tests"][-1]["step"] != run["steps_done"]):
+            checkpoint(run["steps_done"])
+    final = run["tests"][-1]
+    run.update(final_token_acc=final["token_acc"], final_seq_acc=final["seq_acc"],
+               final_loss=run["loss"][-1] if run["loss"] else None, seconds=round(time.perf_counter() - start, 1))
+    return run
+
+
+def run_one(task, variant, seed, base=None, keep_maps=True, progress=None, should_stop=None):
+    """One (task, variant, seed) run of the shipped set, tagged with its variant."""
+    config = replace(variant_config(variant, base), task=task, seed=seed)
+    out = train(config, progress, should_stop, keep_maps)
+    out["variant"] = variant
+    return out
+
+
+def _run_job(job):
+    """Worker of the shipped set: (task, variant, seed, base config dict, keep_maps) -> run dict."""
+    task, variant, seed, base, keep_maps = job
+    run = run_one(task, variant, seed, LabConfig(**base), keep_maps)
+    print(f"{task:>7} {variant:>12} seed {seed}: seq acc {run['final_seq_acc']:.3f} "
+          f"token acc {run['final_token_acc']:.3f} loss {run['final_loss']} {run['seconds']} s",
+          file=sys.stderr, flush=True)
+    return run
+
+
+def run_all(base=None, tasks=TASKS, variants=VARIANTS, seeds=SEEDS, maps_seeds=SEEDS[:1], jobs=1, out=None):
+    """Every (task, variant, seed); attention snapshots kept for maps_seeds. The results dict.
+
+    With `out`, the results so far are written there after every finished run, and
+    runs already in that file (of the same config) are kept instead of trained again.
+    """
+    base = base or LabConfig()
+    results = {"runs": [], "config": asdict(base), "ablations": ABLATIONS, "seeds": list(seeds),
+               "versions": {"python": platform.python_version(), "torch": torch.__version__}}
+    if out is not None and Path(out).is_file():
+        old = json.loads(Path(out).read_text(encoding="utf-8"))
+        if old.get("config") == results["config"]:
+            results["runs"] = old["runs"]
+    done = {(r["task"], r["variant"], r["seed"]) for r in results["runs"]}
+    todo = [(t, v, s, asdict(base), s in maps_seeds) for t in tasks for v in variants for s in seeds
+            if (t, v, s) not in done]
+    pool = None
+    if jobs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("spawn").Pool(jobs)
+    try:
+        for run in (pool.imap_unordered(_run_job, todo) if pool else map(_run_job, todo)):
+            results["runs"].append(run)
+            if out is not None:
+                write_json(out, results)
+    finally:
+        if pool:
+            pool.terminate()
+    order = {(t, v, s): i for i, (t, v, s) in enumerate((t, v, s) for t in TASKS for v in VARIANTS for s in seeds)}
+    results["runs"].sort(key=lambda r: order.get((r["task"], r["variant"], r["seed"]), len(order)))
+    return results
+
+
+def merge(paths):
+    """One results dict from several files of the same config (parallel commands), in the shipped order."""
+    parts = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    if any(p["config"] != parts[0]["config"] for p in parts):
+        raise ValueError("the files were computed with different configs; they cannot be merged")
+    runs = {(r["task"], r["variant"], r["seed"]): r for p in parts for r in p["runs"]}
+    order = [(t, v, s) for t in TASKS for v in VARIANTS for s in parts[0]["seeds"]]
+    return dict(parts[0], runs=[runs[k] for k in order if k in runs])
+
+
+def check_results(data):
+    """Raise ValueError naming the first part of a results dict that the page could not read."""
+    def need(cond, where, what):
+        if not cond:
+            raise ValueError(f"training lab results: {where} {what}; rerun python -m course.lessons.training_lab")
+    need(isinstance(data, dict), "the file", "must hold a JSON object")
+    for key in ("runs", "config", "seeds"):
+        need(key in data, key, "is missing")
+    for i, r in enumerate(data["runs"]):
+        for key in ("task", "variant", "seed", "loss", "tests", "snapshots", "final_seq_acc", "seconds"):
+            need(key in r, f"runs[{i}].{key}", "is missing")
+        need(r["variant"] in VARIANTS, f"runs[{i}].variant", f"must be one of {VARIANTS}")
+        need(r["task"] in TASKS, f"runs[{i}].task", f"must be one of {TASKS}")
+        need(isinstance(r["loss"], list) and r["loss"], f"runs[{i}].loss", "must be a non-empty list")
+    return data
+
+
+def load_results(path=RESULTS):
+    """The shipped (or a given) results file, checked."""
+    return check_results(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def find_run(results, task, variant, seed):
+    """The run of (task, variant, seed) in a results dict, or None."""
+    return next((r for r in results["runs"] if (r["task"], r["variant"], r["seed"]) == (task, variant, seed)), None)
+
+
+def write_json(path, data):
+    """Write data as compact JSON atomically (a reader never sees half a file)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def live(config_json, out, progress_file, stop_file, variant="baseline"):
+    """Child-process entry: train one run, report progress to a file, stop when stop_file appears."""
+    config = LabConfig(**{k: v for k, v in json.loads(config_json).items() if k in {f.name for f in fields(LabConfig)}})
+    last = [0.0]
+
+    def progress(step, steps, run):
+        now = time.monotonic()
+        if now - last[0] > 0.25 or step == steps:
+            last[0] = now
+            write_json(progress_file, {"step": step, "steps": steps, "loss": run["loss"][-1:],
+                                       "tests": run["tests"][-1:]})
+
+    run = train(config, progress, lambda: Path(stop_file).exists())
+    run["variant"] = variant
+    write_json(out, run)
+
+
+def main(argv=None):
+    """Command line: the shipped results (default), or one live run (--live)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"results file (default {RESULTS})")
+    parser.add_argument("--jobs", type=int, default=1, help="runs trained in parallel processes (default 1)")
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks, trained in this order")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated variants, in this order")
+    parser.add_argument("--steps", type=int, default=LabConfig.steps)
+    parser.add_argument("--merge", nargs="+", type=Path, help="merge these results files into --out instead")
+    parser.add_argument("--live", metavar="CONFIG_JSON", help="train one run of this config (the page's child)")
+    parser.add_argument("--variant", default="baseline", help="with --live: the variant's name for the run")
+    parser.add_argument("--progress", help="with --live: progress file")
+    parser.add_argument("--stop", help="with --live: training stops when this file exists")
+    args = parser.parse_args(argv)
+    if args.live:
+        live(args.live, args.out, args.progress, args.stop, args.variant)
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        write_json(args.out, merge(args.merge))
+        return
+    results = run_all(LabConfig(steps=args.steps), tasks=tuple(args.tasks.split(",")),
+                      variants=tuple(args.variants.split(",")), jobs=args.jobs, out=args.out)
+    write_json(args.out, results)
+
+
+if __name__ == "__main__":
+    main()
