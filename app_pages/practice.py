@@ -20,7 +20,8 @@ def grade(ex_ids):
     bar = st.progress(0.0, text=tr("practice.running"))
 
     def on_progress(done, total, ex_id, status):
-        bar.progress(done / max(total, 1), text=tr("practice.progress", done=done, total=total, ex_id=ex_id, status=tr("app.status." + status)))
+        text = tr("practice.progress", done=done, total=total, ex_id=ex_id, status=tr("app.status." + status))
+        bar.progress(done / max(total, 1), text=text)
 
     st.session_state.pop(REPORT_KEY, None)
     st.session_state.pop(ERROR_KEY, None)
@@ -35,7 +36,8 @@ def show_exercise_report(entry):
     """One exercise's result: status, score, summary and each check with its hint."""
     head = f"{entry['id']} · {tr('exercises.' + entry['id'] + '.title')} — {status_label(entry['status'])}"
     with st.expander(head, expanded=not entry.get("passed")):
-        st.markdown(tr("practice.score", score=f"{100 * float(entry['score']):.0f}", duration=f"{float(entry.get('duration_s', 0)):.1f}"))
+        score, duration = f"{100 * float(entry['score']):.0f}", f"{float(entry.get('duration_s', 0)):.1f}"
+        st.markdown(tr("practice.score", score=score, duration=duration))
         if entry.get("summary"):
             st.markdown(entry["summary"])
         failed = [check for check in entry["checks"] if not check.get("passed")]

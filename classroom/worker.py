@@ -2,8 +2,9 @@
 
 `python -m classroom worker --db URL [--concurrency N] [--once]`: N worker
 processes (each grades one job at a time); `--once` exits when every job is
-finished (it waits for running jobs: they return to the queue if their worker dies). Any number of workers on any number of machines may share a
-Postgres database. SIGTERM/SIGINT: finish the current job, then exit.
+finished (it waits for running jobs: they return to the queue if their worker
+dies). Any number of workers on any number of machines may share a Postgres
+database. SIGTERM/SIGINT: finish the current job, then exit.
 
 A database that goes away (a Postgres restart, a full or read-only disk) does
 not end a worker: it retries with backoff, and a verdict waits in memory until

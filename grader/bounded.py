@@ -40,13 +40,13 @@ def _child(fn, write_fd, scratch, memory_mb):
             payload = {"ok": fn()}
         except MemoryError:
             payload = {"memory": True}
-        except BaseException as err:  # noqa: BLE001 - every failure of judging is data for the parent
+        except BaseException as err:
             payload = {"raised": f"{type(err).__name__}: {err}"[:500]}
         data = json.dumps(payload, ensure_ascii=False).encode()
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         code = 1
     os._exit(code)
 

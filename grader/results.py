@@ -93,7 +93,7 @@ def read_record(path, max_bytes):
         check_archive(data, max_bytes)
         try:
             obj = torch.load(io.BytesIO(data), weights_only=True)
-        except Exception as err:  # noqa: BLE001 - anything torch refuses to unpickle
+        except Exception as err:
             raise Rejected(msg("result.unloadable", error=cap(f"{type(err).__name__}: {err}", 300))) from None
         return check_record(obj)
     except Rejected as err:

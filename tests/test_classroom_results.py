@@ -5,7 +5,7 @@ from sqlalchemy import select
 from classroom import cli, frames, grading, selfstudy
 from classroom.models import Job, Result, Submission
 from classroom.results import best_result, newest_results
-from tests.classroom_support import add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import add_graded, user_id
 
 
 def regrade(store, submission_id, score, status):

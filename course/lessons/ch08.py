@@ -92,7 +92,8 @@ def timeline_spec(lang):
     x = alt.X("year:Q", scale=alt.Scale(domain=[2013.5, 2017.8]),
               axis=alt.Axis(format="d", values=[2014, 2015, 2016, 2017], title=None))
     y = alt.Y("lane:O", axis=None)
-    points = alt.Chart(frame).mark_circle(size=160).encode(x=x, y=y, color=alt.Color("label:N", legend=None, scale=alt.Scale(domain=list(frame["label"]))))
+    color = alt.Color("label:N", legend=None, scale=alt.Scale(domain=list(frame["label"])))
+    points = alt.Chart(frame).mark_circle(size=160).encode(x=x, y=y, color=color)
     labels = alt.Chart(frame).mark_text(align="left", dx=10, fontSize=13).encode(x=x, y=y, text="label:N")
     return (points + labels).properties(height=110, width="container").to_dict()
 

@@ -296,8 +296,8 @@ def train(config, progress=None, should_stop=None, keep_maps=True):
         model = LabTransformer(c)
         gen = torch.Generator().manual_seed(c.seed)  # the same batches for every variant
         opt = torch.optim.Adam(model.parameters(), lr=c.lr)
-        run = {"task": c.task, "seed": c.seed, "log_every": c.log_every, "parameters": count_parameters(model), "loss": [], "train_acc": [],
-               "tests": [], "snapshots": [], "stopped": False, "steps_done": 0}
+        run = {"task": c.task, "seed": c.seed, "log_every": c.log_every, "parameters": count_parameters(model),
+               "loss": [], "train_acc": [], "tests": [], "snapshots": [], "stopped": False, "steps_done": 0}
         window = []
 
         def checkpoint(step):

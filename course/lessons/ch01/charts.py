@@ -28,7 +28,7 @@ def path_lines(max_distance, kernel_size, dilated, texts):
 def cone(kernel_size, dilations, texts):
     """Heatmap of the positions that reach the last output (texts: output, input, layer, title, position)."""
     layers = len(dilations)
-    rows = [texts["output"]] + [texts["layer"].format(layer=l) for l in range(layers - 1, 0, -1)] + [texts["input"]]
+    rows = [texts["output"]] + [texts["layer"].format(layer=n) for n in range(layers - 1, 0, -1)] + [texts["input"]]
     matrix = ch01.receptive_cone(kernel_size, list(dilations))  # (L + 1, R)
     return charts.heatmap(matrix, rows, list(range(matrix.shape[1])), texts["title"],
                           x_title=texts["position"], value_title="", cell_size=22)
