@@ -63,8 +63,9 @@ def progress_section():
     counts = ch09.status_counts(statuses)
     total = len(statuses)
     st.progress(counts["passed"] / total, text=tr("app.progress", passed=counts["passed"], total=total))
-    for col, status in zip(st.columns(len(counts)), counts):
-        col.metric(status_label(status), counts[status])
+    tiles = {status: n for status, n in counts.items() if n or status != "blocked"}  # blocked: class mode only
+    for col, status in zip(st.columns(len(tiles)), tiles):
+        col.metric(status_label(status), tiles[status])
     only_open = st.toggle(tr("ch09.progress.only_open"), key="ch09_only_open", persist_state=KEEP)
     table = ch09.progress_frame(statuses, results, current_lang(), only_open=only_open)  # cells: words, no icons
     score = tr("ch09.progress.col_score")

@@ -72,7 +72,7 @@ def test_code_map_points_at_files_that_define_the_names():
 def test_status_counts_and_bad_status():
     statuses = dict(ALL, ex03="failed", ex05="not_graded", ex06="not_graded", ex07="not_written")
     assert ch09.status_counts(statuses) == {"passed": 4, "failed": 1, "not_written": 1, "error": 0,
-                                            "not_graded": 2}
+                                            "blocked": 0, "not_graded": 2}
     with pytest.raises(ValueError, match="unknown exercise status"):
         ch09.status_counts({"ex00": "done"})
 
