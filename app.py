@@ -27,6 +27,7 @@ sections = {
 first_section = next(iter(sections.values()))
 first_section.append(root_page(first_section[0]))  # "/" opens the first chapter at its own URL
 page = st.navigation(sections, expanded=True)  # every entry shown, no "View more"
+learner.current().page_opened()
 progress_summary()
 st.sidebar.caption(tr("app.tagline"))
 page.run()

@@ -70,8 +70,10 @@ class ClassLearner(Learner):
     def page(self, key):
         return PRACTICE if key == "practice" else super().page(key)
 
-    def require_sign_in(self):
+    def page_opened(self):
         web.tidy_address()
+
+    def require_sign_in(self):
         if self.user is None:
             web.sign_in_page(self.sign_in)
             st.stop()

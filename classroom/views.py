@@ -4,17 +4,22 @@ Each function draws one part of a page and reads data only through
 classroom.access with the signed-in user's id.
 """
 
+from datetime import timedelta
+
 import altair as alt
 import pandas as pd
 import streamlit as st
+from sqlalchemy import func, select
+from sqlalchemy.exc import DBAPIError
 
 from course.app import ui
 from course.app.ui import current_lang, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
-from . import access, analytics, exercises, web
+from . import access, analytics, exercises, queue, web
 from .feedback import feedback_text, mistake_labels
+from .models import Job, Worker, utcnow
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
@@ -32,13 +37,28 @@ def exercise_label():
     return lambda ex_id: f"{ex_id} · {t('exercises.' + ex_id + '.title', lang)}"
 
 
+CODE_FONT = """<style>[class*="st-key-practice_class_code_"] textarea {
+  font-family: "Source Code Pro", ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+}</style>"""  # the class code box: code is read in a monospace font
+
+
 def submit_form(user):
-    """Exercise choice, code box (the exercise stub to start from) or upload, and the submit button."""
+    """Exercise choice, code box (the exercise stub to start from) or upload, and the submit button.
+
+    Box and uploader are the chosen exercise's own (an upload never follows the
+    learner to another exercise); when a file is uploaded the page says it, not
+    the box, is what Submit sends.
+    """
     ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="practice_class_ex",
                          format_func=exercise_label())
     stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
+    st.html(CODE_FONT)
     code = st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
-    upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], key="practice_class_upload")
+    upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], key=f"practice_class_upload_{ex_id}")
+    st.caption(tr("classroom.upload_limit"))
+    if upload is not None:
+        st.info(tr("classroom.upload_wins", ex_id=ex_id), icon=":material/upload_file:")
+        st.text(upload.name)  # plain text: a file name is never Markdown
     if not st.button(tr("classroom.submit", ex_id=ex_id), key="practice_class_submit", type="primary"):
         return
     data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
@@ -47,8 +67,30 @@ def submit_form(user):
     except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
         st.error(tr("classroom.refused", reason=str(err)))
         return
+    except DBAPIError:  # read-only, full, or unreachable: nothing was stored, and no server detail is shown
+        st.error(tr("classroom.db_unavailable"))
+        return
     st.session_state[LIVE_KEY] = submission_id
     st.success(tr("classroom.submitted", id=submission_id))
+
+
+def grading_delayed(store, submission_id):
+    """Does this submission wait on a dead or absent worker?
+
+    Its lease lapsed while grading, or it has been queued a whole lease with no
+    worker heard from in that time (workers are heard from when they claim,
+    renew or finish a job).
+    """
+    now = utcnow()
+    lease = timedelta(seconds=queue.LEASE_S)
+    with store.session() as session:
+        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
+        if job is None or job.state not in ("queued", "running"):
+            return False
+        if job.state == "running":
+            return job.lease_until is not None and job.lease_until < now
+        heard = session.scalar(select(func.max(Worker.last_seen)))
+        return job.created_at < now - lease and (heard is None or heard < now - lease)
 
 
 @st.fragment(run_every=2.0)
@@ -58,10 +100,13 @@ def live_state(user_id):
     if submission_id is None:
         return
     state, position = access.queue_state(web.store(), user_id, submission_id)
-    if state == "queued":
-        st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
-    elif state == "running":
-        st.info(tr("classroom.state_running"), icon=":material/sync:")
+    if state in ("queued", "running"):
+        if state == "queued":
+            st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
+        else:
+            st.info(tr("classroom.state_running"), icon=":material/sync:")
+        if grading_delayed(web.store(), submission_id):
+            st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:
         st.session_state.pop(LIVE_KEY, None)
         st.session_state[SHOW_KEY] = submission_id  # show its feedback once the page redraws
@@ -118,7 +163,9 @@ def gradebook_table(user_id):
     if needle:
         book = book[book["email"].str.lower().str.contains(needle, regex=False)
                     | book["name"].str.lower().str.contains(needle, regex=False)]
-    st.dataframe(book, hide_index=True, key="class_gradebook_table")
+    scores = [c for c in book.columns if c in exercises.EXERCISE_IDS]
+    st.dataframe(book.style.format("{:.4g}", subset=scores, na_rep="—"), hide_index=True,  # "—": no submission
+                 key="class_gradebook_table")
     st.download_button(tr("classroom.download"), book.to_csv(index=False, float_format="%.4g"),
                        file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
     return book

@@ -2,20 +2,28 @@
 
 Class mode is on when a database is configured (ATTENTION_LAB_CLASS_DB or
 `[class] db` in .streamlit/secrets.toml). Sign-in: `st.login` when `[auth]` is
-configured, else one-time links (`?token=...`). The app keeps only a session
-token (in the session and the `session` query parameter, so a reload keeps
-you signed in); the user and role come from the database on every run, and
-every page and action goes through classroom.access.
+configured, else one-time links (`?token=...`). A used link leaves the address
+bar at once; its session token lives in this tab's session state and in a
+SameSite=Strict cookie of this browser (so a reload or a new tab stays signed
+in; an address copied elsewhere carries nothing). Under st.login a server-side
+session row (classroom.oidc_session) decides whether Streamlit's cookie still
+counts. Either way signing out revokes the session in the database. The user
+and role come from the database on every run, and every page and action goes
+through classroom.access.
 """
 
 import streamlit as st
 
 from course.app.ui import tr
 
-from . import access, selfstudy, signin
+from . import access, oidc_session, selfstudy, signin, store as store_ops
 from .db import Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
+COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
+COOKIE_PENDING = "class_cookie_pending"  # a session token the page must still write into the cookie
+COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (signed out)
+SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
 
 
 def _secrets():
@@ -50,47 +58,83 @@ def auth_configured():
     return "auth" in _secrets()
 
 
+def _oidc_current():
+    """Under st.login: the roster decides the role, a server-side session row decides whether it still counts."""
+    user = st.user
+    result = signin.resolve(store(), oidc_email=user.get("email"))
+    if result.user is None:
+        return result
+    key = oidc_session.session_key(_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
+    if key is None or not oidc_session.is_live(store(), result.user.id, key, user.to_dict()):
+        return signin.SignIn(problem="session_expired")  # signed out, past the lifetime, or revoked
+    st.session_state[SESSION_KEY] = key
+    return result
+
+
 def current():
-    """Resolve the signed-in user for this run -> signin.SignIn (the address bar is left alone here)."""
+    """Resolve the signed-in user for this run -> signin.SignIn (the address bar is left alone here).
+
+    Evidence, strongest first: the provider's identity (st.login), the session
+    this tab holds, a one-time link in the address bar, this browser's session
+    cookie. A `session` in the address bar counts for nothing: a copied URL
+    signs nobody in.
+    """
     if auth_configured() and getattr(st.user, "is_logged_in", False):
-        return signin.resolve(store(), oidc_email=st.user.get("email"))
-    kept = st.session_state.get(SESSION_KEY)
+        return _oidc_current()
+    kept, expired = st.session_state.get(SESSION_KEY), None
     if kept:
-        result = signin.resolve(store(), session_token=kept)
-        if result.user is not None:
-            return result
+        expired = signin.resolve(store(), session_token=kept)
+        if expired.user is not None:
+            return expired
+        st.session_state.pop(SESSION_KEY)
     params = st.query_params
     if params.get("token"):
         result = signin.resolve(store(), link_token=params["token"])
         if result.session_token:
-            st.session_state[SESSION_KEY] = result.session_token
+            st.session_state[SESSION_KEY] = st.session_state[COOKIE_PENDING] = result.session_token
+            st.session_state.pop(SIGNED_OUT, None)
         return result
-    result = signin.resolve(store(), session_token=params.get("session"))
-    if result.user is not None:
-        st.session_state[SESSION_KEY] = params["session"]
-    return result
+    cookie = None if st.session_state.get(SIGNED_OUT) else st.context.cookies.get(COOKIE)
+    if isinstance(cookie, str) and cookie:  # (AppTest has no browser: no cookies)
+        result = signin.resolve(store(), session_token=cookie)
+        if result.user is not None:
+            st.session_state[SESSION_KEY] = cookie
+        return result
+    return expired or signin.SignIn(problem="signed_out")
+
+
+def _cookie_script(value, max_age):
+    secure = "; Secure" if str(st.context.url or "").startswith("https:") else ""
+    st.html(f"<script>document.cookie = '{COOKIE}={value}; Path=/; Max-Age={max_age}; SameSite=Strict{secure}';"
+            "</script>", unsafe_allow_javascript=True)
 
 
 def tidy_address():
-    """Swap a used link token in the address bar for the session token (a reload stays signed in).
+    """Take a used link token (and any old `session`) out of the address bar; keep the session in a cookie.
 
     Called from the page, after st.navigation: changing the query parameters
     before it made Streamlit report the requested page as not found.
     """
     params = st.query_params
-    token = st.session_state.get(SESSION_KEY)
-    if "token" in params:
-        del params["token"]
-    if token and params.get("session") != token:
-        params["session"] = token
+    for name in ("token", "session"):
+        if name in params:
+            del params[name]
+    pending = st.session_state.pop(COOKIE_PENDING, None)
+    if pending:
+        _cookie_script(pending, 3600 * store_ops.get_settings(store())["session_hours"])
+    if st.session_state.pop(COOKIE_CLEAR, False):
+        _cookie_script("", 0)
 
 
 def sign_in_page(result):
     """What someone not signed in sees: the provider's button, or how links work."""
     st.title(tr("classroom.signin_title"))
     if result.problem == "not_on_roster":
-        st.warning(tr("classroom.not_on_roster", email=st.user.get("email", "")))
-    elif result.problem in ("link_invalid", "session_expired"):
+        st.warning(tr("classroom.not_on_roster"))
+        st.text(st.user.get("email", ""))  # plain text: an address is never Markdown
+    elif result.problem == "session_expired" and getattr(st.user, "is_logged_in", False):
+        st.warning(tr("classroom.session_ended_provider"))
+    elif result.problem in ("link_invalid", "session_expired", "email_unverified"):
         st.warning(tr(f"classroom.{result.problem}"))
     if auth_configured():
         st.button(tr("classroom.signin_with_provider"), key="class_login", on_click=st.login, type="primary")
@@ -122,16 +166,14 @@ def page_user(action):
 
 def sign_out():
     """Revoke this browser's session."""
-    from . import store as store_ops
-
     store_ops.sign_out(store(), st.session_state.pop(SESSION_KEY, None))
-    st.query_params.pop("session", None)
+    st.session_state[SIGNED_OUT] = st.session_state[COOKIE_CLEAR] = True
     if auth_configured() and getattr(st.user, "is_logged_in", False):
         st.logout()
 
 
 def sidebar_identity(user):
     """'Signed in as ...' and a sign-out button in the sidebar."""
-    st.sidebar.markdown(tr("classroom.signed_in_as", name=user.name or user.email,
-                           role=tr(f"classroom.role_{user.role}")))
+    st.sidebar.caption(tr("classroom.signed_in_as", role=tr(f"classroom.role_{user.role}")))
+    st.sidebar.text(user.name or user.email)  # plain text: a roster name is never Markdown
     st.sidebar.button(tr("classroom.sign_out"), key="class_sign_out", on_click=sign_out)

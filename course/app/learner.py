@@ -55,6 +55,9 @@ class Learner(ABC):
         """The entry this mode shows for a page key (links go to it)."""
         return pages_index.get(key)
 
+    def page_opened(self):
+        """After st.navigation, on every page (a class takes a used sign-in link out of the address bar)."""
+
     def require_sign_in(self):
         """Before a page with the learner's own data: a class shows its sign-in page and stops
         unless someone is signed in, then names them in the sidebar. Nothing in self-study."""
