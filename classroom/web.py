@@ -16,7 +16,7 @@ import streamlit as st
 
 from course.app.ui import tr
 
-from . import access, oidc_session, selfstudy, signin, store as store_ops
+from . import access, oidc_session, signin, store as store_ops
 from .db import Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role

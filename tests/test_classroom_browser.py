@@ -54,14 +54,83 @@ def _sign_in(driver, store, email, server, page):
     wait_until_rendered(driver)
 
 
+NAV_RECORDER = """window.navSeen = new Set();
+new MutationObserver(() => document.querySelectorAll('[data-testid="stSidebarNav"] *').forEach(
+    e => window.navSeen.add(e.textContent.trim()))).observe(document, {subtree: true, childList: true,
+    characterData: true});"""  # every text the sidebar's page menu ever showed, from the first paint
+
+
+@pytest.mark.slow
+def test_the_first_visitor_of_a_new_server_never_sees_class_pages_in_the_menu(hosted, browsers):
+    """Kept first in this file: the module's server is new, and this is its first visitor."""
+    server, _, _ = hosted
+    driver = browsers("en")
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NAV_RECORDER})
+    try:
+        driver.get(f"{server}/")
+        wait_until_rendered(driver)
+        seen = driver.execute_script("return Array.from(window.navSeen)")
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+    assert t("nav.ch01", "en") in seen  # the real menu was recorded
+    assert not [text for text in seen if "gradebook" in text.lower() or "analytics" in text.lower()]
+
+
+def _title(driver):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, "h1")[0].text
+
+
+def _wait_for_cookie(driver, timeout=60):
+    """This browser's class session cookie, once the page has written it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cookie = driver.get_cookie("attention_lab_session")
+        if cookie and cookie["value"]:
+            return cookie
+        time.sleep(0.25)
+    pytest.fail("the page wrote no session cookie")
+
+
+@pytest.mark.slow
+def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, browsers):
+    server, store, _ = hosted
+    driver, stranger = browsers("en"), browsers("zh")  # two browser profiles
+    driver.delete_all_cookies()
+    _sign_in(driver, store, "cy@class.test", server, "seq2seq")  # a chapter page, as links may point
+    cookie = _wait_for_cookie(driver)
+    assert "token=" not in driver.current_url and "session=" not in driver.current_url
+    assert cookie["sameSite"] == "Strict"
+    driver.get(f"{server}/practice")  # a reload or a new tab of this browser: still signed in
+    wait_until_rendered(driver)
+    assert _title(driver) == t("classroom.practice_title", "en")
+    for address in (driver.current_url, f"{server}/practice?session={cookie['value']}"):
+        stranger.get(address)  # the address (even with the session token in it) in another browser
+        wait_until_rendered(stranger)
+        assert _title(stranger) == t("classroom.signin_title", "zh")
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.sign_out", "en")}"]').click()
+    _wait_for_text(driver, t("classroom.signin_title", "en"))
+    stranger.get(server)
+    stranger.add_cookie({"name": "attention_lab_session", "value": cookie["value"], "path": "/"})  # replayed
+    stranger.get(f"{server}/practice")
+    wait_until_rendered(stranger)
+    assert _title(stranger) == t("classroom.signin_title", "zh")
+
+
 def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     from selenium.webdriver.common.by import By
 
     server, store, url = hosted
     driver = browsers("en")
+    driver.delete_all_cookies()
     _sign_in(driver, store, "ann@class.test", server, "practice")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
     assert "token=" not in driver.current_url  # a used link leaves the address bar
+    font = driver.execute_script("return getComputedStyle(document.querySelector('textarea')).fontFamily")
+    assert "monospace" in font  # the code box reads as code
     driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()  # the ex00 stub
     wait_for_text(driver, t("classroom.state_queued", "en", position=1))
     worker = subprocess.run([sys.executable, "-m", "classroom", "worker", "--db", url, "--once",
@@ -83,6 +152,7 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
 
     server, store, _ = hosted
     driver = browsers("zh")
+    driver.delete_all_cookies()
     _sign_in(driver, store, INSTRUCTOR, server, "gradebook")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.gradebook_title", "zh")
     assert _errors(driver) == []
@@ -97,8 +167,8 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
              lambda: f"the picker shows {_picked_learner(driver)!r}", 60)
     wait_until_rendered(driver)
     full_page_screenshot(driver, SHOTS / "zh_class_gradebook.png")
-    session = driver.current_url.split("session=")[1]  # a reload or a new tab stays signed in
-    driver.get(f"{server}/analytics?session={session}")
+    _wait_for_cookie(driver)
+    driver.get(f"{server}/analytics")  # a reload or a new tab of this browser stays signed in
     wait_until_rendered(driver)
     wait_for_text(driver, t("classroom.analytics_title", "zh"))
     assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')

@@ -18,17 +18,28 @@ from tests.classroom_support import INSTRUCTOR, ROOT, make_class
 pytestmark = pytest.mark.timeout(600)
 
 
+HOSTILE_EMAIL = "**bold**[x](https://evil.test)@evil.test"
+
+
 @pytest.fixture(scope="module")
-def oidc_app(tmp_path_factory):
+def oidc_class(tmp_path_factory):
+    """(folder, database URL) of the class behind the OIDC app."""
+    folder = tmp_path_factory.mktemp("oidc")
+    url = f"sqlite:///{folder / 'class.db'}"
+    make_class(url, folder).close()
+    return folder, url
+
+
+@pytest.fixture(scope="module")
+def oidc_app(oidc_class):
     """(app URL) of a class app whose [auth] points at a local OpenID provider."""
     require_browser()
     from oidc_provider_mock import User, run_server_in_thread
 
-    folder = tmp_path_factory.mktemp("oidc")
-    url = f"sqlite:///{folder / 'class.db'}"
-    make_class(url, folder).close()
+    folder, url = oidc_class
     users = [User(sub="ann", claims={"email": "ann@class.test", "email_verified": True, "name": "Ann"}),
              User(sub="stranger", claims={"email": "stranger@else.where", "email_verified": True, "name": "S"}),
+             User(sub="mallory", claims={"email": HOSTILE_EMAIL, "email_verified": True, "name": "M"}),
              User(sub="unverified", claims={"email": INSTRUCTOR, "email_verified": False, "name": "Not Prof"})]
     with run_server_in_thread(user_claims=users) as provider:
         port = free_port()
@@ -110,3 +121,73 @@ def test_an_unverified_email_signs_nobody_in(oidc_app, browsers):
     main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
     assert t("classroom.email_unverified", "en") in main
     assert not driver.find_elements(By.CSS_SELECTOR, "textarea")
+
+
+def _main(driver):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
+
+
+@pytest.mark.slow
+def test_an_email_off_the_roster_is_shown_as_plain_text(oidc_app, browsers):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "mallory")
+    main = _main(driver)
+    assert HOSTILE_EMAIL in main.text and "not on this class's roster" in main.text
+    assert not main.find_elements(By.CSS_SELECTOR, 'a[href*="evil.test"], strong, b')
+
+
+def _provider_cookies(driver):
+    return [c for c in driver.get_cookies() if c["name"].startswith("_streamlit_user")]
+
+
+def _replay(driver, server, cookies):
+    """A fresh start of the browser with Streamlit's saved identity cookie put back."""
+    driver.delete_all_cookies()
+    driver.get(f"{server}/_stcore/health")
+    for cookie in cookies:
+        driver.add_cookie({k: cookie[k] for k in ("name", "value", "path") if k in cookie})
+    driver.get(f"{server}/practice")
+    wait_until_rendered(driver)
+
+
+@pytest.mark.slow
+def test_a_cookie_kept_after_sign_out_signs_nobody_in(oidc_app, browsers):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "ann")
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
+    kept = _provider_cookies(driver)
+    assert kept
+    driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.sign_out", "en")}"]').click()
+    WebDriverWait(driver, 60).until(lambda d: not _provider_cookies(d))  # Streamlit dropped its cookie
+    _replay(driver, oidc_app, kept)
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.signin_title", "en")
+    assert t("classroom.session_ended_provider", "en") in _main(driver).text
+    assert "Ann" not in driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+
+
+@pytest.mark.slow
+def test_the_session_lifetime_holds_under_the_provider_too(oidc_app, oidc_class, browsers):
+    from selenium.webdriver.common.by import By
+    from sqlalchemy import update
+
+    from classroom.db import Store
+    from classroom.models import LoginSession, utcnow
+
+    driver = browsers("en")
+    _sign_in_as(driver, oidc_app, "ann")
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
+    kept = _provider_cookies(driver)
+    store = Store(oidc_class[1])
+    with store.session() as session:  # the class's lifetime has run out for every session
+        session.execute(update(LoginSession).values(expires_at=utcnow()))
+    store.close()
+    _replay(driver, oidc_app, kept)  # Streamlit's cookie is still good for 30 days
+    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.signin_title", "en")
+    assert t("classroom.session_ended_provider", "en") in _main(driver).text
