@@ -34,11 +34,11 @@ def _issued_at(claims):
 def is_live(store, user_id, key, claims):
     """Open this sign-in's session on first sight; is it still live (not revoked, not past its lifetime)?"""
     digest = store_ops.hash_token(key)
+    hours = store_ops.get_settings(store)["session_hours"]  # read first: SQLite allows one writer at a time
     with store.session() as session:
         row = session.scalar(select(LoginSession).where(LoginSession.token_hash == digest))
         if row is None:
             issued = _issued_at(claims)
-            hours = store_ops.get_settings(store)["session_hours"]
             row = LoginSession(user_id=user_id, token_hash=digest, created_at=issued,
                                expires_at=issued + timedelta(hours=hours))
             try:

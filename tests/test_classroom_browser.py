@@ -84,13 +84,8 @@ def _title(driver):
 
 def _wait_for_cookie(driver, timeout=60):
     """This browser's class session cookie, once the page has written it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        cookie = driver.get_cookie("attention_lab_session")
-        if cookie and cookie["value"]:
-            return cookie
-        time.sleep(0.25)
-    pytest.fail("the page wrote no session cookie")
+    return wait_for(driver, lambda d: (d.get_cookie("attention_lab_session") or {}).get("value") and
+                    d.get_cookie("attention_lab_session"), "the page wrote no session cookie", timeout)
 
 
 @pytest.mark.slow
@@ -112,7 +107,7 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
     from selenium.webdriver.common.by import By
 
     driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.sign_out", "en")}"]').click()
-    _wait_for_text(driver, t("classroom.signin_title", "en"))
+    wait_for_text(driver, t("classroom.signin_title", "en"))
     stranger.get(server)
     stranger.add_cookie({"name": "attention_lab_session", "value": cookie["value"], "path": "/"})  # replayed
     stranger.get(f"{server}/practice")
@@ -171,6 +166,6 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     driver.get(f"{server}/analytics")  # a reload or a new tab of this browser stays signed in
     wait_until_rendered(driver)
     wait_for_text(driver, t("classroom.analytics_title", "zh"))
-    assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]'), "no chart")
     assert "100%" in main_text(driver) and _errors(driver) == []
     full_page_screenshot(driver, SHOTS / "zh_class_analytics.png")
