@@ -4,12 +4,9 @@ Each function draws one part of a page and reads data only through
 classroom.access with the signed-in user's id.
 """
 
-from datetime import timedelta
-
 import altair as alt
 import pandas as pd
 import streamlit as st
-from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
 from course.app import ui
@@ -19,7 +16,6 @@ from course.common.paths import PROJECT_ROOT
 
 from . import access, analytics, exercises, queue, web
 from .feedback import feedback_text, mistake_labels
-from .models import Job, Worker, utcnow
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
@@ -74,25 +70,6 @@ def submit_form(user):
     st.success(tr("classroom.submitted", id=submission_id))
 
 
-def grading_delayed(store, submission_id):
-    """Does this submission wait on a dead or absent worker?
-
-    Its lease lapsed while grading, or it has been queued a whole lease with no
-    worker heard from in that time (workers are heard from when they claim,
-    renew or finish a job).
-    """
-    now = utcnow()
-    lease = timedelta(seconds=queue.LEASE_S)
-    with store.session() as session:
-        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
-        if job is None or job.state not in ("queued", "running"):
-            return False
-        if job.state == "running":
-            return job.lease_until is not None and job.lease_until < now
-        heard = session.scalar(select(func.max(Worker.last_seen)))
-        return job.created_at < now - lease and (heard is None or heard < now - lease)
-
-
 @st.fragment(run_every=2.0)
 def live_state(user_id):
     """'queued (position N) / grading / graded' of the followed submission, refreshed every 2 s."""
@@ -105,7 +82,7 @@ def live_state(user_id):
             st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
         else:
             st.info(tr("classroom.state_running"), icon=":material/sync:")
-        if grading_delayed(web.store(), submission_id):
+        if queue.grading_delayed(web.store(), submission_id):  # no live worker, or its lease lapsed
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:
         st.session_state.pop(LIVE_KEY, None)

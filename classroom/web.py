@@ -61,7 +61,7 @@ def auth_configured():
 def _oidc_current():
     """Under st.login: the roster decides the role, a server-side session row decides whether it still counts."""
     user = st.user
-    result = signin.resolve(store(), oidc_email=user.get("email"))
+    result = signin.resolve(store(), oidc_email=user.get("email"), email_verified=user.get("email_verified"))
     if result.user is None:
         return result
     key = oidc_session.session_key(_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
