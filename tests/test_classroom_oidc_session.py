@@ -3,7 +3,7 @@
 import time
 
 from classroom import oidc_session, store as store_ops
-from tests.classroom_support import class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import user_id
 
 
 def _claims(age_s=0, sub="ann"):

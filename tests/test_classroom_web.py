@@ -9,7 +9,7 @@ from classroom import queue, store as store_ops
 from classroom.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
-from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, class_store, sqlite_url, user_id  # noqa: F401
+from tests.classroom_support import ROOT, INSTRUCTOR, user_id
 from tests.test_classroom_app import PRACTICE, GRADEBOOK, hosted, submit_ex00  # noqa: F401
 
 HOSTILE_NAME = "**markdown** [link](https://evil.test)"
