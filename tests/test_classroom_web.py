@@ -9,10 +9,19 @@ from classroom import queue, store as store_ops
 from classroom.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
-from tests.classroom_support import ROOT, INSTRUCTOR, user_id
-from tests.test_classroom_app import PRACTICE, GRADEBOOK, hosted, submit_ex00  # noqa: F401
+from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, user_id
+from tests.test_classroom_app import GRADEBOOK, PRACTICE, submit_ex00
 
 HOSTILE_NAME = "**markdown** [link](https://evil.test)"
+
+
+@pytest.fixture
+def hosted(class_store, sqlite_url, monkeypatch, tmp_path):
+    """The class database the app is pointed at, with one graded submission of bob's."""
+    monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", sqlite_url)
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
+    add_graded(class_store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
+    return class_store
 
 
 def _practice(token, lang="en"):
