@@ -414,10 +414,12 @@ def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, b
     driver.set_window_size(1400, 1000)
     open_through_root(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
-    # The pieces note lists what the model read; the common words are whole pieces.
-    type_sentence(driver, label, "The zorblaxian cat sat on the mat.", lambda d: "cat sat on the mat" in main_text(d))
-    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
+    # The pieces note lists what the model read; the common words are whole pieces. Wait for the note
+    # itself: "cat sat on the mat" alone is already on the page (the intro quotes the course's example).
     lead = t("demos.common.pieces_note", lang, tokens="X").split("X")[0].strip()
+    type_sentence(driver, label, "The zorblaxian cat sat on the mat.",
+                  lambda d: lead in main_text(d) and "##" in main_text(d))
+    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
     assert lead in main.text and "##" in main.text, main.text[:2000]
     assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
     full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_pieces.png")
