@@ -153,8 +153,12 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     assert _errors(driver) == []
     wait_for(driver, lambda d: _picked_learner(d) == "ann@class.test",  # the picker starts with the first learner
              lambda: f"the picker shows {_picked_learner(driver)!r}", 60)
-    box = [b for b in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stTextInput"] input')
-           if b.is_displayed()][0]
+    def filter_box(d):  # the filter is drawn after the picker: wait for it too
+        shown = [b for b in d.find_elements(By.CSS_SELECTOR, '[data-testid="stTextInput"] input') if b.is_displayed()]
+        return shown[0] if shown else None
+
+    wait_for(driver, filter_box, lambda: "no filter box on the gradebook", 60)
+    box = filter_box(driver)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
     box.click()
     box.send_keys("bob" + Keys.ENTER)
