@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from course.common.paths import PROJECT_ROOT
 
-SECTIONS = ("course", "demos", "practice", "notes")
+SECTIONS = ("course", "demos", "lab", "practice", "notes")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ PAGES = (
               ":material/layers:"),
     PageEntry("demo_mine", "app_pages/demo_mine.py", "demos.nav.mine", "demos", "my-implementation",
               ":material/code:"),
-    PageEntry("lab", "app_pages/lab.py", "nav.lab", "demos", "training-lab", ":material/model_training:"),
+    PageEntry("lab", "app_pages/lab.py", "nav.lab", "lab", "training-lab", ":material/model_training:"),
     PageEntry("practice", "app_pages/practice.py", "nav.practice", "practice", "practice", ":material/task_alt:"),
     PageEntry("notes", "app_pages/notes.py", "nav.notes", "notes", "notes", ":material/edit_note:"),
 )
