@@ -19,7 +19,7 @@ try:  # Debian's python3-seccomp, else PyPI's pyseccomp (the same API, over the 
 except ImportError:
     try:
         import pyseccomp as seccomp
-    except ImportError:  # strict_problem() says how to install it
+    except (ImportError, OSError):  # no binding, or no libseccomp under it: strict_problem() says what to install
         seccomp = None
 
 DENIED = (
