@@ -32,6 +32,7 @@ from solutions.ex06_positional_encoding import PositionalEncoding
 from solutions.ex07_transformer import PositionWiseFFN
 
 from .torch_threads import cpu_threads
+from .results_check import requirement
 
 RESULTS = Path(__file__).with_name("results") / "training_lab.json"
 TASKS = ("copy", "reverse", "sort")
@@ -404,9 +405,7 @@ def merge(paths):
 
 def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
-    def need(cond, where, what):
-        if not cond:
-            raise ValueError(f"training lab results: {where} {what}; rerun python -m course.lessons.training_lab")
+    need = requirement("training lab", "course.lessons.training_lab")
     need(isinstance(data, dict), "the file", "must hold a JSON object")
     for key in ("runs", "config", "seeds"):
         need(key in data, key, "is missing")

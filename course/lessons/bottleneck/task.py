@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from course.lessons.results_check import requirement
 from course.lessons.torch_threads import cpu_threads
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 
@@ -229,9 +230,7 @@ def run(config=None, progress=None):
 
 def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
-    def need(cond, where, what):
-        if not cond:
-            raise ValueError(f"bottleneck results: {where} {what}; rerun python -m course.lessons.bottleneck.task")
+    need = requirement("bottleneck", "course.lessons.bottleneck.task")
     need(isinstance(data, dict), "the file", "must hold a JSON object")
     for key in ("models", "chance", "config", "versions"):
         need(key in data, key, "is missing")

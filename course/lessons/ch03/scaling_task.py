@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from course.lessons.results_check import requirement
 from course.lessons.torch_threads import cpu_threads
 from solutions.ex03_scoring import DotProductAttention
 
@@ -179,9 +180,7 @@ GRADIENTS = ("scores", "query", "W_q", "max_weight")
 
 def check_results(data):
     """Raise ValueError naming the first part of a results dict that the page could not read."""
-    def need(cond, where, what):
-        if not cond:
-            raise ValueError(f"scaling results: {where} {what}; rerun python -m course.lessons.ch03.scaling_task")
+    need = requirement("scaling", "course.lessons.ch03.scaling_task")
     need(isinstance(data, dict), "the file", "must hold a JSON object")
     for key in ("runs", "config", "versions"):
         need(key in data, key, "is missing")
