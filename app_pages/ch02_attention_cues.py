@@ -64,8 +64,8 @@ show_chart(st, weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), w
 st.header(tr("ch02.train_header"))
 st.markdown(tr("ch02.train_body"))
 left, right = st.columns(2)
-epochs = left.slider(tr("ch02.epochs_label"), 1, 50, 10, key="ch02_epochs", persist_state=KEEP)
-lr = right.select_slider(tr("ch02.lr_label"), options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0], value=0.5,
+epochs = left.slider(tr("ch02.epochs_label"), 1, 50, ch02.DEFAULT_EPOCHS, key="ch02_epochs", persist_state=KEEP)
+lr = right.select_slider(tr("ch02.lr_label"), options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0], value=ch02.DEFAULT_LR,
                          key="ch02_lr", persist_state=KEEP)
 loss_slot = st.empty()
 if st.button(tr("ch02.train_button"), key="ch02_train"):

@@ -6,6 +6,8 @@ import re
 import pytest
 
 from course.common import i18n
+from course.common.paths import PROJECT_ROOT
+from course.translation import demos
 
 LANGS = i18n.LANGS
 
@@ -66,3 +68,135 @@ def test_the_shipped_models_get_the_chapter_4_sentence_wrong_as_its_heatmap_text
     loaded = load_checkpoint(path)
     result = translate(loaded.model, "The black cat sat on the mat.", loaded.src_vocab, loaded.tgt_vocab)
     assert result.text.rstrip("。") != "黑猫坐在垫子上"  # ch04.heatmap.body says they do not translate it correctly
+
+
+@pytest.mark.parametrize("name", sorted(demos.SHIPPED_RECIPES))
+def test_the_missing_checkpoint_command_is_the_recipe_the_shipped_checkpoint_records(name):
+    path = PROJECT_ROOT / "checkpoints" / f"{name}.pt"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    from course.translation.checkpoint import read_checkpoint
+
+    def flags(command):
+        """{flag: value} of a training command, without the machine-specific ones."""
+        words = command.split()[3:]
+        pairs = dict(zip(words[0::2], words[1::2]))
+        return {k: float(v) if k not in ("--model", "--device") else v for k, v in pairs.items()
+                if k not in ("--data", "--out", "--resume-dir")}
+
+    recorded = read_checkpoint(path)["train"]["command"]
+    assert flags(demos.shipped_command(name)) == flags(recorded)
+
+
+# ---- the third audit's fixes: each claim against the numbers the course computes ----------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_self_attention_diagonal_is_the_squared_length_over_sqrt_4(lang):
+    import torch
+
+    from course.lessons import ch06
+
+    assert "\\rVert^2 / \\sqrt{4}" in texts(lang)["ch06.example_after"]
+    ex = ch06.attend("self")
+    x = ch06.example_vectors(ch06.SOURCE)  # (n, 4)
+    diagonal = torch.tensor(ex["scores"].to_numpy().diagonal().copy(), dtype=torch.float32)
+    torch.testing.assert_close(diagonal, (x ** 2).sum(-1) / 2, atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_both_d2l_section_numbers_are_named(lang):
+    body = texts(lang)["ch03.presets.body"]
+    assert "11.3" in body and "10.3" in body
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_1_says_the_recurrent_encoder_keeps_its_long_paths(lang):
+    body = texts(lang)["ch01.bottleneck.body"]
+    assert "O(n)" in body
+    assert ("addresses both at once" not in body) if lang == "en" else ("同时解决了这两个问题" not in body)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_3_learning_text_follows_the_shipped_losses(lang):
+    from course.lessons.ch03 import scaling_task, scaling_views
+
+    results = scaling_task.load_results()
+    view = scaling_views.learning_view(results, 16, lang)
+    widths = sorted({r["d"] for r in results["runs"]})
+    probe = scaling_views.probe_steps(results["config"])[0]
+    unscaled = [scaling_task.loss_after(results, d, "unscaled", probe) for d in widths]
+    best = widths[unscaled.index(min(unscaled))]
+    assert widths[0] < best < widths[-1] and best == 64  # width helps up to 64 without the scale, then hurts
+    k = widths.index(best)
+    assert unscaled[:k + 1] == sorted(unscaled[:k + 1], reverse=True) and unscaled[k:] == sorted(unscaled[k:])
+    assert f"$d = {best}$" in view["summary"]
+    peak16 = scaling_task.run_of(results, 16, "unscaled")["gradients_at_init"]["max_weight"]
+    assert f"{peak16:.3f}" == "0.716" and "0.716" in view["gradients"]
+    assert ("almost one-hot" not in view["gradients"]) if lang == "en" else ("一开始就接近独热" not in view["gradients"])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_quadratic_answer_quotes_scores_and_both_products(lang):
+    from course.lessons import ch09
+
+    numbers = ch09.interview_numbers()
+    assert numbers["attention_ops"] == numbers["n"] ** 2 * numbers["width"]  # the scores alone
+    answer = i18n.t("ch09.interview.quadratic.answer", lang, **numbers)
+    for key in ("attention_ops", "attention_total", "rnn_ops", "rnn_total"):
+        assert f"{numbers[key]:,}" in answer, key
+    assert numbers["attention_total"] == 2 * numbers["attention_ops"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_long_sequence_gap_at_the_smallest_n_is_quoted_from_the_shipped_figures(lang):
+    import json
+
+    rows = json.loads((PROJECT_ROOT / "course/lessons/data/attention_cost.json").read_text())["rows"]
+    at = {r["variant"]: r for r in rows if r["n"] == min(x["n"] for x in rows)}
+    time_gap, memory_gap = at["full"]["ms"] / at["linear"]["ms"], at["full"]["mib"] / at["linear"]["mib"]
+    after = texts(lang)["ch10.long.after"]
+    assert f"{time_gap:.1f}" == "2.6" and round(memory_gap) == 4 and "256" in after
+    assert "2.6" in after and "4" in after
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_2_states_the_scarcity_that_chapter_10_refers_to(lang):
+    assert ("scarce" in texts(lang)["ch02.cues_body"]) if lang == "en" else ("稀缺" in texts(lang)["ch02.cues_body"])
+    assert ("Chapter 2" in texts(lang)["ch10.scarce.body"]) if lang == "en" else ("第 2 章" in texts(lang)["ch10.scarce.body"])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_nadaraya_watson_training_text_quotes_the_runs_it_describes(lang):
+    from course.lessons import ch02
+
+    data = ch02.default_data()
+    mse = lambda w: ch02.mse(ch02.nw_predict(data, w)[0], data.y_truth)  # noqa: E731
+    short = list(ch02.train_w_steps(data, epochs=10, lr=0.5, seed=0))[-1][1]
+    default = list(ch02.train_w_steps(data, epochs=ch02.DEFAULT_EPOCHS, lr=ch02.DEFAULT_LR, seed=0))[-1][1]
+    body = texts(lang)["ch02.train_body"]
+    quoted = [f"{short:.2f}", f"{mse(short):.3f}", f"{mse(3.0):.3f}", f"{default:.2f}", f"{mse(default):.3f}"]
+    assert quoted == ["1.70", "0.165", "0.056", "3.61", "0.049"]
+    assert all(q in body for q in quoted), quoted
+    assert mse(default) < mse(3.0)  # the default run now beats the slider's w = 3
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_missing_checkpoint_note_states_the_shipped_recipe(lang):
+    minutes = sorted(r["minutes"] for r in demos.SHIPPED_RECIPES.values())
+    assert "{minutes}" in texts(lang)["demos.common.missing"]
+    assert "15" not in texts(lang)["demos.common.missing"] + texts(lang)["demos.common.missing_all"]
+    assert f"20 {'to' if lang == 'en' else '到'} 55" in texts(lang)["demos.common.missing_all"]
+    assert (minutes[0], minutes[-1]) == (20, 55)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_paper_map_and_the_source_map_name_their_targets(lang):
+    c = texts(lang)
+    assert ("Figure 1" in c["ch08.papers.sutskever"]) if lang == "en" else ("图 1" in c["ch08.papers.sutskever"])
+    assert ("sections 1 to 3" in c["ch08.papers.vaswani"]) if lang == "en" else ("第 1 到 3 节" in c["ch08.papers.vaswani"])
+    assert all(f in c["ch08.papers.luong"] for f in ("h_t^\\top \\bar h_s", "W_a \\bar h_s", "\\tanh"))
+    for url in ("https://github.com/bentrevett/pytorch-seq2seq",
+                "https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html",
+                "https://nlp.seas.harvard.edu/annotated-transformer/"):
+        assert f"({url})" in c["ch08.code.after"]

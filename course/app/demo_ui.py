@@ -68,8 +68,9 @@ def model_label(name):
 def show_missing(names):
     """A clear note and the exact training command for each missing checkpoint (not an error)."""
     for name in names:
-        st.info(tr("demos.common.missing", model=model_label(name), path=demos.checkpoint_path(name)))
-        st.code(demos.train_command(name), language="bash")
+        st.info(tr("demos.common.missing", model=model_label(name), path=demos.checkpoint_path(name),
+                   minutes=demos.shipped_minutes(name)))
+        st.code(demos.shipped_command(name), language="bash")
 
 
 def sentence_input(key, examples=()):

@@ -91,6 +91,7 @@ def interview_numbers(d=64, n=1000, width=512, heads=8, dense_n=50):
         "max_unscaled": stats["unscaled"]["max_weight"], "max_scaled": stats["scaled"]["max_weight"],
         "additive_params": counts["additive"], "dot_params": counts["scaled"],
         "n": n, "width": width, "attention_ops": costs["self-attention"][0], "rnn_ops": costs["rnn"][0],
+        "attention_total": 2 * costs["self-attention"][0], "rnn_total": 2 * costs["rnn"][0],
         "heads": heads, "attention_params": ch05.count_parameters(ch05.build_layer(d, heads)),
         "dense_n": dense_n, "dense_params": (dense_n * d) ** 2 + dense_n * d,
     }

@@ -91,6 +91,8 @@ def learning_view(results, d, lang):
     versions = tuple((v, t(f"ch03.col_{v}", lang)) for v in scaling_task.VERSIONS)
     probe, table_steps = probe_steps(c)
     loss = lambda width, v: scaling_task.loss_after(results, width, v, probe)  # noqa: E731
+    u_best_d = min(widths, key=lambda width: loss(width, "unscaled"))
+    peak = lambda width: scaling_task.run_of(results, width, "unscaled")["gradients_at_init"]["max_weight"]  # noqa: E731
     last, last_scaled = (scaling_task.run_of(results, widths[-1], v) for v in ("unscaled", "scaled"))
     g = {v[0]: scaling_task.run_of(results, d, v)["gradients_at_init"] for v in scaling_task.VERSIONS}
     names = {k: t(f"ch03.learn.col_{k}", lang) for k in TABLE_COLUMNS}
@@ -103,8 +105,10 @@ def learning_view(results, d, lang):
         "summary": t("ch03.learn.summary", lang, d0=widths[0], d1=widths[-1], probe=probe, steps=c["steps"],
                      s0=loss(widths[0], "scaled"), s1=loss(widths[-1], "scaled"), u0=loss(widths[0], "unscaled"),
                      u1=loss(widths[-1], "unscaled"), u_final=last["loss"][-1],
+                     u_best_d=u_best_d, u_best=loss(u_best_d, "unscaled"),
                      acc=f"{100 * last['accuracy']:.1f}", acc_s=f"{100 * last_scaled['accuracy']:.1f}"),
-        "gradients": t("ch03.learn.gradients", lang, d=d,
+        "gradients": t("ch03.learn.gradients", lang, d=d, d0=widths[0], d1=widths[-1],
+                       peak_first=f"{peak(widths[0]):.3f}", peak_last=f"{peak(widths[-1]):.3f}",
                        **{f"{m}_{v}": f"{g[v][m]:.3f}" for v in g for m in GRADIENT_MEASURES}),
         "table": scaling_table(results, table_steps, names),
         "seconds": f"{sum(r['seconds'] for r in results['runs']):.0f}",
