@@ -5,6 +5,7 @@ import streamlit as st
 
 from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.app.chart_view import show_chart
+from course.app.trained_ui import learned_alignment, walk_through
 from course.app.ui import chapter_footer, tr
 from course.lessons import ch04
 
@@ -63,6 +64,8 @@ right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"
 show_chart(st, alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
 st.markdown(tr("ch04.align_after"))
 heatmap_section()
+learned_alignment("ch04_learned")
+walk_through("ch04_walk")
 
 st.header(tr("ch04.worked_header"))
 st.markdown(tr("ch04.worked_body"))

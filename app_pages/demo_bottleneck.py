@@ -5,6 +5,7 @@ import streamlit as st
 from course.app.chart_view import show_chart
 from course.app.demo_ui import model_label, show_missing
 from course.app.experiment_ui import live_run, shipped
+from course.app.trained_ui import training_curves
 from course.app.ui import current_lang, labeler, tr
 from course.lessons.bottleneck import task as bottleneck_task
 from course.lessons.bottleneck import views as bottleneck_views
@@ -116,6 +117,7 @@ found = reports(report_stamps())
 if found:
     show_missing([n for n in MODEL_NAMES if n not in found])
     tatoeba_section(found)
+    training_curves(list(found), "demo_bottleneck")
 else:
     st.info(tr("demos.bottleneck.no_reports", dir=demos.checkpoint_dir()))
     show_missing(MODEL_NAMES)

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
+from course.app.trained_ui import training_curves
 from course.app.demo_ui import attention_heatmap, note_unknown, sentence_input, show_missing, translation
 from course.app.ui import labeler, tr
 from course.translation import demos
@@ -38,3 +39,4 @@ show_chart(st, attention_heatmap(frame, title, tr("demos.inside.key_title"), tr(
 st.caption(tr(f"demos.inside.captions.{kind}"))
 st.dataframe(pd.DataFrame(values, index=demos.numbered(rows), columns=demos.numbered(cols)).round(3),
              key="demo_inside_table")
+training_curves(["transformer"], "demo_inside")

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
+from course.app.trained_ui import training_curves
 from course.app.demo_ui import (attention_heatmap, decoding_note, load_models, model_label, note_unknown,
                                 sentence_input, show_missing, translation)
 from course.app.ui import labeler, tr
@@ -93,3 +94,4 @@ last = len(result.top_next) - 1
 step = st.slider(tr("demos.translate.scrubber_label"), 0, max(last, 1), 0, key="demo_translate_step",
                  disabled=last < 1)
 show_step(result, min(step, last))
+training_curves(names, "demo_translate")

@@ -1,6 +1,7 @@
 """Claims in the course text that were once wrong: each is checked against the catalogs in both
 languages, so a regression in either language fails here."""
 
+import json
 import re
 
 import pytest
@@ -200,3 +201,41 @@ def test_the_paper_map_and_the_source_map_name_their_targets(lang):
                 "https://pytorch.org/tutorials/intermediate/seq2seq_translation_tutorial.html",
                 "https://nlp.seas.harvard.edu/annotated-transformer/"):
         assert f"({url})" in c["ch08.code.after"]
+
+
+@pytest.mark.slow
+def test_what_the_trained_attention_texts_say_holds_for_the_shipped_models():
+    """ch04's learned alignment (mostly diagonal, spread out, the last steps read the end), the heads of
+    chapter 5 (some rest on the full stop) and chapter 7's last-layer cross-attention (most characters on
+    the word they translate)."""
+    import pandas as pd
+
+    from course.translation import trained_views
+    from course.translation.checkpoint import load_checkpoint
+    from course.translation.decoding import translate
+
+    if not all((PROJECT_ROOT / "checkpoints" / f"{n}.pt").is_file() for n in ("bahdanau", "transformer")):
+        pytest.skip("the shipped checkpoints are not here")
+    report = json.loads((PROJECT_ROOT / "checkpoints" / "bahdanau.bleu.json").read_text(encoding="utf-8"))
+    example = trained_views.picked_example(report)
+    bahdanau = load_checkpoint(PROJECT_ROOT / "checkpoints" / "bahdanau.pt")
+    result = translate(bahdanau.model, example["en"], bahdanau.src_vocab, bahdanau.tgt_vocab)
+    assert result.text == example["reference"]  # the page's sentence is translated right, as it says
+    frame = demos.cross_attention_frame(result)
+    tops = trained_views.top_sources(frame)
+    assert trained_views.monotone_share(frame) >= 0.8 and [c for _, c, _ in tops[-2:]] == [".", "."]
+    assert sum(w < 0.9 for _, _, w in tops) >= len(tops) - 1  # spread over several pieces, not one-hot
+
+    transformer = load_checkpoint(PROJECT_ROOT / "checkpoints" / "transformer.pt")
+    result = translate(transformer.model, "i have two brothers.", transformer.src_vocab, transformer.tgt_vocab)
+    resting = 0
+    for layer in range(3):
+        for head in range(4):
+            values, rows, cols = demos.head_matrix(result, "cross", layer, head)
+            reads = [c for _, c, _ in trained_views.top_sources(pd.DataFrame(values, index=rows, columns=cols))]
+            resting += reads.count(".") >= len(reads) / 2
+    assert resting >= 1
+    mean = sum(demos.head_matrix(result, "cross", 2, h)[0] for h in range(4)) / 4
+    _, rows, cols = demos.head_matrix(result, "cross", 2, 0)
+    reads = dict((r, c) for r, c, _ in trained_views.top_sources(pd.DataFrame(mean, index=rows, columns=cols)))
+    assert [reads[c] for c in "我有两兄"] == ["i", "have", "two", "brothers"]

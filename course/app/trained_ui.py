@@ -1,0 +1,202 @@
+"""The trained translators inside the chapters: training curves, the Transformer's heads, a learned alignment.
+
+Streamlit sections used by chapters 4, 5 and 7 and the demo pages. Models and
+translations come from demo_ui (cached per checkpoint file); the numbers from
+course.translation.trained_views and demos. A section whose checkpoint is
+missing says so and shows the command that trains it, never an error.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from course.app import pages_index
+from course.app.chart_view import show_chart
+from course.app.demo_ui import attention_heatmap, model_label, show_missing, translation
+from course.app.ui import current_lang, labeler, tr
+from course.common import charts
+from course.common.i18n import t
+from course.translation import demos, trained_views
+
+KEEP = "session"  # persist_state: widget values survive page switches
+HEADS_SENTENCE = "i have two brothers."  # one of demos.EXAMPLE_SENTENCES: every shipped model gets it right
+WALK_SENTENCES = ("I love AI.", "I love music.")  # the walk-through: an unknown word, then a known one
+
+
+def _report_stamps(names):
+    """((name, mtime_ns) ...) of the BLEU reports that exist: a cache key that changes when one is rewritten."""
+    return tuple((n, demos.bleu_path(n).stat().st_mtime_ns) for n in names if demos.bleu_path(n).is_file())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _curves_view(stamps, lang):
+    """(chart dict or None, final-loss table) of the reports behind `stamps`."""
+    reports = {name: demos.read_bleu_report(name) for name, _ in stamps}
+    reports = {name: r for name, r in reports.items() if r}
+    curves = trained_views.valid_curves(reports)
+    curves["model"] = [t(f"demos.models.{n}", lang) for n in curves["model"]]
+    spec = None
+    if len(curves):
+        spec = charts.line_chart(curves, "minutes", "valid_loss", color="model", points=True,
+                                 title=t("trained.curves.title", lang), x_title=t("trained.curves.x", lang),
+                                 y_title=t("trained.curves.y", lang), color_title=t("trained.curves.model", lang)
+                                 ).to_dict()
+    table = trained_views.final_losses(reports)
+    table["model"] = [t(f"demos.models.{n}", lang) for n in table["model"]]
+    return spec, table.rename(columns={c: t(f"trained.curves.col_{c}", lang) for c in table.columns})
+
+
+def training_curves(names, key):
+    """Each checkpoint's validation-loss curve and its final training and validation loss."""
+    stamps = _report_stamps(names)
+    if not stamps:
+        return
+    st.subheader(tr("trained.curves.header"))
+    spec, table = _curves_view(stamps, current_lang())
+    if spec is not None:
+        show_chart(st, spec, width="stretch", key=f"{key}_curves")
+    st.dataframe(table, hide_index=True, key=f"{key}_losses")
+    st.caption(tr("trained.curves.caption"))
+
+
+def demo_links(*keys):
+    """Links to demo pages, by their pages_index key."""
+    for key in keys:
+        entry = pages_index.get(key)
+        st.page_link(entry.path, label=tr(f"trained.links.{key}"), icon=":material/arrow_forward:")
+
+
+def _available(name):
+    """True when the checkpoint exists; otherwise a note and its training command."""
+    if name in demos.available_models():
+        return True
+    st.info(tr("trained.needs", model=model_label(name)))
+    show_missing([name])
+    return False
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _head_spec(stamp, sentence, kind, layer, head, lang):
+    """(heatmap dict, 'row → most-read column' text) of one Transformer attention map (head None: mean over heads)."""
+    result = translation("transformer", sentence)
+    if head is None:
+        heads = result.cross_attention_heads.shape[1]
+        values = sum(demos.head_matrix(result, kind, layer, h)[0] for h in range(heads)) / heads
+        _, rows, cols = demos.head_matrix(result, kind, layer, 0)
+        title = t("trained.transformer.mean_title", lang, kind=t(f"demos.inside.kinds.{kind}", lang), layer=layer + 1)
+    else:
+        values, rows, cols = demos.head_matrix(result, kind, layer, head)
+        title = t("trained.transformer.head_title", lang, head=head + 1)
+    frame = pd.DataFrame(values, index=rows, columns=cols)
+    tops = ", ".join(f"{row} → {col}" for row, col, _ in trained_views.top_sources(frame))
+    return attention_heatmap(frame, title, t("demos.inside.key_title", lang), t("demos.inside.query_title", lang)), tops
+
+
+def transformer_heads(key):
+    """Chapter 5: the trained Transformer's heads of one layer side by side, on one sentence."""
+    st.header(tr("trained.heads.header"))
+    st.markdown(tr("trained.heads.body"))
+    if not _available("transformer"):
+        return
+    left, mid, right = st.columns(3)
+    sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
+                              index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
+    result = translation("transformer", sentence)
+    layers, heads = result.cross_attention_heads.shape[:2]
+    kind = mid.radio(tr("demos.inside.kind_label"), ("cross", "encoder"), key=f"{key}_kind",
+                     format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
+    layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
+                                persist_state=KEEP)
+    st.markdown(tr("trained.heads.output", text=result.text))
+    stamp = demos.checkpoint_stamp("transformer")
+    for start in range(0, heads, 2):
+        for col, head in zip(st.columns(2), range(start, min(start + 2, heads))):
+            spec, tops = _head_spec(stamp, sentence, kind, layer - 1, head, current_lang())
+            show_chart(col, spec, key=f"{key}_head_{head}")
+            col.caption(tr("trained.heads.tops", tops=tops))
+    st.markdown(tr("trained.heads.after"))
+    demo_links("demo_inside")
+
+
+def transformer_attention(key):
+    """Chapter 7: the trained Transformer's three kinds of attention (mean over heads), its curve, the links."""
+    st.header(tr("trained.transformer.header"))
+    st.markdown(tr("trained.transformer.body"))
+    if not _available("transformer"):
+        return
+    left, mid, right = st.columns(3)
+    sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
+                              index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
+    result = translation("transformer", sentence)
+    layers = result.cross_attention_heads.shape[0]
+    kind = mid.radio(tr("demos.inside.kind_label"), ("encoder", "decoder", "cross"), index=2, key=f"{key}_kind",
+                     format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
+    layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
+                                persist_state=KEEP)
+    st.markdown(tr("trained.heads.output", text=result.text))
+    spec, tops = _head_spec(demos.checkpoint_stamp("transformer"), sentence, kind, layer - 1, None, current_lang())
+    show_chart(st, spec, key=f"{key}_heatmap")
+    st.caption(tr(f"demos.inside.captions.{kind}") + " " + tr("trained.heads.tops", tops=tops))
+    st.markdown(tr("trained.transformer.after"))
+    training_curves(["transformer"], key)
+    demo_links("demo_inside", "demo_translate")
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _alignment_view(stamp, report_stamp, lang):
+    """The chapter 4 rule applied: (example dict, Translation, heatmap dict) or None when no example fits."""
+    example = trained_views.picked_example(demos.read_bleu_report("bahdanau"))
+    if example is None:
+        return None
+    result = translation("bahdanau", example["en"])
+    frame = demos.cross_attention_frame(result)
+    spec = attention_heatmap(frame, t("trained.alignment.title", lang, sentence=example["en"]),
+                             t("trained.alignment.x", lang), t("trained.alignment.y", lang))
+    return example, result, spec, trained_views.top_sources(frame), trained_views.monotone_share(frame)
+
+
+def learned_alignment(key):
+    """Chapter 4: the Bahdanau model's alignment of a test sentence it translates right, picked by a stated rule."""
+    st.subheader(tr("trained.alignment.header"))
+    st.markdown(tr("trained.alignment.rule"))
+    if not _available("bahdanau"):
+        return
+    stamps = _report_stamps(["bahdanau"])
+    view = _alignment_view(demos.checkpoint_stamp("bahdanau"), stamps, current_lang()) if stamps else None
+    if view is None:
+        st.info(tr("trained.alignment.none"))
+        return
+    example, result, spec, tops, monotone = view
+    st.markdown(tr("trained.alignment.sentence", en=example["en"], reference=example["reference"], output=result.text))
+    if "".join(result.text.split()) != "".join(example["reference"].split()):
+        st.warning(tr("trained.alignment.differs"))
+    show_chart(st, spec, key=f"{key}_heatmap")
+    st.caption(tr("trained.alignment.caption", tops=", ".join(f"{row} → {col} ({w:.2f})" for row, col, w in tops),
+                  monotone=f"{100 * monotone:.0f}"))
+    st.markdown(tr("trained.alignment.after"))
+
+
+def walk_through(key):
+    """Chapter 4: one decoder step at a time, the trained Bahdanau model's weights over the source."""
+    st.subheader(tr("trained.walk.header"))
+    st.markdown(tr("trained.walk.body"))
+    if not _available("bahdanau"):
+        return
+    left, right = st.columns(2)
+    sentence = left.radio(tr("trained.sentence_label"), WALK_SENTENCES, key=f"{key}_sentence", horizontal=True,
+                          persist_state=KEEP)
+    result = translation("bahdanau", sentence)
+    frame = demos.cross_attention_frame(result)
+    last = len(frame) - 1
+    step = right.slider(tr("trained.walk.step_label"), 0, last, 0, key=f"{key}_step")
+    step = min(step, last)
+    row = trained_views.step_weights(frame, step)
+    written = frame.index[step]
+    top = row.loc[row["weight"].idxmax()]
+    st.markdown(tr("trained.walk.output", text=result.text, source=" ".join(f"`{s}`" for s in frame.columns)))
+    st.metric(tr("trained.walk.metric", step=step, token=written), f"{top['source']} · {top['weight']:.2f}")
+    labels = [f"{i} {s}" for i, s in zip(row["position"], row["source"])]
+    chart = charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=tr("trained.alignment.x"),
+                             y_title=tr("demos.translate.value_title"), label_format=".2f")
+    show_chart(st, chart.to_dict(), key=f"{key}_bars")
+    path = " → ".join(f"{r} : {c}" for r, c, _ in trained_views.top_sources(frame))
+    st.markdown(tr("trained.walk.after", path=path))
