@@ -32,7 +32,8 @@ def roles_section():
         column.caption(tr(f"ch06.show_{name}"))
         column.dataframe(view[name], hide_index=True)
     show_chart(st, view["spec"])
-    st.markdown(tr("ch06.example_shapes", m=view["shape"][0], n=view["shape"][1]) + "\n\n" + tr("ch06.example_after"))
+    after = tr("ch06.example_after") if mode == "self" else tr("ch06.example_after_cross", tops=view["tops"])
+    st.markdown(tr("ch06.example_shapes", m=view["shape"][0], n=view["shape"][1]) + "\n\n" + after)
 
 
 def cost_section():

@@ -239,3 +239,14 @@ def test_what_the_trained_attention_texts_say_holds_for_the_shipped_models():
     _, rows, cols = demos.head_matrix(result, "cross", 2, 0)
     reads = dict((r, c) for r, c, _ in trained_views.top_sources(pd.DataFrame(mean, index=rows, columns=cols)))
     assert [reads[c] for c in "我有两兄"] == ["i", "have", "two", "brothers"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_6_says_its_random_cross_attention_is_an_alignment_by_chance(lang):
+    from course.lessons import ch06
+
+    weights = ch06.attend("cross")["weights"]
+    assert weights.loc["我"].idxmax() != "I" and weights.loc["绿茶"].idxmax() != "green"  # not a translation
+    text = i18n.t("ch06.example_after_cross", lang, tops=ch06.top_keys(weights))
+    assert ("random" in text and "by chance" in text) if lang == "en" else ("随机" in text and "碰巧" in text)
+    assert f"我 → {weights.loc['我'].idxmax()} ({weights.loc['我'].max():.2f})" in text

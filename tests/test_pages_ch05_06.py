@@ -146,6 +146,8 @@ def test_ch06_cross_attention_encoding_scale_and_shuffle():
     weights = chart_data(at, 0).sort_values(["row", "col"])["value"].to_numpy().reshape(3, 4)
     np.testing.assert_allclose(weights, softmax_rows(Q @ K.T / 2.0), atol=2e-3)  # from the shown 3-decimal tables
     assert "**3 × 4**" in markdown_text(at)
+    top = ch06.TARGET[0] + " → " + ch06.SOURCE[int(weights[0].argmax())]  # the random vectors' chance alignment, named
+    assert "**random**" in markdown_text(at) and top in markdown_text(at)
 
     at.slider(key="ch06_length").set_value(20).run()
     at.slider(key="ch06_hiddens").set_value(16).run()

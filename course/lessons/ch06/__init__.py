@@ -74,7 +74,13 @@ def roles_view(lang, mode):
     chart = charts.heatmap(ex["weights"], title=t("ch06.weights_title", lang), x_title=t("ch06.axis_key", lang),
                            y_title=t("ch06.axis_query", lang), show_values=True, domain=[0, 1], cell_size=56)
     view = {name: arrow_table(ex[name], "") for name in ("queries", "keys", "scores", "output")}
-    return {**view, "roles": arrow_table(roles_table(lang)), "spec": arrow_spec(chart), "shape": ex["weights"].shape}
+    return {**view, "roles": arrow_table(roles_table(lang)), "spec": arrow_spec(chart), "shape": ex["weights"].shape,
+            "tops": top_keys(ex["weights"])}
+
+
+def top_keys(weights):
+    """'query → key (weight)' for each row of a weights frame: where each query reads most."""
+    return ", ".join(f"{q} → {row.idxmax()} ({row.max():.2f})" for q, row in weights.iterrows())
 
 
 # --- CNN vs RNN vs self-attention -------------------------------------------------------------
