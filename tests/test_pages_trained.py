@@ -167,6 +167,8 @@ def test_ch07_shows_the_trained_attention_its_curve_and_links(lang):
     data = chart_titled(at, i18n.t("trained.transformer.mean_title", lang, kind=kind, layer=3))
     weights = data.sort_values(["row", "col"])["value"].to_numpy().reshape(8, 8)
     assert np.abs(np.triu(weights, 1)).max() < 1e-6  # the causal mask: nothing right of the diagonal
+    keys = data.sort_values("col").drop_duplicates("col")["col_label"].tolist()
+    assert keys == ["<bos>", *"我有两个兄弟。"]  # step t reads the tokens fed in so far: <bos>, then its outputs
     curve = chart_titled(at, i18n.t("trained.curves.title", lang))
     assert len(curve) == 28 and curve["valid_loss"].min() == pytest.approx(1.6468, abs=1e-3)  # checkpoints/README.md
     assert {"transformer-inside", "translate"} <= {link.proto.page for link in at.get("page_link")}

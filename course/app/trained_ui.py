@@ -198,5 +198,5 @@ def walk_through(key):
     chart = charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=tr("trained.alignment.x"),
                              y_title=tr("demos.translate.value_title"), label_format=".2f")
     show_chart(st, chart.to_dict(), key=f"{key}_bars")
-    path = " → ".join(f"{r} : {c}" for r, c, _ in trained_views.top_sources(frame))
+    path = " → ".join(f"{r} ({c})" for r, c, _ in trained_views.top_sources(frame))
     st.markdown(tr("trained.walk.after", path=path))

@@ -16,7 +16,7 @@ import pandas as pd
 from course.common.paths import PROJECT_ROOT
 
 from .models import families_with, family, model_names
-from .vocab import EOS, UNK
+from .vocab import BOS, EOS, UNK
 
 # The grader's demo stage and the demo pages translate these. Plain sentences whose
 # words are common in the Tatoeba data (so they are in the trained vocabularies).
@@ -188,8 +188,8 @@ def check_step(translation, step):
 def head_matrix(translation, kind, layer, head):
     """One Transformer attention map -> (values, row labels, column labels).
 
-    kind: "encoder" (source x source), "decoder" (target x target, causal) or "cross"
-    (target x source); layer and head count from 0.
+    kind: "encoder" (source x source), "decoder" (target steps x the tokens read so far, <bos> first:
+    causal) or "cross" (target x source); layer and head count from 0.
     """
     arrays = {"encoder": translation.encoder_self_attention, "decoder": translation.decoder_self_attention,
               "cross": translation.cross_attention_heads}
@@ -204,7 +204,8 @@ def head_matrix(translation, kind, layer, head):
         raise ValueError(f"layer {layer}, head {head} does not exist: the model has {layers} layers "
                          f"and {heads} heads (counting from 0)")
     src, tgt = list(translation.source_tokens), step_labels(translation)
-    rows, cols = {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}[kind]
+    inputs = [BOS] + list(translation.tokens)  # what the decoder read at each step: the keys of its self-attention
+    rows, cols = {"encoder": (src, src), "decoder": (tgt, inputs), "cross": (tgt, src)}[kind]
     return np.asarray(weights[layer, head], dtype=float), rows, cols
 
 
