@@ -40,6 +40,7 @@ def _curves_view(stamps, lang):
                                  title=t("trained.curves.title", lang), x_title=t("trained.curves.x", lang),
                                  y_title=t("trained.curves.y", lang), color_title=t("trained.curves.model", lang)
                                  ).to_dict()
+        spec["encoding"]["color"]["legend"] = {"orient": "bottom", "labelLimit": 400}  # long model names, whole
     table = trained_views.final_losses(reports)
     table["model"] = [t(f"demos.models.{n}", lang) for n in table["model"]]
     return spec, table.rename(columns={c: t(f"trained.curves.col_{c}", lang) for c in table.columns})
