@@ -97,6 +97,7 @@ def chart_values(at, index):
     return data.sort_values(["row", "col"])["value"].to_numpy().reshape(n, n)
 
 
+@pytest.mark.slow  # the app in AppTest, several reruns
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_follows_the_widgets(lang):
     at = open_page(PAGE, lang)

@@ -66,6 +66,7 @@ def heatmap(at):
     return data.sort_values(["row", "col"])["value"].to_numpy().reshape(n, n)
 
 
+@pytest.mark.slow  # the app in AppTest, several reruns
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_section_follows_the_widgets(lang):
     at = open_page(PAGE, lang)

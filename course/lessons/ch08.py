@@ -228,8 +228,8 @@ def local_view(lang, kind, half_width, causal, layers):
     labels = [f"{i}·{w}" for i, w in enumerate(TOKENS)]  # two "the"s stay apart
     x, y = t("ch08.local.x", lang), t("ch08.local.y", lang)
     weights = charts.heatmap(local_weights(mask).numpy(), labels, labels, t("ch08.local.weights_title", lang),
-                             x_title=x, y_title=y, domain=[0, 1], cell_size=34)
+                             x_title=x, y_title=y, domain=[0, 1], show_values=True, cell_size=48)
     seen = charts.heatmap(reach(mask, layers).to(torch.float32).numpy(), labels, labels,
                           t("ch08.local.reach_title", lang, layers=layers), x_title=x, y_title=y,
-                          scheme="greens", domain=[0, 1], cell_size=34)
+                          scheme="greens", domain=[0, 1], cell_size=48)
     return {"weights": weights.to_dict(), "reach": seen.to_dict(), "stats": local_stats(kind, half_width, causal, layers)}
