@@ -56,8 +56,8 @@ def local_section(lang):
     if not stats["all"]:
         st.caption(tr("ch08.local.never_all"))
     c1, c2 = st.columns(2)
-    show_chart(c1, view["weights"])
-    show_chart(c2, view["reach"])
+    show_chart(c1, view["weights"], width="stretch")
+    show_chart(c2, view["reach"], width="stretch")
     st.markdown(tr("ch08.local.after", **local_claims()))
 
 
