@@ -225,7 +225,7 @@ def local_claims():
 def local_view(lang, kind, half_width, causal, layers):
     """{'weights': heatmap dict of one layer's weights, 'reach': heatmap dict after `layers`, 'stats': local_stats}."""
     mask = local_mask(kind, half_width, causal)
-    labels = [f"{i}·{w}" for i, w in enumerate(TOKENS)]  # two "the"s stay apart
+    labels = list(TOKENS)  # the heatmap keeps the two "the"s apart (cells are placed by index)
     x, y = t("ch08.local.x", lang), t("ch08.local.y", lang)
     weights = charts.heatmap(local_weights(mask).numpy(), labels, labels, t("ch08.local.weights_title", lang),
                              x_title=x, y_title=y, domain=[0, 1], show_values=True, cell_size=48)
