@@ -4,13 +4,15 @@ import streamlit as st
 
 from course.app import pages_index
 from course.app.chart_view import show_chart
-from course.app.ui import current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
 from course.lessons import ch08
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
 timeline_spec = st.cache_data(max_entries=4)(ch08.timeline_spec)
 score_table = st.cache_data(max_entries=256)(ch08.score_table)
+local_view = st.cache_data(max_entries=128)(ch08.local_view)
+local_claims = st.cache_data(ch08.local_claims)
 
 
 def timeline_section(lang):
@@ -33,6 +35,30 @@ def scores_section(lang):
     hidden = right.slider(tr("ch08.scores.h"), 1, 512, 64, key="ch08_h", persist_state=KEEP)
     st.table(score_table(lang, d, hidden), hide_index=True)
     st.markdown(tr("ch08.scores.after"))
+
+
+def local_section(lang):
+    """Sliding-window and graph masks: one layer's weights, and what stacked layers have read."""
+    prose("ch08.local.heading", "ch08.local.intro")
+    kind = st.radio(tr("ch08.local.kind"), ch08.MASK_KINDS, key="ch08_local_kind", horizontal=True,
+                    format_func=labeler("ch08.local.kind_{}"), persist_state=KEEP)
+    left, mid, right = st.columns(3, vertical_alignment="bottom")
+    half_width = left.slider(tr("ch08.local.half_width"), 0, 4, 1, key="ch08_local_d", persist_state=KEEP,
+                             disabled=kind == "graph")
+    layers = mid.slider(tr("ch08.local.layers"), 1, 8, 2, key="ch08_local_layers", persist_state=KEEP)
+    causal = right.toggle(tr("ch08.local.causal"), key="ch08_local_causal", persist_state=KEEP, disabled=kind == "graph")
+    view = local_view(lang, kind, half_width, causal, layers)
+    stats = view["stats"]
+    m1, m2, m3 = st.columns(3)
+    m1.metric(tr("ch08.local.kept"), f"{stats['kept']} / {stats['total']}")
+    m2.metric(tr("ch08.local.read", layers=layers), f"{stats['read']} / {stats['n']}")
+    m3.metric(tr("ch08.local.settle"), stats["settle"])
+    if not stats["all"]:
+        st.caption(tr("ch08.local.never_all"))
+    c1, c2 = st.columns(2)
+    show_chart(c1, view["weights"], width="stretch")
+    show_chart(c2, view["reach"], width="stretch")
+    st.markdown(tr("ch08.local.after", **local_claims()))
 
 
 def papers_section():
@@ -59,7 +85,9 @@ st.title(tr("ch08.title"))
 st.markdown(tr("ch08.intro"))
 timeline_section(lang)
 scores_section(lang)
+local_section(lang)
 papers_section()
 code_section(lang)
+chapter_footer("ex08")
 st.divider()
 st.page_link(pages_index.get("ch09").path, label=tr("ch08.next"), icon=":material/fact_check:")

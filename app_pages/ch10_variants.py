@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
 from course.lessons import ch03, ch10
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -14,6 +14,8 @@ MEASURED = "ch10_measured"  # session key of the learner's own measurement: (tab
 
 shipped = st.cache_data(ch10.load_shipped)  # read once
 cost_spec = st.cache_data(max_entries=32)(ch10.cost_spec)
+positions_view = st.cache_data(max_entries=128)(ch10.positions_view)
+positions_claims = st.cache_data(ch10.positions_claims)
 
 
 def scarce_section():
@@ -29,6 +31,22 @@ def scarce_section():
     }), hide_index=True)
     st.metric(tr("ch10.scarce.total"), f"{float(after.sum()):.3f}")
     st.markdown(tr("ch10.scarce.after"))
+
+
+def positions_section():
+    """The same query and key at many positions: absolute sinusoids, RoPE, a distance bias."""
+    prose("ch10.positions.heading", "ch10.positions.body", "ch10.rope.heading", "ch10.rope.intro")
+    scheme = st.radio(tr("ch10.rope.scheme"), ch10.POSITION_SCHEMES, index=1, key="ch10_rope_scheme", horizontal=True,
+                      format_func=labeler("ch10.rope.scheme_{}"), persist_state=KEEP)
+    left, right = st.columns(2)
+    d = left.select_slider(tr("ch10.rope.d"), (8, 16, 32, 64), 16, key="ch10_rope_d", persist_state=KEEP)
+    shift = right.slider(tr("ch10.rope.shift"), 0, 40, 0, key="ch10_rope_shift", persist_state=KEEP)
+    view = positions_view(current_lang(), scheme, d, shift)
+    m1, m2 = st.columns(2)
+    m1.metric(tr("ch10.rope.spread"), f"{view['spread']:.3g}")
+    m2.metric(tr("ch10.rope.change", shift=shift), f"{view['change']:.3g}")
+    show_chart(st, view["spec"])
+    st.markdown(tr("ch10.rope.after", **positions_claims()))
 
 
 def measure_now():
@@ -71,5 +89,7 @@ st.title(tr("ch10.title"))
 st.markdown(tr("ch10.intro"))
 scarce_section()
 prose("ch10.kinds.heading", "ch10.kinds.body", "ch10.beyond.heading", "ch10.beyond.body",
-      "ch10.stacks.heading", "ch10.stacks.body", "ch10.positions.heading", "ch10.positions.body")
+      "ch10.stacks.heading", "ch10.stacks.body")
+positions_section()
 cost_section()
+chapter_footer("ex09")

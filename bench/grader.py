@@ -1,4 +1,4 @@
-"""Wall time of grading all eight reference solutions, in both sandbox modes (goal: under 10 s
+"""Wall time of grading all the reference solutions, in both sandbox modes (goal: under 10 s
 on 2 cores), and what the strict sandbox adds per exercise (goal: at most 150 ms).
 
     python bench/grader.py [--runs 3] [--modes process strict]
@@ -7,7 +7,7 @@ Each run is a fresh `python -m grader --json` process (interpreter start, torch 
 sandbox, comparisons), as a learner or the class worker would run it. Prints every run,
 the median per mode, and for strict mode the added cost per exercise: the median over
 exercises of (strict minus process) sandboxed run time, each the median over runs, and
-the whole-run difference divided by eight.
+the whole-run difference divided by the number of exercises.
 """
 
 import argparse
@@ -23,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from course.common.exercise_index import EXERCISES  # noqa: E402
 
 
 def run_mode(mode, runs, target, env):
@@ -65,15 +67,15 @@ def main():
         shutil.rmtree(home, ignore_errors=True)
     for mode, (times, _) in results.items():
         median = statistics.median(times)
-        print(f"{mode}: grading all 8 references: median {median:.2f} s over {len(times)} runs "
+        print(f"{mode}: grading all {len(EXERCISES)} references: median {median:.2f} s over {len(times)} runs "
               f"(goal < 10 s: {'met' if median < 10 else 'NOT met'}); cores: {os.cpu_count()}")
     if {"process", "strict"} <= set(results):
         process, strict = results["process"][1], results["strict"][1]
         added = [statistics.median(strict[ex]) - statistics.median(process[ex]) for ex in strict]
         per_ex = statistics.median(added) * 1000
-        whole = (statistics.median(results["strict"][0]) - statistics.median(results["process"][0])) / 8 * 1000
+        whole = (statistics.median(results["strict"][0]) - statistics.median(results["process"][0])) / len(EXERCISES) * 1000
         print(f"strict minus process, per exercise: median {per_ex:.0f} ms of sandboxed run time "
-              f"(goal <= 150 ms: {'met' if per_ex <= 150 else 'NOT met'}); whole run / 8: {whole:.0f} ms")
+              f"(goal <= 150 ms: {'met' if per_ex <= 150 else 'NOT met'}); whole run / {len(EXERCISES)}: {whole:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ torch.load, and judging in a bounded fork (grader/bounded.py) against a bare cal
 
     python bench/result_checks.py [--repeats 5]
 
-The result files are the references' own results of every check of the eight exercises, saved like
+The result files are the references' own results of every check of the exercises, saved like
 the sandbox saves them. Prints, per exercise, the milliseconds both reads take for all its files,
 then what one bounded fork adds around a judging that does nothing (median of the repeats).
 """

@@ -19,6 +19,7 @@ CONSTRUCT = {
     "AddNorm": (4, 0.1),
     "TransformerEncoderBlock": (8, 16, 2, 0.1),
     "TransformerDecoderBlock": (8, 16, 2, 0.1, 0),
+    "MaskedDotProductAttention": (0.1,),
 }
 
 
@@ -61,6 +62,14 @@ def test_positional_encoding_stub_says_what_to_write():
 
     with pytest.raises(NotImplementedError, match="table P"):
         PositionalEncoding(8, 0.1)
+
+
+def test_rotary_stub_says_what_to_write():
+    from exercises.ex09_rotary import RotaryDotProductAttention, RotaryEmbedding
+
+    for build in (lambda: RotaryEmbedding(8), lambda: RotaryDotProductAttention(8, 0.1)):
+        with pytest.raises(NotImplementedError, match="build cos and sin"):
+            build()
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=[e.id for e in EXERCISES])

@@ -73,7 +73,9 @@ def ex_names(ex_id):
             "ex05": ["transpose_qkv", "transpose_output", "MultiHeadAttention.forward"],
             "ex06": ["PositionalEncoding.__init__ (build the table P)"],
             "ex07": ["PositionWiseFFN.forward", "AddNorm.forward", "TransformerEncoderBlock.forward",
-                     "TransformerDecoderBlock.forward"]}[ex_id]
+                     "TransformerDecoderBlock.forward"],
+            "ex08": ["sliding_window_mask", "graph_mask", "softmax_with_mask", "MaskedDotProductAttention.forward"],
+            "ex09": ["RotaryEmbedding.__init__ (build cos and sin)"]}[ex_id]
 
 
 def _mistake_items():

@@ -17,6 +17,9 @@ from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 from solutions.ex05_multihead import MultiHeadAttention, transpose_output, transpose_qkv
 from solutions.ex06_positional_encoding import PositionalEncoding
 from solutions.ex07_transformer import TransformerDecoderBlock, TransformerEncoderBlock
+from solutions.ex08_structured_masks import (MaskedDotProductAttention, graph_mask, sliding_window_mask,
+                                             softmax_with_mask)
+from solutions.ex09_rotary import RotaryDotProductAttention, RotaryEmbedding
 
 
 # ---- ex00: brute force on the convolution graph ---------------------------------------------
@@ -269,3 +272,78 @@ def test_decoder_block_is_causal_and_incremental_in_train_and_eval():
             Y, state = blk(Y, state)
         steps.append(Y)
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-5, atol=1e-6)
+
+
+# ---- ex08: brute force masks, torch's attention with a boolean mask ------------------------------
+
+
+@pytest.mark.parametrize("n_q,n_k,D,causal", [(5, 5, 1, False), (4, 7, 2, False), (6, 6, 0, True), (6, 3, 2, True)])
+def test_sliding_window_mask_by_brute_force(n_q, n_k, D, causal):
+    mask = sliding_window_mask(n_q, n_k, D, causal)
+    assert mask.dtype == torch.bool and mask.shape == (n_q, n_k)
+    for i, j in itertools.product(range(n_q), range(n_k)):
+        assert bool(mask[i, j]) == (abs(i - j) <= D and (j <= i or not causal)), (i, j)
+    assert int(sliding_window_mask(9, 9, 2)[4].sum()) == 5  # 2D + 1 keys away from the edges
+    with pytest.raises(ValueError):
+        sliding_window_mask(3, 3, -1)
+
+
+def test_graph_mask_reads_rows_as_queries():
+    A = torch.tensor([[0, 1, 0], [0, 0, 1], [0, 0, 0]])  # edges 0 -> 1 -> 2
+    assert graph_mask(A, self_loops=False).tolist() == [[False, True, False], [False, False, True], [False] * 3]
+    assert graph_mask(A).tolist() == [[True, True, False], [False, True, True], [False, False, True]]
+    assert graph_mask(torch.zeros(2, 3, 3)).shape == (2, 3, 3)
+    with pytest.raises(ValueError):
+        graph_mask(torch.zeros(3, 4))
+
+
+def test_masked_attention_matches_sdpa_and_empty_rows_are_zero():
+    q, k, v = torch.randn(2, 5, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 3)
+    mask = torch.rand(2, 5, 6) < 0.5
+    mask[:, :, 0] = True  # every row sees a key: sdpa gives NaN for a row that sees none
+    attention = MaskedDotProductAttention(0.5).eval()
+    torch.testing.assert_close(attention(q, k, v, mask), F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+    assert torch.all(attention.attention_weights[~mask] == 0)
+    mask[1, 2] = False
+    X = torch.randn(2, 5, 6, requires_grad=True)
+    weights = softmax_with_mask(X, mask)
+    assert torch.equal(weights[1, 2], torch.zeros(6))
+    weights.sum().backward()
+    assert torch.isfinite(X.grad).all()
+
+
+# ---- ex09: complex multiplication, relative offsets ----------------------------------------------
+
+
+def test_rotary_is_multiplication_by_unit_complex_numbers():
+    d, T = 8, 7
+    X = torch.randn(2, T, d, dtype=torch.float64)
+    rotated = RotaryEmbedding(d).double()(X, offset=3)
+    z = torch.complex(X[..., 0::2], X[..., 1::2])  # pair j as x_2j + i x_2j+1
+    omega = torch.tensor([10000 ** (-2 * j / d) for j in range(d // 2)], dtype=torch.float64)
+    angle = torch.arange(3, 3 + T, dtype=torch.float64)[:, None] * omega  # (T, d/2)
+    expected = z * torch.polar(torch.ones_like(angle), angle)
+    torch.testing.assert_close(rotated[..., 0::2], expected.real, rtol=1e-5, atol=1e-6)  # float32 tables
+    torch.testing.assert_close(rotated[..., 1::2], expected.imag, rtol=1e-5, atol=1e-6)
+
+
+def test_rotary_scores_depend_on_the_offset_only():
+    rope = RotaryEmbedding(16).double()
+    q, k = torch.randn(1, 1, 16, dtype=torch.float64), torch.randn(1, 1, 16, dtype=torch.float64)
+    for offset in (1, 4):
+        scores = [float((rope(q, offset=m) * rope(k, offset=m + offset)).sum()) for m in (0, 5, 40)]
+        assert max(scores) - min(scores) < 1e-5, scores
+    assert float((rope(q, offset=0) * rope(k, offset=3)).sum()) != pytest.approx(float((q * k).sum()))
+    with pytest.raises(ValueError):
+        RotaryEmbedding(7)
+    with pytest.raises(ValueError):
+        rope(torch.zeros(1, 3, 16), offset=998)
+
+
+def test_rotary_attention_is_dot_product_attention_on_rotated_inputs():
+    attention = RotaryDotProductAttention(8, 0.5).eval()
+    q, k, v = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 3)
+    lens = torch.tensor([6, 2])
+    mask = mask_from_lens(lens, 2, 4, 6)
+    expected = F.scaled_dot_product_attention(attention.rotary(q), attention.rotary(k), v, attn_mask=mask)
+    torch.testing.assert_close(attention(q, k, v, lens), expected)

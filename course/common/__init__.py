@@ -1,6 +1,6 @@
 """What every part of the project shares: one definition of each common vocabulary.
 
-exercise_index (the eight exercises and the exercise status vocabulary), paths
+exercise_index (the ten exercises and the exercise status vocabulary), paths
 (project root, the learner's data folder, atomic writes), i18n (the text
 catalogs in course/text/) and charts (Altair helpers). Imports nothing from
 course's other packages, from grader/, classroom/ or app_pages/; the standard

@@ -1,4 +1,4 @@
-"""The eight exercises: ids, files, the chapter each belongs to and what it builds on.
+"""The ten exercises: ids, files, the chapter each belongs to and what it builds on.
 
 One table shared by the grader, the app and the notebook export. Titles and
 descriptions are in the text catalogs under `exercises.<id>`.
@@ -38,6 +38,11 @@ EXERCISES = (
         "ex07", "ex07_transformer", "ch07", ("ex01", "ex03", "ex05"),
         ("PositionWiseFFN", "AddNorm", "TransformerEncoderBlock", "TransformerDecoderBlock"),
     ),
+    Exercise(
+        "ex08", "ex08_structured_masks", "ch08", ("ex01",),
+        ("sliding_window_mask", "graph_mask", "softmax_with_mask", "MaskedDotProductAttention"),
+    ),
+    Exercise("ex09", "ex09_rotary", "ch10", ("ex01",), ("RotaryEmbedding", "RotaryDotProductAttention")),
 )
 
 BY_ID = {ex.id: ex for ex in EXERCISES}

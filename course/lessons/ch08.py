@@ -1,4 +1,5 @@
-"""Chapter 8 data: the 2014-2017 timeline, the score-function table, the papers and the code map.
+"""Chapter 8 data: the 2014-2017 timeline, the score-function table, the papers and the code map,
+and the local-attention experiment (sliding-window and graph masks, solutions.ex08).
 
 Streamlit-free. Facts (years, authors, arXiv ids, formulas) live here; the prose that explains
 them lives in the text catalogs under `ch08.`.
@@ -10,10 +11,14 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from course.common import exercise_index
+import torch
+
+from course.common import charts, exercise_index
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 from course.lessons.ch03 import parameter_counts
+from solutions.ex01_softmax import masked_softmax
+from solutions.ex08_structured_masks import MaskedDotProductAttention, graph_mask, sliding_window_mask, softmax_with_mask
 
 ARXIV = "https://arxiv.org/abs/{}"
 
@@ -137,3 +142,94 @@ def code_map_frame(lang):
         t("ch08.col_implements", lang): [t(f"ch08.code.{path.split('/')[-1][:-3]}", lang) for path, _, _ in rows],
         t("ch08.col_chapter", lang): [t(f"nav.{chapter}", lang) for _, _, chapter in rows],
     })
+
+
+# --- local attention: which keys a query may read, and how far stacked layers see --------------------
+
+TOKENS = ("the", "black", "cat", "sat", "on", "the", "mat", ".")
+# Dependency arcs (head, dependent) of the sentence, Universal Dependencies style: "sat" is the root.
+ARCS = ((3, 2), (2, 0), (2, 1), (3, 6), (6, 4), (6, 5), (3, 7))
+MASK_KINDS = ("window", "graph")
+DEMO_HIDDENS = 16  # width of the seeded random queries and keys
+
+
+def tree_adjacency(n=len(TOKENS), arcs=ARCS):
+    """(n, n) int adjacency of the parse, both directions (a head reads its dependents and back)."""
+    A = torch.zeros(n, n, dtype=torch.long)
+    for head, dependent in arcs:
+        A[head, dependent] = A[dependent, head] = 1
+    return A
+
+
+def local_mask(kind, half_width=1, causal=False, n=len(TOKENS)):
+    """Boolean (n, n) mask of the reference ex08: a sliding window of half_width, or the parse with self-loops."""
+    if kind == "window":
+        return sliding_window_mask(n, n, half_width, causal)
+    if kind == "graph":
+        return graph_mask(tree_adjacency(n))
+    raise ValueError(f"kind must be one of {MASK_KINDS}; got {kind!r}")
+
+
+def reach(mask, layers):
+    """Boolean (n, n): True where position i has read position j after `layers` stacked masked layers."""
+    step = mask.to(torch.long)  # (n, n): one layer, i reads j
+    seen = torch.eye(mask.shape[0], dtype=torch.long)  # zero layers: each position holds itself
+    for _ in range(layers):
+        seen = ((seen @ step) > 0).to(torch.long)  # (n, n): one more hop through the mask
+    return seen.bool()
+
+
+def layers_to_settle(mask):
+    """Fewest layers after which stacking more reads nothing new (the graph's diameter, for a window ceil((n-1)/D))."""
+    layers, seen = 1, reach(mask, 1)
+    while not torch.equal(seen, reach(mask, layers + 1)):
+        layers, seen = layers + 1, reach(mask, layers + 1)
+    return layers
+
+
+def local_weights(mask, seed=0):
+    """Weights (n, n) of the reference MaskedDotProductAttention on seeded random queries and keys."""
+    gen = torch.Generator().manual_seed(seed)
+    n = mask.shape[0]
+    queries, keys = (torch.randn(1, n, DEMO_HIDDENS, generator=gen) for _ in range(2))  # (1, n, d) each
+    attention = MaskedDotProductAttention(dropout=0.0).eval()
+    with torch.no_grad():
+        attention(queries, keys, keys, mask)
+    return attention.attention_weights[0]  # (n, n)
+
+
+def causal_gap(n=len(TOKENS), seed=0):
+    """max |weights of a causal window as wide as the sentence - ex01's masked_softmax with per-query lengths|."""
+    gen = torch.Generator().manual_seed(seed)
+    scores = torch.randn(1, n, n, generator=gen)  # (1, n, n)
+    by_mask = softmax_with_mask(scores, sliding_window_mask(n, n, n - 1, causal=True))  # (1, n, n)
+    by_lens = masked_softmax(scores, torch.arange(1, n + 1)[None, :])  # (1, n, n): query i keeps keys 0..i
+    return float((by_mask - by_lens).abs().max())
+
+
+def local_stats(kind, half_width, causal, layers):
+    """The experiment's numbers: scores kept, what the last token has read after `layers`, layers to settle."""
+    mask = local_mask(kind, half_width, causal)
+    n = mask.shape[0]
+    return {"kept": int(mask.sum()), "total": n * n, "read": int(reach(mask, layers)[-1].sum()), "n": n,
+            "settle": layers_to_settle(mask), "all": bool(reach(mask, layers_to_settle(mask)).all())}
+
+
+def local_claims():
+    """The numbers the chapter's text quotes: a window of D = 1 against the parse, and the causal check."""
+    window, graph = local_stats("window", 1, False, 1), local_stats("graph", 1, False, 1)
+    return {"total": window["total"], "window_kept": window["kept"], "window_settle": window["settle"],
+            "graph_kept": graph["kept"], "graph_settle": graph["settle"], "gap": causal_gap()}
+
+
+def local_view(lang, kind, half_width, causal, layers):
+    """{'weights': heatmap dict of one layer's weights, 'reach': heatmap dict after `layers`, 'stats': local_stats}."""
+    mask = local_mask(kind, half_width, causal)
+    labels = list(TOKENS)  # the heatmap keeps the two "the"s apart (cells are placed by index)
+    x, y = t("ch08.local.x", lang), t("ch08.local.y", lang)
+    weights = charts.heatmap(local_weights(mask).numpy(), labels, labels, t("ch08.local.weights_title", lang),
+                             x_title=x, y_title=y, domain=[0, 1], show_values=True, cell_size=48)
+    seen = charts.heatmap(reach(mask, layers).to(torch.float32).numpy(), labels, labels,
+                          t("ch08.local.reach_title", lang, layers=layers), x_title=x, y_title=y,
+                          scheme="greens", domain=[0, 1], cell_size=48)
+    return {"weights": weights.to_dict(), "reach": seen.to_dict(), "stats": local_stats(kind, half_width, causal, layers)}

@@ -4,16 +4,20 @@ Streamlit-free. Full attention is the reference DotProductAttention of exercise 
 n x n score matrix); linear attention is the kernel form of Katharopoulos et al. (2020) with the
 feature map phi(x) = elu(x) + 1, which never builds it. `measure` times both on this machine and
 counts the peak bytes of the tensors each one creates; `bench/attention_cost.py` writes the shipped
-figures (course/lessons/data/attention_cost.json) with the same function.
+figures (course/lessons/data/attention_cost.json) with the same function. The positions experiment
+compares absolute sinusoids, rotary embeddings (built with chapter 6's rotation matrices, checked against
+solutions.ex09) and a distance bias inside one score.
 """
 
 import json
+import math
 import statistics
 import time
 import weakref
 from pathlib import Path
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -21,7 +25,10 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from course.common import charts
+from course.common.i18n import t
+from course.lessons.ch06 import positions
 from solutions.ex03_scoring import DotProductAttention
+from solutions.ex09_rotary import RotaryEmbedding
 
 N_VALUES = (256, 512, 1024, 2048, 4096)  # sequence lengths measured
 NUM_HIDDENS = 64  # d: width of queries, keys and values
@@ -159,3 +166,76 @@ def cost_spec(rows, column, texts):
                               height=320)
     chart.encoding.x.scale = alt.Scale(type="log", base=2)  # n doubles from point to point
     return chart.configure_legend(orient="top", direction="horizontal", title=None).to_dict()
+
+
+# --- positions inside the score: absolute, rotary (RoPE, solutions.ex09) and a relative bias ----------
+
+POSITION_SCHEMES = ("absolute", "rotary", "alibi")
+SCORE_LEN = 12  # positions 0..11 for queries and keys
+ALIBI_SLOPE = 0.5  # the first of ALiBi's eight head slopes, 2^-1
+
+
+def rope_by_rotation(X, offset=0):
+    """RoPE with chapter 6's matrices: pair j of the row at position m times R_j(m). X (T, d) -> (T, d) float64."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty_like(X)
+    for m in range(X.shape[0]):
+        for j in range(X.shape[1] // 2):
+            pair = X[m, 2 * j : 2 * j + 2]  # (2,)
+            out[m, 2 * j : 2 * j + 2] = pair @ positions.rotation(offset + m, j, X.shape[1])  # (2,) @ (2, 2)
+    return out
+
+
+def rotation_agreement(d, length=SCORE_LEN, seed=0):
+    """max |rope_by_rotation - the reference RotaryEmbedding| on seeded vectors (float32 tables: ~1e-6)."""
+    X = torch.randn(length, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)  # (T, d)
+    reference = RotaryEmbedding(d).double()(X[None])[0].numpy()  # (T, d)
+    return float(np.abs(rope_by_rotation(X.numpy()) - reference).max())
+
+
+def query_and_key(d, seed=0):
+    """One seeded query and one seeded key, float64 (d,) each."""
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(d, generator=gen, dtype=torch.float64).numpy() for _ in range(2))
+
+
+def position_scores(scheme, d, start=0, length=SCORE_LEN, seed=0):
+    """(length, length) float64: score of the same q at position start + m and k at start + n, one scheme."""
+    q, k = query_and_key(d, seed)
+    pos = np.arange(start, start + length)
+    if scheme == "absolute":  # chapter 6: add P to both vectors (projections left out)
+        P = positions.sinusoid_table(start + length, d)[start:]  # (T, d)
+        return (q + P) @ (k + P).T / math.sqrt(d)  # (T, T)
+    if scheme == "rotary":
+        Q, K = np.tile(q, (length, 1)), np.tile(k, (length, 1))  # (T, d): the same vector at every position
+        return rope_by_rotation(Q, start) @ rope_by_rotation(K, start).T / math.sqrt(d)  # (T, T)
+    if scheme == "alibi":  # a bias by distance added to the content score
+        return q @ k / math.sqrt(d) - ALIBI_SLOPE * np.abs(pos[None, :] - pos[:, None])  # (T, T)
+    raise ValueError(f"scheme must be one of {POSITION_SCHEMES}; got {scheme!r}")
+
+
+def diagonal_spread(S):
+    """Largest max - min of the scores along one diagonal (one offset n - m, different positions)."""
+    return float(max(np.ptp(np.diagonal(S, offset)) for offset in range(-S.shape[0] + 1, S.shape[0])))
+
+
+def shift_change(scheme, d, shift, seed=0):
+    """Largest change of a score when the query and the key both move `shift` positions later."""
+    return float(np.abs(position_scores(scheme, d, shift, seed=seed) - position_scores(scheme, d, 0, seed=seed)).max())
+
+
+def positions_claims(d=16):
+    """The numbers the chapter's text quotes, at width d."""
+    spread = {s: diagonal_spread(position_scores(s, d)) for s in POSITION_SCHEMES}
+    return {"d": d, "absolute": spread["absolute"], "rotary": spread["rotary"], "alibi": spread["alibi"],
+            "agreement": rotation_agreement(d)}
+
+
+def positions_view(lang, scheme, d, shift):
+    """{'spec': heatmap dict of the scores at positions shift.., 'spread': diagonal_spread, 'change': shift_change}."""
+    scores = position_scores(scheme, d, shift)  # (T, T)
+    labels = [str(shift + i) for i in range(SCORE_LEN)]
+    chart = charts.heatmap(scores, labels, labels, t(f"ch10.rope.title_{scheme}", lang),
+                           x_title=t("ch10.rope.x", lang), y_title=t("ch10.rope.y", lang), scheme="redblue",
+                           value_format=".2f", cell_size=30)
+    return {"spec": chart.to_dict(), "spread": diagonal_spread(scores), "change": shift_change(scheme, d, shift)}
