@@ -9,9 +9,10 @@ import pandas as pd
 
 from course.common import charts
 from course.common.i18n import t
-from course.lessons import training_lab
+from course.lessons import lab_tasks, training_lab
 
-SERIES_COLOURS = ("#0068c9", "#ff4b4b")  # baseline and the compared run, the same in every language
+SERIES_COLOURS = ("#0068c9", "#ff4b4b", "#29b09d")  # baseline, the compared run, the learner's modules
+PAD_MARK = "·"  # a padding position of the sentence-pair task
 REACH = 0.9  # "steps to learn": the first greedy test with at least this sequence accuracy
 
 
@@ -95,23 +96,43 @@ def nearest_snapshot(run, step):
     return kept[-1] if kept else run["snapshots"][0]
 
 
-def map_labels(config, task, kind):
-    """(row labels, column labels) of a map of `kind` on the probe: input and output symbols."""
-    src = training_lab.probe_source(training_lab.LabConfig(**config))
-    tgt = training_lab.target_of(src, task)[0].tolist()
-    src = src[0].tolist()
+def probe_ids(config, task, pairs=None):
+    """(source ids, target ids) of the task's probe; None for the sentence pairs when their slice is absent."""
+    lab_config = training_lab.LabConfig(**dict(config, task=task))
+    if task == training_lab.PAIRS_TASK and pairs is None:
+        return None
+    src, tgt = training_lab.task_data(lab_config, pairs).probe()  # (1, T), (1, T)
+    return src[0].tolist(), tgt[0].tolist()
+
+
+def token_text(ids, tokens=None):
+    """Ids as shown in a map or a caption: the digits themselves, or the slice's tokens (PAD_MARK for padding)."""
+    if tokens is None:
+        return [str(x) for x in ids]
+    return [PAD_MARK if x == lab_tasks.PAD_ID else tokens[x] if 0 <= x < len(tokens) else "?" for x in ids]
+
+
+def map_labels(config, task, kind, pairs=None):
+    """(row labels, column labels) of a map of `kind` on the probe: input and output symbols.
+    Without the sentence-pair slice (never shipped) its maps are labelled by position 1..T."""
+    probe = probe_ids(config, task, pairs)
+    if probe is None:
+        numbers = [str(i + 1) for i in range(config["seq_len"])]
+        return numbers, numbers
+    tokens = pairs["tokens"] if task == training_lab.PAIRS_TASK else None
+    src, tgt = (token_text(ids, tokens) for ids in probe)
     rows = {"encoder": src, "decoder": tgt, "cross": tgt}[kind]
     cols = {"encoder": src, "decoder": ["<s>"] + tgt[:-1], "cross": src}[kind]
-    return [str(x) for x in rows], [str(x) for x in cols]
+    return rows, cols
 
 
-def attention_spec(run, config, step, kind, layer, head, title, lang):
+def attention_spec(run, config, step, kind, layer, head, title, lang, pairs=None):
     """One head's attention map on the probe at (the snapshot nearest before) `step`, as a Vega-Lite dict;
     also the snapshot's step and the model's greedy output on the probe then."""
     snap = nearest_snapshot(run, step)
     layer_maps = snap["maps"][kind][layer]
     head = min(head, len(layer_maps) - 1)  # the one-head model has only head 0
-    rows, cols = map_labels(config, run["task"], kind)
+    rows, cols = map_labels(config, run["task"], kind, pairs)
     chart = charts.heatmap(layer_maps[head], rows, cols, title=title, domain=[0, 1],
                            x_title=t(f"lab.maps.x_{kind}", lang), y_title=t(f"lab.maps.y_{kind}", lang))
     return chart.to_dict(), snap["step"], snap["prediction"]
