@@ -46,6 +46,7 @@ def seed_figures(results, task, variant, lang):
         out[f"{who}_acc"] = sep.join(_pct(r["final_seq_acc"]) for r in runs)
         out[f"{who}_reach"] = sep.join(_reached(r, lang) for r in runs)
         out[f"{who}_mean"] = sep.join(_pct(mean_test_accuracy(r)) for r in runs)
+        out[f"{who}_tok"] = sep.join(_pct(r["final_token_acc"]) for r in runs)
     out["seeds"] = " / ".join(str(s) for s in results["seeds"])
     return out
 
@@ -54,9 +55,11 @@ def reading(results, task, variant, lang):
     """What the shipped runs show for one ablation on one task, with both seeds' figures."""
     c = results["config"]
     fields = seed_figures(results, task, variant, lang)
-    head = t("lab.intro_figures", lang, steps=c["steps"], batch=c["batch_size"], length=c["seq_len"],
-             vocab=c["vocab_size"], reach=_pct(REACH), task=t(f"lab.tasks.{task}", lang), **fields)
-    return "\n\n".join((t(f"lab.ablations.{variant}.what", lang), head, t(f"lab.ablations.{variant}.claim", lang)))
+    pairs = task == training_lab.PAIRS_TASK
+    head = t("lab.intro_pairs" if pairs else "lab.intro_figures", lang, steps=c["steps"], batch=c["batch_size"],
+             length=c["seq_len"], vocab=c["vocab_size"], reach=_pct(REACH), task=t(f"lab.tasks.{task}", lang), **fields)
+    claim = t("lab.pairs_claim", lang) if pairs else t(f"lab.ablations.{variant}.claim", lang)
+    return "\n\n".join((t(f"lab.ablations.{variant}.what", lang), head, claim))
 
 
 def curve_frame(runs, labels, log_every):
