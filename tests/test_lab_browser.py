@@ -16,13 +16,14 @@ from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow,
               pytest.mark.skipif(not training_lab.RESULTS.is_file(), reason="no shipped results file")]
 
-# Every chart's title box, and its axis titles' boxes: a title must not overlap an axis title.
+# Every chart's title box, its axis titles' boxes and its own box: a title must be inside the drawing and
+# clear of the axis titles (a long vertical axis title once pushed the loss chart's title out of sight).
 TITLES = """
 return [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg')].map(svg => {
   const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
   const title = svg.querySelector('[aria-roledescription="title"] text');
   const axes = [...svg.querySelectorAll('[aria-roledescription="axis"] .role-axis-title text')].map(box);
-  return {title: title ? title.textContent : '', box: title ? box(title) : null, axes: axes};
+  return {title: title ? title.textContent : '', box: title ? box(title) : null, axes: axes, svg: box(svg)};
 });
 """
 
@@ -51,17 +52,18 @@ def click_label(driver, text, within='[data-testid="stMain"]', index=-1):
 
 
 def choose_option(driver, widget_label, option):
-    """Pick `option` in the select box labelled `widget_label`."""
+    """Pick `option` in the select box labelled `widget_label` (its input shows the chosen value)."""
     from selenium.webdriver.common.by import By
 
-    box = next(e for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stSelectbox"]')
-               if e.text.startswith(widget_label))
+    selector = f'[data-testid="stSelectbox"] input[aria-label="{widget_label}"]'
+    box = driver.find_element(By.CSS_SELECTOR, selector)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
-    box.find_element(By.CSS_SELECTOR, '[role="combobox"], input').click()
+    box.click()
     item = wait_for(driver, lambda d: [o for o in d.find_elements(By.CSS_SELECTOR, '[role="option"]')
                                        if o.text.strip() == option], f"no option {option!r}", 30)[0]
     item.click()
-    wait_for(driver, lambda d: option in box.text, f"{option!r} not chosen", 30)
+    wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, selector).get_attribute("value") == option,
+             lambda: f"{option!r} not chosen", 30)
     wait_until_rendered(driver)
 
 
@@ -71,7 +73,7 @@ def scrub_to_end(driver, label):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    selector = f'[data-testid="stSlider"] [role="slider"][aria-label="{label}"]'
+    selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
     slider = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), f"no slider {label!r}", 30)[-1]
     before = slider.get_attribute("aria-valuetext")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
@@ -96,6 +98,8 @@ def chart_titles(driver, wanted):
         chart = found[title]
         hit = [a for a in chart["axes"] if overlaps(chart["box"], a)]
         assert not hit, f"the title {title!r} overlaps an axis title: {chart}"
+        inside = chart["svg"][1] - 5 <= chart["box"][1] and chart["box"][3] <= chart["svg"][3]  # 5 px: the font's ascent
+        assert inside, f"the title {title!r} is drawn outside its chart: {chart}"
 
 
 def no_errors(driver):
@@ -117,8 +121,8 @@ def test_the_lab_moves_its_widgets_and_trains_live(server, browsers, lang):
     wait_for_text(driver, t("lab.title", lang))
     no_errors(driver)
     click_label(driver, t("lab.tasks.copy", lang))
-    choose_option(driver, t("lab.variant_label", lang), t("lab.variants.no_pe", lang))
-    wait_for_text(driver, t("lab.ablations.no_pe.claim", lang))
+    choose_option(driver, t("lab.variant_label", lang), t("lab.variants.no_residual", lang))
+    wait_for_text(driver, t("lab.ablations.no_residual.claim", lang))
     chart_titles(driver, [t("lab.chart.loss", lang), t("lab.chart.seq_acc", lang)])
     click_label(driver, t("lab.maps.kinds.cross", lang))
     click_label(driver, "2", index=0)  # layer 2 (the seeds are 0 and 1, so the first "2" is the layer's)
@@ -126,20 +130,21 @@ def test_the_lab_moves_its_widgets_and_trains_live(server, browsers, lang):
     last = str(training_lab.find_run(training_lab.load_results(), "copy", "baseline", 0)["snapshots"][-1]["step"])
     assert scrub_to_end(driver, t("lab.maps.step_label", lang)) == last
     wait_for_text(driver, t("lab.maps.output", lang, step=last, output="", target="").split(last)[0] + last)
-    chart_titles(driver, [t("lab.maps.title", lang, variant=t("lab.variants.no_pe", lang))])
+    chart_titles(driver, [t("lab.maps.title", lang, variant=t("lab.variants.no_residual", lang))])
     no_errors(driver)
     full_page_screenshot(driver, SHOTS / f"lab_{lang}_moved.png")
 
     button = next(b for b in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stMain"] button')
-                  if b.text.startswith(t("lab.train_button", lang, variant=t("lab.variants.no_pe", lang), seed=0)))
+                  if b.text.startswith(t("lab.train_button", lang, variant=t("lab.variants.no_residual", lang), seed=0)))
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", button)
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stProgress"]'), "no progress bar", 120)
-    done = t("lab.live_caption", lang, variant=t("lab.variants.no_pe", lang), steps=training_lab.LabConfig.steps,
+    done = t("lab.live_caption", lang, variant=t("lab.variants.no_residual", lang), steps=training_lab.LabConfig.steps,
              seconds="", acc="").split(str(training_lab.LabConfig.steps))[0]
     wait_for(driver, lambda d: done in main_text(d), lambda: f"no live caption; the page shows:\n{main_text(driver)[-1500:]}",
              600)
     wait_until_rendered(driver)
-    live = t("lab.variants.no_pe", lang) + t("lab.live_mark", lang)
-    wait_for(driver, lambda d: live in d.execute_script("return document.body.textContent"), f"no {live!r} series", 60)
+    live = t("lab.variants.no_residual", lang) + t("lab.live_mark", lang)
+    wait_for(driver, lambda d: live in d.execute_script("return document.body.textContent"),
+             f"no {live!r} series in the legend", 60)
     no_errors(driver)
     full_page_screenshot(driver, SHOTS / f"lab_{lang}_trained.png")

@@ -13,6 +13,9 @@ from course.lessons import lab_tasks, training_lab
 
 SERIES_COLOURS = ("#0068c9", "#ff4b4b", "#29b09d")  # baseline, the compared run, the learner's modules
 PAD_MARK = "·"  # a padding position of the sentence-pair task
+# Total height in px (Streamlit fits title, axes and legend into it): the plot must stay taller than the
+# vertical axis title, or Vega pushes the chart's title above the drawing, out of sight.
+CURVE_HEIGHT = 360
 REACH = 0.9  # "steps to learn": the first greedy test with at least this sequence accuracy
 
 
@@ -76,14 +79,14 @@ def curve_frame(runs, labels, log_every):
 def curve_specs(runs, labels, log_every, lang):
     """Two Vega-Lite dicts: training loss and greedy sequence accuracy against step, one line per run."""
     frame = curve_frame(runs, labels, log_every)
-    colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"),
+    colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=0),
                        scale=alt.Scale(domain=list(labels), range=list(SERIES_COLOURS[: len(labels)])))
     specs = []
     for measure, log_y in (("loss", True), ("seq_acc", False)):
         data = frame[frame["measure"] == measure]
         chart = charts.line_chart(data, "step", "value", title=t(f"lab.chart.{measure}", lang),
                                   x_title=t("lab.chart.step", lang), y_title=t(f"lab.chart.{measure}_axis", lang),
-                                  log_y=log_y, points=measure == "seq_acc", height=260)
+                                  log_y=log_y, points=measure == "seq_acc", height=CURVE_HEIGHT)
         specs.append(chart.encode(color=colour).to_dict())
     return specs
 
