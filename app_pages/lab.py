@@ -1,10 +1,8 @@
-"""Training lab: a small Transformer learns copy, reverse or sort; each ablation beside the baseline."""
-
-from dataclasses import replace
+"""Training lab: a small Transformer learns copy, reverse, sort or a phrasebook; each ablation beside the baseline."""
 
 import streamlit as st
 
-from course.app import lab_runner, progress
+from course.app import lab_live
 from course.app.ui import current_lang, labeler, tr
 from course.lessons import lab_views, training_lab
 from course.translation import lab_pairs
@@ -78,55 +76,6 @@ def maps_section(pair, tokens_of_runs, task, seed):
                            target=" ".join(lab_views.token_text(probe[1], tokens))))
 
 
-def live_section(task, variant, seed):
-    """The live run's part of the page; while a child trains it reruns itself every second."""
-    training = st.session_state.get("lab_live") is not None
-    st.fragment(run_every=1.0 if training else None)(live_body)(task, variant, seed)
-
-
-def start(task, variant, seed, learner=None):
-    """Start a live run in a child (the learner's modules when `learner` holds their results); rerun."""
-    config = replace(training_lab.variant_config(variant), task=task, seed=seed)
-    try:
-        st.session_state["lab_live"] = lab_runner.start(config, variant, learner)
-    except lab_runner.LabRunError as err:
-        st.session_state["lab_error"] = str(err)
-    st.rerun()
-
-
-def live_body(task, variant, seed):
-    """Train the chosen variant, or the baseline with the learner's modules, in a child process on a button;
-    progress bar and stop button while it runs."""
-    live = st.session_state.get("lab_live")
-    if live is None:
-        if st.session_state.get("lab_error"):
-            st.error(st.session_state["lab_error"])
-        if st.button(tr("lab.train_button", variant=tr(f"lab.variants.{variant}"), seed=seed), key="lab_train"):
-            st.session_state["lab_error"] = None
-            start(task, variant, seed)
-        mine = progress.load_results()
-        st.markdown(tr("lab.mine_body"))
-        if not lab_runner.learner_ready(mine):
-            st.info(tr("lab.mine_not_passed"))
-        elif st.button(tr("lab.mine_button", seed=seed), key="lab_train_mine"):
-            st.session_state["lab_error"] = None
-            start(task, "baseline", seed, learner=mine)
-        return
-    try:
-        run = lab_runner.result(live)
-    except lab_runner.LabRunError as err:
-        st.session_state["lab_live"], st.session_state["lab_error"] = None, str(err)
-        st.rerun()
-    if run is not None:
-        st.session_state["lab_live"] = None
-        st.session_state.setdefault("lab_runs", {})[live.label] = run
-        st.rerun()
-    done = lab_runner.progress(live) or {"step": 0, "steps": 1}
-    st.progress(done["step"] / done["steps"], text=tr("lab.running", step=done["step"], steps=done["steps"]))
-    if st.button(tr("lab.stop_button"), key="lab_stop"):
-        lab_runner.request_stop(live)
-
-
 st.title(tr("lab.title"))
 st.markdown(tr("lab.intro"))
 mtime = training_lab.RESULTS.stat().st_mtime_ns
@@ -155,4 +104,4 @@ elif None not in pair:
     st.info(tr("lab.maps.no_maps", seed=seed))
 st.subheader(tr("lab.live_header"))
 st.markdown(tr("lab.live_body"))
-live_section(task, variant, seed)
+lab_live.live_section(task, variant, seed)

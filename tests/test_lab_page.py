@@ -138,3 +138,30 @@ def test_a_passing_copy_of_the_solutions_is_trained_and_drawn_beside_the_referen
     curves = charts(at)[i18n.t("lab.chart.loss", "zh")][1][0]
     assert list(curves[curves["series"] == i18n.t("lab.variants.mine", "zh")]["value"]) == run["loss"]
     assert set(curves["series"]) >= {i18n.t("lab.variants.baseline", "zh"), i18n.t("lab.variants.mine", "zh")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sentence_pairs_show_their_figures_and_label_the_maps_from_the_local_data(lang):
+    from course.lessons import lab_views
+    from course.translation import lab_pairs
+
+    shipped = training_lab.load_results()
+    at = open_page(PAGE, lang, timeout=300)
+    at.radio(key="lab_task").set_value("tatoeba").run()
+    at.selectbox(key="lab_variant").set_value("no_residual").run()
+    assert errors_of(at) == []
+    text = markdown_text(at)
+    for seed in shipped["seeds"]:
+        for variant in ("baseline", "no_residual"):
+            assert pct(training_lab.find_run(shipped, "tatoeba", variant, seed)["final_token_acc"]) in text
+    assert i18n.t("lab.pairs_claim", lang) in text
+    at.radio(key="lab_kind").set_value("cross").run()
+    captions = " ".join(c.value for c in at.caption)
+    if not lab_pairs.DATA.is_file():
+        assert i18n.t("lab.maps.no_data", lang, step=0) in captions
+        return
+    pairs = lab_pairs.load_slice()
+    _, target = lab_views.probe_ids(shipped["config"], "tatoeba", pairs)
+    assert " ".join(lab_views.token_text(target, pairs["tokens"])) in captions
+    spec, _ = charts(at)[i18n.t("lab.maps.title", lang, variant=i18n.t("lab.variants.baseline", lang))]
+    assert pairs["tokens"][target[0]] in str(spec)  # the rows are labelled with the output's characters
