@@ -1,12 +1,11 @@
-"""Training lab: a small Transformer learns copy, reverse or sort; each ablation beside the baseline."""
-
-from dataclasses import replace
+"""Training lab: a small Transformer learns copy, reverse, sort or a phrasebook; each ablation beside the baseline."""
 
 import streamlit as st
 
-from course.app import lab_runner
+from course.app import lab_live
 from course.app.ui import current_lang, labeler, tr
 from course.lessons import lab_views, training_lab
+from course.translation import lab_pairs
 
 KEEP = "session"
 
@@ -17,18 +16,27 @@ def shipped(mtime_ns):
     return training_lab.load_results()
 
 
+@st.cache_resource(show_spinner=False)
+def pairs_slice():
+    """The Tatoeba slice (made from ../shared/data at run time, never shipped), or None without the data."""
+    try:
+        return lab_pairs.load_slice()
+    except FileNotFoundError:
+        return None
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def attention_view(token, task, name, seed, step, kind, layer, head, lang, _run):
     """One head's map chart dict, the snapshot's step and output, cached on plain values (token names the run)."""
     title = tr("lab.maps.title", variant=tr(f"lab.variants.{name}"))
-    return lab_views.attention_spec(_run, results["config"], step, kind, layer, head, title, lang)
+    return lab_views.attention_spec(_run, results["config"], step, kind, layer, head, title, lang, pairs_slice())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def comparison(token, task, names, seed, log_every, lang, _runs):
     """Curve chart dicts of the shown runs, cached on plain values (token names the compared run's version)."""
-    labels = [tr(f"lab.variants.{n}") + (tr("lab.live_mark") if token.startswith("live") and n != "baseline" else "")
-              for n in names]
+    labels = [tr(f"lab.variants.{n}") + (tr("lab.live_mark") if token.startswith("live") and n == names[1] != "mine"
+                                         else "") for n in names]
     return lab_views.curve_specs(_runs, labels, log_every, lang)
 
 
@@ -44,7 +52,7 @@ def choose():
     return task, variant, seed
 
 
-def maps_section(pair, tokens, task, seed):
+def maps_section(pair, tokens_of_runs, task, seed):
     """Attention maps of baseline and compared run, scrubbed over training steps."""
     st.subheader(tr("lab.maps.header"))
     a, b, c = st.columns(3)
@@ -56,43 +64,16 @@ def maps_section(pair, tokens, task, seed):
                    format_func=lambda i: str(i + 1), key="lab_head", persist_state=KEEP)
     step = st.select_slider(tr("lab.maps.step_label"), lab_views.snapshot_steps(pair[0]), key="lab_step",
                             persist_state=KEEP)
-    config = results["config"]
-    target = lab_views.map_labels(config, task, "cross")[0]
-    for col, run, token, name in zip(st.columns(2), pair, tokens, ("baseline", pair[1]["variant"])):
+    probe = lab_views.probe_ids(results["config"], task, pairs_slice())
+    tokens = (pairs_slice() or {}).get("tokens") if task == training_lab.PAIRS_TASK else None
+    for col, run, token, name in zip(st.columns(2), pair, tokens_of_runs, ("baseline", pair[1]["variant"])):
         spec, shown, output = attention_view(token, task, name, seed, step, kind, layer, head, current_lang(), run)
         col.vega_lite_chart(spec, width="stretch")
-        col.caption(tr("lab.maps.output", step=shown, output=" ".join(map(str, output)), target=" ".join(target)))
-
-
-def live_section(task, variant, seed):
-    """The live run's part of the page; while a child trains it reruns itself every second."""
-    training = st.session_state.get("lab_live") is not None
-    st.fragment(run_every=1.0 if training else None)(live_body)(task, variant, seed)
-
-
-def live_body(task, variant, seed):
-    """Train the chosen variant in a child process on a button; progress bar and stop button while it runs."""
-    live = st.session_state.get("lab_live")
-    if live is None:
-        if st.button(tr("lab.train_button", variant=tr(f"lab.variants.{variant}"), seed=seed), key="lab_train"):
-            config = replace(training_lab.variant_config(variant), task=task, seed=seed)
-            st.session_state["lab_live"] = lab_runner.start(config, variant)
-            st.rerun()
-        return
-    try:
-        run = lab_runner.result(live)
-    except lab_runner.LabRunError as err:
-        st.session_state["lab_live"] = None
-        st.error(str(err))
-        return
-    if run is not None:
-        st.session_state["lab_live"] = None
-        st.session_state.setdefault("lab_runs", {})[live.label] = run
-        st.rerun()
-    done = lab_runner.progress(live) or {"step": 0, "steps": 1}
-    st.progress(done["step"] / done["steps"], text=tr("lab.running", step=done["step"], steps=done["steps"]))
-    if st.button(tr("lab.stop_button"), key="lab_stop"):
-        lab_runner.request_stop(live)
+        if probe is None:
+            col.caption(tr("lab.maps.no_data", step=shown))
+        else:
+            col.caption(tr("lab.maps.output", step=shown, output=" ".join(lab_views.token_text(output, tokens)),
+                           target=" ".join(lab_views.token_text(probe[1], tokens))))
 
 
 st.title(tr("lab.title"))
@@ -101,22 +82,26 @@ mtime = training_lab.RESULTS.stat().st_mtime_ns
 results = shipped(mtime)
 task, variant, seed = choose()
 live_run = st.session_state.get("lab_runs", {}).get((task, variant, seed))
+mine = st.session_state.get("lab_runs", {}).get((task, "mine", seed))
 pair = (training_lab.find_run(results, task, "baseline", seed),
         live_run or training_lab.find_run(results, task, variant, seed))
 token = f"live:{live_run['seconds']}:{live_run['steps_done']}" if live_run else f"shipped:{mtime}"
-shown = [(name, run) for name, run in zip(("baseline", variant), pair) if run is not None]
+shown = [(name, run) for name, run in zip(("baseline", variant, "mine"), (*pair, mine)) if run is not None]
+curve_token = token + (f"|mine:{mine['seconds']}:{mine['steps_done']}" if mine else "")
 st.markdown(lab_views.reading(results, task, variant, current_lang()) if None not in pair else tr("lab.not_shipped"))
 if shown:
     names, runs = zip(*shown)
-    specs = comparison(token, task, names, seed, results["config"]["log_every"], current_lang(), runs)
+    specs = comparison(curve_token, task, names, seed, results["config"]["log_every"], current_lang(), runs)
     for col, spec in zip(st.columns(2), specs):
         col.vega_lite_chart(spec, width="stretch")
-if live_run:
-    st.caption(tr("lab.live_caption", steps=live_run["steps_done"], seconds=live_run["seconds"]))
+for run, name in ((live_run, variant), (mine, "mine")):
+    if run:
+        st.caption(tr("lab.live_caption", variant=tr(f"lab.variants.{name}"), steps=run["steps_done"],
+                      seconds=run["seconds"], acc=f"{100 * run['final_seq_acc']:.0f}%"))
 if None not in pair and pair[0]["snapshots"] and pair[1]["snapshots"]:
     maps_section(pair, (f"shipped:{mtime}", token), task, seed)
 elif None not in pair:
     st.info(tr("lab.maps.no_maps", seed=seed))
 st.subheader(tr("lab.live_header"))
 st.markdown(tr("lab.live_body"))
-live_section(task, variant, seed)
+lab_live.live_section(task, variant, seed)

@@ -1,9 +1,12 @@
 """Helpers for the AppTest-based tests: start the app on a page, walk its widgets."""
 
+import json
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Widget
 
@@ -65,4 +68,22 @@ def markdown_text(at):
     return "\n".join(m.value for m in at.markdown)
 
 
-__all__ = ["AppTest", "Block", "open_page", "utc_plus_8", "widgets", "errors_of", "metric", "markdown_text"]
+def charts(at):
+    """{chart title: (spec dict, [data frames])} of the page's Vega-Lite charts (title None when it has none).
+
+    The frames are the chart's datasets sent beside the spec, its main data, and data inlined in the spec by Altair.
+    """
+    found = {}
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec.get("title")
+        title = title.get("text") if isinstance(title, dict) else title
+        frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets]
+        if chart.proto.HasField("data"):
+            frames.append(dataframe_util.convert_arrow_bytes_to_pandas_df(chart.proto.data.data))
+        frames += [pd.DataFrame(rows) for rows in spec.get("datasets", {}).values()]
+        found[title] = (spec, frames)
+    return found
+
+
+__all__ = ["AppTest", "Block", "open_page", "utc_plus_8", "widgets", "errors_of", "metric", "markdown_text", "charts"]

@@ -1,14 +1,11 @@
 """AppTest of the training lab page: shipped runs shown first in both languages, widgets moved, a live run
 trained in a child process and stopped from the page (never trained in the Streamlit process)."""
 
-import json
 import time
 from dataclasses import replace
 
-import pandas as pd
 import pytest
-from app_helpers import errors_of, markdown_text, open_page
-from streamlit import dataframe_util
+from app_helpers import charts, errors_of, markdown_text, open_page
 
 from course.common import i18n
 from course.lessons import training_lab
@@ -23,19 +20,6 @@ def no_training_in_process(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the page trained in the Streamlit process")
     monkeypatch.setattr(training_lab, "train", refuse)
-
-
-def chart_frames(at):
-    """{chart title: data frame} of the page's Vega-Lite charts."""
-    found = {}
-    for chart in at.get("vega_lite_chart"):
-        spec = json.loads(chart.proto.spec)
-        title = spec.get("title")
-        title = title.get("text") if isinstance(title, dict) else title
-        frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets]
-        frames += [pd.DataFrame(rows) for rows in spec.get("datasets", {}).values()]  # data inlined by Altair
-        found[title] = frames[0] if frames else None
-    return found
 
 
 def pct(x):
@@ -57,7 +41,7 @@ def test_the_shipped_runs_are_shown_with_their_figures_and_the_widgets_move(lang
             base = training_lab.find_run(shipped, task, "baseline", seed)
             assert pct(run["final_seq_acc"]) in text and pct(base["final_seq_acc"]) in text
         assert i18n.t(f"lab.ablations.{variant}.claim", lang) in text
-    curves = chart_frames(at)[i18n.t("lab.chart.seq_acc", lang)]
+    curves = charts(at)[i18n.t("lab.chart.seq_acc", lang)][1][0]
     seed = at.radio(key="lab_seed").value
     run = training_lab.find_run(shipped, task, "no_residual", seed)
     label = i18n.t("lab.variants.no_residual", lang)
@@ -68,7 +52,7 @@ def test_the_shipped_runs_are_shown_with_their_figures_and_the_widgets_move(lang
     last = run["snapshots"][-1]
     at.select_slider(key="lab_step").set_value(last["step"]).run()
     assert errors_of(at) == []
-    maps = chart_frames(at)[i18n.t("lab.maps.title", lang, variant=label)]
+    maps = charts(at)[i18n.t("lab.maps.title", lang, variant=label)][1][0]
     expected = [w for row in last["maps"]["cross"][1][3] for w in row]
     assert list(maps.sort_values(["row", "col"])["value"]) == pytest.approx(expected)
     assert any(" ".join(map(str, last["prediction"])) in c.value for c in at.caption)
@@ -100,6 +84,84 @@ def test_a_live_run_trains_in_a_child_and_the_stop_button_ends_it(monkeypatch):
     run = runs[(task, "one_head", seed)]
     assert run["stopped"] and 0 < run["steps_done"] < long_run["steps"]
     assert any(f"{run['steps_done']} steps" in c.value for c in at.caption)
-    curves = chart_frames(at)[i18n.t("lab.chart.loss", "en")]
+    curves = charts(at)[i18n.t("lab.chart.loss", "en")][1][0]
     live = curves[curves["series"].str.endswith(i18n.t("lab.live_mark", "en"))]
     assert list(live["value"]) == run["loss"]
+
+
+def test_the_learners_button_waits_for_ex05_to_ex07(lab_home):
+    at = open_page(PAGE, "en", timeout=300)
+    assert i18n.t("lab.mine_not_passed", "en") in [i.value for i in at.info]
+    assert not any(b.key == "lab_train_mine" for b in at.button)
+
+
+@pytest.mark.slow
+def test_unfinished_modules_that_are_marked_passed_give_a_clear_message(lab_home, monkeypatch):
+    """The stubs in exercises/ with a progress file claiming ex05-ex07 passed: the child fails, the page says
+    which file is not finished, and nothing was trained in this process."""
+    from course.app import progress
+    from course.common.paths import PROJECT_ROOT
+
+    progress.save_results(PROJECT_ROOT / "exercises", {ex: {"passed": True, "score": 1} for ex in ("ex05", "ex06", "ex07")})
+    real = training_lab.variant_config
+    monkeypatch.setattr(training_lab, "variant_config", lambda v, base=None: replace(real(v, base), steps=20))
+    at = open_page(PAGE, "en", timeout=300)
+    at.button(key="lab_train_mine").click().run()
+    deadline = time.monotonic() + 300
+    while not at.error:
+        assert time.monotonic() < deadline, "no message from the failed child"
+        at.run()
+    assert "not finished" in at.error[0].value and ".py, line " in at.error[0].value, at.error[0].value
+    assert at.session_state["lab_live"] is None
+
+
+@pytest.mark.slow
+def test_a_passing_copy_of_the_solutions_is_trained_and_drawn_beside_the_reference(lab_home, monkeypatch, tmp_path):
+    import functools
+    import shutil
+
+    from course.app import lab_runner, progress
+    from course.common.paths import PROJECT_ROOT
+
+    mine = tmp_path / "exercises"
+    shutil.copytree(PROJECT_ROOT / "solutions", mine, ignore=shutil.ignore_patterns("__pycache__"))
+    progress.save_results(PROJECT_ROOT / "exercises", {ex: {"passed": True, "score": 1} for ex in ("ex05", "ex06", "ex07")})
+    monkeypatch.setattr(lab_runner, "start", functools.partial(lab_runner.start, exercises_dir=mine))
+    real = training_lab.variant_config
+    monkeypatch.setattr(training_lab, "variant_config", lambda v, base=None: replace(real(v, base), steps=20))
+    at = open_page(PAGE, "zh", timeout=300)
+    at.button(key="lab_train_mine").click().run()
+    wait_for(at, lambda at: at.session_state["lab_live"] is None)
+    task, seed = at.radio(key="lab_task").value, at.radio(key="lab_seed").value
+    run = at.session_state["lab_runs"][(task, "mine", seed)]
+    assert run["learner"] and run["steps_done"] == 20
+    curves = charts(at)[i18n.t("lab.chart.loss", "zh")][1][0]
+    assert list(curves[curves["series"] == i18n.t("lab.variants.mine", "zh")]["value"]) == run["loss"]
+    assert set(curves["series"]) >= {i18n.t("lab.variants.baseline", "zh"), i18n.t("lab.variants.mine", "zh")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sentence_pairs_show_their_figures_and_label_the_maps_from_the_local_data(lang):
+    from course.lessons import lab_views
+    from course.translation import lab_pairs
+
+    shipped = training_lab.load_results()
+    at = open_page(PAGE, lang, timeout=300)
+    at.radio(key="lab_task").set_value("tatoeba").run()
+    at.selectbox(key="lab_variant").set_value("no_residual").run()
+    assert errors_of(at) == []
+    text = markdown_text(at)
+    for seed in shipped["seeds"]:
+        for variant in ("baseline", "no_residual"):
+            assert pct(training_lab.find_run(shipped, "tatoeba", variant, seed)["final_token_acc"]) in text
+    assert i18n.t("lab.pairs_claim", lang) in text
+    at.radio(key="lab_kind").set_value("cross").run()
+    captions = " ".join(c.value for c in at.caption)
+    if not lab_pairs.DATA.is_file():
+        assert i18n.t("lab.maps.no_data", lang, step=0) in captions
+        return
+    pairs = lab_pairs.load_slice()
+    _, target = lab_views.probe_ids(shipped["config"], "tatoeba", pairs)
+    assert " ".join(lab_views.token_text(target, pairs["tokens"])) in captions
+    spec, _ = charts(at)[i18n.t("lab.maps.title", lang, variant=i18n.t("lab.variants.baseline", lang))]
+    assert pairs["tokens"][target[0]] in str(spec)  # the rows are labelled with the output's characters

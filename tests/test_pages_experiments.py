@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_helpers import open_page
-from streamlit import dataframe_util
+from app_helpers import charts, open_page
 
 from course.common import i18n
 from course.lessons import ch03
@@ -27,20 +26,6 @@ BOTTLENECK, CH03 = "app_pages/demo_bottleneck.py", "app_pages/ch03_scoring.py"
 def env(lab_home, monkeypatch):
     """Fresh progress home; the shipped checkpoints' BLEU reports."""
     monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(ROOT / "checkpoints"))
-
-
-def charts(at):
-    """{chart title: (spec dict, [data frames])} of the page's Vega-Lite charts that have a title."""
-    found = {}
-    for chart in at.get("vega_lite_chart"):
-        spec = json.loads(chart.proto.spec)
-        title = spec.get("title")
-        title = title.get("text") if isinstance(title, dict) else title
-        frames = [dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets]
-        if chart.proto.HasField("data"):
-            frames.append(dataframe_util.convert_arrow_bytes_to_pandas_df(chart.proto.data.data))
-        found[title] = (spec, frames)
-    return found
 
 
 def counted(monkeypatch, module, **small):

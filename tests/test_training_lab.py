@@ -199,3 +199,35 @@ def test_every_shipped_ablation_differs_from_the_baseline_as_the_text_claims_on_
         seen.setdefault((ablation, task), set()).add(seed)
     assert seen and all(seeds == set(tl.SEEDS) for seeds in seen.values()), seen  # both seeds of each
     assert SHIPPED["seeds"] == list(tl.SEEDS)
+
+
+@pytest.mark.skipif(SHIPPED is None, reason="no shipped results file")
+def test_on_the_sentence_pairs_only_no_residual_falls_behind_as_the_text_says_on_both_seeds():
+    """lab.pairs_claim: every ablation but no_residual within 5 points of the baseline's held-out character
+    accuracy on both seeds; no_residual at most 60% of it."""
+    for seed in tl.SEEDS:
+        base = tl.find_run(SHIPPED, "tatoeba", "baseline", seed)["final_token_acc"]
+        assert 0.2 < base < 0.5, base  # "about a third of the held-out characters"
+        for ablation in tl.ABLATIONS:
+            acc = tl.find_run(SHIPPED, "tatoeba", ablation, seed)["final_token_acc"]
+            if ablation == "no_residual":
+                assert acc <= 0.6 * base, (seed, acc, base)
+            else:
+                assert abs(acc - base) <= 0.05, (ablation, seed, acc, base)
+
+
+@pytest.mark.skipif(SHIPPED is None, reason="no shipped results file")
+def test_the_shipped_sentence_pair_runs_hold_numbers_only():
+    """The slice is never shipped: no string in a tatoeba run but its task and variant names."""
+    def strings(x):
+        if isinstance(x, str):
+            yield x
+        elif isinstance(x, dict):
+            for v in x.values():
+                yield from strings(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from strings(v)
+    runs = [r for r in SHIPPED["runs"] if r["task"] == "tatoeba"]
+    assert len(runs) == len(tl.VARIANTS) * len(tl.SEEDS)
+    assert {s for r in runs for s in strings(r)} <= {"tatoeba", *tl.VARIANTS}

@@ -4,8 +4,18 @@ The page never trains in the Streamlit process. `start(config, variant)` runs
 `python -m course.lessons.training_lab --live ...` in its own session; the child
 writes a progress file a few times a second and its run dict at the end, and
 finishes early (with what it has) once the stop file exists.
+
+With the learner's modules (`start(..., learner=results)`, once ex05-ex07 have
+passed the grader), the child is `python -m course.app.lab_runner`: it stages the
+learner's exercise files (references for the exercises not passed) as a package,
+as the translation demos do (course.app.demo_runner), caps its own CPU time, and
+trains the model built from that package; a failure of the learner's code comes
+back as a sentence naming their file and line. A returned run is checked before
+the page reads it. The Tatoeba slice is made here from the development data
+(course.translation.lab_pairs) and handed to the child as a file.
 """
 
+import argparse
 import json
 import os
 import shutil
@@ -17,9 +27,14 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from course.app import demo_runner
 from course.common.paths import PROJECT_ROOT
+from course.lessons import training_lab
+from course.translation import lab_pairs
 
-TIMEOUT_S = 600  # a run of the default size ends in about a minute; this only catches a stuck child
+TIMEOUT_S = 600  # a run of the default size ends in seconds to a minute; this only catches a stuck child
+LEARNER_EXERCISES = ("ex05", "ex06", "ex07")  # the lab's model is built from these exercises' modules
+LEARNER_MODULES = ("ex01_softmax", "ex03_scoring", "ex05_multihead", "ex06_positional_encoding", "ex07_transformer")
 
 
 class LabRunError(RuntimeError):
@@ -31,24 +46,65 @@ class LiveRun:
     process: subprocess.Popen  # the training child
     folder: Path  # its progress, stop, run and stderr files
     started: float  # time.monotonic() at start
-    label: tuple  # (task, variant, seed) being trained
+    label: tuple  # (task, variant, seed) being trained; variant "mine" for the learner's modules
+    steps: int  # the run's budget, to check what comes back
 
     def file(self, name):
         """Path of one of the run's files."""
         return self.folder / name
 
 
-def start(config, variant):
-    """Start training `config` (a LabConfig) in a child; the LiveRun handle."""
+def learner_ready(results):
+    """True when ex05, ex06 and ex07 have all passed the grader (results: {ex_id: record})."""
+    return all((results.get(ex) or {}).get("passed") for ex in LEARNER_EXERCISES)
+
+
+def learner_modules(results):
+    """{module: "learner" | "reference"}: the learner's file where its exercise passed."""
+    return {m: "learner" if (results.get(demo_runner.MODULE_EXERCISE[m]) or {}).get("passed") else "reference"
+            for m in LEARNER_MODULES}
+
+
+def write_pairs(folder):
+    """The Tatoeba slice as a JSON file in folder; LabRunError saying where the data goes if it is absent."""
+    try:
+        pairs = lab_pairs.load_slice()
+    except FileNotFoundError:
+        raise LabRunError(f"the sentence-pair task needs the Tatoeba file at {lab_pairs.DATA} (it is not shipped "
+                          "with the course; see course/translation/data.py for how to fetch it)") from None
+    path = folder / "pairs.json"
+    path.write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def start(config, variant, learner=None, exercises_dir=None):
+    """Start training `config` (a LabConfig) in a child; the LiveRun handle.
+
+    learner: the learner's grading results, to train with their modules (after learner_ready(learner)).
+    """
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-train-"))
-    command = [sys.executable, "-m", "course.lessons.training_lab", "--live", json.dumps(asdict(config)),
-               "--variant", variant, "--out", str(folder / "run.json"), "--progress", str(folder / "progress.json"),
-               "--stop", str(folder / "stop")]
+    try:
+        pairs = write_pairs(folder) if config.task == training_lab.PAIRS_TASK else None
+    except LabRunError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    files = ["--out", str(folder / "run.json"), "--progress", str(folder / "progress.json"),
+             "--stop", str(folder / "stop")] + (["--pairs", str(pairs)] if pairs else [])
+    if learner is None:
+        command = [sys.executable, "-m", "course.lessons.training_lab", "--live", json.dumps(asdict(config)),
+                   "--variant", variant, *files]
+    else:
+        chosen = learner_modules(learner)
+        demo_runner.stage_package(folder / "package", chosen, exercises_dir)  # package/learner_demo/
+        command = [sys.executable, "-m", "course.app.lab_runner", "--package-dir", str(folder / "package"),
+                   "--config", json.dumps(asdict(config)), "--cpu-seconds", str(2 * TIMEOUT_S),
+                   "--learner-files", ",".join(f"{m}.py" for m, src in chosen.items() if src == "learner"), *files]
+        variant = "mine"
     env = dict(os.environ, OMP_NUM_THREADS=str(config.threads), MKL_NUM_THREADS=str(config.threads))
     with open(folder / "stderr.txt", "wb") as err:
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-    return LiveRun(process, folder, time.monotonic(), (config.task, variant, config.seed))
+    return LiveRun(process, folder, time.monotonic(), (config.task, variant, config.seed), config.steps)
 
 
 def _read_json(path):
@@ -61,7 +117,12 @@ def _read_json(path):
 
 def progress(live):
     """{"step", "steps", "loss", "tests"} last written by the child, or None before its first step."""
-    return _read_json(live.file("progress.json"))
+    try:
+        data = _read_json(live.file("progress.json"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    ok = isinstance(data, dict) and all(training_lab.is_number(data.get(k), 0, live.steps) for k in ("step", "steps"))
+    return data if ok and data["steps"] > 0 else None
 
 
 def request_stop(live):
@@ -76,12 +137,21 @@ def result(live):
             kill(live)
             raise LabRunError(f"training took longer than {TIMEOUT_S} s and was stopped")
         return None
-    run = _read_json(live.file("run.json"))
-    if run is None:
-        lines = live.file("stderr.txt").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        raise LabRunError(f"training ended (exit code {live.process.returncode}) without a result: "
-                          f"{(lines or ['no output'])[-1][:300]}")
-    shutil.rmtree(live.folder, ignore_errors=True)
+    try:
+        run, failure = _read_json(live.file("run.json")), _read_json(live.file("error.json"))
+        if run is None:
+            if isinstance(failure, dict) and isinstance(failure.get("error"), str):
+                raise LabRunError(failure["error"][:600])
+            lines = live.file("stderr.txt").read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            raise LabRunError(f"training ended (exit code {live.process.returncode}) without a result: "
+                              f"{(lines or ['no output'])[-1][:300]}")
+        if live.label[1] == "mine":
+            training_lab.check_run(run, live.steps)
+            run = dict(run, variant="baseline", learner=True)
+    except ValueError as err:  # unreadable JSON, or a run that is not as train() writes it
+        raise LabRunError(str(err)) from None
+    finally:
+        shutil.rmtree(live.folder, ignore_errors=True)
     return run
 
 
@@ -93,3 +163,33 @@ def kill(live):
         pass
     live.process.wait()
     shutil.rmtree(live.folder, ignore_errors=True)
+
+
+# ---- the child that trains with the learner's modules ------------------------------------------
+
+
+def main(argv=None):
+    """Child: train the lab's baseline built from the staged learner package; a failure is written as error.json."""
+    parser = argparse.ArgumentParser(prog="python -m course.app.lab_runner", description=__doc__.splitlines()[0])
+    parser.add_argument("--package-dir", required=True, help=f"folder holding the {demo_runner.PACKAGE} package")
+    parser.add_argument("--config", required=True, help="the LabConfig as JSON")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--progress", required=True)
+    parser.add_argument("--stop", required=True)
+    parser.add_argument("--pairs", help="the sentence-pair slice (JSON), for the tatoeba task")
+    parser.add_argument("--cpu-seconds", type=int, default=2 * TIMEOUT_S)
+    parser.add_argument("--learner-files", default="", help="comma-separated staged files that are the learner's")
+    args = parser.parse_args(argv)
+    demo_runner._limit_self(args.cpu_seconds)
+    pairs = json.loads(Path(args.pairs).read_text(encoding="utf-8")) if args.pairs else None
+    sys.path.insert(0, args.package_dir)
+    try:
+        training_lab.live(args.config, args.out, args.progress, args.stop, "baseline", demo_runner.PACKAGE, pairs,
+                          keep_maps=False)
+    except BaseException as err:  # the learner's failure is data for the page
+        message = demo_runner._describe(err, args.package_dir, args.learner_files.split(","))
+        training_lab.write_json(Path(args.out).with_name("error.json"), {"error": message})
+
+
+if __name__ == "__main__":
+    main()

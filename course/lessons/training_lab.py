@@ -15,6 +15,7 @@ page starts it in a child process).
 """
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -27,15 +28,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from solutions.ex05_multihead import MultiHeadAttention
-from solutions.ex06_positional_encoding import PositionalEncoding
-from solutions.ex07_transformer import PositionWiseFFN
-
+from .lab_tasks import PAIRS_TASK, TASKS, probe_source, scored, target_of, task_data  # noqa: F401 (the lab's API)
 from .torch_threads import cpu_threads
 from .results_check import requirement
 
 RESULTS = Path(__file__).with_name("results") / "training_lab.json"
-TASKS = ("copy", "reverse", "sort")
 # Each ablation is the baseline with these config fields changed.
 ABLATIONS = {
     "no_pe": {"positional": False},
@@ -100,10 +97,27 @@ class UnscaledAttention(nn.Module):
         return out
 
 
-def attention_module(config):
-    """Reference multi-head attention of the config's width and heads, scaled or not."""
+@dataclass(frozen=True)
+class Parts:
+    """The exercise classes a LabTransformer is built from (the reference's, or a learner's staged copy)."""
+
+    MultiHeadAttention: type
+    PositionalEncoding: type
+    PositionWiseFFN: type
+
+
+def parts(impl="solutions"):
+    """The Parts in package `impl` (its ex05, ex06 and ex07 modules)."""
+    module = importlib.import_module
+    return Parts(module(f"{impl}.ex05_multihead").MultiHeadAttention,
+                 module(f"{impl}.ex06_positional_encoding").PositionalEncoding,
+                 module(f"{impl}.ex07_transformer").PositionWiseFFN)
+
+
+def attention_module(config, impl):
+    """Multi-head attention of the config's width and heads from `impl` (Parts), scaled or not."""
     c = config
-    mha = MultiHeadAttention(c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_heads, 0.0)
+    mha = impl.MultiHeadAttention(c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_heads, 0.0)
     if not c.scaled:
         mha.attention = UnscaledAttention(mha.attention)
     return mha
@@ -129,83 +143,94 @@ class SubLayer(nn.Module):
 class EncoderBlock(nn.Module):
     """Self-attention and FFN, each in a SubLayer."""
 
-    def __init__(self, config):
+    def __init__(self, config, impl):
         super().__init__()
-        self.attention = attention_module(config)
-        self.ffn = PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
+        self.attention = attention_module(config, impl)
+        self.ffn = impl.PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
         self.sub1, self.sub2 = SubLayer(config), SubLayer(config)
 
-    def forward(self, X):
-        """X (B, T, d) -> (B, T, d)."""
-        X = self.sub1(X, lambda x: self.attention(x, x, x))  # (B, T, d)
+    def forward(self, X, valid_lens=None):
+        """X (B, T, d), valid_lens (B,) or None (no padding) -> (B, T, d)."""
+        X = self.sub1(X, lambda x: self.attention(x, x, x, valid_lens))  # (B, T, d)
         return self.sub2(X, self.ffn)  # (B, T, d)
 
 
 class DecoderBlock(nn.Module):
     """Causal self-attention, attention over the encoder, FFN; each in a SubLayer."""
 
-    def __init__(self, config):
+    def __init__(self, config, impl):
         super().__init__()
-        self.self_attention, self.cross_attention = attention_module(config), attention_module(config)
-        self.ffn = PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
+        self.self_attention, self.cross_attention = attention_module(config, impl), attention_module(config, impl)
+        self.ffn = impl.PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
         self.sub1, self.sub2, self.sub3 = SubLayer(config), SubLayer(config), SubLayer(config)
 
-    def forward(self, X, memory):
-        """X (B, T, d) target positions, memory (B, S, d) encoder outputs -> (B, T, d)."""
+    def forward(self, X, memory, valid_lens=None):
+        """X (B, T, d) target positions, memory (B, S, d) encoder outputs, valid_lens (B,) of the source or None."""
         B, T = X.shape[:2]
         causal = torch.arange(1, T + 1).repeat(B, 1)  # (B, T): position t sees 0..t
         X = self.sub1(X, lambda x: self.self_attention(x, x, x, causal))  # (B, T, d)
-        X = self.sub2(X, lambda x: self.cross_attention(x, memory, memory))  # (B, T, d)
+        X = self.sub2(X, lambda x: self.cross_attention(x, memory, memory, valid_lens))  # (B, T, d)
         return self.sub3(X, self.ffn)  # (B, T, d)
 
 
 class LabTransformer(nn.Module):
-    """Encoder-decoder Transformer over symbol sequences; the config's switches are the ablations."""
+    """Encoder-decoder Transformer over symbol sequences; the config's switches are the ablations.
 
-    def __init__(self, config):
+    impl: the Parts (default: the reference's) or the name of a package holding ex05-ex07.
+    vocab_size: the symbols (default config.vocab_size); pad: the source's padding id, or None (no padding).
+    """
+
+    def __init__(self, config, impl="solutions", vocab_size=None, pad=None):
         super().__init__()
         c = config
-        self.bos = c.vocab_size
-        self.src_embedding = nn.Embedding(c.vocab_size, c.num_hiddens)
-        self.tgt_embedding = nn.Embedding(c.vocab_size + 1, c.num_hiddens)
-        self.positions = PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
-        self.encoder = nn.ModuleList(EncoderBlock(c) for _ in range(c.num_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(c) for _ in range(c.num_layers))
+        impl = parts(impl) if isinstance(impl, str) else impl
+        vocab_size = vocab_size or c.vocab_size
+        self.bos, self.pad = vocab_size, pad
+        self.src_embedding = nn.Embedding(vocab_size, c.num_hiddens)
+        self.tgt_embedding = nn.Embedding(vocab_size + 1, c.num_hiddens)
+        self.positions = impl.PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
+        self.encoder = nn.ModuleList(EncoderBlock(c, impl) for _ in range(c.num_layers))
+        self.decoder = nn.ModuleList(DecoderBlock(c, impl) for _ in range(c.num_layers))
         final = c.pre_norm and c.layernorm  # pre-norm leaves the stream unnormalised: one last LayerNorm
         self.encoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
-        self.output = nn.Linear(c.num_hiddens, c.vocab_size)  # never predicts the start token
+        self.output = nn.Linear(c.num_hiddens, vocab_size)  # never predicts the start token
 
     def embed(self, ids, table):
         """ids (B, T) -> (B, T, d), with positions added when the config has them."""
         X = table(ids)  # (B, T, d)
         return self.positions(X) if self.positions is not None else X
 
+    def valid_lens(self, src):
+        """(B,) source symbols before the padding, or None when this model's sources are never padded."""
+        return None if self.pad is None else (src != self.pad).sum(dim=1)
+
     def encode(self, src):
         """src (B, S) -> memory (B, S, d)."""
+        valid_lens = self.valid_lens(src)  # (B,) or None
         X = self.embed(src, self.src_embedding)  # (B, S, d)
         for block in self.encoder:
-            X = block(X)  # (B, S, d)
+            X = block(X, valid_lens)  # (B, S, d)
         return self.encoder_norm(X)
 
-    def decode(self, tgt_in, memory):
-        """tgt_in (B, T) start token + target so far, memory (B, S, d) -> logits (B, T, V)."""
+    def decode(self, tgt_in, memory, valid_lens=None):
+        """tgt_in (B, T) start token + target so far, memory (B, S, d), source valid_lens -> logits (B, T, V)."""
         X = self.embed(tgt_in, self.tgt_embedding)  # (B, T, d)
         for block in self.decoder:
-            X = block(X, memory)  # (B, T, d)
+            X = block(X, memory, valid_lens)  # (B, T, d)
         return self.output(self.decoder_norm(X))  # (B, T, V)
 
     def forward(self, src, tgt_in):
         """Teacher-forced logits (B, T, V)."""
-        return self.decode(tgt_in, self.encode(src))
+        return self.decode(tgt_in, self.encode(src), self.valid_lens(src))
 
     @torch.no_grad()
     def greedy(self, src, length):
         """Free-running decoding of `length` symbols: (B, length) predicted ids."""
-        memory = self.encode(src)  # (B, S, d)
+        memory, valid_lens = self.encode(src), self.valid_lens(src)  # (B, S, d), (B,) or None
         out = torch.full((src.shape[0], 1), self.bos, dtype=torch.long)  # (B, 1)
         for _ in range(length):
-            logits = self.decode(out, memory)  # (B, t, V)
+            logits = self.decode(out, memory, valid_lens)  # (B, t, V)
             out = torch.cat((out, logits[:, -1:].argmax(-1)), dim=1)  # (B, t + 1)
         return out[:, 1:]  # (B, length)
 
@@ -218,29 +243,9 @@ class LabTransformer(nn.Module):
                 "cross": stack(b.cross_attention for b in self.decoder)}
 
 
-def target_of(src, task):
-    """The sequence to output for src (B, T): itself, reversed, or sorted (B, T)."""
-    if task == "copy":
-        return src
-    if task == "reverse":
-        return src.flip(1)
-    if task == "sort":
-        return src.sort(dim=1).values
-    raise ValueError(f"task must be one of {TASKS}, not {task!r}")
-
-
 def decoder_input(tgt, bos):
     """Teacher forcing: start token, then the target shifted right by one (B, T)."""
     return torch.cat((torch.full((tgt.shape[0], 1), bos, dtype=tgt.dtype), tgt[:, :-1]), dim=1)  # (B, T)
-
-
-def probe_source(config):
-    """The fixed probe sequence (1, T): distinct symbols where the vocabulary allows, so the maps read clearly."""
-    gen = torch.Generator().manual_seed(2024)
-    c = config
-    if c.seq_len <= c.vocab_size:
-        return torch.randperm(c.vocab_size, generator=gen)[: c.seq_len].unsqueeze(0)  # (1, T)
-    return torch.randint(0, c.vocab_size, (1, c.seq_len), generator=gen)  # (1, T)
 
 
 def count_parameters(model):
@@ -249,24 +254,21 @@ def count_parameters(model):
 
 
 @torch.no_grad()
-def greedy_accuracy(model, config):
-    """(token accuracy, sequence accuracy) of greedy decoding on the fixed test set."""
-    c = config
-    gen = torch.Generator().manual_seed(c.seed + 1_000_003)  # never the training stream
-    src = torch.randint(0, c.vocab_size, (c.eval_size, c.seq_len), generator=gen)  # (N, T)
-    tgt = target_of(src, c.task)  # (N, T)
+def greedy_accuracy(model, config, data):
+    """(token accuracy, sequence accuracy) of greedy decoding on the task's fixed test set (scored positions)."""
+    src, tgt = data.test_set()  # (N, T), (N, T)
+    mask = scored(data, tgt)  # (N, T)
     was_training = model.training
     model.eval()
-    right = model.greedy(src, c.seq_len) == tgt  # (N, T)
+    right = model.greedy(src, config.seq_len) == tgt  # (N, T)
     model.train(was_training)
-    return float(right.float().mean()), float(right.all(dim=1).float().mean())
+    return float(right[mask].float().mean()), float((right | ~mask).all(dim=1).float().mean())
 
 
 @torch.no_grad()
-def snapshot(model, config, step):
+def snapshot(model, config, step, data):
     """Attention maps (every layer and head) on the probe, teacher-forced, and the greedy output at `step`."""
-    src = probe_source(config)  # (1, T)
-    tgt = target_of(src, config.task)  # (1, T)
+    src, tgt = data.probe()  # (1, T), (1, T)
     was_training = model.training
     model.eval()
     model(src, decoder_input(tgt, model.bos))
@@ -282,19 +284,19 @@ def learning_rate(config, step):
     return config.lr * min(1.0, (step + 1) / max(config.warmup, 1))
 
 
-def train(config, progress=None, should_stop=None, keep_maps=True):
+def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutions", pairs=None):
     """Train one model; returns its run dict (curves, greedy tests, snapshots, time).
 
     progress(step, steps, run) is called after every step; should_stop() is asked
     before every step, and a True ends training early (the run says "stopped").
+    impl: the package the ex05-ex07 parts come from; pairs: the sentence-pair slice (task "tatoeba").
     """
     c = config
-    if c.task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, not {c.task!r}")
+    data = task_data(c, pairs)
     start = time.perf_counter()
     with cpu_threads(c.threads):
         torch.manual_seed(c.seed)
-        model = LabTransformer(c)
+        model = LabTransformer(c, impl, data.vocab_size, data.pad)
         gen = torch.Generator().manual_seed(c.seed)  # the same batches for every variant
         opt = torch.optim.Adam(model.parameters(), lr=c.lr)
         run = {"task": c.task, "seed": c.seed, "log_every": c.log_every, "parameters": count_parameters(model),
@@ -302,10 +304,10 @@ def train(config, progress=None, should_stop=None, keep_maps=True):
         window = []
 
         def checkpoint(step):
-            tok, seq = greedy_accuracy(model, c)
+            tok, seq = greedy_accuracy(model, c, data)
             run["tests"].append({"step": step, "token_acc": round(tok, 4), "seq_acc": round(seq, 4)})
             if keep_maps:
-                run["snapshots"].append(snapshot(model, c, step))
+                run["snapshots"].append(snapshot(model, c, step, data))
 
         checkpoint(0)
         model.train()
@@ -313,17 +315,17 @@ def train(config, progress=None, should_stop=None, keep_maps=True):
             if should_stop and should_stop():
                 run["stopped"] = True
                 break
-            src = torch.randint(0, c.vocab_size, (c.batch_size, c.seq_len), generator=gen)  # (B, T)
-            tgt = target_of(src, c.task)  # (B, T)
+            src, tgt = data.batch(gen)  # (B, T), (B, T)
+            mask = scored(data, tgt)  # (B, T)
             logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, c.vocab_size), tgt.reshape(-1))
+            loss = nn.functional.cross_entropy(logits[mask], tgt[mask])
             for group in opt.param_groups:
                 group["lr"] = learning_rate(c, step)
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), c.clip)
             opt.step()
-            window.append((loss.item(), float((logits.argmax(-1) == tgt).float().mean())))
+            window.append((loss.item(), float((logits.argmax(-1) == tgt)[mask].float().mean())))
             run["steps_done"] = step + 1
             if (step + 1) % c.log_every == 0:
                 run["loss"].append(round(sum(x for x, _ in window) / len(window), 4))
@@ -341,25 +343,26 @@ def train(config, progress=None, should_stop=None, keep_maps=True):
     return run
 
 
-def run_one(task, variant, seed, base=None, keep_maps=True, progress=None, should_stop=None):
+def run_one(task, variant, seed, base=None, keep_maps=True, progress=None, should_stop=None, pairs=None):
     """One (task, variant, seed) run of the shipped set, tagged with its variant."""
     config = replace(variant_config(variant, base), task=task, seed=seed)
-    out = train(config, progress, should_stop, keep_maps)
+    out = train(config, progress, should_stop, keep_maps, pairs=pairs)
     out["variant"] = variant
     return out
 
 
 def _run_job(job):
-    """Worker of the shipped set: (task, variant, seed, base config dict, keep_maps) -> run dict."""
-    task, variant, seed, base, keep_maps = job
-    run = run_one(task, variant, seed, LabConfig(**base), keep_maps)
+    """Worker of the shipped set: (task, variant, seed, base config dict, keep_maps, pairs) -> run dict."""
+    task, variant, seed, base, keep_maps, pairs = job
+    run = run_one(task, variant, seed, LabConfig(**base), keep_maps, pairs=pairs)
     print(f"{task:>7} {variant:>12} seed {seed}: seq acc {run['final_seq_acc']:.3f} "
           f"token acc {run['final_token_acc']:.3f} loss {run['final_loss']} {run['seconds']} s",
           file=sys.stderr, flush=True)
     return run
 
 
-def run_all(base=None, tasks=TASKS, variants=VARIANTS, seeds=SEEDS, maps_seeds=SEEDS[:1], jobs=1, out=None):
+def run_all(base=None, tasks=TASKS, variants=VARIANTS, seeds=SEEDS, maps_seeds=SEEDS[:1], jobs=1, out=None,
+            pairs=None):
     """Every (task, variant, seed); attention snapshots kept for maps_seeds. The results dict.
 
     With `out`, the results so far are written there after every finished run, and
@@ -373,8 +376,8 @@ def run_all(base=None, tasks=TASKS, variants=VARIANTS, seeds=SEEDS, maps_seeds=S
         if old.get("config") == results["config"]:
             results["runs"] = old["runs"]
     done = {(r["task"], r["variant"], r["seed"]) for r in results["runs"]}
-    todo = [(t, v, s, asdict(base), s in maps_seeds) for t in tasks for v in variants for s in seeds
-            if (t, v, s) not in done]
+    todo = [(t, v, s, asdict(base), s in maps_seeds, pairs if t == PAIRS_TASK else None)
+            for t in tasks for v in variants for s in seeds if (t, v, s) not in done]
     pool = None
     if jobs > 1:
         import multiprocessing
@@ -418,6 +421,37 @@ def check_results(data):
     return data
 
 
+def is_number(x, low=-math.inf, high=math.inf):
+    """True when x is a finite int or float in [low, high] (not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and low <= x <= high
+
+
+def check_run(run, steps):
+    """Raise ValueError naming the first field of a live run dict (from a child process) that is not as
+    train() writes it: a run that learner code could have touched is checked before the page reads it."""
+    def need(cond, where, what):
+        if not cond:
+            raise ValueError(f"the training process returned a malformed run: {where} {what}")
+    need(isinstance(run, dict), "the run", "is not a JSON object")
+    need(is_number(run.get("steps_done"), 0, steps) and isinstance(run["steps_done"], int), "steps_done",
+         f"must be a whole number from 0 to {steps}")
+    need(is_number(run.get("seconds"), 0), "seconds", "must be a number >= 0")
+    need(isinstance(run.get("stopped"), bool), "stopped", "must be true or false")
+    loss = run.get("loss")
+    need(isinstance(loss, list) and len(loss) <= steps and all(is_number(x, 0) for x in loss), "loss",
+         f"must be a list of at most {steps} finite numbers >= 0")
+    tests = run.get("tests")
+    need(isinstance(tests, list) and tests and len(tests) <= steps + 2, "tests", "must be a non-empty list")
+    for i, x in enumerate(tests):
+        need(isinstance(x, dict) and is_number(x.get("step"), 0, steps)
+             and all(is_number(x.get(k), 0, 1) for k in ("token_acc", "seq_acc")), f"tests[{i}]",
+             "must have a step and accuracies between 0 and 1")
+    for key in ("final_seq_acc", "final_token_acc"):
+        need(is_number(run.get(key), 0, 1), key, "must be between 0 and 1")
+    need(run.get("snapshots") == [], "snapshots", "must be empty (a learner's run keeps no maps)")
+    return run
+
+
 def load_results(path=RESULTS):
     """The shipped (or a given) results file, checked."""
     return check_results(json.loads(Path(path).read_text(encoding="utf-8")))
@@ -436,7 +470,8 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def live(config_json, out, progress_file, stop_file, variant="baseline"):
+def live(config_json, out, progress_file, stop_file, variant="baseline", impl="solutions", pairs=None,
+         keep_maps=True):
     """Child-process entry: train one run, report progress to a file, stop when stop_file appears."""
     config = LabConfig(**{k: v for k, v in json.loads(config_json).items() if k in {f.name for f in fields(LabConfig)}})
     last = [0.0]
@@ -448,7 +483,7 @@ def live(config_json, out, progress_file, stop_file, variant="baseline"):
             write_json(progress_file, {"step": step, "steps": steps, "loss": run["loss"][-1:],
                                        "tests": run["tests"][-1:]})
 
-    run = train(config, progress, lambda: Path(stop_file).exists())
+    run = train(config, progress, lambda: Path(stop_file).exists(), keep_maps, impl, pairs)
     run["variant"] = variant
     write_json(out, run)
 
@@ -466,16 +501,21 @@ def main(argv=None):
     parser.add_argument("--variant", default="baseline", help="with --live: the variant's name for the run")
     parser.add_argument("--progress", help="with --live: progress file")
     parser.add_argument("--stop", help="with --live: training stops when this file exists")
+    parser.add_argument("--pairs", type=Path, help="the sentence-pair slice for the tatoeba task: a JSON file made by "
+                        "`python -m course.translation.lab_pairs --out FILE` (never shipped)")
     args = parser.parse_args(argv)
+    pairs = json.loads(args.pairs.read_text(encoding="utf-8")) if args.pairs else None
+    if PAIRS_TASK in args.tasks.split(",") and pairs is None and not (args.merge or args.live):
+        parser.error(f"the {PAIRS_TASK} task needs --pairs FILE (python -m course.translation.lab_pairs --out FILE)")
     if args.live:
-        live(args.live, args.out, args.progress, args.stop, args.variant)
+        live(args.live, args.out, args.progress, args.stop, args.variant, pairs=pairs)
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.merge:
         write_json(args.out, merge(args.merge))
         return
     results = run_all(LabConfig(steps=args.steps), tasks=tuple(args.tasks.split(",")),
-                      variants=tuple(args.variants.split(",")), jobs=args.jobs, out=args.out)
+                      variants=tuple(args.variants.split(",")), jobs=args.jobs, out=args.out, pairs=pairs)
     write_json(args.out, results)
 
 
