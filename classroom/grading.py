@@ -16,6 +16,7 @@ from pathlib import Path
 
 from course.common.i18n import t
 from grader import SandboxLimits, Submission, grade_submissions, notebook_submit, strict_problem
+from grader.warm_server import ServerFailed
 
 from . import exercises, results, verdicts
 
@@ -85,6 +86,10 @@ def grade_claim(store, claim, sandbox, limits=None):
 
 
 def failure_verdict(claim, err, sandbox):
-    """The fields of the Result of a job on which the grader itself failed (raised `err`)."""
-    message = t("classroom.grading_failed", claim.lang, error=f"{type(err).__name__}: {err}")
+    """The fields of the Result of a job on which the grader itself failed (raised `err`), in the learner's
+    language: a sandbox that could not start is said in words (the worker's log has the details)."""
+    if isinstance(err, ServerFailed):
+        message = t("classroom.grading_sandbox_down", claim.lang)
+    else:
+        message = t("classroom.grading_failed", claim.lang, error=f"{type(err).__name__}: {err}")
     return verdicts.error_verdict(claim.exercise_id, claim.submission_id, message, claim.lang, sandbox)

@@ -1,11 +1,15 @@
-"""A deadline's queue: claims go round-robin by learner, and open pages share one live snapshot."""
+"""A deadline's queue: claims go round-robin by learner, open pages share one live snapshot, and the worker's
+own error verdicts are worded in the learner's language."""
 
 import threading
 import time
 
-from sqlalchemy import event
+from sqlalchemy import event, select
 
-from classroom import live, queue, store as store_ops
+from classroom import feedback, grading, live, queue, store as store_ops
+from classroom.models import Result
+from course.common.i18n import t
+from grader.warm_server import ServerFailed
 from tests.classroom_support import user_id
 
 ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
@@ -87,3 +91,22 @@ def test_a_change_shows_within_a_second(class_store):
     queue.finish(class_store, claim, _verdict())
     time.sleep(live.MAX_AGE_S + 0.05)
     assert live.state_of(class_store, ann, sid).state == "finished"
+
+
+def test_a_job_given_up_is_worded_in_the_learners_language(class_store):
+    sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
+    for attempt in range(queue.MAX_ATTEMPTS):  # its worker "dies" every time: the lease runs out at once
+        assert queue.claim(class_store, f"w{attempt}", lease_s=-1.0) is not None
+    assert queue.claim(class_store, "last") is None
+    with class_store.session() as session:
+        result = session.scalars(select(Result).where(Result.submission_id == sid)).one()
+    assert result.status == "error" and result.summary == t("classroom.grading_gave_up", "zh", attempts=3)
+    assert "中断" in feedback.feedback_text(result.report)
+
+
+def test_a_sandbox_that_cannot_start_is_said_in_words(class_store):
+    store_ops.submit(class_store, user_id(class_store, BOB), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
+    claim = queue.claim(class_store, "w")
+    verdict = grading.failure_verdict(claim, ServerFailed("the warm sandbox server did not start (no answer)"), "strict")
+    assert verdict["status"] == "error" and verdict["summary"] == t("classroom.grading_sandbox_down", "zh")
+    assert "warm sandbox" not in feedback.feedback_text(verdict["report"])
