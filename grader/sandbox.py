@@ -201,8 +201,7 @@ def run_jobs(jobs, limits, on_done=None):
             deadline = time.monotonic() + 60 + limits.timeout_s * (len(jobs) / max(limits.parallel, 1) + 1)
             _, anomaly = warm_server.serve_run(limits.mode, run_dir, deadline, limits.timeout_s + 30, on_done,
                                                HARNESS_DIR, RUN_PREFIX)
-            lost = anomaly and (msg("lost.hung", seconds=anomaly["hung"]) if "hung" in anomaly
-                                else msg("lost.failed", code=anomaly["code"], detail=anomaly["detail"]))
+            lost = anomaly and _warm_lost(anomaly)
         else:
             _, lost = _serve(run_dir, limits, len(jobs), on_done)
         max_bytes = limits.files_mb * 2**20  # a job's tmpfs in strict mode; the same bound in process mode
@@ -302,6 +301,15 @@ def _serve(run_dir, limits, num_jobs, on_done):
         _kill_session(server)
         server.stdout.close()
     return finished, _lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
+
+
+def _warm_lost(anomaly):
+    """Why a warm server's run lost its unfinished jobs, in one sentence for the report."""
+    if "hung" in anomaly:
+        return msg("lost.hung", seconds=anomaly["hung"])
+    if "signal" in anomaly:
+        return msg("lost.killed", signal=signal.Signals(anomaly["signal"]).name)
+    return msg("lost.failed", code=anomaly["code"], detail=anomaly["detail"])
 
 
 def _read_some(stream):

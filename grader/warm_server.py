@@ -106,7 +106,7 @@ class WarmServer:
     def run(self, run_dir, deadline, stall_s, on_done):
         """Serve one run directory -> (finished job names, anomaly or None).
 
-        An anomaly ({"hung": seconds} or {"code": exit code, "detail": text}) means the server must be
+        An anomaly ({"hung": seconds}, {"signal": number} or {"code": exit code, "detail": text}) means the server must be
         recycled; the jobs it did not finish are lost."""
         self.runs += 1
         try:
@@ -119,8 +119,10 @@ class WarmServer:
             line = self._next_line(min(deadline, last + stall_s))
             if line is None:
                 if self.proc.poll() is not None:
-                    tail = self.stderr_tail()
-                    return finished, {"code": self.proc.returncode, "detail": f": {tail}" if tail else ""}
+                    tail, code = self.stderr_tail(), self.proc.returncode
+                    if code < 0:
+                        return finished, {"signal": -code}
+                    return finished, {"code": code, "detail": f": {tail}" if tail else ""}
                 return finished, {"hung": round(time.monotonic() - last)}
             words = line.split()
             if len(words) == 2 and words[0] == "done":
@@ -129,7 +131,10 @@ class WarmServer:
                 if on_done:
                     on_done(words[1])
             elif len(words) == 2 and words[0] == "end":
-                return finished, None if words[1] == "0" else {"code": words[1], "detail": ""}
+                code = int(words[1]) if words[1].lstrip("-").isdigit() else words[1]
+                if code == 0:
+                    return finished, None
+                return finished, {"signal": -code} if isinstance(code, int) and code < 0 else {"code": code, "detail": ""}
             else:
                 return finished, {"code": "?", "detail": ": the warm sandbox server printed an unexpected line"}
 
