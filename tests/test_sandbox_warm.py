@@ -21,6 +21,8 @@ from grader import warm_server
 from grader.harness import cgroups
 from grader.sandbox import SandboxLimits, run_jobs
 
+pytestmark = pytest.mark.slow  # each test starts a warm server (a Python start and a torch import)
+
 LEAVE = '''
 import os, subprocess, sys, torch
 sys.modules["_harness"].LEFT_BY_A = "A"
