@@ -159,3 +159,25 @@ def test_a_strict_timeout_ends_in_time_and_keeps_the_server(strict_available, fr
     assert took < 3 + 3, f"a 3 s timeout held the run for {took:.1f} s"
     assert warm_server.server_pid("strict") == server
     assert sandbox_uid_processes() == []
+
+
+def test_a_server_that_prints_an_unexpected_line_is_recycled(fresh_servers, monkeypatch):
+    run_one("warmup", reference("ex00_paths.py"), mode="process")
+    first = warm_server.server_pid("process")
+    real = warm_server.WarmServer._next_line
+    told = []
+
+    def forged(self, deadline):  # as if something in the server's session wrote on its stdout
+        line = real(self, deadline)
+        if line and line.startswith("done") and not told:
+            told.append(line)
+            return "done forged extra words"
+        return line
+
+    monkeypatch.setattr(warm_server.WarmServer, "_next_line", forged)
+    result = run_one("forged", reference("ex00_paths.py"), mode="process")
+    assert told and result.status.get("exit_code") == 0, result.status  # status.json decides: the finished job stands
+    assert warm_server.server_pid("process") is None  # recycled
+    monkeypatch.setattr(warm_server.WarmServer, "_next_line", real)
+    assert run_one("after", reference("ex00_paths.py"), mode="process").status.get("exit_code") == 0
+    assert warm_server.server_pid("process") not in (None, first)
