@@ -16,6 +16,7 @@ from pathlib import Path
 
 from course.common.i18n import t
 from grader import SandboxLimits, Submission, grade_submissions, notebook_submit, strict_problem
+from grader.warm_server import ServerFailed
 
 from . import exercises, results, verdicts
 
@@ -79,12 +80,16 @@ def grade_claim(store, claim, sandbox, limits=None):
                                                           before=claim.submission_id).items()}
     code, name, label = code_of(claim.exercise_id, claim.source, claim.kind, claim.filename)
     submission = Submission(claim.exercise_id, code, name, label, dependencies=dependencies)
-    [result] = grade_submissions([submission], limits or SandboxLimits(parallel=1), sandbox=sandbox,
+    [result] = grade_submissions([submission], limits or SandboxLimits(parallel=1, warm=True), sandbox=sandbox,
                                  references_for_dependencies=False, lang=claim.lang)
     return verdicts.verdict(result, f"submission {claim.submission_id}", claim.lang, claim.penalty, sandbox)
 
 
 def failure_verdict(claim, err, sandbox):
-    """The fields of the Result of a job on which the grader itself failed (raised `err`)."""
-    message = t("classroom.grading_failed", claim.lang, error=f"{type(err).__name__}: {err}")
+    """The fields of the Result of a job on which the grader itself failed (raised `err`), in the learner's
+    language: a sandbox that could not start is said in words (the worker's log has the details)."""
+    if isinstance(err, ServerFailed):
+        message = t("classroom.grading_sandbox_down", claim.lang)
+    else:
+        message = t("classroom.grading_failed", claim.lang, error=f"{type(err).__name__}: {err}")
     return verdicts.error_verdict(claim.exercise_id, claim.submission_id, message, claim.lang, sandbox)

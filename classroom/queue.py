@@ -10,6 +10,10 @@ SQLite serialises writers (BEGIN IMMEDIATE, see classroom/db.py).
 
 Jobs of one learner run in dependency order: a job waits while an earlier
 job of the same learner for an exercise it builds on is unfinished.
+
+Claim order is round-robin by learner (`claim_order`): every learner's first
+unfinished job, oldest first, then every learner's second, and so on; so one
+learner's 30 queued jobs at a deadline delay the others by one job each at most.
 """
 
 from dataclasses import dataclass
@@ -63,8 +67,18 @@ def _waits_for_dependency(session, job, submission):
     return earlier > 0
 
 
+def claim_order():
+    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, turn), where turn is
+    the job's place among its learner's unfinished jobs (1 = their oldest): order by (turn, job_id) to claim."""
+    turn = func.row_number().over(partition_by=Submission.user_id, order_by=Job.id).label("turn")
+    return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until, turn)
+            .join(Submission, Submission.id == Job.submission_id)
+            .where(Job.state.in_(("queued", "running")))).subquery("unfinished")
+
+
 def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now=None):
-    """Claim the oldest claimable job inside the caller's transaction -> Claim or None.
+    """Claim the next claimable job in round-robin order (claim_order) inside the caller's transaction
+    -> Claim or None.
 
     Jobs that have run out of attempts are closed with an error verdict on the way.
     """
@@ -72,7 +86,11 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
     postgres = session.get_bind().dialect.name == "postgresql"
     # Read the candidates without locks, then lock one row at a time: locking all of them
     # would hide every candidate from the other workers until this transaction ends.
-    candidates = session.scalars(select(Job.id).where(_claimable(now)).order_by(Job.id).limit(CANDIDATES)).all()
+    order = claim_order()
+    candidates = session.scalars(
+        select(order.c.job_id).where(or_(order.c.state == "queued",
+                                         and_(order.c.state == "running", order.c.lease_until < now)))
+        .order_by(order.c.turn, order.c.job_id).limit(CANDIDATES)).all()
     for job_id in candidates:
         query = select(Job).where(Job.id == job_id, _claimable(now)).execution_options(populate_existing=True)
         if postgres:
@@ -214,15 +232,17 @@ def grading_delayed(store, submission_id):
 
 
 def queue_position(store, submission_id):
-    """(state, position among queued jobs counting from 1, or None) of a submission's newest job."""
+    """(state, position among queued jobs in claim order counting from 1, or None) of a submission's newest job."""
     with store.session() as session:
         job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
         if job is None:
             return None, None
         if job.state != "queued":
             return job.state, None
-        ahead = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.id < job.id))
-        return "queued", ahead + 1
+        order = claim_order()
+        queued = session.scalars(select(order.c.job_id).where(order.c.state == "queued")
+                                 .order_by(order.c.turn, order.c.job_id)).all()
+        return "queued", queued.index(job.id) + 1
 
 
 def queue_status(store):

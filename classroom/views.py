@@ -4,6 +4,8 @@ Each function draws one part of a page and reads data only through
 classroom.access with the signed-in user's id.
 """
 
+import time
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -14,11 +16,12 @@ from course.app.ui import current_lang, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
-from . import access, analytics, exercises, queue, web
+from . import access, analytics, exercises, live, web
 from .feedback import feedback_text, mistake_labels
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
+LIVE_SINCE_KEY = "class_live_since"  # when it was acknowledged (time.monotonic(); not a widget)
 
 
 def status_text(status):
@@ -67,22 +70,24 @@ def submit_form(user):
         st.error(tr("classroom.db_unavailable"))
         return
     st.session_state[LIVE_KEY] = submission_id
+    st.session_state[LIVE_SINCE_KEY] = time.monotonic()
     st.success(tr("classroom.submitted", id=submission_id))
 
 
-@st.fragment(run_every=2.0)
+@st.fragment(run_every=live.POLL_S)
 def live_state(user_id):
-    """'queued (position N) / grading / graded' of the followed submission, refreshed every 2 s."""
+    """'queued (position N) / grading / graded' of the followed submission, from the app's shared live snapshot
+    (classroom/live.py: one query for every open page); a change shows within a second."""
     submission_id = st.session_state.get(LIVE_KEY)
     if submission_id is None:
         return
-    state, position = access.queue_state(web.store(), user_id, submission_id)
-    if state in ("queued", "running"):
-        if state == "queued":
-            st.info(tr("classroom.state_queued", position=position), icon=":material/hourglass_top:")
+    now = live.state_of(web.store(), user_id, submission_id, st.session_state.get(LIVE_SINCE_KEY))
+    if now.state in ("queued", "running"):
+        if now.state == "queued":
+            st.info(tr("classroom.state_queued", position=now.position), icon=":material/hourglass_top:")
         else:
             st.info(tr("classroom.state_running"), icon=":material/sync:")
-        if queue.grading_delayed(web.store(), submission_id):  # no live worker, or its lease lapsed
+        if now.delayed:  # no live worker, or its lease lapsed
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:
         st.session_state.pop(LIVE_KEY, None)

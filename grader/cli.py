@@ -79,7 +79,7 @@ def save_progress(report, target):
 
 def run_once(args, ex_ids):
     """Grade once and print; returns the Report."""
-    limits = SandboxLimits(timeout_s=args.timeout, mode=args.sandbox)
+    limits = SandboxLimits(timeout_s=args.timeout, mode=args.sandbox, warm=args.watch)  # --watch: one torch import
     total = len(ex_ids)
 
     def on_progress(done, total, ex_id, status):

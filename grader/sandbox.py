@@ -39,7 +39,7 @@ import torch
 
 from course.common.exercise_index import get as get_exercise
 
-from . import results, seccomp_filter
+from . import results, seccomp_filter, warm_server
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
@@ -60,6 +60,7 @@ class SandboxLimits:
     files_mb: int = 64  # strict: everything one job writes (its folder and /tmp), all together
     uid_base: int = 1_750_000_000  # strict: first uid of the reserved range, one uid per running job
     uid_count: int = 1000  # strict: size of that range (no account may use these uids)
+    warm: bool = False  # serve the run from this process's warm server (grader/warm_server.py)
 
 
 @dataclass
@@ -179,7 +180,8 @@ def run_jobs(jobs, limits, on_done=None):
     lock = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        shutil.copytree(HARNESS_DIR, run_dir / "_harness", ignore=shutil.ignore_patterns("__pycache__"))
+        if not limits.warm:
+            shutil.copytree(HARNESS_DIR, run_dir / "_harness", ignore=shutil.ignore_patterns("__pycache__"))
         for name, (ex_id, source, learner_name, module, calls, deps) in jobs.items():
             job_dir = run_dir / name
             stage_job(job_dir, ex_id, source, learner_name, deps)
@@ -195,7 +197,13 @@ def run_jobs(jobs, limits, on_done=None):
                 "processes": limits.processes, "files_mb": limits.files_mb,
                 "uid_base": limits.uid_base, "uid_count": limits.uid_count}
         (run_dir / "plan.json").write_text(json.dumps(plan))
-        finished, lost = _serve(run_dir, limits, len(jobs), on_done)
+        if limits.warm:
+            deadline = time.monotonic() + 60 + limits.timeout_s * (len(jobs) / max(limits.parallel, 1) + 1)
+            _, anomaly = warm_server.serve_run(limits.mode, run_dir, deadline, limits.timeout_s + 30, on_done,
+                                               HARNESS_DIR, RUN_PREFIX)
+            lost = anomaly and _warm_lost(anomaly)
+        else:
+            _, lost = _serve(run_dir, limits, len(jobs), on_done)
         max_bytes = limits.files_mb * 2**20  # a job's tmpfs in strict mode; the same bound in process mode
         return {name: collect(run_dir / name, len(spec[4]), lost, max_bytes) for name, spec in jobs.items()}
     finally:
@@ -293,6 +301,15 @@ def _serve(run_dir, limits, num_jobs, on_done):
         _kill_session(server)
         server.stdout.close()
     return finished, _lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
+
+
+def _warm_lost(anomaly):
+    """Why a warm server's run lost its unfinished jobs, in one sentence for the report."""
+    if "hung" in anomaly:
+        return msg("lost.hung", seconds=anomaly["hung"])
+    if "signal" in anomaly:
+        return msg("lost.killed", signal=signal.Signals(anomaly["signal"]).name)
+    return msg("lost.failed", code=anomaly["code"], detail=anomaly["detail"])
 
 
 def _read_some(stream):

@@ -232,8 +232,9 @@ def _ended(wait_status, start):
     return status
 
 
-def serve(run_dir):
-    """Run every job of the plan, `parallel` at a time, each in its own child (see the module doc)."""
+def serve(run_dir, prepared=None):
+    """Run every job of the plan, `parallel` at a time, each in its own child (see the module doc);
+    `prepared`: a warm server's strict set-up (harness/warm.py)."""
     with open(os.path.join(run_dir, "plan.json")) as f:
         plan = json.load(f)
     plan["run_dir"] = run_dir
@@ -244,7 +245,7 @@ def serve(run_dir):
     if plan.get("mode") == "strict":
         from _harness.strict import serve_strict
 
-        return serve_strict(plan)
+        return serve_strict(plan, prepared)
     LIBC_PRCTL(PR_SET_CHILD_SUBREAPER, 1)
     pending = list(plan["jobs"])
     running = {}  # pid -> (job, start time)

@@ -22,7 +22,8 @@ import struct
 import time
 
 from . import cgroups, jail
-from .child import _close_fds, _ended, _exit, _limit_self, _print_exc, _vm_bytes, _write_status, run_job
+from .child import (LIBC_PRCTL, PR_SET_CHILD_SUBREAPER, _close_fds, _ended, _exit, _limit_self, _print_exc, _vm_bytes,
+                    _write_status, run_job)
 
 MAX_COPY = 64 * 2**20  # a box holds at most its tmpfs size anyway
 
@@ -175,8 +176,16 @@ def _copy_file(src_dir_fd, name, dest):
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return
-        with open(dest, "wb") as out:
-            out.write(os.read(fd, MAX_COPY))
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:  # in the kernel: the learner's bytes never pass through this process's memory
+            left = MAX_COPY
+            while left > 0:
+                sent = os.sendfile(out, fd, None, left)
+                if sent == 0:
+                    break
+                left -= sent
+        finally:
+            os.close(out)
     finally:
         os.close(fd)
 
@@ -209,15 +218,22 @@ def _copy_out(box, job_dir):
         os.close(box_fd)
 
 
-def serve_strict(plan):
-    """Run every job of the plan `parallel` at a time, each in its own sandbox."""
+def prepare_strict(server_dir):
+    """Once per server: a private mount namespace with the runtime and the exec-only tools bound under
+    server_dir -> {"runtime", "tools"} for serve_strict."""
+    return {"runtime": jail.private_runtime(server_dir), "tools": jail.exec_only_tools(server_dir)}
+
+
+def serve_strict(plan, prepared=None):
+    """Run every job of the plan `parallel` at a time, each in its own sandbox (`prepared`: a warm
+    server's prepare_strict(), else it is done here, under the run directory)."""
     cgroups.sweep_stale()
-    plan["runtime"] = jail.private_runtime(plan["run_dir"])
-    plan["tools"] = jail.exec_only_tools(plan["run_dir"])
+    plan.update(prepared or prepare_strict(plan["run_dir"]))
     plan["seccomp"] = os.path.join(plan["run_dir"], "seccomp.bpf")  # written by the grader
     with open(plan["seccomp"], "rb") as f:
         plan["seccomp_program"] = f.read()
     plan["cgroups"] = cgroups.available()[0]
+    LIBC_PRCTL(PR_SET_CHILD_SUBREAPER, 1)  # a learner process whose supervisor died comes back here
     pending, running = list(plan["jobs"]), {}  # supervisor pid -> StrictJob
     try:
         while pending or running:
@@ -237,11 +253,29 @@ def serve_strict(plan):
                     _end(running.pop(sup), None)
                 elif strict_job.timed_out():
                     strict_job.reap(timed_out=True)
+                    jail.stop_sandbox(strict_job.holder, strict_job.pid1, strict_job.hold_w)  # the learner first
+                    strict_job.holder = None
                     _end(running.pop(sup), sup)
+            _reap_strays(running)
             time.sleep(0.005)
     finally:
         for strict_job in running.values():
             strict_job.finish()
+
+
+def _reap_strays(running):
+    """Reap a child that is neither a supervisor nor a holder: a learner process orphaned by its supervisor.
+    Left a zombie, it would keep its sandbox's pid namespace (and so the holder) from ending."""
+    try:
+        info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return
+    known = set(running) | {j.holder.pid for j in running.values() if j.holder is not None}
+    if info is not None and info.si_pid not in known:
+        try:
+            os.waitpid(info.si_pid, 0)
+        except ChildProcessError:
+            pass
 
 
 def _end(strict_job, supervisor):
