@@ -16,7 +16,7 @@ import pandas as pd
 from course.common.paths import PROJECT_ROOT
 
 from .models import families_with, family, model_names
-from .vocab import EOS, UNK
+from .vocab import BOS, EOS, UNK
 
 # The grader's demo stage and the demo pages translate these. Plain sentences whose
 # words are common in the Tatoeba data (so they are in the trained vocabularies).
@@ -130,6 +130,11 @@ def step_labels(translation):
     return list(translation.tokens) + [EOS]
 
 
+def decoder_input_labels(translation):
+    """What the decoder is fed at each step: <bos>, then each output character (the final <eos> never is)."""
+    return [BOS] + list(translation.tokens)
+
+
 def cross_attention_frame(translation):
     """Cross-attention (target steps x source words) as a DataFrame, or None for the fixed-context model."""
     if translation.cross_attention is None:
@@ -166,7 +171,8 @@ def head_matrix(translation, kind, layer, head):
     """One Transformer attention map -> (values, row labels, column labels).
 
     kind: "encoder" (source x source), "decoder" (target x target, causal) or "cross"
-    (target x source); layer and head count from 0.
+    (target x source); layer and head count from 0. Rows are labelled by what each step writes;
+    decoder self-attention's columns by what the decoder was fed (<bos> and the characters before).
     """
     arrays = {"encoder": translation.encoder_self_attention, "decoder": translation.decoder_self_attention,
               "cross": translation.cross_attention_heads}
@@ -181,7 +187,8 @@ def head_matrix(translation, kind, layer, head):
         raise ValueError(f"layer {layer}, head {head} does not exist: the model has {layers} layers "
                          f"and {heads} heads (counting from 0)")
     src, tgt = list(translation.source_tokens), step_labels(translation)
-    rows, cols = {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}[kind]
+    fed = decoder_input_labels(translation)  # the decoder's keys: its own inputs, <bos> first
+    rows, cols = {"encoder": (src, src), "decoder": (tgt, fed), "cross": (tgt, src)}[kind]
     return np.asarray(weights[layer, head], dtype=float), rows, cols
 
 
