@@ -5,7 +5,7 @@ import streamlit as st
 
 from course.app.chart_view import show_chart
 from course.app.experiment_ui import live_run, shipped
-from course.app.ui import chapter_footer, current_lang, labeler, topic_tabs, tr
+from course.app.ui import chapter_footer, current_lang, labeler, remembered_tabs, tr
 from course.lessons import ch03
 from course.lessons.ch03 import masks, scaling_task, scaling_views
 
@@ -142,7 +142,7 @@ def learning_section():
 
 st.title(tr("ch03.title"))
 st.markdown(tr("ch03.intro"))
-masking_tab, allocation_tab, scorers_tab, scale_tab = st.tabs(topic_tabs("ch03"))  # one idea per screen
+masking_tab, allocation_tab, scorers_tab, scale_tab = remembered_tabs("ch03")  # one idea per screen
 with masking_tab:
     masking_section()
 with allocation_tab:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, labeler, prose, topic_tabs, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, remembered_tabs, tr
 from course.lessons import ch05, ch06
 from course.lessons.ch06 import positions as ch06_positions
 
@@ -124,7 +124,7 @@ def order_section():
 
 st.title(tr("ch06.title"))
 st.markdown(tr("ch06.intro"))
-roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = st.tabs(topic_tabs("ch06"))  # one idea each
+roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = remembered_tabs("ch06")  # one idea each
 with roles_tab:
     roles_section()
 with cost_tab:

@@ -129,6 +129,21 @@ def topic_tabs(page_key):
     return [tr(f"ui.tabs.{page_key}.{topic}") for topic in TOPICS[page_key]]
 
 
+def remembered_tabs(page_key):
+    """st.tabs of a long chapter's topics, reopened on the topic last chosen (after another page, or a
+    language switch: the topic is kept, not its label). Widget key `<page>_tab`."""
+    topics, labels = TOPICS[page_key], topic_tabs(page_key)
+    key, saved = f"{page_key}_tab", f"{page_key}_tab_topic"  # the second is plain session state, kept across pages
+
+    def remember():
+        if st.session_state.get(key) in labels:
+            st.session_state[saved] = topics[labels.index(st.session_state[key])]
+
+    topic = st.session_state.get(saved)
+    default = labels[topics.index(topic)] if topic in topics else labels[0]
+    return st.tabs(labels, default=default, key=key, on_change=remember)
+
+
 def chapter_footer(*ex_ids):
     """End of a chapter page: each exercise's status for the current learner and a link to Practice."""
     st.divider()
