@@ -5,6 +5,7 @@ the learner's results and the pages of the mode from course.app.learner.
 """
 
 import streamlit as st
+from streamlit.components.v1 import html as html_component
 
 from course.app import learner
 from course.common import exercise_index
@@ -72,14 +73,31 @@ def prose(*keys):
             st.markdown(tr(key))
 
 
+LANG_COOKIE = "attention_lab_lang"  # this browser's chosen language, so that a reload keeps it
+
+
+def saved_lang():
+    """The language this browser chose before (its cookie), or None."""
+    try:
+        lang = st.context.cookies.get(LANG_COOKIE)
+    except Exception:  # outside a browser session
+        lang = None
+    return lang if lang in LANGS else None
+
+
 def language_switch():
-    """The sidebar radio 中文 / English; app.py renders it on every page so it persists."""
+    """The sidebar radio 中文 / English; app.py renders it on every page so it persists. A new session
+    (a reload) starts in the language this browser chose last, else in its locale's."""
     if st.session_state.get(LANG_KEY) not in LANGS:
-        st.session_state[LANG_KEY] = browser_lang()
-    st.sidebar.radio(
+        st.session_state[LANG_KEY] = saved_lang() or browser_lang()
+    lang = st.sidebar.radio(
         tr("app.language"), LANG_OPTIONS, key=LANG_KEY,
         format_func=LANG_NAMES.get, horizontal=True, persist_state="session",
     )
+    if lang != saved_lang():  # the cookie is read at the session's start: write it until a reload reads it back
+        with st.sidebar:
+            html_component(f'<script>window.parent.document.cookie = "{LANG_COOKIE}={lang}; path=/; '
+                           'max-age=31536000; SameSite=Lax";</script>', height=0)
     return current_lang()
 
 
