@@ -5,7 +5,6 @@ the learner's results and the pages of the mode from course.app.learner.
 """
 
 import streamlit as st
-from streamlit.components.v1 import html as html_component
 
 from course.app import learner
 from course.common import exercise_index
@@ -95,9 +94,8 @@ def language_switch():
         format_func=LANG_NAMES.get, horizontal=True, persist_state="session",
     )
     if lang != saved_lang():  # the cookie is read at the session's start: write it until a reload reads it back
-        with st.sidebar:
-            html_component(f'<script>window.parent.document.cookie = "{LANG_COOKIE}={lang}; path=/; '
-                           'max-age=31536000; SameSite=Lax";</script>', height=0)
+        st.sidebar.html(f'<script>document.cookie = "{LANG_COOKIE}={lang}; path=/; max-age=31536000; '
+                        'SameSite=Lax";</script>', unsafe_allow_javascript=True)  # lang is one of LANGS
     return current_lang()
 
 
