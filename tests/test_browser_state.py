@@ -58,8 +58,14 @@ def click_radio(driver, text):
     """Click the radio option showing `text` in the main area; the caller waits for what it changes."""
     from selenium.webdriver.common.by import By
 
-    main = driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]')
-    option = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == text)
+    def option(d):
+        labels = d.find_elements(By.CSS_SELECTOR, '[data-testid="stMain"] [data-testid="stRadio"] label')
+        return next((e for e in labels if e.text.strip() == text), None)
+
+    def shown():
+        return [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label')]
+
+    option = wait_for(driver, option, lambda: f"no radio option {text!r}; options: {shown()}", 120)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", option)
 
 
@@ -69,23 +75,24 @@ if (!svg) return null;
 const axes = {};
 svg.querySelectorAll('[aria-roledescription="axis"]').forEach(a => {
   const name = (a.getAttribute('aria-label') || '').slice(0, 1);
-  axes[name] = [...a.querySelectorAll('.role-axis-label text')].map(x => x.textContent); });
-return {x: axes['X'] || [], y: axes['Y'] || [], bars: svg.querySelectorAll('.mark-rect.role-mark path').length};
+  axes[name] = {label: a.getAttribute('aria-label') || '',
+                texts: [...a.querySelectorAll('.role-axis-label text')].map(x => x.textContent)}; });
+return {x_title: (axes['X'] || {}).label || '', x: (axes['X'] || {}).texts || [], y: (axes['Y'] || {}).texts || [],
+        bars: svg.querySelectorAll('.mark-rect.role-mark path').length};
 """
 
 
-def chart_by_key(driver, key, ready, message):
-    """{x: x-axis labels, y: y-axis labels, bars: rect marks} of the chart with this widget key, once `ready(it)`."""
+def chart_by_x_title(driver, x_title, ready, message):
+    """{x, y: axis labels, bars: rect marks} of the drawn chart whose x axis is titled `x_title`, once `ready(it)`."""
     from selenium.webdriver.common.by import By
 
     seen = []
 
     def drawn(d):
-        charts = d.find_elements(By.CSS_SELECTOR, f'.st-key-{key} [data-testid="stVegaLiteChart"], .st-key-{key}')
-        seen[:] = [d.execute_script(AXIS_LABELS, c) for c in charts]
-        return next((g for g in seen if g and ready(g)), None)
+        seen[:] = [d.execute_script(AXIS_LABELS, c) for c in d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')]
+        return next((g for g in seen if g and g["x_title"].startswith(f"X-axis titled '{x_title}'") and ready(g)), None)
 
-    return wait_for(driver, drawn, lambda: f"{message}; drawn: {seen}", 60)
+    return wait_for(driver, drawn, lambda: f"{message}; drawn: {seen}", 90)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -130,15 +137,19 @@ def test_a_deep_link_opened_first_on_a_fresh_server_shows_its_page_and_no_dialog
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_translate_step_chart_keeps_a_bar_for_each_repeated_word(server, browsers, lang):
     """"the" three times: three bars, each labelled "the" (they were stacked into one)."""
+    from selenium.webdriver.common.by import By
+
     driver = browsers(lang)
     open_through_root(driver, server, "demo_translate")
     click_radio(driver, t("demos.models.bahdanau", lang))
     sentence = "the cat and the dog and the bird."
-    type_sentence(driver, t("demos.common.sentence_label", lang), sentence,
-                  lambda d: bool(d.execute_script(AXIS_LABELS, d.find_element(
-                      "css selector", '.st-key-demo_translate_row_chart'))["x"][:1] == ["the"]))
-    chart = chart_by_key(driver, "demo_translate_row_chart", lambda g: g["x"].count("the") == 3,
-                         "the step chart did not label three bars 'the'")
+    def three_the(d):
+        charts = d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
+        return any(g and g["x"].count("the") == 3 for g in (d.execute_script(AXIS_LABELS, c) for c in charts))
+
+    type_sentence(driver, t("demos.common.sentence_label", lang), sentence, three_the)
+    chart = chart_by_x_title(driver, t("demos.translate.col_word", lang), lambda g: g["x"].count("the") == 3,
+                             "the step chart did not label three bars 'the'")
     assert chart["bars"] == len(chart["x"]) >= 9, chart
     assert chart["x"][:9] == sentence.replace(".", " .").split(), chart
     assert errors_on(driver) == []
@@ -151,8 +162,8 @@ def test_transformer_inside_labels_the_decoders_keys_by_its_inputs(server, brows
     driver = browsers(lang)
     open_through_root(driver, server, "demo_inside")
     click_radio(driver, t("demos.inside.kinds.decoder", lang))
-    chart = chart_by_key(driver, "demo_inside_heatmap", lambda g: g["x"][:1] == ["<bos>"],
-                         "the decoder's keys do not start with <bos>")
+    chart = chart_by_x_title(driver, t("demos.inside.key_title", lang), lambda g: g["x"][:1] == ["<bos>"],
+                             "the decoder's keys do not start with <bos>")
     assert "<eos>" not in chart["x"] and chart["y"][-1] == "<eos>", chart
     assert len(chart["x"]) == len(chart["y"]), chart
     assert errors_on(driver) == []
