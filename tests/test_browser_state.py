@@ -178,7 +178,9 @@ def test_a_typed_sentence_and_a_chosen_tab_survive_another_page(server, browsers
     open_through_root(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
     box = f'[data-testid="stTextInput"] input[aria-label="{label}"]'
-    type_sentence(driver, label, "the dog runs.", lambda d: "the dog runs." in main_text(d))
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, box), "no sentence box", 120)
+    type_sentence(driver, label, "the dog runs.",
+                  lambda d: d.find_element(By.CSS_SELECTOR, box).get_attribute("value") == "the dog runs.")
     go_by_sidebar(driver, "notes")
     go_by_sidebar(driver, "demo_translate")
     wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, box).get_attribute("value") == "the dog runs.",
@@ -226,14 +228,16 @@ def test_a_footer_link_opens_its_own_exercise_on_practice(server, browsers, lang
     open_through_root(driver, server, "ch02")
 
     def chosen_exercise(d):
-        return d.find_element(By.CSS_SELECTOR, '[data-testid="stMain"] [data-testid="stSelectbox"]').text
+        shown = d.find_elements(By.CSS_SELECTOR, ".st-key-practice_exercise input")  # the chosen option's text
+        return " ".join(e.get_attribute("value") or e.get_attribute("placeholder") or "" for e in shown)
 
     for key, ex_id in (("ch02", "ex02"), ("ch04", "ex04")):
         if key != "ch02":
             go_by_sidebar(driver, key)
         label = t("app.footer_link", lang, ex_id=ex_id)
-        link = next(a for a in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stPageLink"] a')
-                    if a.text.strip() == label)
+        link = wait_for(driver, lambda d: next((a for a in d.find_elements(By.CSS_SELECTOR, '[data-testid="stPageLink"] a')
+                                                if a.text.strip().endswith(label)), None),  # after the icon's name
+                        f"no link {label!r}", 60)
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", link)
         wait_for(driver, lambda d: "/practice" in d.current_url and f"{ex_id} ·" in chosen_exercise(d),
                  lambda: f"Practice shows {chosen_exercise(driver)!r} after the {ex_id} link", 60)
