@@ -76,13 +76,16 @@ if st.button(tr("ch02.train_button"), key="ch02_train"):
             show_chart(loss_slot, ch02.loss_spec(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
                        width="stretch")
             show_chart(fit_slot, ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
-    st.session_state["ch02_history"] = history
+    st.session_state["ch02_history"], st.session_state["ch02_trained_with"] = history, (epochs, lr)
     st.rerun()
 if history:
     show_chart(loss_slot, loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
                width="stretch")
     st.markdown(tr("ch02.train_result", w=f"{history[-1][1]:.3f}", loss=f"{history[-1][2]:.4f}",
                    epochs=len(history)))
+    trained_epochs, trained_lr = st.session_state.get("ch02_trained_with", (len(history), lr))
+    if (trained_epochs, trained_lr) != (epochs, lr):  # the sliders moved since: the result is not theirs
+        st.warning(tr("ch02.train_stale", epochs=trained_epochs, lr=trained_lr, now_epochs=epochs, now_lr=lr))
 
 st.header(tr("ch02.bmm_header"))
 st.markdown(tr("ch02.bmm_body"))

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, labeler, prose, topic_tabs, tr
+from course.app.ui import chapter_footer, current_lang, labeler, prose, remembered_tabs, tr
 from course.lessons import ch05, ch06
 from course.lessons.ch06 import positions as ch06_positions
 
@@ -50,6 +50,18 @@ def cost_section():
     st.markdown(tr("ch06.cost_after", d=d))
 
 
+def curve_columns(d):
+    """The picker of P's columns drawn as curves, offering 0..d-1; chosen columns a narrower P lacks are
+    set aside (said under the picker) and come back when num_hiddens grows again."""
+    state = st.session_state
+    wanted = list(state.get("ch06_columns", ch06_positions.DEFAULT_COLUMNS)) + state.get("ch06_columns_aside", [])
+    state["ch06_columns"], state["ch06_columns_aside"] = ch06_positions.fit_columns(wanted, d)
+    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), key="ch06_columns", persist_state=KEEP)
+    if state["ch06_columns_aside"]:
+        st.info(tr("ch06.columns_aside", columns=", ".join(map(str, state["ch06_columns_aside"])), d=d, last=d - 1))
+    return chosen
+
+
 def encoding_section():
     """The table P as a heatmap and as curves, and the binary-counter analogy."""
     prose("ch06.heading_pe", "ch06.pe_body", "ch06.formula_pe")
@@ -59,9 +71,7 @@ def encoding_section():
     table, spec = pe_heatmap(current_lang(), n, d)
     show_chart(st, spec, data=table)
     st.markdown(tr("ch06.pe_after"))
-    chosen = st.multiselect(tr("ch06.columns_label"), list(range(d)), ch06_positions.default_columns(d),
-                            key="ch06_columns", persist_state=KEEP)
-    view = encoding_view(current_lang(), n, d, tuple(chosen))
+    view = encoding_view(current_lang(), n, d, tuple(curve_columns(d)))
     if view["curves"]:
         show_chart(st, view["curves"])
     prose("ch06.heading_binary", "ch06.binary_body")
@@ -115,7 +125,7 @@ def order_section():
 
 st.title(tr("ch06.title"))
 st.markdown(tr("ch06.intro"))
-roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = st.tabs(topic_tabs("ch06"))  # one idea each
+roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = remembered_tabs("ch06")  # one idea each
 with roles_tab:
     roles_section()
 with cost_tab:

@@ -44,10 +44,10 @@ def show_step(result, step):
         left.dataframe(row[["word", "weight"]].rename(columns={
             "word": tr("demos.translate.col_word"), "weight": tr("demos.translate.col_weight")}).round(4),
             hide_index=True, key="demo_translate_row_table")
-        show_chart(left, charts.bar_chart(row.assign(weight=row["weight"].round(3)), "word", "weight",
-                                          x_title=tr("demos.translate.col_word"),
-                                          y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
-                   key="demo_translate_row_chart")
+        show_chart(left, charts.position_bar_chart(row["word"].tolist(), row["weight"].round(3).tolist(),
+                                                   x_title=tr("demos.translate.col_word"),
+                                                   y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
+                   key="demo_translate_row_chart")  # one bar per position: repeated words are not stacked
     top = demos.top_next_frame(result, step)
     right.markdown(f"**{tr('demos.translate.top_title')}**")
     right.dataframe(top.rename(columns={"token": tr("demos.translate.col_token"),

@@ -92,8 +92,9 @@ table = pd.DataFrame(
 st.dataframe(table, hide_index=True)
 
 wanted = st.query_params.get("ex")
-if wanted in IDS and "practice_exercise" not in st.session_state:
+if wanted in IDS:  # a chapter footer's link chooses its exercise, over an earlier choice, once
     st.session_state["practice_exercise"] = wanted
+    del st.query_params["ex"]  # later reruns keep the learner's own choice
 chosen = st.selectbox(
     tr("practice.choose"), IDS, key="practice_exercise", persist_state="session",
     format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}",

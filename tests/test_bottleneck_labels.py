@@ -37,3 +37,19 @@ def test_each_model_keeps_its_colour_in_both_languages():
                                if '"bleu"' in c.proto.spec))
         colour = spec.get("encoding", {}).get("color") or spec["layer"][0]["encoding"]["color"]
         assert colour["scale"]["domain"] == [i18n.t(f"demos.models.{n}", lang) for n in MODEL_NAMES]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_bleu_table_lists_the_models_in_the_charts_order(lang):
+    import pandas as pd
+
+    from course.lessons.bottleneck import views
+
+    labels = ["1-5", "6-10"]
+    table = pd.DataFrame([(m, b, 10.0 + i, 5) for i, m in enumerate(("transformer", "seq2seq", "bahdanau"))
+                          for b in labels], columns=["model", "bucket", "bleu", "count"])
+    specs, bleu, _ = views.tatoeba_view(table, labels, lang)
+    names = [i18n.t(f"demos.models.{m}", lang) for m in ("transformer", "seq2seq", "bahdanau")]
+    assert list(bleu.index) == names
+    for spec in specs:
+        assert spec["encoding"]["color"]["scale"]["domain"] == names

@@ -213,6 +213,10 @@ def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
     english_title = t("ch01.title", "en")
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(english_title),
              lambda: f"the title stayed {driver.find_elements(By.CSS_SELECTOR, 'h1')[0].text!r}", 30)
+    chinese = driver.find_element(By.XPATH, '//*[@data-testid="stSidebar"]//label[.//p[text()="中文"]]')
+    chinese.click()  # back: the choice is this browser's from now on (a cookie), and its later tests read Chinese
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "zh")),
+             lambda: f"the title stayed {driver.find_elements(By.CSS_SELECTOR, 'h1')[0].text!r}", 30)
 
 
 def test_page_opens_without_errors(server, browsers, page, lang):

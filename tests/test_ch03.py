@@ -138,3 +138,16 @@ def test_without_scaling_the_softmax_saturates_as_d_grows():
     assert large["scaled"]["entropy"] == pytest.approx(small["scaled"]["entropy"], rel=0.1)
     curve = ch03.scale_curve([1, 2], n_queries=20)
     assert len(curve) == 2 * 2 * 4
+
+
+@pytest.mark.parametrize("shift", [-200, 200])
+def test_the_shift_table_writes_nan_as_the_text_does(shift):
+    shown = ch03.shift_display(ch03.shift_table(ch03.READING, shift))
+    assert (shown["naive"] == "NaN").all() and not shown["stable"].str.contains("NaN").any()
+    assert ch03.shift_display(ch03.shift_table(ch03.READING, 0))["naive"].ne("NaN").all()
+
+
+def test_the_additive_score_is_the_slowest_as_the_text_says():
+    """The page's sizes, the variants taking turns: the claim "usually the slowest" holds on this machine."""
+    ms = ch03.time_scorers()
+    assert max(ms, key=ms.get) == "additive", ms

@@ -184,3 +184,18 @@ def test_latex_sci_and_curve_order():
     assert ch06_positions.latex_sci(25000.0, 1) == r"2.5 \times 10^{4}"
     spec = ch06_positions.columns_spec(10, 32, (20, 8, 1), "i")
     assert spec["encoding"]["color"]["sort"] == ["P[:, 1]", "P[:, 8]", "P[:, 20]"]
+
+
+@pytest.mark.parametrize("d", [4, 6, 8, 128])
+def test_the_default_period_rows_are_pairs_the_width_has(d):
+    table = ch06_positions.period_table(d)
+    pairs = table["j"].tolist()
+    assert pairs == sorted(set(pairs)) and pairs[0] == 0 and pairs[-1] == (d + 1) // 2 - 1
+    np.testing.assert_allclose(table["period"], [2 * math.pi * 10000 ** (2 * j / d) for j in pairs])
+    with pytest.raises(ValueError, match="column pairs must be 0..1 for num_hiddens = 4"):
+        ch06_positions.period_table(4, [0, 2])
+
+
+def test_columns_beyond_the_width_are_set_aside_not_lost():
+    assert ch06_positions.fit_columns([20, 0, 8, 1, 8], 4) == ([0, 1], [8, 20])
+    assert ch06_positions.fit_columns([0, 1] + [8, 20], 32) == ([0, 1, 8, 20], [])

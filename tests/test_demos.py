@@ -262,3 +262,16 @@ def test_concurrent_translations_each_get_their_own_attention():
     for sentence, result in zip(sentences, results):
         assert result.tokens == serial[sentence].tokens
         np.testing.assert_array_equal(result.cross_attention, serial[sentence].cross_attention)
+
+
+def test_decoder_self_attention_keys_are_what_the_decoder_was_fed():
+    """Keys: <bos> and the characters before each step (never the final <eos>); rows: what each step writes."""
+    from course.translation.decoding import Translation
+
+    weights = np.tril(np.ones((1, 1, 3, 3)))  # (L, H, T_out + 1, T_out + 1): two characters, then <eos>
+    result = Translation(["a"], ["我", "好"], "我好", decoder_self_attention=weights,
+                         cross_attention_heads=np.zeros((1, 1, 3, 1)))
+    values, rows, cols = demos.head_matrix(result, "decoder", 0, 0)
+    assert rows == ["我", "好", "<eos>"] and cols == ["<bos>", "我", "好"]
+    assert values.shape == (len(rows), len(cols))
+    assert demos.head_matrix(result, "cross", 0, 0)[1:] == (["我", "好", "<eos>"], ["a"])

@@ -207,3 +207,21 @@ def test_ch05_tracer_repeats_valid_lens_per_head(lang):
     assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(8, 4, 6))) == str(4 * 4 * 5)
     at.text_input(key="ch05_valid_lens").set_value("6").run()
     assert errors_of(at) == [] and "one per example" in at.warning[0].value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_positional_encoding_at_the_smallest_width_offers_its_columns_and_names_those_set_aside(lang):
+    """num_hiddens = 4 once crashed the period table and silently dropped the curve columns 8 and 20."""
+    at = opened(CH06, lang)
+    assert at.multiselect(key="ch06_columns").value == [0, 1, 8, 20]
+    at.slider(key="ch06_hiddens").set_value(4).run()
+    assert errors_of(at) == []
+    picker = at.multiselect(key="ch06_columns")
+    assert picker.options == ["0", "1", "2", "3"] and picker.value == [0, 1]
+    notes = [i.value for i in at.info if i18n.t("ch06.columns_aside", lang, columns="8, 20", d=4, last=3) == i.value]
+    assert notes, [i.value for i in at.info]
+    periods = next(df.value for df in at.dataframe if i18n.t("ch06.col_pair", lang) in df.value.columns)
+    assert periods[i18n.t("ch06.col_pair", lang)].tolist() == [0, 1]
+    at.slider(key="ch06_hiddens").set_value(32).run()
+    assert at.multiselect(key="ch06_columns").value == [0, 1, 8, 20]  # back, and no note
+    assert not [i for i in at.info if "8, 20" in i.value]

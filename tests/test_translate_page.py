@@ -177,3 +177,26 @@ def test_the_guard_stops_the_transformers_stutter_on_the_weather_sentence(shippe
                              beam_size=beam, **guard).text
         assert "天天天" in run(no_repeat_ngram=0), beam
         assert run() == "今天天气很好。" and loaded.model.decoding_settings.no_repeat_ngram == 4, beam
+
+
+def test_the_step_chart_keeps_one_bar_per_source_position_when_words_repeat():
+    """"the" three times: three bars keyed by position and labelled "the", each with the table's weight."""
+    import json
+
+    from streamlit import dataframe_util
+
+    at = open_page(TRANSLATE, lang="en")
+    at.text_input(key="demo_translate_sentence").set_value("the cat and the dog and the bird.").run()
+    at.radio(key="demo_translate_model").set_value("bahdanau").run()
+    assert errors_of(at) == []
+    table = next(df.value for df in at.dataframe if i18n.t("demos.translate.col_weight", "en") in df.value.columns)
+    words = table.iloc[:, 0].tolist()
+    assert words.count("the") == 3
+    chart = next(c for c in at.get("vega_lite_chart") if '"layer"' in c.proto.spec)  # bars and their labels
+    spec = json.loads(chart.proto.spec)
+    layer = spec.get("layer", [spec])[0]
+    assert layer["encoding"]["x"]["field"] == "position"
+    assert json.loads(layer["encoding"]["x"]["axis"]["labelExpr"].split("[datum")[0]) == words
+    bars = dataframe_util.convert_arrow_bytes_to_pandas_df(chart.proto.datasets[0].data.data)
+    assert bars["position"].tolist() == list(range(len(words))) and bars["label"].tolist() == words
+    assert bars["value"].tolist() == pytest.approx(table.iloc[:, 1].round(3).tolist(), abs=1e-9)

@@ -85,10 +85,10 @@ def sentence_input(key, examples=()):
         st.session_state.setdefault(key, tr("demos.common.default_sentence"))
         st.selectbox(tr("demos.common.examples_label"), examples, index=None, key=f"{key}_example",
                      placeholder=tr("demos.common.examples_placeholder"), on_change=use_example)
-        sentence = st.text_input(tr("demos.common.sentence_label"), key=key, max_chars=300)
-    else:
+        sentence = st.text_input(tr("demos.common.sentence_label"), key=key, max_chars=300, persist_state="session")
+    else:  # the typed sentence survives a visit to another page (persist_state)
         sentence = st.text_input(tr("demos.common.sentence_label"), tr("demos.common.default_sentence"), key=key,
-                                 max_chars=300)
+                                 max_chars=300, persist_state="session")
     if not tokenize_en(sentence):
         st.warning(tr("demos.common.bad_sentence"))
         return None

@@ -72,14 +72,30 @@ def prose(*keys):
             st.markdown(tr(key))
 
 
+LANG_COOKIE = "attention_lab_lang"  # this browser's chosen language, so that a reload keeps it
+
+
+def saved_lang():
+    """The language this browser chose before (its cookie), or None."""
+    try:
+        lang = st.context.cookies.get(LANG_COOKIE)
+    except Exception:  # outside a browser session
+        lang = None
+    return lang if lang in LANGS else None
+
+
 def language_switch():
-    """The sidebar radio 中文 / English; app.py renders it on every page so it persists."""
+    """The sidebar radio 中文 / English; app.py renders it on every page so it persists. A new session
+    (a reload) starts in the language this browser chose last, else in its locale's."""
     if st.session_state.get(LANG_KEY) not in LANGS:
-        st.session_state[LANG_KEY] = browser_lang()
-    st.sidebar.radio(
+        st.session_state[LANG_KEY] = saved_lang() or browser_lang()
+    lang = st.sidebar.radio(
         tr("app.language"), LANG_OPTIONS, key=LANG_KEY,
         format_func=LANG_NAMES.get, horizontal=True, persist_state="session",
     )
+    if lang != saved_lang():  # the cookie is read at the session's start: write it until a reload reads it back
+        st.sidebar.html(f'<script>document.cookie = "{LANG_COOKIE}={lang}; path=/; max-age=31536000; '
+                        'SameSite=Lax";</script>', unsafe_allow_javascript=True)  # lang is one of LANGS
     return current_lang()
 
 
@@ -127,6 +143,21 @@ TOPICS = {  # a long chapter's topics, one tab each (catalog keys ui.tabs.<page>
 def topic_tabs(page_key):
     """The translated tab labels of a long chapter's topics, in TOPICS order."""
     return [tr(f"ui.tabs.{page_key}.{topic}") for topic in TOPICS[page_key]]
+
+
+def remembered_tabs(page_key):
+    """st.tabs of a long chapter's topics, reopened on the topic last chosen (after another page, or a
+    language switch: the topic is kept, not its label). Widget key `<page>_tab`."""
+    topics, labels = TOPICS[page_key], topic_tabs(page_key)
+    key, saved = f"{page_key}_tab", f"{page_key}_tab_topic"  # the second is plain session state, kept across pages
+
+    def remember():
+        if st.session_state.get(key) in labels:
+            st.session_state[saved] = topics[labels.index(st.session_state[key])]
+
+    topic = st.session_state.get(saved)
+    default = labels[topics.index(topic)] if topic in topics else labels[0]
+    return st.tabs(labels, default=default, key=key, on_change=remember)
 
 
 def chapter_footer(*ex_ids):

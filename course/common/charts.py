@@ -135,6 +135,22 @@ def bar_chart(df, x, y, color=None, title="", *, x_title=None, y_title=None, sor
     return chart.properties(title=title, height=height)
 
 
+def position_bar_chart(labels, values, *, x_title="", y_title="", height=300, label_format=".3~f"):
+    """One bar per position (a repeated word keeps its own bar), the axis labelled by word, values on top."""
+    frame = pd.DataFrame({"position": range(len(labels)), "label": [str(w) for w in labels],
+                          "value": [float(v) for v in values]})
+    base = alt.Chart(frame).encode(
+        x=alt.X("position:O", title=x_title, axis=alt.Axis(labelExpr=_label_expr(frame["label"].tolist()),
+                                                            labelAngle=0)),
+        y=alt.Y("value:Q", title=y_title),
+        tooltip=[alt.Tooltip("position:O", title="#"), alt.Tooltip("label:N", title=x_title or " "),
+                 alt.Tooltip("value:Q", title=y_title or " ", format=label_format)],
+    )
+    bars = base.mark_bar().encode(color=alt.Color("position:N", legend=None))
+    text = base.mark_text(dy=-8).encode(text=alt.Text("value:Q", format=label_format))
+    return (bars + text).properties(height=height)
+
+
 def series_colour(field, domain, colours):
     """A colour encoding with fixed colours per series position (not per label text), legend below."""
     return alt.Color(f"{field}:N", title=None, scale=alt.Scale(domain=list(domain), range=list(colours)),

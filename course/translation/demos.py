@@ -69,15 +69,6 @@ def learner_models():
     return [name for name in model_names() if family(name).impl_modules]
 
 
-# The settings the shipped checkpoints were trained with (checkpoints/README.md), beside --data and --out;
-# tests/test_demos.py checks them against the commands the checkpoints record.
-SHIPPED_RECIPES = {
-    "seq2seq": {"threads": 2, "minutes": 20, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
-    "bahdanau": {"threads": 1, "minutes": 52, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
-    "transformer": {"threads": 1, "minutes": 55, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.2},
-}
-
-
 def train_command(name, data=DATA_HINT, minutes=15):
     """The exact command that trains model `name` into the checkpoint folder."""
     out = checkpoint_dir()
@@ -86,20 +77,6 @@ def train_command(name, data=DATA_HINT, minutes=15):
     except ValueError:
         pass
     return f"python -m course.translation.train --model {name} --data {data} --minutes {minutes:g} --out {out}"
-
-
-def shipped_command(name, data=DATA_HINT):
-    """The command with the shipped checkpoint's recipe (SHIPPED_RECIPES), or the plain one for another model."""
-    recipe = SHIPPED_RECIPES.get(name)
-    if recipe is None:
-        return train_command(name, data)
-    flags = " ".join(f"--{flag} {value:g}" for flag, value in recipe.items() if flag != "minutes")
-    return f"{train_command(name, data, recipe['minutes'])} --device cpu {flags}"
-
-
-def shipped_minutes(name):
-    """Minutes of CPU training of the shipped checkpoint of `name` (15, the plain command's, for another model)."""
-    return SHIPPED_RECIPES.get(name, {}).get("minutes", 15)
 
 
 def checkpoint_stamp(name):
@@ -153,6 +130,11 @@ def step_labels(translation):
     return list(translation.tokens) + [EOS]
 
 
+def decoder_input_labels(translation):
+    """What the decoder is fed at each step: <bos>, then each output character (the final <eos> never is)."""
+    return [BOS] + list(translation.tokens)
+
+
 def cross_attention_frame(translation):
     """Cross-attention (target steps x source words) as a DataFrame, or None for the fixed-context model."""
     if translation.cross_attention is None:
@@ -188,8 +170,9 @@ def check_step(translation, step):
 def head_matrix(translation, kind, layer, head):
     """One Transformer attention map -> (values, row labels, column labels).
 
-    kind: "encoder" (source x source), "decoder" (target steps x the tokens read so far, <bos> first:
-    causal) or "cross" (target x source); layer and head count from 0.
+    kind: "encoder" (source x source), "decoder" (target x target, causal) or "cross"
+    (target x source); layer and head count from 0. Rows are labelled by what each step writes;
+    decoder self-attention's columns by what the decoder was fed (<bos> and the characters before).
     """
     arrays = {"encoder": translation.encoder_self_attention, "decoder": translation.decoder_self_attention,
               "cross": translation.cross_attention_heads}
@@ -204,8 +187,8 @@ def head_matrix(translation, kind, layer, head):
         raise ValueError(f"layer {layer}, head {head} does not exist: the model has {layers} layers "
                          f"and {heads} heads (counting from 0)")
     src, tgt = list(translation.source_tokens), step_labels(translation)
-    inputs = [BOS] + list(translation.tokens)  # what the decoder read at each step: the keys of its self-attention
-    rows, cols = {"encoder": (src, src), "decoder": (tgt, inputs), "cross": (tgt, src)}[kind]
+    fed = decoder_input_labels(translation)  # the decoder's keys: its own inputs, <bos> first
+    rows, cols = {"encoder": (src, src), "decoder": (tgt, fed), "cross": (tgt, src)}[kind]
     return np.asarray(weights[layer, head], dtype=float), rows, cols
 
 

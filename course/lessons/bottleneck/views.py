@@ -58,15 +58,15 @@ def tatoeba_view(table, bucket_labels, lang):
     table = bottleneck_charts.bleu_drop(table)
     shown = table.assign(model=table["model"].map(lambda n: t(f"demos.models.{n}", lang)))
     legend = alt.Legend(orient="bottom", columns=1, labelLimit=400)  # long model names, half-width charts
+    models = list(dict.fromkeys(shown["model"]))  # report order: each model keeps its colour and row in en and zh
     specs = []
     for field, title, y_title in (("bleu", "chart_title", "y_title"), ("drop_pct", "drop_title", "drop_y_title")):
         chart = charts.bar_chart(shown, "bucket", field, title=t(f"demos.bottleneck.{title}", lang),
                                  x_title=t("demos.bottleneck.x_title", lang),
                                  y_title=t(f"demos.bottleneck.{y_title}", lang), sort=list(bucket_labels), labels=False)
-        models = list(dict.fromkeys(shown["model"]))  # report order: each model keeps its colour in en and zh
         specs.append(chart.encode(xOffset=alt.XOffset("model:N", sort=models), color=alt.Color(
             "model:N", title=None, legend=legend, scale=alt.Scale(domain=models)))
                      .properties(height=380).to_dict())
-    bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(columns=list(bucket_labels))
+    bleu = (shown.pivot(index="model", columns="bucket", values="bleu").reindex(index=models, columns=list(bucket_labels))
             .rename_axis(index=t("demos.bottleneck.color_title", lang), columns=None))
     return specs, bleu, tatoeba_reading_text(table, lang)

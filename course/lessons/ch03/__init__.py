@@ -6,6 +6,7 @@ Streamlit-free. The attention maths comes from the reference solutions
 
 import functools
 import math
+import statistics
 import time
 
 import altair as alt
@@ -56,6 +57,11 @@ def shift_table(scores, shift):
         "stable": softmax(shifted).numpy(),
         "softmax(x - max x)": naive_softmax(x - x.max()).numpy(),
     })
+
+
+def shift_display(table):
+    """shift_table as text for a page: 6 significant digits, and NaN written "NaN" (a table widget shows None)."""
+    return table.map(lambda v: "NaN" if math.isnan(v) else f"{v:.6g}")
 
 
 def shift_names(lang):
@@ -125,23 +131,28 @@ def _attention_fns(d, num_hiddens, seed=0):
     return {"additive": additive, "dot": dot, "scaled": scaled, "general": luong}
 
 
-def time_scorers(batch=4, n_q=16, n_k=32, d=64, num_hiddens=64, repeats=20, seed=0):
-    """Median wall time in milliseconds of one forward pass of each attention variant."""
+def time_scorers(batch=4, n_q=16, n_k=32, d=64, num_hiddens=64, repeats=31, warmup=3, seed=0):
+    """Median wall time in milliseconds of one forward pass of each attention variant.
+
+    After `warmup` untimed passes each, the variants take turns pass by pass, so a burst of load
+    on the machine slows all of them alike instead of the one being timed at that moment.
+    """
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(batch, n_q, d, generator=gen)  # (B, n_q, d)
     k = torch.randn(batch, n_k, d, generator=gen)  # (B, n_k, d)
     v = torch.randn(batch, n_k, d, generator=gen)  # (B, n_k, d)
-    timings = {}
+    fns = _attention_fns(d, num_hiddens, seed)
+    samples = {name: [] for name in fns}
     with torch.no_grad():
-        for name, fn in _attention_fns(d, num_hiddens, seed).items():
-            fn(q, k, v)  # warm-up
-            samples = []
-            for _ in range(repeats):
+        for _ in range(warmup):
+            for fn in fns.values():
+                fn(q, k, v)
+        for _ in range(repeats):
+            for name, fn in fns.items():
                 start = time.perf_counter()
                 fn(q, k, v)
-                samples.append((time.perf_counter() - start) * 1000)
-            timings[name] = sorted(samples)[len(samples) // 2]
-    return timings
+                samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def scale_stats(d_k, n_queries=500, n_keys=8, seed=0):

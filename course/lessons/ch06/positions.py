@@ -73,6 +73,13 @@ def default_columns(num_hiddens):
     return [c for c in DEFAULT_COLUMNS if c < num_hiddens]
 
 
+def fit_columns(wanted, num_hiddens):
+    """Split the learner's wanted curve columns into (drawn, set aside): the columns P has at this width
+    and those beyond it (kept, to come back when num_hiddens grows again), each sorted and unique."""
+    wanted = sorted({int(c) for c in wanted})
+    return [c for c in wanted if c < num_hiddens], [c for c in wanted if c >= num_hiddens]
+
+
 def columns_spec(length, num_hiddens, columns, x_title):
     """Line chart dict of the chosen columns of P against position (None when no column is chosen)."""
     if not columns:
@@ -123,9 +130,12 @@ def period_frame(lang, num_hiddens):
 
 
 def period_table(num_hiddens, pairs=None):
-    """For chosen column pairs j: omega_j and the period 2 pi / omega_j in positions."""
-    omega = frequencies(num_hiddens)
-    pairs = pairs if pairs is not None else sorted({0, 1, 2, 3, len(omega) // 2, len(omega) - 1})
+    """For chosen column pairs j (by default a spread of those P has): omega_j and the period 2 pi / omega_j."""
+    omega = frequencies(num_hiddens)  # (ceil(d/2),)
+    if pairs is None:
+        pairs = sorted({j for j in (0, 1, 2, 3, len(omega) // 2, len(omega) - 1) if j < len(omega)})
+    elif any(not 0 <= j < len(omega) for j in pairs):
+        raise ValueError(f"column pairs must be 0..{len(omega) - 1} for num_hiddens = {num_hiddens}; got {list(pairs)}")
     return pd.DataFrame({"j": pairs, "columns": [f"{2 * j}, {2 * j + 1}" for j in pairs],
                          "omega": [float(omega[j]) for j in pairs],
                          "period": [float(2 * math.pi / omega[j]) for j in pairs]})
