@@ -13,7 +13,7 @@ import pytest
 from classroom import store as store_ops
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest
-from tests.classroom_support import INSTRUCTOR, ROOT, PostgresCluster, add_graded, make_class, user_id
+from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, make_class, user_id
 from tests.test_classroom_app import ANALYTICS, GRADEBOOK, PRACTICE
 from tests.test_classroom_web import _everything_shown
 
@@ -59,16 +59,6 @@ def test_every_class_page_says_a_missing_sqlite_database_in_the_learners_words(t
     assert at.dataframe[0].value.iloc[:, 1].tolist() == ["ex03"]
 
 
-@pytest.fixture
-def own_postgres():
-    """A Postgres cluster of this test's own, which it may stop -> the cluster."""
-    cluster = PostgresCluster()
-    cluster.start()
-    yield cluster
-    cluster.remove()
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_stopped_postgres_is_said_on_every_class_page_and_nothing_is_lost(own_postgres, tmp_path, monkeypatch,
                                                                             lang):
