@@ -30,7 +30,7 @@ from .db import SchemaError, Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
 COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
-COOKIE_PENDING = "class_cookie_pending"  # a session token the page must still write into the cookie
+COOKIE_PENDING = "class_cookie_pending"  # the session token this tab writes into the cookie (on each run)
 COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (signed out)
 SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
 
@@ -164,8 +164,8 @@ def tidy_address():
     for name in ("token", "session"):
         if name in params:
             del params[name]
-    pending = st.session_state.pop(COOKIE_PENDING, None)
-    if pending:
+    pending = st.session_state.get(COOKIE_PENDING)
+    if pending:  # written on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
         _cookie_script(pending, 3600 * store_ops.get_settings(store())["session_hours"])
     if st.session_state.pop(COOKIE_CLEAR, False):
         _cookie_script("", 0)
@@ -212,6 +212,7 @@ def page_user(action):
 def sign_out():
     """Revoke this browser's session."""
     store_ops.sign_out(store(), st.session_state.pop(SESSION_KEY, None))
+    st.session_state.pop(COOKIE_PENDING, None)
     st.session_state[SIGNED_OUT] = st.session_state[COOKIE_CLEAR] = True
     if auth_configured() and getattr(st.user, "is_logged_in", False):
         st.logout()
