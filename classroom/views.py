@@ -9,7 +9,6 @@ import time
 import altair as alt
 import pandas as pd
 import streamlit as st
-from sqlalchemy.exc import DBAPIError
 
 from course.app import ui
 from course.app.ui import current_lang, tr
@@ -61,13 +60,11 @@ def submit_form(user):
     if not st.button(tr("classroom.submit", ex_id=ex_id), key="practice_class_submit", type="primary"):
         return
     data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
-    try:
-        submission_id = access.submit(web.store(), user.id, ex_id, data, name, lang=current_lang())
+    try:  # a database fault (read-only, full, unreachable) says "Not submitted": nothing was stored
+        with web.unavailable_says("classroom.db_unavailable"):
+            submission_id = access.submit(web.store(), user.id, ex_id, data, name, lang=current_lang())
     except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
         st.error(tr("classroom.refused", reason=str(err)))
-        return
-    except DBAPIError:  # read-only, full, or unreachable: nothing was stored, and no server detail is shown
-        st.error(tr("classroom.db_unavailable"))
         return
     st.session_state[LIVE_KEY] = submission_id
     st.session_state[LIVE_SINCE_KEY] = time.monotonic()

@@ -10,18 +10,27 @@ session row (classroom.oidc_session) decides whether Streamlit's cookie still
 counts. Either way signing out revokes the session in the database. The user
 and role come from the database on every run, and every page and action goes
 through classroom.access.
+
+A class database that cannot be read or written (read-only, full, unreadable,
+Postgres stopped) ends the page with a message in the learner's language and
+no server detail (the detail goes to the server's log): see PageStore.
 """
 
+import contextvars
+import logging
+from contextlib import contextmanager
+
 import streamlit as st
+from sqlalchemy.exc import DBAPIError
 
 from course.app.ui import tr
 
 from . import access, oidc_session, signin, store as store_ops
-from .db import Store, url_from_environment
+from .db import SchemaError, Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
 COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
-COOKIE_PENDING = "class_cookie_pending"  # a session token the page must still write into the cookie
+COOKIE_PENDING = "class_cookie_pending"  # the session token this tab writes into the cookie (on each run)
 COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (signed out)
 SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
 
@@ -43,14 +52,50 @@ def enabled():
     return class_url() is not None
 
 
+_UNAVAILABLE_SAYS = contextvars.ContextVar("class_unavailable_says", default="classroom.db_unavailable_read")
+log = logging.getLogger(__name__)
+
+
+def database_unavailable(err):
+    """Say that the class database cannot be used now (what, that nothing is lost, what to do); stop the run."""
+    log.warning("class database unavailable: %s", err)  # the server's log: the instructor's detail
+    st.error(tr(_UNAVAILABLE_SAYS.get()), icon=":material/cloud_off:")
+    st.stop()
+
+
+@contextmanager
+def unavailable_says(key):
+    """Within the block a database fault is worded by the text `key` (e.g. a refused submit)."""
+    token = _UNAVAILABLE_SAYS.set(key)
+    try:
+        yield
+    finally:
+        _UNAVAILABLE_SAYS.reset(token)
+
+
+class PageStore(Store):
+    """The app's Store: a transaction the database refuses ends the page with database_unavailable()."""
+
+    @contextmanager
+    def session(self):
+        try:
+            with super().session() as session:
+                yield session
+        except DBAPIError as err:
+            database_unavailable(err)
+
+
 @st.cache_resource
 def _store(url):
-    return Store(url)
+    return PageStore(url)  # an exception is not cached: the next run tries again
 
 
 def store():
-    """The class store (one engine per server process)."""
-    return _store(class_url())
+    """The class store (one engine per server process); a database that cannot be opened ends the page."""
+    try:
+        return _store(class_url())
+    except (DBAPIError, SchemaError) as err:
+        database_unavailable(err)
 
 
 def auth_configured():
@@ -119,8 +164,8 @@ def tidy_address():
     for name in ("token", "session"):
         if name in params:
             del params[name]
-    pending = st.session_state.pop(COOKIE_PENDING, None)
-    if pending:
+    pending = st.session_state.get(COOKIE_PENDING)
+    if pending:  # written on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
         _cookie_script(pending, 3600 * store_ops.get_settings(store())["session_hours"])
     if st.session_state.pop(COOKIE_CLEAR, False):
         _cookie_script("", 0)
@@ -167,6 +212,7 @@ def page_user(action):
 def sign_out():
     """Revoke this browser's session."""
     store_ops.sign_out(store(), st.session_state.pop(SESSION_KEY, None))
+    st.session_state.pop(COOKIE_PENDING, None)
     st.session_state[SIGNED_OUT] = st.session_state[COOKIE_CLEAR] = True
     if auth_configured() and getattr(st.user, "is_logged_in", False):
         st.logout()

@@ -144,6 +144,17 @@ def postgres_server():
 
 
 @pytest.fixture
+def own_postgres():
+    """A Postgres cluster of this test's own, which the test may stop and start -> the PostgresCluster."""
+    cluster = PostgresCluster()
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
 def pg_url(postgres_server, request):
     """A fresh database on the test Postgres server -> its URL."""
     import psycopg

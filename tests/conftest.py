@@ -9,9 +9,10 @@ import pytest
 
 from tests.browser_support import browsers
 from tests.app_helpers import utc_plus_8
-from tests.classroom_support import class_store, pg_url, postgres_server, sqlite_url
+from tests.classroom_support import class_store, own_postgres, pg_url, postgres_server, sqlite_url
 
-__all__ = ["browsers", "class_store", "pg_url", "postgres_server", "sqlite_url", "utc_plus_8"]  # fixtures for every test file
+# fixtures for every test file
+__all__ = ["browsers", "class_store", "own_postgres", "pg_url", "postgres_server", "sqlite_url", "utc_plus_8"]
 
 # Set before any test runs (course.common.paths reads it at each call): grader runs in tests must not
 # touch the learner's real progress file.
@@ -23,6 +24,7 @@ if "ATTENTION_LAB_HOME" not in os.environ:
 SLOW_FIXTURES = {
     "browsers": "headless Chromium",
     "postgres_server": "a Postgres server",
+    "own_postgres": "a Postgres server of the test's own",
     "strict_available": "the strict (bubblewrap) sandbox",
     "tiny": "tiny checkpoints written and evaluated, and the demo pages that load them",
 }

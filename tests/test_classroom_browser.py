@@ -15,7 +15,7 @@ from classroom import store as store_ops
 from course.common.i18n import t
 from tests.browser_support import ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser, \
     running_app, wait_for, wait_for_text, wait_until_rendered
-from tests.classroom_support import INSTRUCTOR, add_graded, make_class
+from tests.classroom_support import INSTRUCTOR, add_graded, make_class, stub, user_id
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -115,6 +115,19 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
     assert _title(stranger) == t("classroom.signin_title", "zh")
 
 
+@pytest.mark.slow
+def test_a_link_to_the_servers_root_as_readme_makes_them_signs_in_for_reloads_too(hosted, browsers):
+    server, store, _ = hosted
+    driver = browsers("en")
+    driver.delete_all_cookies()
+    link, _ = store_ops.create_sign_in_link(store, "cy@class.test", f"{server}/")  # `links --base-url https://host/`
+    driver.get(link)  # "/" opens the first chapter by switching pages
+    _wait_for_cookie(driver)
+    driver.get(f"{server}/practice")  # a reload or a new tab
+    wait_until_rendered(driver)
+    assert _title(driver) == t("classroom.practice_title", "en")
+
+
 def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     from selenium.webdriver.common.by import By
 
@@ -173,3 +186,55 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]'), "no chart")
     assert "100%" in main_text(driver) and _errors(driver) == []
     full_page_screenshot(driver, SHOTS / "zh_class_analytics.png")
+
+
+def _choose_exercise(driver, lang, ex_id):
+    """Pick an exercise in the class Practice page's exercise box (typed, then Enter)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    label = t("classroom.choose", lang)
+    boxes = lambda d: d.find_elements(By.CSS_SELECTOR, f'[data-testid="stSelectbox"] input[aria-label="{label}"]')  # noqa: E731
+    box = wait_for(driver, boxes, f"no {label!r} box", 60)[0]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
+    box.click()
+    box.send_keys(ex_id, Keys.ENTER)
+    wait_for(driver, lambda d: t("classroom.submit", lang, ex_id=ex_id) in main_text(d), f"{ex_id} was not chosen", 60)
+    wait_until_rendered(driver)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_uploaded_file_is_said_to_win_over_the_code_box_and_is_what_is_sent(hosted, browsers, lang, tmp_path):
+    from selenium.webdriver.common.by import By
+    from sqlalchemy import select
+
+    from classroom.models import Submission
+
+    server, store, _ = hosted
+    email = {"en": "cy@class.test", "zh": "bob@class.test"}[lang]
+    driver = browsers(lang)
+    driver.delete_all_cookies()
+    _sign_in(driver, store, email, server, "practice")
+    _choose_exercise(driver, lang, "ex01")
+    upload = tmp_path / f"my_ex01_{lang}.py"
+    upload.write_text(f"# uploaded from the browser ({lang})\n" + stub("ex01"), encoding="utf-8")
+    uploader = '.st-key-practice_class_upload_ex01 [data-testid="stFileUploaderDropzoneInput"]'  # ex01's own
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, uploader), "no uploader of ex01", 60)
+    driver.find_element(By.CSS_SELECTOR, uploader).send_keys(str(upload))
+    notice = t("classroom.upload_wins", lang, ex_id="ex01")
+    wait_for_text(driver, notice)
+    assert upload.name in main_text(driver)
+    full_page_screenshot(driver, SHOTS / f"{lang}_class_upload_wins.png")
+    driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stAlertContentSuccess"]'),
+             "the submit was not acknowledged", 60)
+    with store.session() as session:
+        sent = session.execute(select(Submission.exercise_id, Submission.filename, Submission.source)
+                               .where(Submission.user_id == user_id(store, email))
+                               .order_by(Submission.id.desc())).first()
+    assert sent.exercise_id == "ex01" and sent.filename == upload.name
+    assert sent.source.startswith(f"# uploaded from the browser ({lang})")  # the file, not the code box
+    _choose_exercise(driver, lang, "ex02")  # another exercise: the file does not follow
+    shown = main_text(driver)
+    assert t("classroom.upload_wins", lang, ex_id="ex02") not in shown and upload.name not in shown
