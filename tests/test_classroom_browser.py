@@ -137,7 +137,9 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     _sign_in(driver, store, "ann@class.test", server, "practice")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
     assert "token=" not in driver.current_url  # a used link leaves the address bar
-    font = driver.execute_script("return getComputedStyle(document.querySelector('textarea')).fontFamily")
+    font = wait_for(driver, lambda d: d.execute_script(
+        "const box = document.querySelector('textarea'); return box && getComputedStyle(box).fontFamily"),
+        "the code box was not drawn")
     assert "monospace" in font  # the code box reads as code
     driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()  # the ex00 stub
     wait_for_text(driver, t("classroom.state_queued", "en", position=1))
