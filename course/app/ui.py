@@ -4,6 +4,8 @@ Imported by pages only (it imports Streamlit); texts come from course.common.i18
 the learner's results and the pages of the mode from course.app.learner.
 """
 
+import json
+
 import streamlit as st
 
 from course.app import learner
@@ -149,3 +151,45 @@ def chapter_footer(*ex_ids):
             practice.path, label=tr("app.footer_link", ex_id=ex_id),
             icon=":material/task_alt:", query_params={"ex": ex_id},
         )
+
+
+# A focus ring on everything the keyboard reaches: Streamlit's own is a faint background on many
+# widgets. Radios, checkboxes and toggles hide their <input>: their label carries the ring.
+FOCUS_CSS = """<style>
+:is(a, button, input, textarea, select, summary, [role="tab"], [role="slider"], [role="button"],
+    [role="combobox"], [role="option"], [role="switch"], [tabindex]:not([tabindex="-1"])):focus-visible,
+label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-visible) {
+  outline: 3px solid #1d4ed8 !important;
+  outline-offset: 2px !important;
+}
+[role="tab"]:focus-visible { outline-offset: -3px !important; }  /* the tab bar clips what lies outside */
+</style>"""
+
+# Streamlit's "Skip to main content" link (the first Tab stop) is in English only: give it the
+# learner's language, and keep it so if Streamlit redraws it.
+SKIP_LINK_JS = """<script>
+(() => {
+  const text = %s;
+  const apply = () => {
+    const link = document.querySelector('[data-testid="stSkipToContent"]');
+    if (link && link.textContent !== text) { link.textContent = text; link.setAttribute('aria-label', text); }
+    return link;
+  };
+  if (window.attentionLabSkip) window.attentionLabSkip.disconnect();
+  window.attentionLabSkip = new MutationObserver(apply);
+  window.attentionLabSkip.observe(document.body, {childList: true, subtree: true, characterData: true});
+  apply();
+})();
+</script>"""
+
+
+def window_title(page_title):
+    """The browser tab's title for a page: its own title, then the app's name."""
+    return tr("app.window_title", page=page_title)
+
+
+def keyboard_aids():
+    """A visible focus ring and the skip link in the learner's language, on every page (app.py calls it)."""
+    st.html(FOCUS_CSS)
+    st.sidebar.html(SKIP_LINK_JS % json.dumps(tr("app.skip_to_content"), ensure_ascii=False),
+                    unsafe_allow_javascript=True)
