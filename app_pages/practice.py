@@ -59,7 +59,9 @@ def upload_section():
     st.caption(tr("practice.upload_help"))
     ex_id = st.selectbox(tr("practice.upload_exercise"), IDS, key="practice_upload_ex",
                          format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}")
-    upload = st.file_uploader(tr("practice.upload_file"), type=["py", "ipynb"], key="practice_upload")
+    limit = grading_client.MAX_UPLOAD_MB  # said in the label: Streamlit's own box text is English only
+    upload = st.file_uploader(tr("practice.upload_file", limit=limit), type=["py", "ipynb"], key="practice_upload",
+                              max_upload_size=limit)
     if upload is None or not st.button(tr("practice.upload_grade", ex_id=ex_id), key="practice_upload_grade"):
         return
     problem = grading_client.upload_problem(ex_id, upload.name, upload.getvalue(), current_lang())
