@@ -145,8 +145,8 @@ def chapter_footer(*ex_ids):
             "app.footer", ex_id=ex_id, title=tr(f"exercises.{ex_id}.title"),
             file=f"exercises/{exercise.filename}", status=status_label(status),
         ))
-        if status != "not_graded" and "score" in record:
-            st.caption(tr("app.footer_score", score=f"{100 * float(record['score']):.0f}"))
+        if status != "not_graded" and exercise_index.saved_score(record) is not None:
+            st.caption(tr("app.footer_score", score=f"{100 * exercise_index.saved_score(record):.0f}"))
         st.page_link(
             practice.path, label=tr("app.footer_link", ex_id=ex_id),
             icon=":material/task_alt:", query_params={"ex": ex_id},
