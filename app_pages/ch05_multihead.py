@@ -82,7 +82,7 @@ def heads_section():
     head = st.radio(tr("ch05.head_label"), range(num_heads), key="ch05_head", horizontal=True,
                     persist_state=KEEP)
     view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
-    left, right = st.columns([3, 2])
+    left, right = st.columns([3, 2]) if num_heads <= 4 else (st.container(), st.container())  # 8 heads: full width
     show_chart(left, view["spec"])
     right.markdown(tr("ch05.top_caption"))
     right.dataframe(view["top"], hide_index=True)

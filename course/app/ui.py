@@ -163,6 +163,10 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
   outline-offset: 2px !important;
 }
 [role="tab"]:focus-visible { outline-offset: -3px !important; }  /* the tab bar clips what lies outside */
+/* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
 </style>"""
 
 # Streamlit's "Skip to main content" link (the first Tab stop) is in English only: give it the
