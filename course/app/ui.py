@@ -163,6 +163,7 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
   outline-offset: 2px !important;
 }
 [role="tab"]:focus-visible { outline-offset: -3px !important; }  /* the tab bar clips what lies outside */
+[data-testid="stHeaderActionElements"] a:focus-visible { opacity: 1 !important; }  /* a heading's link: shown */
 /* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;

@@ -41,6 +41,11 @@ def label_width_inches(text, font_pt=DIAGRAM_FONT_PT):
     return round(ems * font_pt / 72 + 0.35, 2)  # + the box's left and right margins
 
 
+def two_lines(first, second):
+    """A DOT label of two left-aligned lines."""
+    return _quote(first)[:-1] + "\\l" + _quote(second)[1:-1] + '\\l"'
+
+
 def transformer_dot(labels, num_layers):
     """Graphviz DOT of the encoder and decoder stacks; `labels` maps node names to text."""
     box = 'shape=box, style="filled,rounded"'
@@ -63,11 +68,15 @@ def transformer_dot(labels, num_layers):
     for name in ("src", "src_emb", "tgt", "tgt_emb", "linear", "out"):
         node(name)
     stack = labels["stack"].format(n=num_layers)
-    lines.append(f'subgraph cluster_enc {{ labeljust="l"; label={_quote(labels["encoder"] + " " + stack)}; color="#4c78a8";')
+    # Stack names in two short lines at a corner (labelloc "b" is the top in a bottom-to-top layout), clear of
+    # the arrows that enter and leave each stack in the middle.
+    lines.append(f'subgraph cluster_enc {{ labeljust="l"; labelloc="b"; label={two_lines(labels["encoder"], stack)};'
+                 ' color="#4c78a8";')
     for name in ("enc_attn", "enc_an1", "enc_ffn", "enc_an2"):
         node(name, None if name in nodes else 'shape=box, style=filled, fillcolor="#fff6bf"')
     lines.append("}")
-    lines.append(f'subgraph cluster_dec {{ labeljust="l"; label={_quote(labels["decoder"] + " " + stack)}; color="#e45756";')
+    lines.append(f'subgraph cluster_dec {{ labeljust="l"; labelloc="b"; label={two_lines(labels["decoder"], stack)};'
+                 ' color="#e45756";')
     for name in ("dec_self", "dec_an1", "dec_cross", "dec_an2", "dec_ffn", "dec_an3"):
         node(name, None if name in nodes else 'shape=box, style=filled, fillcolor="#fff6bf"')
     lines.append("}")
