@@ -106,8 +106,11 @@ const edges = [...svg.querySelectorAll('g.edge path')].map(p => {
   }
   return points;
 });
-const clusters = [...svg.querySelectorAll('g.cluster text')].map(e => {
-  const b = e.getBoundingClientRect(); return [e.textContent, b.left, b.top, b.right, b.bottom]; });
+const clusters = [...svg.querySelectorAll('g.cluster')].map(c => {  // each stack's label: all its lines
+  const boxes = [...c.querySelectorAll('text')].map(e => e.getBoundingClientRect());
+  return [[...c.querySelectorAll('text')].map(e => e.textContent).join(' '),
+          Math.min(...boxes.map(b => b.left)), Math.min(...boxes.map(b => b.top)),
+          Math.max(...boxes.map(b => b.right)), Math.max(...boxes.map(b => b.bottom))]; });
 return {fonts: fonts, edges: edges, clusters: clusters};
 """
 
