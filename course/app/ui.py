@@ -155,6 +155,7 @@ def chapter_footer(*ex_ids):
 
 # A focus ring on everything the keyboard reaches: Streamlit's own is a faint background on many
 # widgets. Radios, checkboxes and toggles hide their <input>: their label carries the ring.
+# No "<" inside the CSS: st.html's sanitiser drops a style block whose text looks like markup.
 FOCUS_CSS = """<style>
 :is(a, button, input, textarea, select, summary, [role="tab"], [role="slider"], [role="button"],
     [role="combobox"], [role="option"], [role="switch"], [tabindex]:not([tabindex="-1"])):focus-visible,
@@ -163,6 +164,13 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
   outline-offset: 2px !important;
 }
 [role="tab"]:focus-visible { outline-offset: -3px !important; }  /* the tab bar clips what lies outside */
+/* Text boxes clip the ring of their input field: draw it on the box around it instead. */
+:is([data-baseweb="input"], [data-baseweb="textarea"], [data-baseweb="select"]):has(:is(input, textarea):focus-visible) {
+  outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important;
+}
+:is([data-baseweb="input"], [data-baseweb="textarea"], [data-baseweb="select"]) :is(input, textarea):focus-visible {
+  outline: none !important;
+}
 [data-testid="stHeaderActionElements"] a:focus-visible { opacity: 1 !important; }  /* a heading's link: shown */
 /* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
