@@ -171,7 +171,9 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
 :is([data-baseweb="input"], [data-baseweb="textarea"], [data-baseweb="select"]) :is(input, textarea):focus-visible {
   outline: none !important;
 }
-[data-testid="stHeaderActionElements"] a:focus-visible { opacity: 1 !important; }  /* a heading's link: shown */
+[data-testid="stHeaderActionElements"] a:focus-visible {  /* a heading's link: shown at once when focused */
+  opacity: 1 !important; transition: none !important;
+}
 /* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
