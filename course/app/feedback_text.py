@@ -1,8 +1,8 @@
 """Grader feedback as Markdown: code names shown as code, so Markdown cannot eat their underscores.
 
 `PositionalEncoding.__init__` written plainly in Markdown renders as a bold "init"; `num_hiddens and
-valid_lens` as an italic "hiddens and valid". Pure text functions, used by the Practice page and the
-class pages' feedback.
+valid_lens` as an italic "hiddens and valid". Pure text functions, used by the Practice page (the class
+pages could use them too).
 """
 
 import re
