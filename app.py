@@ -11,7 +11,7 @@ import streamlit as st
 
 from classroom import learner as class_learner, web as class_web
 from course.app import learner
-from course.app.ui import language_switch, progress_summary, root_page, tr
+from course.app.ui import keyboard_aids, language_switch, progress_summary, root_page, tr, window_title
 
 st.set_page_config(page_title="Attention Lab", page_icon="👁️", layout="wide")
 
@@ -27,6 +27,8 @@ sections = {
 first_section = next(iter(sections.values()))
 first_section.append(root_page(first_section[0]))  # "/" opens the first chapter at its own URL
 page = st.navigation(sections, expanded=True)  # every entry shown, no "View more"
+st.set_page_config(page_title=window_title(page.title))  # each page's own title in the browser tab
+keyboard_aids()
 learner.current().page_opened()
 progress_summary()
 st.sidebar.caption(tr("app.tagline"))

@@ -142,7 +142,7 @@ def learning_section():
     show_chart(right, view["by_width"], width="stretch")
     st.markdown(view["summary"])
     st.markdown(view["gradients"])
-    st.dataframe(view["table"], hide_index=True, key="ch03_learn_table")
+    st.table(view["table"], hide_index=True)  # ten columns: a table wraps their headers, a dataframe cut the last off
 
 
 st.title(tr("ch03.title"))

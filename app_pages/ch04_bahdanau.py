@@ -98,7 +98,8 @@ convex_section(tuple(step["alpha"].tolist()), tuple(map(tuple, rows[1:3])))
 
 st.header(tr("ch04.steps_header"))
 st.markdown(tr("ch04.steps_body"))
-st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), name, str(shape)) for s, name, shape in step_shapes()],
+st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), tr(f"ch04.tensor.{name}"), str(shape))
+                       for s, name, shape in step_shapes()],
                       columns=[tr("ch04.col_step"), tr("ch04.col_tensor"), tr("ch04.col_shape")]))
 shapes_section()
 

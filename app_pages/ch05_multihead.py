@@ -30,9 +30,9 @@ def tracer_section():
     heads = cols[4].slider(tr("ch05.heads_label"), 1, 16, w["num_heads"], key="ch05_heads", persist_state=KEEP)
     try:
         table, diff = tracer_view(current_lang(), b, n_q, n_k, h, heads)
-    except ValueError as err:
+    except ValueError:  # num_hiddens not divisible by num_heads: the reference layer refuses it
         valid = ", ".join(map(str, ch05.valid_head_counts(h)))
-        st.error(tr("ch05.bad_heads", message=str(err), num_hiddens=h, valid=valid))
+        st.error(tr("ch05.bad_heads", num_hiddens=h, num_heads=heads, valid=valid))
         return h, None
     st.dataframe(table, hide_index=True, height="content")
     st.markdown(tr("ch05.per_head", d=h // heads, h=h, heads=heads, bh=b * heads, b=b))
@@ -47,8 +47,8 @@ def valid_lens_part(b, n_q, n_k, h, heads):
     text = st.text_input(tr("ch05.lens.label"), "3, 2", key="ch05_valid_lens", persist_state=KEEP)
     try:
         lens = ch05.parse_valid_lens(text, b, n_k)
-    except ValueError as err:
-        st.warning(tr("ch05.lens.bad", message=str(err)))
+    except ch05.BadLengths as err:
+        st.warning(tr("ch05.lens.bad", message=tr(f"ch05.lens.bad_{err.code}", **err.fields)))
         return
     seen = valid_lens_view(b, n_q, n_k, h, heads, tuple(lens))
     st.markdown(tr("ch05.lens.shown", lens=seen["input"], shape=seen["input_shape"], heads=heads,
@@ -83,7 +83,7 @@ def heads_section():
     head = st.radio(tr("ch05.head_label"), range(num_heads), key="ch05_head", horizontal=True,
                     persist_state=KEEP)
     view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
-    left, right = st.columns([3, 2])
+    left, right = st.columns([3, 2]) if num_heads <= 4 else (st.container(), st.container())  # 8 heads: full width
     show_chart(left, view["spec"])
     right.markdown(tr("ch05.top_caption"))
     right.dataframe(view["top"], hide_index=True)

@@ -77,8 +77,9 @@ def masks_section():
     src_valid = cols[1].slider(tr("ch07.masks.src_valid"), 1, 10, 4, key="ch07_src_valid", persist_state=KEEP)
     tgt_len = cols[2].slider(tr("ch07.masks.tgt_len"), 1, 10, 5, key="ch07_tgt_len", persist_state=KEEP)
     src_valid = min(src_valid, src_len)
-    charts = st.columns(3)
-    for col, use in zip(charts, ch07.MASK_USES):
+    per_row = ch07.masks_per_row(max(src_len, tgt_len))  # side by side only while the cells keep their size
+    slots = [col for _ in range(0, len(ch07.MASK_USES), per_row) for col in st.columns(per_row)]
+    for col, use in zip(slots, ch07.MASK_USES):
         show_chart(col, mask_spec(use, src_len, src_valid, tgt_len, tr(f"ch07.masks.{use}_use"),
                                   tr("ch07.masks.axis_key"), tr("ch07.masks.axis_query")))
     st.markdown(tr("ch07.masks.after", valid=src_valid, pad=src_len - src_valid))

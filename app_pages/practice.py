@@ -4,10 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from course.app import grading_client
+from course.app.feedback_text import code_names
 from course.app.learner import current
 from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
 from course.common import exercise_index, paths
-from course.common.i18n import t
+from course.common.exercise_index import saved_score
+from course.common.i18n import t, t_count
 
 IDS = [ex.id for ex in exercise_index.EXERCISES]
 REPORT_KEY = "practice_report"  # last grader report (not a widget)
@@ -36,21 +38,23 @@ def show_exercise_report(entry):
     """One exercise's result: status, score, summary and each check with its hint."""
     head = f"{entry['id']} · {tr('exercises.' + entry['id'] + '.title')} — {status_label(entry['status'])}"
     with st.expander(head, expanded=not entry.get("passed")):
-        score, duration = f"{100 * float(entry['score']):.0f}", f"{float(entry.get('duration_s', 0)):.1f}"
+        score, duration = f"{100 * saved_score(entry):.0f}", f"{float(entry.get('duration_s', 0)):.1f}"
         st.markdown(tr("practice.score", score=score, duration=duration))
         if entry.get("summary"):
-            st.markdown(entry["summary"])
+            st.markdown(code_names(entry["summary"]))
         failed = [check for check in entry["checks"] if not check.get("passed")]
         for check in failed[:MAX_FAILED_SHOWN]:
             if check.get("message") != entry.get("summary"):  # "not started", a broken file: said once
-                st.markdown(f"{FAILED_CHECK_ICON} **{check.get('name', '')}** — {check.get('message', '')}")
+                name, message = code_names(check.get("name", "")), code_names(check.get("message", ""))
+                st.markdown(f"{FAILED_CHECK_ICON} **{name}** — {message}")
             if check.get("hint"):
-                st.info(tr("practice.hint", hint=check["hint"]), icon=":material/lightbulb:")
+                st.info(tr("practice.hint", hint=code_names(check["hint"])), icon=":material/lightbulb:")
         if len(failed) > MAX_FAILED_SHOWN:
-            st.caption(tr("practice.more_failed", count=len(failed) - MAX_FAILED_SHOWN))
+            st.caption(t_count("practice.more_failed", current_lang(), len(failed) - MAX_FAILED_SHOWN))
         passed = [check.get("name", "") for check in entry["checks"] if check.get("passed")]
         if passed:
-            st.caption(tr("practice.passed_checks", count=len(passed), names="; ".join(passed)))
+            st.caption(t_count("practice.passed_checks", current_lang(), len(passed),
+                               names="; ".join(code_names(name) for name in passed)))
 
 
 def upload_section():
@@ -59,7 +63,9 @@ def upload_section():
     st.caption(tr("practice.upload_help"))
     ex_id = st.selectbox(tr("practice.upload_exercise"), IDS, key="practice_upload_ex",
                          format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}")
-    upload = st.file_uploader(tr("practice.upload_file"), type=["py", "ipynb"], key="practice_upload")
+    limit = grading_client.MAX_UPLOAD_MB  # said in the label: Streamlit's own box text is English only
+    upload = st.file_uploader(tr("practice.upload_file", limit=limit), type=["py", "ipynb"], key="practice_upload",
+                              max_upload_size=limit)
     if upload is None or not st.button(tr("practice.upload_grade", ex_id=ex_id), key="practice_upload_grade"):
         return
     problem = grading_client.upload_problem(ex_id, upload.name, upload.getvalue(), current_lang())
@@ -86,7 +92,8 @@ table = pd.DataFrame(
         tr("practice.col_title"): [tr(f"exercises.{i}.title") for i in IDS],
         tr("practice.col_file"): [f"exercises/{exercise_index.get(i).filename}" for i in IDS],
         tr("practice.col_status"): [status_text(status_of(i, results)) for i in IDS],
-        tr("practice.col_score"): [f"{100 * float(results[i]['score']):.0f}%" if i in results else "—" for i in IDS],
+        tr("practice.col_score"): [f"{100 * saved_score(results[i]):.0f}%" if saved_score(results.get(i)) is not None
+                                   else "—" for i in IDS],
     }
 )
 st.dataframe(table, hide_index=True)

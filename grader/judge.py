@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from course.common.exercise_index import get as get_exercise
+from course.common.exercise_index import get as get_exercise, score_for
 from course.common.i18n import t
 
 from . import checks as checks_registry
@@ -60,7 +60,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     summary = failing[0].message if job.import_error is not None else summary_line(status, results, failing, lang)
     return ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
-        0.0 if status == "not_written" else round(done / max(total, 1), 4), 0.0, summary, results,
+        score_for(status, done, total), 0.0, summary, results,
         bounded(job.output, MAX_TEXT, lang),
         checks_passed=done, checks_total=total,
     )

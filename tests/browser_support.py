@@ -190,3 +190,44 @@ def full_page_screenshot(driver, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 1000)
+
+
+def slider_to_end(driver, label, key):
+    """Focus the slider labelled `label`, press `key` (Keys.END / Keys.HOME), wait for the rerun; its new value."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
+    slider = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), f"no slider {label!r}")[-1]
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
+    ActionChains(driver).send_keys(key).perform()
+    wait_until_rendered(driver)
+    return driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
+
+
+# Each value label of the Vega heatmaps inside `arguments[0]`: its text, colour and width, and the cell it sits on.
+HEATMAP_LABELS_JS = """
+const out = [];
+for (const svg of arguments[0].querySelectorAll('svg')) {
+  const cells = [...svg.querySelectorAll('g.mark-rect.role-mark path')].map(p => ({
+    box: p.getBoundingClientRect(), fill: getComputedStyle(p).fill}));
+  for (const label of svg.querySelectorAll('g.mark-text.role-mark text')) {
+    const b = label.getBoundingClientRect(), x = b.x + b.width / 2, y = b.y + b.height / 2;
+    const cell = cells.find(c => c.box.left <= x && x <= c.box.right && c.box.top <= y && y <= c.box.bottom);
+    out.push({text: label.textContent, fill: getComputedStyle(label).fill, width: b.width,
+              cell_width: cell ? cell.box.width : null, cell_fill: cell ? cell.fill : null});
+  }
+}
+return out;
+"""
+
+
+def rgb(css_colour):
+    """(r, g, b) of a computed CSS colour 'rgb(1, 2, 3)' / 'rgba(1, 2, 3, 1)'."""
+    numbers = css_colour[css_colour.index("(") + 1:css_colour.index(")")].split(",")
+    return tuple(float(n) for n in numbers[:3])
+
+
+def heatmap_labels(driver, element):
+    """The value labels of the heatmaps drawn in `element` (HEATMAP_LABELS_JS), as dicts."""
+    return driver.execute_script(HEATMAP_LABELS_JS, element)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from course.common.i18n import t
 from course.lessons import ch04
 
 E = ch04.EXAMPLE
@@ -102,14 +103,16 @@ def test_gradient_paths_split_the_total_gradient(target):
 def test_step_shapes_follow_the_sizes():
     B, T, H, Em, V = 3, 5, 6, 4, 11
     shapes = {name: shape for _, name, shape in ch04.step_shapes(B, T, H, Em, V)}
-    assert shapes["query s_{t-1}"] == (B, 1, H)
-    assert shapes["keys = values h"] == (B, T, H)
-    assert shapes["tanh(W_q s + W_k h)"] == (B, 1, T, H)
-    assert shapes["e = w_v(...)"] == shapes["alpha"] == (B, 1, T)
-    assert shapes["c = alpha h"] == (B, 1, H)
-    assert shapes["[c, embedding]"] == (B, 1, H + Em)
-    assert shapes["[GRU output, c, embedding]"] == (B, 1, 2 * H + Em)
-    assert shapes["deep output tanh(W_o [...])"] == (B, 1, H)
+    assert shapes["query"] == (B, 1, H)
+    assert shapes["keys"] == (B, T, H)
+    assert shapes["features"] == (B, 1, T, H)
+    assert shapes["e"] == shapes["alpha"] == (B, 1, T)
+    assert shapes["c"] == (B, 1, H)
+    assert shapes["rnn_in"] == (B, 1, H + Em)
+    assert shapes["deep_in"] == (B, 1, 2 * H + Em)
+    assert shapes["deep_out"] == (B, 1, H)
     assert shapes["logits"] == (B, 1, V)
+    assert tuple(shapes) == ch04.TENSOR_IDS  # every id has its name in both catalogs
+    assert all(t(f"ch04.tensor.{name}", lang) for name in shapes for lang in ("en", "zh"))
     steps = [step for step, _, _ in ch04.step_shapes(B, T, H, Em, V)]
     assert steps == sorted(steps, key=["project", "softmax", "weighted_sum", "decode"].index)

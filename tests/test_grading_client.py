@@ -8,6 +8,7 @@ import time
 import pytest
 from app_helpers import errors_of, open_page
 
+from course.app.feedback_text import code_names
 from course.app import grading_client, progress
 from course.common import paths
 from course.common.exercise_index import EXERCISES
@@ -120,7 +121,8 @@ def test_practice_page_grades_and_shows_checks_and_hints(lang):
     text = "\n".join(m.value for m in at.markdown)
     assert "values differ at [0, 1]" in text
     assert "output shape is right" not in text  # passed checks are summarised by name
-    assert any(t("practice.passed_checks", lang, count=1, names="shapes") == c.value for c in at.caption)
+    one_passed = t("practice.passed_checks_one", lang, names="shapes")  # "1 check passed", not "1 checks"
+    assert any(one_passed == c.value for c in at.caption), [c.value for c in at.caption]
     assert any("check the scaling by sqrt(d)" in box.value for box in at.info)
     assert at.session_state["practice_report"]["lang"] == lang  # the page asked for the learner's language
     assert at.code == [] or all("class AdditiveAttention" not in c.value for c in at.code)
@@ -204,5 +206,7 @@ def test_practice_page_says_not_started_once_and_shows_a_file_hint(monkeypatch):
     at.button(key="practice_grade_all").click().run()
     assert errors_of(at) == []
     text = [m.value for m in at.markdown]
-    assert sum(not_started in m for m in text) == 1 and sum(broken in m for m in text) == 1
+    shown_not_started, shown_broken = code_names(not_started), code_names(broken)  # names as code
+    assert "`exercises/ex01_softmax.py`" in shown_not_started and "`masked_softmax`" in shown_not_started
+    assert sum(shown_not_started in m for m in text) == 1 and sum(shown_broken in m for m in text) == 1
     assert any("use the relative import" in box.value for box in at.info)

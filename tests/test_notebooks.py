@@ -336,7 +336,8 @@ def test_upload_problems_are_found_before_running_anything():
     assert "neither a .py file nor a .ipynb" in grading_client.upload_problem("ex03", "work.txt", b"x")
     assert "empty" in grading_client.upload_problem("ex03", "work.py", b"")
     assert "unknown exercise" in grading_client.upload_problem("ex99", "work.py", b"x")
-    assert "at most 2 MB" in grading_client.upload_problem("ex03", "w.ipynb", b"x" * (3 * 2**20))
+    assert "at most 1 MB" in grading_client.upload_problem("ex03", "w.ipynb", b"x" * (2**20 + 1))
+    assert grading_client.upload_problem("ex03", "w.ipynb", b"x" * 2**20) is None  # exactly the limit
     assert grading_client.upload_problem("ex03", "My Work.IPYNB", b"{}") is None
     with pytest.raises(grading_client.GraderError, match="neither"):
         grading_client.grade_upload("ex03", "work.txt", b"x")

@@ -63,7 +63,9 @@ def test_ch05_shape_tracer_bad_heads_and_parameters(lang):
 
     at.slider(key="ch05_heads").set_value(3).run()
     assert not at.exception and len(at.error) == 1
-    assert "must be divisible by num_heads (3)" in at.error[0].value
+    assert i18n.t("ch05.bad_heads", lang, num_hiddens=100, num_heads=3, valid="1, 2, 4, 5, 10, 20, 25, 50, 100") \
+        == at.error[0].value  # in the learner's language, not the layer's English ValueError
+    assert ("not divisible by num_heads = 3" if lang == "en" else "不能被 num_heads = 3 整除") in at.error[0].value
     assert "1, 2, 4, 5, 10, 20, 25, 50, 100" in at.error[0].value
 
     for key, value in (("ch05_batch", 3), ("ch05_n_q", 2), ("ch05_n_k", 5), ("ch05_hiddens", 48)):
@@ -188,8 +190,9 @@ def test_ch06_shows_why_positions_are_needed_before_encoding_them(lang):
 def test_valid_lens_parse_and_trace_by_hand():
     assert ch05.parse_valid_lens("3, 2", 2, 6) == [3, 2] and ch05.parse_valid_lens("0 6", 2, 6) == [0, 6]
     for text, fragment in (("3", "one per example"), ("3, x", "whole numbers"), ("3, 7", "between 0 and n_k = 6")):
-        with pytest.raises(ValueError, match=fragment):
+        with pytest.raises(ch05.BadLengths, match=fragment) as bad:
             ch05.parse_valid_lens(text, 2, 6)
+        assert i18n.t(f"ch05.lens.bad_{bad.value.code}", "zh", **bad.value.fields)  # every code has its text
     seen = ch05.trace_valid_lens(2, 4, 6, 100, 5, [3, 2])
     assert seen["repeated"] == [3] * 5 + [2] * 5 and seen["repeated_shape"] == (10,)
     assert seen["weights_shape"] == (10, 4, 6) and seen["zero_weights"] == 5 * 4 * (6 - 3) + 5 * 4 * (6 - 2)
@@ -206,7 +209,8 @@ def test_ch05_tracer_repeats_valid_lens_per_head(lang):
     assert "[6, 6, 6, 6, 1, 1, 1, 1]" in markdown_text(at) and "**(8,)**" in markdown_text(at)
     assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(8, 4, 6))) == str(4 * 4 * 5)
     at.text_input(key="ch05_valid_lens").set_value("6").run()
-    assert errors_of(at) == [] and "one per example" in at.warning[0].value
+    fix = i18n.t("ch05.lens.bad_count", lang, count=1, batch=2)  # the learner's language, not English
+    assert errors_of(at) == [] and fix in at.warning[0].value
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -108,7 +108,7 @@ def convex_section(alpha, values):
     m2.metric(tr("ch04.convex.min_weight"), f"{view['min_weight']:.3f}")
     m3.metric(tr("ch04.convex.distance", top=view["top"]), f"{view['distance']:.3f}")
     left, right = st.columns(2)
-    left.dataframe(view["table"], hide_index=True)
+    left.table(view["table"], hide_index=True)  # a table wraps its long headers; a dataframe cut them off
     left.markdown(tr(view["verdict"]))
     show_chart(right, view["spec"])
 

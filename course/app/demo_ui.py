@@ -92,7 +92,19 @@ def sentence_input(key, examples=()):
     if not tokenize_en(sentence):
         st.warning(tr("demos.common.bad_sentence"))
         return None
-    return sentence
+    return english_only_note(sentence)
+
+
+def english_only_note(sentence):
+    """Say that the translators read English only when the sentence has other characters (Chinese, emoji);
+    -> the sentence, or None when it has no English word to translate at all."""
+    foreign = demos.non_english_characters(sentence)
+    if not foreign:
+        return sentence
+    english = demos.has_english_word(sentence)
+    st.warning(tr("demos.common.english_only_mixed" if english else "demos.common.english_only",
+                  chars=" ".join(foreign[:12])))
+    return sentence if english else None
 
 
 def note_unknown(sentence, translation_):

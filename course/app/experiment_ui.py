@@ -11,6 +11,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from course.app.ui import current_lang
+from course.common.i18n import t
+
 from course.lessons.bottleneck import task as bottleneck_task
 from course.lessons.ch03 import scaling_task
 
@@ -39,7 +42,23 @@ def live_run(key, button_label, running_label, train):
     store = f"{key}_results"
     if st.button(button_label, key=f"{key}_run"):
         bar = st.progress(0.0, text=running_label)
-        results = train(lambda fraction: bar.progress(min(max(fraction, 0.0), 1.0), text=running_label))
+        started, lang = time.monotonic(), current_lang()
+
+        def show(fraction):
+            fraction = min(max(fraction, 0.0), 1.0)
+            bar.progress(fraction, text=progress_text(running_label, fraction, time.monotonic() - started, lang))
+
+        results = train(show)
         st.session_state[store] = (f"live:{key}:{time.time_ns()}", results)
         bar.empty()
     return st.session_state.get(store)
+
+
+def progress_text(label, fraction, elapsed_s, lang):
+    """A live run's bar text: the label, the seconds so far and, once some of it is done, an estimate of
+    the seconds left (the time so far scaled by the fraction left: the steps take about equally long)."""
+    elapsed = f"{elapsed_s:.0f}"
+    if fraction < 0.02 or elapsed_s < 1:  # too little done to estimate from
+        return t("ui.progress.so_far", lang, label=label, elapsed=elapsed)
+    left = elapsed_s * (1 - fraction) / fraction
+    return t("ui.progress.eta", lang, label=label, elapsed=elapsed, left=f"{max(left, 1):.0f}")

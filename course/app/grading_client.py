@@ -31,7 +31,8 @@ GRADER_ARGS = ["-m", "grader"]  # tests point this at a fake grader script
 TIMEOUT_S = 900
 PROGRESS_RE = re.compile(r"^progress:\s*(\d+)/(\d+)\s+(\S+)\s+(\S+)\s*$")
 UPLOAD_SUFFIXES = (".py", ".ipynb")
-MAX_UPLOAD_BYTES = 2 * 2**20  # an exercise file or notebook is a few tens of KB
+MAX_UPLOAD_MB = 1  # an exercise file or notebook is a few tens of KB; the uploader says and enforces this too
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 2**20
 
 
 class GraderError(RuntimeError):
@@ -178,7 +179,8 @@ def upload_problem(ex_id, filename, data, lang="en"):
     if not data:
         return t("practice.upload_problem.empty", lang, name=repr(filename))
     if len(data) > MAX_UPLOAD_BYTES:
-        return t("practice.upload_problem.too_big", lang, name=repr(filename), mb=f"{len(data) / 2**20:.1f}")
+        return t("practice.upload_problem.too_big", lang, name=repr(filename), mb=f"{len(data) / 2**20:.1f}",
+                 limit=MAX_UPLOAD_MB)
     return None
 
 

@@ -4,6 +4,8 @@ Imported by pages only (it imports Streamlit); texts come from course.common.i18
 the learner's results and the pages of the mode from course.app.learner.
 """
 
+import json
+
 import streamlit as st
 
 from course.app import learner
@@ -174,9 +176,66 @@ def chapter_footer(*ex_ids):
             "app.footer", ex_id=ex_id, title=tr(f"exercises.{ex_id}.title"),
             file=f"exercises/{exercise.filename}", status=status_label(status),
         ))
-        if status != "not_graded" and "score" in record:
-            st.caption(tr("app.footer_score", score=f"{100 * float(record['score']):.0f}"))
+        if status != "not_graded" and exercise_index.saved_score(record) is not None:
+            st.caption(tr("app.footer_score", score=f"{100 * exercise_index.saved_score(record):.0f}"))
         st.page_link(
             practice.path, label=tr("app.footer_link", ex_id=ex_id),
             icon=":material/task_alt:", query_params={"ex": ex_id},
         )
+
+
+# A focus ring on everything the keyboard reaches: Streamlit's own is a faint background on many
+# widgets. Radios, checkboxes and toggles hide their <input>: their label carries the ring.
+# No "<" inside the CSS: st.html's sanitiser drops a style block whose text looks like markup.
+FOCUS_CSS = """<style>
+:is(a, button, input, textarea, select, summary, [role="tab"], [role="slider"], [role="button"],
+    [role="combobox"], [role="option"], [role="switch"], [tabindex]:not([tabindex="-1"])):focus-visible,
+label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-visible) {
+  outline: 3px solid #1d4ed8 !important;
+  outline-offset: 2px !important;
+}
+[role="tab"]:focus-visible { outline-offset: -3px !important; }  /* the tab bar clips what lies outside */
+/* Text boxes clip the ring of their input field: draw it on the box around it instead. */
+:is([data-baseweb="input"], [data-baseweb="textarea"], [data-baseweb="select"]):has(:is(input, textarea):focus-visible) {
+  outline: 3px solid #1d4ed8 !important; outline-offset: 2px !important;
+}
+:is([data-baseweb="input"], [data-baseweb="textarea"], [data-baseweb="select"]) :is(input, textarea):focus-visible {
+  outline: none !important;
+}
+[data-testid="stHeaderActionElements"] a:focus-visible {  /* a heading's link: shown at once when focused */
+  opacity: 1 !important; transition: none !important;
+}
+/* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
+</style>"""
+
+# Streamlit's "Skip to main content" link (the first Tab stop) is in English only: give it the
+# learner's language, and keep it so if Streamlit redraws it.
+SKIP_LINK_JS = """<script>
+(() => {
+  const text = %s;
+  const apply = () => {
+    const link = document.querySelector('[data-testid="stSkipToContent"]');
+    if (link && link.textContent !== text) { link.textContent = text; link.setAttribute('aria-label', text); }
+    return link;
+  };
+  if (window.attentionLabSkip) window.attentionLabSkip.disconnect();
+  window.attentionLabSkip = new MutationObserver(apply);
+  window.attentionLabSkip.observe(document.body, {childList: true, subtree: true, characterData: true});
+  apply();
+})();
+</script>"""
+
+
+def window_title(page_title):
+    """The browser tab's title for a page: its own title, then the app's name."""
+    return tr("app.window_title", page=page_title)
+
+
+def keyboard_aids():
+    """A visible focus ring and the skip link in the learner's language, on every page (app.py calls it)."""
+    st.html(FOCUS_CSS)
+    st.sidebar.html(SKIP_LINK_JS % json.dumps(tr("app.skip_to_content"), ensure_ascii=False),
+                    unsafe_allow_javascript=True)

@@ -27,6 +27,57 @@ def _label_expr(labels):
     return f"{json.dumps(labels, ensure_ascii=False)}[datum.value]"
 
 
+# Vega's continuous colour schemes (vega-scale's palettes, the colours it interpolates in RGB between):
+# the heatmap needs the colour of each cell to choose a readable label colour.
+SCHEME_RAMPS = {
+    "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
+    "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
+}
+
+
+def scheme_colour(scheme, position):
+    """The (r, g, b) 0-255 colour Vega draws at `position` in [0, 1] of a continuous scheme."""
+    if scheme not in SCHEME_RAMPS:
+        raise ValueError(f"no colour ramp for scheme {scheme!r}; use one of {', '.join(SCHEME_RAMPS)}")
+    ramp = SCHEME_RAMPS[scheme]
+    stops = np.array([[int(ramp[i + k:i + k + 2], 16) for k in (0, 2, 4)] for i in range(0, len(ramp), 6)], float)
+    x = min(max(float(position), 0.0), 1.0) * (len(stops) - 1)
+    low = min(int(x), len(stops) - 2)
+    return tuple(stops[low] + (stops[low + 1] - stops[low]) * (x - low))
+
+
+def relative_luminance(rgb):
+    """WCAG 2 relative luminance of an (r, g, b) 0-255 colour (0 black .. 1 white)."""
+    channels = np.asarray(rgb, float) / 255
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast_ratio(first, second):
+    """WCAG 2 contrast ratio of two (r, g, b) colours (1 .. 21)."""
+    light, dark = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def label_colour(background):
+    """'black' or 'white', whichever contrasts more with the (r, g, b) `background` of a cell."""
+    on_black = contrast_ratio(background, (0, 0, 0))
+    return "black" if on_black >= contrast_ratio(background, (255, 255, 255)) else "white"
+
+
+def cell_label_colours(values, scheme, domain=None):
+    """The label colour of each value's cell: the scheme's colour at the value's place in `domain`
+    (or the values' range), then label_colour. NaN cells (drawn empty) get black."""
+    values = np.asarray(values, float)
+    finite = values[np.isfinite(values)]
+    low, high = domain if domain else ((finite.min(), finite.max()) if finite.size else (0.0, 1.0))
+    span = (high - low) or 1.0
+    return [
+        "black" if not np.isfinite(v) else label_colour(scheme_colour(scheme, (v - low) / span))
+        for v in values.ravel()
+    ]
+
+
 def heatmap(
     data, row_labels=None, col_labels=None, title="", *,
     x_title="", y_title="", value_title=None, scheme="blues",
@@ -56,6 +107,8 @@ def heatmap(
             for j in range(num_cols)
         ]
     )
+    if show_values:  # each label black or white by the luminance of its own cell's colour
+        frame["label_colour"] = cell_label_colours(values, scheme, domain)
     scale = alt.Scale(scheme=scheme, domain=domain) if domain else alt.Scale(scheme=scheme)
     base = alt.Chart(frame).encode(
         x=alt.X("col:O", title=x_title, axis=alt.Axis(labelExpr=_label_expr(cols), labelAngle=0)),
@@ -73,10 +126,7 @@ def heatmap(
     if show_values:
         text = base.mark_text(fontSize=11).encode(
             text=alt.Text("value:Q", format=value_format),
-            color=alt.condition(
-                alt.datum.value > float(np.nanmean(values)) if values.size else alt.datum.value > 0,
-                alt.value("white"), alt.value("black"),
-            ),
+            color=alt.condition(alt.datum.label_colour == "white", alt.value("white"), alt.value("black")),
         )
         chart = cells + text
     size = cell_size or 28

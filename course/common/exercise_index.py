@@ -73,3 +73,18 @@ def status_of(ex_id, results):
     if record.get("passed"):
         return "passed"
     return record["status"] if record.get("status") in ("not_written", "error", "blocked") else "failed"
+
+
+# --- the one scoring rule ---------------------------------------------------------------------------
+def score_for(status, checks_passed, checks_total):
+    """An exercise's score: the fraction of its checks passed, but 0 when it is not started (status
+    "not_written": a stub's checks that pass by accident, such as "refuses bad sizes", count for nothing)."""
+    return 0.0 if status == "not_written" else round(checks_passed / max(checks_total, 1), 4)
+
+
+def saved_score(record):
+    """The score of a saved result record by score_for's rule (a record saved before the rule may hold a stub's
+    pass fraction), or None when the record has no score."""
+    if not record or record.get("score") is None:
+        return None
+    return 0.0 if record.get("status") == "not_written" else float(record["score"])

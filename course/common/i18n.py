@@ -53,6 +53,13 @@ def t(key, lang, **fields):
     return value.format(**fields) if fields else value
 
 
+def t_count(key, lang, count, **fields):
+    """t() for a sentence about `count` things: `<key>_one` when count is 1 and the catalog has it ("1 check
+    passed"), else `key` ("3 checks passed"); `count` is passed on as a field."""
+    one = f"{key}_one"
+    return t(one if count == 1 and one in catalog(lang) else key, lang, count=count, **fields)
+
+
 def missing_keys():
     """Keys present in one language but not another: {lang: sorted keys it lacks}."""
     all_keys = set().union(*(catalog(lang).keys() for lang in LANGS))

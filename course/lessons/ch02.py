@@ -117,7 +117,8 @@ def fit_chart(data, curves, labels):
     lines["curve"] = lines["curve"].map(lambda c: labels.get(c, c))
     points = pd.DataFrame({"x": data.x_train.numpy(), "y": data.y_train.numpy()})
     line = alt.Chart(lines).mark_line().encode(x="x:Q", y="y:Q", color=alt.Color(
-        "curve:N", title=None, scale=alt.Scale(domain=list(dict.fromkeys(lines["curve"])))))  # same colours in en/zh
+        "curve:N", title=None, scale=alt.Scale(domain=list(dict.fromkeys(lines["curve"]))),  # same colours in en/zh
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)))  # whole names, below the plot
     dots = alt.Chart(points).mark_circle(color="gray", opacity=0.5).encode(x="x:Q", y="y:Q")
     return (dots + line).properties(height=300)
 

@@ -179,17 +179,28 @@ def heads_view(lang, tokens, num_hiddens, num_heads, scale, seed, head):
 
 # valid_lens in the tracer: one length per example, repeated for every head by the layer itself.
 
+class BadLengths(ValueError):
+    """valid_lens text the layer cannot use; `code` ('number', 'count', 'range') and `fields` let the page
+    say it in the learner's language (catalog ch05.lens.bad_<code>)."""
+
+    def __init__(self, code, message, **fields):
+        self.code, self.fields = code, fields
+        super().__init__(message)
+
+
 def parse_valid_lens(text, batch, n_k):
-    """Lengths from text like '3, 2': one per example, each 0..n_k; a ValueError that says how to fix it."""
-    parts = str(text).replace(",", " ").split()
+    """Lengths from text like '3, 2': one per example, each 0..n_k; a BadLengths that says how to fix it."""
+    parts = str(text).replace(",", " ").replace("，", " ").split()
     try:
         lens = [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"could not read {text!r} as whole numbers; write one length per example, like '3, 2'") from None
+        raise BadLengths("number", f"could not read {text!r} as whole numbers; write one length per example, "
+                         "like '3, 2'", text=text) from None
     if len(lens) != batch:
-        raise ValueError(f"got {len(lens)} lengths for a batch of {batch}; give exactly one per example")
+        raise BadLengths("count", f"got {len(lens)} lengths for a batch of {batch}; give exactly one per example",
+                         count=len(lens), batch=batch)
     if any(not 0 <= n <= n_k for n in lens):
-        raise ValueError(f"every length must be between 0 and n_k = {n_k}")
+        raise BadLengths("range", f"every length must be between 0 and n_k = {n_k}", n_k=n_k)
     return lens
 
 

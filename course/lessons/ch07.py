@@ -41,6 +41,11 @@ def label_width_inches(text, font_pt=DIAGRAM_FONT_PT):
     return round(ems * font_pt / 72 + 0.35, 2)  # + the box's left and right margins
 
 
+def two_lines(first, second):
+    """A DOT label of two left-aligned lines."""
+    return _quote(first)[:-1] + "\\l" + _quote(second)[1:-1] + '\\l"'
+
+
 def transformer_dot(labels, num_layers):
     """Graphviz DOT of the encoder and decoder stacks; `labels` maps node names to text."""
     box = 'shape=box, style="filled,rounded"'
@@ -63,11 +68,15 @@ def transformer_dot(labels, num_layers):
     for name in ("src", "src_emb", "tgt", "tgt_emb", "linear", "out"):
         node(name)
     stack = labels["stack"].format(n=num_layers)
-    lines.append(f'subgraph cluster_enc {{ label={_quote(labels["encoder"] + " " + stack)}; color="#4c78a8";')
+    # Stack names in two short lines at a corner (labelloc "b" is the top in a bottom-to-top layout), clear of
+    # the arrows that enter and leave each stack in the middle.
+    lines.append(f'subgraph cluster_enc {{ labeljust="l"; labelloc="b"; label={two_lines(labels["encoder"], stack)};'
+                 ' color="#4c78a8";')
     for name in ("enc_attn", "enc_an1", "enc_ffn", "enc_an2"):
         node(name, None if name in nodes else 'shape=box, style=filled, fillcolor="#fff6bf"')
     lines.append("}")
-    lines.append(f'subgraph cluster_dec {{ label={_quote(labels["decoder"] + " " + stack)}; color="#e45756";')
+    lines.append(f'subgraph cluster_dec {{ labeljust="l"; labelloc="b"; label={two_lines(labels["decoder"], stack)};'
+                 ' color="#e45756";')
     for name in ("dec_self", "dec_an1", "dec_cross", "dec_an2", "dec_ffn", "dec_an3"):
         node(name, None if name in nodes else 'shape=box, style=filled, fillcolor="#fff6bf"')
     lines.append("}")
@@ -201,13 +210,26 @@ def attention_masks(src_len, src_valid_len, tgt_len):
     }
 
 
+MASK_CELL_PX = 32  # a heatmap cell: wide enough for its label "0.33" at 11 px
+MAIN_WIDTH_PX = 930  # the page's main column at a 1400 px wide window (the sidebar open)
+CHART_OVERHEAD_PX = 130  # a heatmap's axis title and labels, and its colour legend, beside the cells
+
+
+def masks_per_row(longest, main_width=MAIN_WIDTH_PX, gap=16):
+    """How many of the three mask heatmaps fit side by side with `longest` cells across at full size."""
+    for per_row in (3, 2):
+        if (main_width - gap * (per_row - 1)) / per_row >= CHART_OVERHEAD_PX + longest * MASK_CELL_PX:
+            return per_row
+    return 1
+
+
 def mask_spec(use, src_len, src_valid_len, tgt_len, title, x_title, y_title):
     """Heatmap dict of one attention use's weights on equal scores (cached by the page)."""
     weights = attention_masks(src_len, src_valid_len, tgt_len)[use]  # (n_q, n_k)
     rows = [f"{'x' if use == 'enc_self' else 'y'}{i}" for i in range(weights.shape[0])]
     cols = [f"{'y' if use == 'dec_self' else 'x'}{j}" for j in range(weights.shape[1])]
     return charts.heatmap(weights.numpy(), rows, cols, title, x_title=x_title, y_title=y_title,
-                          show_values=True, domain=[0, 1], cell_size=36).to_dict()
+                          show_values=True, domain=[0, 1], cell_size=MASK_CELL_PX).to_dict()
 
 
 def incremental_check(num_steps, num_hiddens=16, num_heads=4, seed=0):

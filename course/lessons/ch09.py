@@ -58,7 +58,7 @@ def progress_frame(statuses, results, lang, label=None, only_open=False):
         if only_open and status == "passed":
             continue
         record = results.get(ex.id) or {}
-        score = record.get("score")
+        score = exercise_index.saved_score(record)  # a stub not started: 0
         rows.append({
             t("ch09.progress.col_id", lang): ex.id,
             t("ch09.progress.col_title", lang): t(f"exercises.{ex.id}.title", lang),

@@ -8,6 +8,7 @@ default `checkpoints/` in the project root.
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -273,3 +274,24 @@ def learner_attention_frame(learner):
         return None
     return pd.DataFrame(np.asarray(learner["cross_attention"], dtype=float),
                         index=list(learner["tokens"]) + [EOS], columns=list(learner["source_tokens"]))
+
+
+LATIN_END = 0x250  # Basic Latin .. Latin Extended-B: English text, with accents in borrowed words (café)
+
+
+def non_english_characters(sentence):
+    """The characters of `sentence` the English-only translators cannot read as English, in order of first
+    appearance: letters of other scripts (Chinese, Cyrillic...) and symbols such as emoji."""
+    found = []
+    for char in str(sentence):
+        category = unicodedata.category(char)
+        foreign_letter = category.startswith("L") and ord(char) >= LATIN_END
+        symbol = category in ("So", "Sk", "Co", "Cs") or 0x1F000 <= ord(char) <= 0x1FAFF
+        if (foreign_letter or symbol) and char not in found:
+            found.append(char)
+    return found
+
+
+def has_english_word(sentence):
+    """True if `sentence` has a word in Latin letters (something an English-only model can translate)."""
+    return any(char.isalpha() and ord(char) < LATIN_END for char in str(sentence))

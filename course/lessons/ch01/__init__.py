@@ -159,31 +159,40 @@ def _quote(text):
 
 
 def seq2seq_dot(labels, source=SOURCE_TOKENS, target=TARGET_TOKENS):
-    """Graphviz DOT of the encoder-decoder data flow; labels: encoder, decoder, context."""
+    """Graphviz DOT of the encoder-decoder data flow; labels: encoder, decoder, context.
+
+    Drawn bottom-up in three rows (inputs, states, outputs) so that no arrow crosses another:
+    the states form one chain h1 .. hn -> c -> s1 .. sm, and each decoder step gets its two
+    inputs, the previous correct word and a copy of c, from the row below.
+    """
+    font = 'fontname="Noto Sans CJK SC, sans-serif", fontsize=12'
     lines = [
-        "digraph seq2seq {", "rankdir=LR; newrank=true; node [fontname=\"Noto Sans CJK SC, sans-serif\", fontsize=11];",
-        f"subgraph cluster_enc {{ label={_quote(labels['encoder'])}; color=\"#4c78a8\";",
+        "digraph seq2seq {",
+        f"rankdir=BT; newrank=true; nodesep=0.15; ranksep=0.3; node [{font}, width=0.3, height=0.3, margin=0.06];",
+        f"subgraph cluster_enc {{ label={_quote(labels['encoder'])}; {font.replace(',', ';')}; color=\"#4c78a8\";",
     ]
     for i, token in enumerate(source, start=1):
         lines.append(f"x{i} [label={_quote(token)}, shape=plaintext];")
         lines.append(f"h{i} [label=\"h{i}\", shape=box, style=filled, fillcolor=\"#dbe7f3\"];")
         lines.append(f"x{i} -> h{i};")
-        if i > 1:
-            lines.append(f"h{i - 1} -> h{i};")
     lines.append("}")
     lines.append(f"c [label={_quote(labels['context'])}, shape=box, style=\"filled,rounded\", fillcolor=\"#f6d7a7\"];")
-    lines.append(f"h{len(source)} -> c [penwidth=2];")
-    lines.append(f"subgraph cluster_dec {{ label={_quote(labels['decoder'])}; color=\"#e45756\";")
+    lines.append(f"subgraph cluster_dec {{ label={_quote(labels['decoder'])}; {font.replace(',', ';')}; color=\"#e45756\";")
     inputs = ("<bos>",) + tuple(target[:-1])
     for t, (inp, out) in enumerate(zip(inputs, target), start=1):
         lines.append(f"in{t} [label={_quote(inp)}, shape=plaintext];")
+        lines.append(f"c{t} [label=\"c\", shape=plaintext, fontcolor=\"#b07c1f\"];")
         lines.append(f"s{t} [label=\"s{t}\", shape=box, style=filled, fillcolor=\"#f8dcdc\"];")
         lines.append(f"out{t} [label={_quote(out)}, shape=plaintext];")
-        lines.append(f"in{t} -> s{t}; s{t} -> out{t};")
-        if t > 1:
-            lines.append(f"s{t - 1} -> s{t}; out{t - 1} -> in{t} [style=dashed, constraint=false];")
-        lines.append(f"c -> s{t} [color=\"#b07c1f\"];")
+        lines.append(f"in{t} -> s{t}; c{t} -> s{t} [color=\"#b07c1f\"]; s{t} -> out{t};")
     lines.append("}")
+    states = [f"h{i}" for i in range(1, len(source) + 1)] + ["c"] + [f"s{t}" for t in range(1, len(target) + 1)]
+    step_inputs = [f"x{i}" for i in range(1, len(source) + 1)]
+    step_inputs += [f"{name}{t}" for t in range(1, len(target) + 1) for name in ("in", "c")]
+    lines.append(f"{{ rank=same; {'; '.join(states)}; }}")
+    lines.append(f"{{ rank=same; {'; '.join(step_inputs)}; }}")
+    lines.append(" -> ".join(states[:len(source) + 1]) + " [penwidth=2];")  # h1 -> .. -> hn -> c
+    lines.append(" -> ".join(["c"] + states[len(source) + 1:]) + ";")  # c -> s1 -> .. -> sm
     lines.append("}")
     return "\n".join(lines)
 

@@ -112,8 +112,15 @@ def gradient_paths(s, hs, W_s, W_h, v, target):
     return {"value": values.grad[0], "score": keys.grad[0], "loss": float(loss.detach())}
 
 
+TENSOR_IDS = ("query", "keys", "proj_q", "proj_k", "features", "e", "alpha", "c",
+              "rnn_in", "rnn_out", "deep_in", "deep_out", "logits")
+
+
 def step_shapes(batch=4, src_len=7, num_hiddens=16, embed_size=8, vocab_size=50, seed=0):
-    """Shapes of the real tensors in one step of the reference Bahdanau decoder."""
+    """[(step, tensor id, shape)] of the real tensors in one step of the reference Bahdanau decoder.
+
+    The ids (TENSOR_IDS order) name catalog texts ch04.tensor.<id>: the page shows them in the learner's language.
+    """
     torch.manual_seed(seed)
     decoder = Seq2SeqAttentionDecoder(vocab_size, embed_size, num_hiddens, num_layers=1).eval()
     enc_outputs = torch.randn(batch, src_len, num_hiddens)  # (B, T, H)
@@ -134,14 +141,14 @@ def step_shapes(batch=4, src_len=7, num_hiddens=16, embed_size=8, vocab_size=50,
     for hook in hooks:
         hook.remove()
     alpha = decoder.attention_weights  # (B, 1, T)
-    rows = [
-        ("project", "query s_{t-1}", seen["query"]), ("project", "keys = values h", seen["keys"]),
-        ("project", "W_q s", seen["proj_q"]), ("project", "W_k h", seen["proj_k"]),
-        ("project", "tanh(W_q s + W_k h)", seen["features"]), ("project", "e = w_v(...)", seen["e"].squeeze(-1)),
-        ("softmax", "alpha", alpha), ("weighted_sum", "c = alpha h", seen["c"]),
-        ("decode", "[c, embedding]", seen["rnn_in"]), ("decode", "GRU output", seen["rnn_out"]),
-        ("decode", "[GRU output, c, embedding]", seen["deep_in"]),
-        ("decode", "deep output tanh(W_o [...])", seen["deep_out"]), ("decode", "logits", seen["logits"]),
+    rows = [  # (step, tensor id: its name is the catalog text ch04.tensor.<id>, tensor)
+        ("project", "query", seen["query"]), ("project", "keys", seen["keys"]),
+        ("project", "proj_q", seen["proj_q"]), ("project", "proj_k", seen["proj_k"]),
+        ("project", "features", seen["features"]), ("project", "e", seen["e"].squeeze(-1)),
+        ("softmax", "alpha", alpha), ("weighted_sum", "c", seen["c"]),
+        ("decode", "rnn_in", seen["rnn_in"]), ("decode", "rnn_out", seen["rnn_out"]),
+        ("decode", "deep_in", seen["deep_in"]), ("decode", "deep_out", seen["deep_out"]),
+        ("decode", "logits", seen["logits"]),
     ]
     return [(step, name, tuple(t.shape)) for step, name, t in rows]
 
