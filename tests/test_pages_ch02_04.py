@@ -148,7 +148,8 @@ def test_ch03_shift_table_and_temperature_bars_in_chinese():
 def test_ch03_dk_slider_measures_the_variance():
     at = open_page(CH03, "zh")
     at.select_slider(key="ch03_d").set_value(1024).run()
-    table = at.table[-1].value
+    measure = i18n.t("ch03.col_measure", "zh")
+    table = next(tb.value for tb in at.table if tb.value.columns[0] == measure)  # the variance table, not the learning one
     unscaled, scaled = float(table.iloc[0, 1]), float(table.iloc[0, 2])
     assert unscaled == pytest.approx(1024, rel=0.15)
     assert scaled == pytest.approx(1.0, rel=0.15)
@@ -224,7 +225,8 @@ def test_ch02_result_of_an_earlier_training_run_says_it_is_stale_after_the_slide
     at.button(key="ch02_train").click().run()
     assert errors_of(at) == [] and [w.value for w in at.warning] == []
     at.slider(key="ch02_epochs").set_value(10).run()
-    stale = i18n.t("ch02.train_stale", lang, epochs=50, lr=0.5, now_epochs=10, now_lr=0.5)
+    lr = at.select_slider(key="ch02_lr").value  # the default learning rate, unchanged
+    stale = i18n.t("ch02.train_stale", lang, epochs=50, lr=lr, now_epochs=10, now_lr=lr)
     assert [w.value for w in at.warning] == [stale]
     at.button(key="ch02_train").click().run()  # retrained with the sliders' settings: current again
     assert [w.value for w in at.warning] == []

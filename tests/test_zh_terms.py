@@ -22,7 +22,8 @@ STRAIGHT_QUOTED_CHINESE = re.compile(r'"(?=[\u4e00-\u9fff])[^"\n]*"|"[^"\n]*(?<=
 HEADER_KEY = re.compile(r"(^|[._])(col|cols|column|columns|header|legend)([._]|$)|_title$|^ui\.")
 ENGLISH_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
 SAME_IN_BOTH = {"softmax", "queries", "keys", "values", "valid_lens", "num_hiddens", "BLEU", "Transformer",
-                "RNN", "CNN", "max", "exp", "tanh", "LayerNorm", "BatchNorm", "Seq2Seq"}  # names, not words
+                "RNN", "CNN", "max", "exp", "tanh", "LayerNorm", "BatchNorm", "Seq2Seq",
+                "Attention", "Lab"}  # names, not words (Attention Lab is the course's name)
 
 
 def zh_texts():
@@ -46,7 +47,7 @@ def english_headers(zh, en):
     for key, text in zh.items():
         if not HEADER_KEY.search(key) or text != en.get(key):
             continue
-        words = set(ENGLISH_WORD.findall(text)) - SAME_IN_BOTH
+        words = set(ENGLISH_WORD.findall(re.sub(r"\{[^}]*\}", "", text))) - SAME_IN_BOTH  # placeholders are no words
         if words:
             found.append((key, text))
     return found
