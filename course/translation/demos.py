@@ -70,6 +70,15 @@ def learner_models():
     return [name for name in model_names() if family(name).impl_modules]
 
 
+# The settings the shipped checkpoints were trained with (checkpoints/README.md), beside --data and --out;
+# tests/test_demos.py checks them against the commands the checkpoints record.
+SHIPPED_RECIPES = {
+    "seq2seq": {"threads": 2, "minutes": 20, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
+    "bahdanau": {"threads": 1, "minutes": 52, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
+    "transformer": {"threads": 1, "minutes": 55, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.2},
+}
+
+
 def train_command(name, data=DATA_HINT, minutes=15):
     """The exact command that trains model `name` into the checkpoint folder."""
     out = checkpoint_dir()
@@ -78,6 +87,20 @@ def train_command(name, data=DATA_HINT, minutes=15):
     except ValueError:
         pass
     return f"python -m course.translation.train --model {name} --data {data} --minutes {minutes:g} --out {out}"
+
+
+def shipped_command(name, data=DATA_HINT):
+    """The command with the shipped checkpoint's recipe (SHIPPED_RECIPES), or the plain one for another model."""
+    recipe = SHIPPED_RECIPES.get(name)
+    if recipe is None:
+        return train_command(name, data)
+    flags = " ".join(f"--{flag} {value:g}" for flag, value in recipe.items() if flag != "minutes")
+    return f"{train_command(name, data, recipe['minutes'])} --device cpu {flags}"
+
+
+def shipped_minutes(name):
+    """Minutes of CPU training of the shipped checkpoint of `name` (15, the plain command's, for another model)."""
+    return SHIPPED_RECIPES.get(name, {}).get("minutes", 15)
 
 
 def checkpoint_stamp(name):
