@@ -18,6 +18,7 @@ from . import checks as checks_registry
 from .compare import compare_results, compare_tensors, compare_values
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
+from .diagnosis import explain
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
@@ -43,6 +44,8 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         named = {r.mistake for r in rules}
         add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
         add_error_hints(ex_id, checks, job.records, results, lang, named)
+        if not rules and not any(r.hint for r in results):
+            add_mutant_hint(ex_id, checks, references, job.records, results, lang)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
     results = _collapse_not_started(results, job.records if job.import_error is None else [],
@@ -240,6 +243,14 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
             if not results[i].mistake and _explains(variants, ex_id, mistake, i, checks[i], references[i],
                                                     records[i]):
                 results[i].mistake = mistake_id
+
+
+def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
+    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does."""
+    found = explain.diagnose(ex_id, checks, references, records, results, lang)
+    if found:
+        index, text = found
+        results[index].hint = text
 
 
 def _raising_mistake(ex_id, error, target):

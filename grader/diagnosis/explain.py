@@ -1,0 +1,91 @@
+"""Name the slip that explains a learner's results: the one automatic mutant they match.
+
+A mutant explains the learner's file when it fails exactly the checks the
+learner's file fails, agrees with the learner's values on each failing check (or
+raised the same error there), and so, by how it was built, agrees with the
+reference on every check the learner passed. When every mutant that explains the
+file is the same change (one operator, function and line), the feedback names the
+function, the line's role and what the learner's code does instead; when they
+differ only in how the same line is wrong, it names the line; otherwise it says
+nothing, rather than guess.
+"""
+
+import os
+
+from ..compare import compare_values
+from ..text import render, tr
+from . import mutants
+
+MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
+HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
+
+
+def _agrees(mutant, got, keys, tolerance_dtype):
+    return all(k in mutant and k in got and compare_values(k, mutant[k], got[k], tolerance_dtype) is None
+               for k in keys)
+
+
+def _same_error(mutant, record):
+    error = record.get("error") or {}
+    return "error" in mutant and tuple(mutant["error"]) == (error.get("type"), (error.get("message") or "")[:300])
+
+
+def explains(entry, failing, checks, references, records):
+    """Does this mutant fail exactly `failing` and agree with the learner there (values, or the same error)?"""
+    if set(entry["fails"]) != set(failing):
+        return False
+    for index in failing:
+        mutant, record = entry["fails"][index], records[index] or {}
+        if "ok" in record:
+            if "error" in mutant or not _agrees(mutant, record["ok"], mutants.observable(references[index]),
+                                                checks[index].tolerance_dtype):
+                return False
+        elif not _same_error(mutant, record):
+            return False
+    return True
+
+
+def _entries(ex_id, checks, references):
+    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run)."""
+    cached = mutants.load(ex_id)
+    if cached is None:
+        MISSING.add(ex_id)
+        return []
+    if cached["drawn"]:
+        return mutants.evaluate(ex_id, cached["mutants"], checks, references)
+    return cached["mutants"]
+
+
+def _where(entry):
+    if entry["target"] == "?condition":
+        return ("mutant.where_condition", {"function": entry["function"]})
+    if entry["target"]:
+        return ("mutant.where_target", {"function": entry["function"], "target": entry["target"]})
+    return ("mutant.where_return", {"function": entry["function"]})
+
+
+def describe(entry, lang):
+    """'In masked_softmax, the line that computes `scores`: ...' for one mutant."""
+    what = render((f"mutant.op.{entry['op']}", {k: str(v) for k, v in entry["fields"].items()}), lang)
+    return tr("mutant.hint", lang, where=render(_where(entry), lang), what=what)
+
+
+def diagnose(ex_id, checks, references, records, results, lang="en"):
+    """(index of the first failing check, hint text) naming the one slip that explains the file, or None."""
+    if os.environ.get("ATTENTION_LAB_DIAGNOSIS") == "0":
+        return None  # switched off (bench/grader.py measures what diagnosis costs)
+    failing = [i for i, r in enumerate(results) if not r.passed]
+    if not failing or any(results[i].kind not in HINTABLE for i in failing):
+        return None
+    if not any(results[i].kind == "mismatch" for i in failing) and len(failing) == len(results):
+        return None  # every check raised: a mutant raising everywhere too says nothing about where
+    matches = [e for e in _entries(ex_id, checks, references) if explains(e, failing, checks, references, records)]
+    if not matches:
+        return None
+    if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
+        fields = {k: " / ".join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
+        return failing[0], describe(dict(matches[0], fields=fields), lang)
+    if len({(e["function"], e["target"]) for e in matches}) == 1:
+        return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang))
+    return None
+
