@@ -15,7 +15,7 @@ from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
 
 from . import checks as checks_registry
-from .compare import compare_results, compare_tensors, compare_values
+from .compare import compare_results, compare_tensors, compare_values, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .diagnosis import explain
@@ -121,6 +121,8 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         return result(passed, render(message, lang), "ok" if passed else "mismatch")
     message = compare_results(reference, got, check.keys, check.tolerance_dtype, lang=lang)
     if message:
+        if check.precision_note:
+            message = precision_loss(reference, got, lang) or message
         return result(False, message, "mismatch")
     return result(True)
 

@@ -33,6 +33,7 @@ class Check:
     judge: object = None  # optional (reference, learner results, spec) -> (passed, message), replaces the comparison
     target: str = ""  # the function or class under test: a mistake's hint is shown only on its own target
     tolerance_dtype: object = None  # judge values with this dtype's tolerances when the spec promises no more
+    precision_note: bool = False  # a near miss (no NaN/inf, within PRECISION_SLACK) is said to be lost precision
     id: str = ""  # stable id for reports (set by number_checks)
 
 

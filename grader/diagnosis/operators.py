@@ -18,6 +18,8 @@ SHAPE_INDICES = (0, 1, 2, -1)
 PERMUTERS = {"permute", "transpose"}
 JOINERS = {"cat", "stack", "concat"}
 UNWRAPPABLE = {"tanh", "relu", "sigmoid", "dropout", "sqrt", "exp", "ln"}
+REDUCTIONS = {"amax", "max", "amin", "min", "sum", "mean", "logsumexp"}
+SWAPPABLE = {"reshape", "view", "expand", "bmm", "matmul", "masked_fill", "where", "repeat"}
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,8 @@ def _target_of(stmt):
     return ""
 
 
-def _candidates(node, params):
-    """(op, fields, new node or callable(parent)->...) for one node: each a one-place change."""
+def _candidates(node, params, locals_=()):
+    """(op, fields, new node) for one node: each a one-place change."""
     out = []
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
@@ -91,7 +93,7 @@ def _candidates(node, params):
     if isinstance(node, ast.Call):
         name = _name_of(node.func)
         short = _short(name)
-        out += _call_candidates(node, name, short, params)
+        out += _call_candidates(node, name, short, params, locals_)
     if isinstance(node, ast.BinOp):
         out += _binop_candidates(node)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
@@ -114,7 +116,7 @@ def _candidates(node, params):
     return out
 
 
-def _call_candidates(node, name, short, params):
+def _call_candidates(node, name, short, params, locals_):
     out = []
     if name in ("math.floor", "math.ceil", "floor", "ceil", "torch.floor", "torch.ceil"):
         other = name.replace("floor", "CEIL").replace("ceil", "floor").replace("CEIL", "ceil")
@@ -168,6 +170,30 @@ def _call_candidates(node, name, short, params):
         out.append(("call_dropped", (("call", name.replace("self.", "")),), node.args[0]))
     if short == "masked_fill" and isinstance(node.func, ast.Attribute):
         out.append(("mask_dropped", (), node.func.value))
+    if short in REDUCTIONS and (node.keywords or node.args[(0 if isinstance(node.func, ast.Attribute) else 1):]):
+        new = copy.deepcopy(node)
+        new.keywords = []
+        new.args = [] if isinstance(node.func, ast.Attribute) else new.args[:1]
+        out.append(("reduced_all", (("call", short),), new))
+    if isinstance(node.func, ast.Name) and len(node.args) >= 3 and not node.keywords:
+        new = copy.deepcopy(node)
+        new.args = new.args[:-1]
+        out.append(("arg_dropped", (("call", short),), new))
+    if short in SWAPPABLE:
+        for i in range(len(node.args) - 1):
+            a, b = node.args[i], node.args[i + 1]
+            if not isinstance(a, ast.Constant) and not isinstance(b, ast.Constant) and ast.dump(a) != ast.dump(b):
+                new = copy.deepcopy(node)
+                new.args[i], new.args[i + 1] = new.args[i + 1], new.args[i]
+                out.append(("args_swapped", (("call", short),), new))
+    for i, arg in enumerate(node.args if isinstance(node.func, ast.Name) or name.startswith("self.") else ()):
+        if isinstance(arg, ast.Name) and arg.id in locals_:
+            for other in locals_:
+                if other != arg.id:
+                    new = copy.deepcopy(node)
+                    new.args[i] = ast.Name(other, ast.Load())
+                    out.append(("name_swapped", (("call", name.replace("self.", "")), ("used", other),
+                                                 ("meant", arg.id)), new))
     return out
 
 
@@ -245,6 +271,16 @@ def _functions(tree):
                     yield f"{node.name}.{item.name}", item
 
 
+def _tensor_names(fn, params):
+    """Names a learner may mix up inside one function: its parameters and the single names it assigns."""
+    names = [p for p in params if p not in ("dropout", "num_heads", "i")]
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id not in names:
+                names.append(node.targets[0].id)
+    return names
+
+
 def _params(fn):
     return [a.arg for a in fn.args.args if a.arg != "self"]
 
@@ -307,13 +343,14 @@ def mutations(source):
     seen = {_unparse(copy.deepcopy(tree))}
     for qualname, fn in _functions(tree):
         params = _params(fn)
+        locals_ = _tensor_names(fn, params)
         for stmt in _statements(fn):
             if _is_docstring(stmt) or isinstance(stmt, ast.Raise) or isinstance(stmt, ast.If) and \
                     any(isinstance(s, ast.Raise) for s in stmt.body):
                 continue  # input validation: its own checks name it
             target = _target_of(stmt)
             for node in _expressions(stmt):
-                for op, fields, new in _candidates(node, params):
+                for op, fields, new in _candidates(node, params, locals_):
                     text = _unparse(_replace(tree, node, new))
                     if text and text not in seen:
                         seen.add(text)
