@@ -205,6 +205,16 @@ def _explains(variants, ex_id, mistake, index, check, reference, record):
             and _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
 
 
+def _contradicts(variants, ex_id, mistake, index, check, reference, record):
+    """Does the mistaken variant predict a wrong value on check `index` that the learner did not produce?"""
+    if not mistake.applies_to(check.target) or mistake.raises or not record or "ok" not in record:
+        return False
+    keys = _observable_keys(reference)
+    mutant = variants.results(ex_id, mistake, index, check)
+    return (mutant is not None and compare_results(reference, mutant, keys, check.tolerance_dtype) is not None
+            and not _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
+
+
 def add_hints(variants, ex_id, checks, references, records, results, lang="en", named=()):
     """Attach the hints of the known mistakes that best explain the learner's results.
 
@@ -223,6 +233,8 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
         for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
             if mistake.id in used or not _explains(variants, ex_id, mistake, i, checks[i], references[i], records[i]):
                 continue
+            if any(_contradicts(variants, ex_id, mistake, j, checks[j], references[j], records[j]) for j in failing):
+                continue  # it predicts other wrong values than the learner's elsewhere: a coincidence here
             matched = [j for j in failing
                        if _explains(variants, ex_id, mistake, j, checks[j], references[j], records[j])]
             score = len(matched) * 100 + sum(

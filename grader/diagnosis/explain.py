@@ -18,6 +18,7 @@ from . import mutants
 
 MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
+MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
 
 
 def _agrees(mutant, got, keys, tolerance_dtype):
@@ -64,10 +65,13 @@ def _where(entry):
     return ("mutant.where_return", {"function": entry["function"]})
 
 
+def _what(entry, lang):
+    return render((f"mutant.op.{entry['op']}", {k: str(v) for k, v in entry["fields"].items()}), lang)
+
+
 def describe(entry, lang):
     """'In masked_softmax, the line that computes `scores`: ...' for one mutant."""
-    what = render((f"mutant.op.{entry['op']}", {k: str(v) for k, v in entry["fields"].items()}), lang)
-    return tr("mutant.hint", lang, where=render(_where(entry), lang), what=what)
+    return tr("mutant.hint", lang, where=render(_where(entry), lang), what=_what(entry, lang))
 
 
 def diagnose(ex_id, checks, references, records, results, lang="en"):
@@ -85,7 +89,10 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
         fields = {k: " / ".join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
         return failing[0], describe(dict(matches[0], fields=fields), lang)
-    if len({(e["function"], e["target"]) for e in matches}) == 1:
-        return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang))
+    if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
+        ways = list(dict.fromkeys(_what(e, lang) for e in matches))
+        if len(ways) <= MAX_WAYS:
+            return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang),
+                                  ways=tr("mutant.or", lang).join(ways))
     return None
 

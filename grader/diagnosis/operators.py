@@ -149,8 +149,8 @@ def _call_candidates(node, name, short, params, locals_):
                 new.args[i], new.args[i + 1] = new.args[i + 1], new.args[i]
                 out.append(("permute_reordered", (("call", short),), new))
     for i, kw in enumerate(node.keywords):
-        if kw.arg == "dim" and isinstance(kw.value, (ast.Constant, ast.UnaryOp)):
-            current = ast.literal_eval(kw.value)
+        if kw.arg == "dim" and isinstance(kw.value, (ast.Constant, ast.UnaryOp, ast.Name)):
+            current = kw.value.id if isinstance(kw.value, ast.Name) else ast.literal_eval(kw.value)
             for value in DIM_VALUES:
                 if value != current:
                     new = copy.deepcopy(node)
@@ -168,6 +168,11 @@ def _call_candidates(node, name, short, params, locals_):
     if (short in UNWRAPPABLE or name.startswith("self.")) and len(node.args) == 1 and not node.keywords \
             and short not in ("sqrt",):
         out.append(("call_dropped", (("call", name.replace("self.", "")),), node.args[0]))
+    if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Call) \
+            and len(node.args[0].args) == 1 and not node.args[0].keywords and _name_of(node.args[0].func):
+        inner = node.args[0]  # f(g(x)) -> g(f(x)): two steps in the opposite order
+        swapped = ast.Call(inner.func, [ast.Call(node.func, [inner.args[0]], [])], [])
+        out.append(("order_swapped", (("outer", _short(name)), ("inner", _short(_name_of(inner.func)))), swapped))
     if short == "masked_fill" and isinstance(node.func, ast.Attribute):
         out.append(("mask_dropped", (), node.func.value))
     if short in REDUCTIONS and (node.keywords or node.args[(0 if isinstance(node.func, ast.Attribute) else 1):]):
