@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from course.common.i18n import catalog
+
 from .text import tr
 
 # (rtol, atol) per dtype for values and for gradients (which accumulate more rounding).
@@ -27,6 +29,9 @@ def describe_name(name, lang="en"):
         return tr("compare.grad_of", lang, name=name[5:])
     if name.startswith("input_after."):
         return tr("compare.input_after", lang, name=name[12:])
+    head, dot, rest = name.partition(".")
+    if f"grader.compare.field.{head}" in catalog(lang):  # a result, not a name in the learner's code
+        return tr(f"compare.field.{head}", lang) + dot + rest
     return name
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from course.common.exercise_index import get as get_exercise
-from course.common.i18n import t
+from course.common.i18n import catalog, t
 
 from . import checks as checks_registry
 from .compare import compare_results, compare_tensors, compare_values, precision_loss
@@ -159,6 +159,15 @@ def _not_written_what(record):
     return error.get("message") or (error.get("where") or {}).get("function") or "?"
 
 
+def _stub_name(what, lang):
+    """'PositionalEncoding.__init__ (build the table P)' with its note in the learner's language."""
+    name, _, note = what.partition(" (")
+    key = f"grader.stub_note.{name}"
+    if note.endswith(")") and key in catalog(lang):
+        return name + tr("where.wrapped", lang, text=t(key, lang))
+    return what
+
+
 def _collapse_not_started(results, records, exercise, learner_name, lang, checks=()):
     """Replace every 'still raises NotImplementedError' result by one line naming what to write."""
     stubs = [i for i, r in enumerate(results) if r.kind == "not_implemented"]
@@ -170,7 +179,7 @@ def _collapse_not_started(results, records, exercise, learner_name, lang, checks
         j = i - offset
         if 0 <= j < len(checks) and checks[j].procedure == "demo_translations" and names:
             continue  # the demo stage rewords the stub's error; its function is already named
-        what = _not_written_what(records[j] if 0 <= j < len(records) else None)
+        what = _stub_name(_not_written_what(records[j] if 0 <= j < len(records) else None), lang)
         if what not in names:
             names.append(what)
     path = Path(learner_name)

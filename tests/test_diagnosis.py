@@ -139,13 +139,12 @@ def test_a_mutant_is_one_place_changed_and_says_no_reference_code():
         assert all("x[" not in str(v) for _, v in m.fields)
 
 
-def test_the_cache_key_follows_the_references(tmp_path, monkeypatch):
-    before = mutants.version_key()
+def test_the_cache_key_follows_the_references(tmp_path):
     copy = tmp_path / "solutions"
     copy.mkdir()
     for path in (ROOT / "solutions").glob("*.py"):
         (copy / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    monkeypatch.setattr(mutants, "SOLUTIONS_DIR", copy)
-    assert mutants.version_key() == before
+    before = mutants.source_digest((copy, mutants.GRADER_DIR))
+    assert before == mutants.source_digest((ROOT / "solutions", mutants.GRADER_DIR)) == mutants.version_key()
     (copy / "ex01_softmax.py").write_text("# changed\n", encoding="utf-8")
-    assert mutants.version_key() != before
+    assert mutants.source_digest((copy, mutants.GRADER_DIR)) != before

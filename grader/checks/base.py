@@ -86,6 +86,11 @@ def call_desc(callee, names, values):
     return f"{callee}(" + ", ".join(tensor_desc(n, v) for n, v in zip(names, values)) + ")"
 
 
+def init_text(cls_name, init_args):
+    """'DotProductAttention(0.3)': a constructor call as the learner would write it."""
+    return f"{cls_name}({', '.join(repr(a) for a in init_args)})"
+
+
 def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
     """Reference weights to copy into the learner's module (seeded init): random values drawn through the
     reference class's constructor, inputs like the seeded random arguments, never a reference's output."""

@@ -14,6 +14,7 @@ cases are drawn per run (CASES_DRAWN) cache the mutants' sources only; their
 results are computed when a learner's file fails (pure Python, milliseconds).
 """
 
+import functools
 import hashlib
 import os
 import signal
@@ -55,14 +56,20 @@ def cache_dir():
     return path
 
 
-def version_key():
-    """A hash of the references, the grader's source and torch's version."""
+def source_digest(folders):
+    """A hash of the .py files under these folders and torch's version."""
     digest = hashlib.sha256(torch.__version__.encode())
-    for folder in (SOLUTIONS_DIR, GRADER_DIR):
-        for path in sorted(folder.rglob("*.py")):
-            digest.update(str(path.relative_to(folder.parent)).encode())
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.py")):
+            digest.update(str(path.relative_to(Path(folder).parent)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+@functools.cache
+def version_key():
+    """This process's grader version: the references, the grader's source (as imported) and torch."""
+    return source_digest((SOLUTIONS_DIR, GRADER_DIR))
 
 
 def cache_path(ex_id):
