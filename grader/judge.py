@@ -123,8 +123,21 @@ def judge_check(check, reference, record, job, limits, lang="en"):
     if message:
         if check.precision_note:
             message = precision_loss(reference, got, lang) or message
+        located = _locate(check, reference, got)
+        if located:
+            message = tr("step.joined", lang, message=message, located=render(located, lang))
         return result(False, message, "mismatch")
     return result(True)
+
+
+def _locate(check, reference, got):
+    """The check's sub-step localisation, or None (also if it cannot read these results)."""
+    if check.locate is None:
+        return None
+    try:
+        return check.locate(reference, got, check.spec)
+    except Exception:  # the comparison's own message stands
+        return None
 
 
 def _file_result(ex_id, error, learner_name, lang):

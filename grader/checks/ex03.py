@@ -4,7 +4,18 @@ import torch
 
 from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
 
-from .base import Check, Mistake, call_desc, init_text, generator, number_checks, randn, reference_state, weights_property
+from .base import (
+    Check,
+    Mistake,
+    call_desc,
+    generator,
+    init_text,
+    number_checks,
+    randn,
+    reference_state,
+    weights_locator,
+    weights_property,
+)
 
 MODULE = "ex03_scoring"
 NAMES = ["queries", "keys", "values", "valid_lens"]
@@ -32,7 +43,7 @@ def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, see
     call = ("call.in_mode", {"module": init_text(cls_name, init_args), "mode": (mode, {}),
                              "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
-                 properties=(weights_property("attention_weights", 3),), target=cls_name)
+                 properties=(weights_property("attention_weights", 3),), target=cls_name, locate=weights_locator())
 
 
 def _batch_items(cls_name, init_args, seed):
