@@ -177,6 +177,9 @@ def _build(ex_id):
     os.close(fd)
     torch.save({"drawn": drawn, "mutants": entries}, tmp)
     os.replace(tmp, path)
+    for old in path.parent.glob(f"{ex_id}-*.pt"):  # other grader versions' caches
+        if old != path:
+            old.unlink(missing_ok=True)
     return len(entries)
 
 
