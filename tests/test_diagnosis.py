@@ -144,7 +144,8 @@ def test_the_cache_key_follows_the_references(tmp_path):
     copy.mkdir()
     for path in (ROOT / "solutions").glob("*.py"):
         (copy / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    before = mutants.source_digest((copy, mutants.GRADER_DIR))
-    assert before == mutants.source_digest((ROOT / "solutions", mutants.GRADER_DIR)) == mutants.version_key()
+    grader = tuple(mutants.GRADER_DIR / part for part in mutants.RESULT_SOURCES)
+    before = mutants.source_digest((copy,) + grader)
+    assert before == mutants.source_digest((ROOT / "solutions",) + grader) == mutants.version_key()
     (copy / "ex01_softmax.py").write_text("# changed\n", encoding="utf-8")
-    assert mutants.source_digest((copy, mutants.GRADER_DIR)) != before
+    assert mutants.source_digest((copy,) + grader) != before

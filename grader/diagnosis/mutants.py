@@ -38,6 +38,7 @@ CALL_LIMIT_S = 2.0  # a mutant call that runs longer (an endless loop) counts as
 BUILD_TIMEOUT_S = 600
 BUILD_MEMORY_MB = 2048
 GRADER_DIR = Path(__file__).resolve().parent.parent
+RESULT_SOURCES = ("checks", "harness", "diagnosis", "compare.py")  # what a mutant's cached results depend on
 SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
 
 
@@ -59,17 +60,18 @@ def cache_dir():
 def source_digest(folders):
     """A hash of the .py files under these folders and torch's version."""
     digest = hashlib.sha256(torch.__version__.encode())
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*.py")):
-            digest.update(str(path.relative_to(Path(folder).parent)).encode())
+    for folder in map(Path, folders):
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else [folder]:
+            digest.update(str(path.relative_to(folder.parent)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
 @functools.cache
 def version_key():
-    """This process's grader version: the references, the grader's source (as imported) and torch."""
-    return source_digest((SOLUTIONS_DIR, GRADER_DIR))
+    """This process's grader version, as far as mutants go: the references, the checks, the procedures, the
+    comparison and this engine (as imported), and torch."""
+    return source_digest((SOLUTIONS_DIR,) + tuple(GRADER_DIR / part for part in RESULT_SOURCES))
 
 
 def cache_path(ex_id):
