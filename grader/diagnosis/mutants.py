@@ -7,9 +7,11 @@ are compared with the data the learner's sandbox sent back.
 
 The cache holds, per exercise, every mutant whose results differ from the
 reference's on at least one check: its description, the checks it fails and its
-results there. It is keyed on a hash of solutions/, the grader's source and
-torch's version, so it is built once per grader version (`ensure`, in a bounded
-fork, while the first grading run's sandbox works), not per run. Exercises whose
+results there. It is keyed on a hash of solutions/, the grader sources those
+results depend on (checks, procedures, comparison, this engine) and torch's
+version, so it is built once per grader version (`ensure`, in a bounded fork,
+outside the judging deadline, at the first failing file of an exercise or by
+`python -m grader mutants`), not per run. Exercises whose
 cases are drawn per run (CASES_DRAWN) cache the mutants' sources only; their
 results are computed when a learner's file fails (pure Python, milliseconds).
 """
