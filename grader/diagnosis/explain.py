@@ -19,6 +19,7 @@ from . import mutants
 MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
+DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
 
 
 def _agrees(mutant, got, keys, tolerance_dtype):
@@ -46,15 +47,40 @@ def explains(entry, failing, checks, references, records):
     return True
 
 
-def _entries(ex_id, checks, references):
+def _entries(ex_id, checks, references, records, failing):
     """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run)."""
     cached = mutants.load(ex_id)
     if cached is None:
         MISSING.add(ex_id)
         return []
     if cached["drawn"]:
-        return mutants.evaluate(ex_id, cached["mutants"], checks, references)
+        return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing)
     return cached["mutants"]
+
+
+def _run_drawn(ex_id, entries, checks, references, records, failing):
+    """Mutants of an exercise whose cases are drawn per run, run now: on the failing checks first (where most
+    disagree with the learner at once), then on the others, each call under DRAWN_CALL_LIMIT_S."""
+    kept = []
+    order = list(failing) + [i for i in range(len(checks)) if i not in failing]
+    for number, entry in enumerate(entries):
+        try:
+            module = mutants.mutant_module(ex_id, entry["source"], number)
+        except Exception:
+            continue
+        fails = {}
+        for index in order:
+            results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_CALL_LIMIT_S)
+            wrong = mutants.differs(references[index], results, checks[index])
+            if mutants.timed_out(results) or wrong != (index in failing):
+                break
+            if wrong:
+                fails[index] = results
+                if not explains(dict(entry, fails={index: results}), [index], checks, references, records):
+                    break
+        else:
+            kept.append(dict(entry, fails=fails))
+    return kept
 
 
 def _where(entry):
@@ -83,7 +109,8 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
         return None
     if not any(results[i].kind == "mismatch" for i in failing) and len(failing) == len(results):
         return None  # every check raised: a mutant raising everywhere too says nothing about where
-    matches = [e for e in _entries(ex_id, checks, references) if explains(e, failing, checks, references, records)]
+    entries = _entries(ex_id, checks, references, records, failing)
+    matches = [e for e in entries if explains(e, failing, checks, references, records)]
     if not matches:
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways

@@ -40,7 +40,8 @@ CALL_LIMIT_S = 2.0  # a mutant call that runs longer (an endless loop) counts as
 BUILD_TIMEOUT_S = 600
 BUILD_MEMORY_MB = 2048
 GRADER_DIR = Path(__file__).resolve().parent.parent
-RESULT_SOURCES = ("checks", "harness", "diagnosis", "compare.py")  # what a mutant's cached results depend on
+RESULT_SOURCES = ("checks", "harness", "diagnosis/operators.py", "diagnosis/mutants.py", "compare.py")  # what
+# a mutant's cached results depend on (not explain.py, which only reads them)
 SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
 
 
@@ -85,7 +86,7 @@ class _CallTimeout(Exception):
 
 
 def _on_alarm(*_):
-    raise _CallTimeout(f"ran longer than {CALL_LIMIT_S} s")
+    raise _CallTimeout("ran past its time limit")
 
 
 def mutant_module(ex_id, source, number):
@@ -98,8 +99,8 @@ def mutant_module(ex_id, source, number):
     return module
 
 
-def run_mutant(ex_id, module, index, check):
-    """The mutant's results on check `index` ({"error": (type, message)} if it raises or hangs)."""
+def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S):
+    """The mutant's results on check `index` ({"error": (type, message)} if it raises or runs past limit_s)."""
     import importlib
 
     own = get_exercise(ex_id).module
@@ -108,7 +109,7 @@ def run_mutant(ex_id, module, index, check):
         return module if name == own else importlib.import_module(f"solutions.{name}")
 
     previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT_S)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         seed_call(index)
         return PROCEDURES[check.procedure](modules, check.spec)
@@ -117,6 +118,11 @@ def run_mutant(ex_id, module, index, check):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def timed_out(results):
+    """Did a mutant's call run past its limit (an endless loop)?"""
+    return results.get("error", ("",))[0] == _CallTimeout.__name__
 
 
 def observable(reference):
@@ -142,7 +148,7 @@ def evaluate(ex_id, entries, checks, references):
         fails = {}
         for index, (check, reference) in enumerate(zip(checks, references)):
             results = run_mutant(ex_id, module, index, check)
-            if results.get("error", ("",))[0] == _CallTimeout.__name__:
+            if timed_out(results):
                 fails = None  # an endless loop: not a slip a learner's finished run can match
                 break
             if differs(reference, results, check):
