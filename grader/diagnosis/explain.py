@@ -114,7 +114,8 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     if not matches:
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
-        fields = {k: " / ".join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
+        either = tr("mutant.either", lang)
+        fields = {k: either.join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
         return failing[0], describe(dict(matches[0], fields=fields), lang)
     if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
         ways = list(dict.fromkeys(_what(e, lang) for e in matches))
