@@ -1,13 +1,17 @@
 """Wall time of grading all the reference solutions, in both sandbox modes (goal: under 10 s
-on 2 cores), and what the strict sandbox adds per exercise (goal: at most 150 ms).
+on 2 cores), what the strict sandbox adds per exercise (goal: at most 150 ms), and what naming an
+unlisted mistake (grader/diagnosis/) adds to grading a failing exercise (goal: under 1 s).
 
-    python bench/grader.py [--runs 3] [--modes process strict]
+    python bench/grader.py [--runs 3] [--modes process strict] [--no-diagnosis]
 
 Each run is a fresh `python -m grader --json` process (interpreter start, torch import,
 sandbox, comparisons), as a learner or the class worker would run it. Prints every run,
 the median per mode, and for strict mode the added cost per exercise: the median over
 exercises of (strict minus process) sandboxed run time, each the median over runs, and
-the whole-run difference divided by the number of exercises.
+the whole-run difference divided by the number of exercises. The diagnosis figure grades learner-written bug files
+(tests/learner_bugs/) one exercise at a time, with the diagnosis on and switched off
+(ATTENTION_LAB_DIAGNOSIS=0), after one run that builds the mutant caches; it prints the median of
+(on minus off) per file, each the median over runs.
 """
 
 import argparse
@@ -43,12 +47,45 @@ def run_mode(mode, runs, target, env):
     return times, per_exercise
 
 
+DIAGNOSED = ("ex01/global_max", "ex03/scaled_by_num_keys", "ex05/merge_heads_swapped", "ex07/dropout_after_residual")
+
+
+def grade_once(target, ex_id, env):
+    """Seconds to grade one exercise of target in a fresh `python -m grader` process."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", ex_id, "--target", str(target), "--no-save", "--json"],
+                   cwd=ROOT, env=env, capture_output=True, text=True)
+    return time.perf_counter() - start
+
+
+def diagnosis_cost(runs, env):
+    """{bug file: median seconds the diagnosis adds to grading it}."""
+    added = {}
+    for name in DIAGNOSED:
+        ex_id, stem = name.split("/")
+        target = Path(tempfile.mkdtemp(prefix="bench-diagnosis-"))
+        try:
+            for path in (ROOT / "solutions").glob("ex*.py"):
+                shutil.copy(path, target / path.name)
+            bug = ROOT / "tests" / "learner_bugs" / ex_id / f"{stem}.py"
+            shutil.copy(bug, target / next((ROOT / "solutions").glob(f"{ex_id}_*.py")).name)
+            grade_once(target, ex_id, env)  # builds this exercise's mutants once per grader version
+            on = [grade_once(target, ex_id, env) for _ in range(runs)]
+            off = [grade_once(target, ex_id, dict(env, ATTENTION_LAB_DIAGNOSIS="0")) for _ in range(runs)]
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+        added[name] = statistics.median(on) - statistics.median(off)
+        print(f"diagnosis of {name}: on {statistics.median(on):.2f} s, off {statistics.median(off):.2f} s")
+    return added
+
+
 def main():
     from grader.sandbox import strict_problem
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--modes", nargs="+", default=["process", "strict"], choices=["process", "strict"])
+    parser.add_argument("--no-diagnosis", action="store_true", help="skip the diagnosis figure")
     args = parser.parse_args()
     target = Path(tempfile.mkdtemp(prefix="bench-grader-"))
     home = Path(tempfile.mkdtemp(prefix="bench-grader-home-"))
@@ -76,6 +113,15 @@ def main():
         whole = (statistics.median(results["strict"][0]) - statistics.median(results["process"][0])) / len(EXERCISES) * 1000
         print(f"strict minus process, per exercise: median {per_ex:.0f} ms of sandboxed run time "
               f"(goal <= 150 ms: {'met' if per_ex <= 150 else 'NOT met'}); whole run / {len(EXERCISES)}: {whole:.0f} ms")
+    if not args.no_diagnosis:
+        home = Path(tempfile.mkdtemp(prefix="bench-grader-home-"))
+        try:
+            added = diagnosis_cost(args.runs, dict(env, ATTENTION_LAB_HOME=str(home)))
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+        worst = max(added.values())
+        print(f"diagnosis of a failing exercise adds: median {statistics.median(added.values()):.2f} s, "
+              f"at most {worst:.2f} s over {len(added)} bug files (goal < 1 s: {'met' if worst < 1 else 'NOT met'})")
 
 
 if __name__ == "__main__":

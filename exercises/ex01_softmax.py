@@ -12,6 +12,11 @@ def softmax(X, dim=-1):
     - Do not call torch.softmax, F.softmax or Tensor.softmax.
     - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
       Subtracting the maximum along `dim` changes nothing mathematically.
+      Each slice along `dim` needs its own maximum: one batch may mix rows
+      near 1e4 with ordinary rows ([[1e4, 1e4 + 1], [0, 1]]).
+    - Accurate to float32's tolerance (relative 1e-4): a formula that rounds
+      near 1e4, such as exp(X - logsumexp(X)), is off by about 1e-3 there and
+      does not pass; exp(X - max) / sum is exact there.
     - Entries equal to -inf get weight exactly 0.
     Returns a tensor of X's shape, dtype and device.
     """

@@ -1,6 +1,7 @@
 """Command line: `python -m grader [ex03 ...] [--target DIR] [--json] [--watch] [--sandbox MODE]`.
 
-Also `python -m grader hint ex03 [--lang zh|en]`: the known pitfalls of one exercise.
+Also `python -m grader hint ex03 [--lang zh|en]`: the known pitfalls of one exercise, and
+`python -m grader mutants [exNN ...]`: build the automatic mutants' caches once (grader/diagnosis/).
 `--lang zh|en` (default: from LC_ALL, LC_MESSAGES, LANG) sets the language of every
 message; the JSON report keeps stable ids (check ids, mistake ids, statuses) beside them.
 Exit code 0 when everything graded passed, 1 when something failed, 2 for a
@@ -189,6 +190,12 @@ def main(argv=None):
                   f"(EXERCISE: one of {', '.join(BY_ID)})", file=sys.stderr)
             return 2
         return print_hints(rest[1], lang)
+    if argv[:1] == ["mutants"]:  # build the diagnosis caches ahead of a class (otherwise: at a first failure)
+        from .diagnosis import mutants
+
+        for ex_id, built in mutants.ensure(argv[1:] or list(BY_ID)).items():
+            print(f"{ex_id}: {built if isinstance(built, str) else f'{built} mutants'}")
+        return 0
     if argv[:1] == ["notebooks"]:
         from .notebooks import main as notebooks_main
 

@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from course.common.i18n import catalog
+
 from .text import tr
 
 # (rtol, atol) per dtype for values and for gradients (which accumulate more rounding).
@@ -27,6 +29,9 @@ def describe_name(name, lang="en"):
         return tr("compare.grad_of", lang, name=name[5:])
     if name.startswith("input_after."):
         return tr("compare.input_after", lang, name=name[12:])
+    head, dot, rest = name.partition(".")
+    if f"grader.compare.field.{head}" in catalog(lang):  # a result, not a name in the learner's code
+        return tr(f"compare.field.{head}", lang) + dot + rest
     return name
 
 
@@ -153,3 +158,30 @@ def _short(value, lang="en"):
     if isinstance(value, torch.Tensor):
         return tr("compare.tensor_of_shape", lang, shape=shape_str(value.shape))
     return repr(value)
+
+
+PRECISION_SLACK = 1e-2  # relative error a near miss may have to be called lost precision, not a wrong formula
+
+
+def precision_loss(expected, got, lang="en"):
+    """For a value that failed: a sentence saying it only lost precision (finite, same shape and dtype, every
+    value within PRECISION_SLACK of the reference, relative), else None."""
+    for key, want in expected.items():
+        have = got.get(key)
+        if key.startswith(("grad.", "input_after.")) or not isinstance(want, torch.Tensor) \
+                or not want.is_floating_point():
+            continue
+        if not isinstance(have, torch.Tensor) or have.shape != want.shape or have.dtype != want.dtype:
+            return None
+        if not torch.isfinite(have).all() or not torch.isfinite(want).all():
+            return None
+        rtol, atol = tolerance(want.dtype)
+        error = (have.double() - want.double()).abs()
+        if bool((error <= atol + rtol * want.double().abs()).all()):
+            continue
+        relative = error.max().item() / max(want.double().abs().max().item(), 1e-30)  # to the values' scale
+        if relative > PRECISION_SLACK:
+            return None
+        return tr("compare.precision", lang, label=describe_name(key, lang), error=_fmt(error.max().item()),
+                  relative=_fmt(relative), rtol=_fmt(rtol))
+    return None

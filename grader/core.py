@@ -24,6 +24,8 @@ from course.common.exercise_index import get as get_exercise
 from . import checks as checks_registry
 from . import bounded, notebook_submit
 from .checks.demo import strict_variant
+from .diagnosis import explain as diagnosis_explain
+from .diagnosis import mutants as diagnosis_mutants
 from .harness import seed_call
 from .judge import PROCEDURES, judge_exercise
 from .messages import bounded as bounded_text
@@ -221,11 +223,20 @@ def _judge_bounded(s, checks, references, job, limits, variants, lang):
 
     def judge():
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-        return judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang,
+        data = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang,
                               variants).to_dict()
+        return dict(data, needs_mutants=s.ex_id in diagnosis_explain.MISSING)
 
     _warm_judging()
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
+    if how == "ok" and data.pop("needs_mutants"):
+        # this exercise's mutants are not built for this grader version yet: build them once, outside the
+        # judging deadline, then judge again with them
+        diagnosis_mutants.ensure([s.ex_id])
+        if diagnosis_mutants.cache_path(s.ex_id).exists():
+            how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
+            if how == "ok":
+                data.pop("needs_mutants")
     if how != "ok":
         key = {"timeout": "judge.timeout", "memory": "judge.memory"}.get(how, "judge.failed")
         message = tr(key, lang, seconds=f"{limits.timeout_s + JUDGE_GRACE_S:g}", memory_mb=JUDGE_MEMORY_MB,

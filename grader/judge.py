@@ -12,12 +12,13 @@ from pathlib import Path
 import torch
 
 from course.common.exercise_index import get as get_exercise, score_for
-from course.common.i18n import t
+from course.common.i18n import catalog, t
 
 from . import checks as checks_registry
-from .compare import compare_results, compare_tensors, compare_values
+from .compare import compare_results, compare_tensors, compare_values, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
+from .diagnosis import explain
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
@@ -43,6 +44,8 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         named = {r.mistake for r in rules}
         add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
         add_error_hints(ex_id, checks, job.records, results, lang, named)
+        if not rules and not any(r.hint for r in results):
+            add_mutant_hint(ex_id, checks, references, job.records, results, lang)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
     results = _collapse_not_started(results, job.records if job.import_error is None else [],
@@ -118,8 +121,23 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         return result(passed, render(message, lang), "ok" if passed else "mismatch")
     message = compare_results(reference, got, check.keys, check.tolerance_dtype, lang=lang)
     if message:
+        if check.precision_note:
+            message = precision_loss(reference, got, lang) or message
+        located = _locate(check, reference, got)
+        if located:
+            message = tr("step.joined", lang, message=message, located=render(located, lang))
         return result(False, message, "mismatch")
     return result(True)
+
+
+def _locate(check, reference, got):
+    """The check's sub-step localisation, or None (also if it cannot read these results)."""
+    if check.locate is None:
+        return None
+    try:
+        return check.locate(reference, got, check.spec)
+    except Exception:  # the comparison's own message stands
+        return None
 
 
 def _file_result(ex_id, error, learner_name, lang):
@@ -154,6 +172,15 @@ def _not_written_what(record):
     return error.get("message") or (error.get("where") or {}).get("function") or "?"
 
 
+def _stub_name(what, lang):
+    """'PositionalEncoding.__init__ (build the table P)' with its note in the learner's language."""
+    name, _, note = what.partition(" (")
+    key = f"grader.stub_note.{name}"
+    if note.endswith(")") and key in catalog(lang):
+        return name + tr("where.wrapped", lang, text=t(key, lang))
+    return what
+
+
 def _collapse_not_started(results, records, exercise, learner_name, lang, checks=()):
     """Replace every 'still raises NotImplementedError' result by one line naming what to write."""
     stubs = [i for i, r in enumerate(results) if r.kind == "not_implemented"]
@@ -165,7 +192,7 @@ def _collapse_not_started(results, records, exercise, learner_name, lang, checks
         j = i - offset
         if 0 <= j < len(checks) and checks[j].procedure == "demo_translations" and names:
             continue  # the demo stage rewords the stub's error; its function is already named
-        what = _not_written_what(records[j] if 0 <= j < len(records) else None)
+        what = _stub_name(_not_written_what(records[j] if 0 <= j < len(records) else None), lang)
         if what not in names:
             names.append(what)
     path = Path(learner_name)
@@ -200,6 +227,16 @@ def _explains(variants, ex_id, mistake, index, check, reference, record):
             and _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
 
 
+def _contradicts(variants, ex_id, mistake, index, check, reference, record):
+    """Does the mistaken variant predict a wrong value on check `index` that the learner did not produce?"""
+    if not mistake.applies_to(check.target) or mistake.raises or not record or "ok" not in record:
+        return False
+    keys = _observable_keys(reference)
+    mutant = variants.results(ex_id, mistake, index, check)
+    return (mutant is not None and compare_results(reference, mutant, keys, check.tolerance_dtype) is not None
+            and not _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
+
+
 def add_hints(variants, ex_id, checks, references, records, results, lang="en", named=()):
     """Attach the hints of the known mistakes that best explain the learner's results.
 
@@ -218,6 +255,8 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
         for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
             if mistake.id in used or not _explains(variants, ex_id, mistake, i, checks[i], references[i], records[i]):
                 continue
+            if any(_contradicts(variants, ex_id, mistake, j, checks[j], references[j], records[j]) for j in failing):
+                continue  # it predicts other wrong values than the learner's elsewhere: a coincidence here
             matched = [j for j in failing
                        if _explains(variants, ex_id, mistake, j, checks[j], references[j], records[j])]
             score = len(matched) * 100 + sum(
@@ -240,6 +279,14 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
             if not results[i].mistake and _explains(variants, ex_id, mistake, i, checks[i], references[i],
                                                     records[i]):
                 results[i].mistake = mistake_id
+
+
+def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
+    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does."""
+    found = explain.diagnose(ex_id, checks, references, records, results, lang)
+    if found:
+        index, text = found
+        results[index].hint = text
 
 
 def _raising_mistake(ex_id, error, target):

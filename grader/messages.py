@@ -40,10 +40,16 @@ def summary_line(status, results, failing, lang="en"):
     """One line for the table: how many passed, and the first problem."""
     passed = len(results) - len(failing)
     if status == "passed":
-        return tr("summary.passed", lang, passed=passed, total=len(results))
+        return tr(_one("summary.passed", len(results)), lang, passed=passed, total=len(results))
     if status == "not_written":
         return failing[0].message
-    return tr("summary.failed", lang, passed=passed, total=len(results), problem=failing[0].message)
+    return tr(_one("summary.failed", len(results)), lang, passed=passed, total=len(results),
+              problem=failing[0].message)
+
+
+def _one(key, count):
+    """The key's singular form ("1 check passed") when the count is 1."""
+    return f"{key}_one" if count == 1 else key
 
 
 def error_kind(error):
@@ -60,8 +66,8 @@ def _where(error, lang):
     if where.get("function"):
         text += tr("where.function", lang, function=where["function"])
     if where.get("code"):
-        text += f": `{clean_text(where['code'])}`"
-    return f" ({text})"
+        text += tr("where.code", lang, code=clean_text(where["code"]))
+    return tr("where.wrapped", lang, text=text)
 
 
 def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en"):

@@ -162,7 +162,8 @@ def _one_source(ex_id, hits, lang="en"):
     if cell_type != "code":
         return None, tr("notebook.not_code", lang, path=path, number=number, tag=answer_tag(ex_id),
                         cell_type=cell_type)
-    return source, f"{path}, cell {number}", f"{path.name}, cell {number}"
+    return (source, tr("notebook.cell_one", lang, path=path, numbers=number),
+            tr("notebook.cell_one", lang, path=path.name, numbers=number))
 
 
 def read_notebook_sources(target, ex_ids, warn=None, lang="en"):

@@ -164,14 +164,18 @@ def print_table(report, out=sys.stdout, lang=None):
         print(f"  {label['problem']}{first.message}", file=out)
         if first.hint:
             print(f"  {label['hint']}{first.hint}", file=out)
+        elif ex.status == "failed":
+            print("  " + tr("table.no_hint", lang, ex_id=ex.id), file=out)
         others = sum(not c.passed for c in ex.checks) - 1
         if others:
-            print("  " + tr("table.more_failing", lang, count=others), file=out)
+            print("  " + tr("table.more_failing_one" if others == 1 else "table.more_failing", lang, count=others),
+                  file=out)
         if ex.output.strip():
             print("  " + tr("table.printed", lang) + "\n    "
                   + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
     passed = sum(ex.passed for ex in report.exercises)
-    print("\n" + tr("table.passed", lang, passed=passed, total=len(report.exercises)), file=out)
+    key = "table.passed_one" if len(report.exercises) == 1 else "table.passed"
+    print("\n" + tr(key, lang, passed=passed, total=len(report.exercises)), file=out)
 
 
 def _width(text):

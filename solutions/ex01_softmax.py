@@ -4,7 +4,7 @@ import torch
 
 
 def softmax(X, dim=-1):
-    """Softmax along `dim`, from exp and sum, safe for huge logits and -inf."""
+    """Softmax along `dim`, from exp and sum, safe for huge logits (each slice shifted by its own max) and -inf."""
     X_max = X.detach().amax(dim=dim, keepdim=True)
     # A slice that is all -inf has no finite maximum: shift it by 0 instead.
     X_max = torch.where(torch.isfinite(X_max), X_max, torch.zeros_like(X_max))

@@ -38,3 +38,9 @@ def test_correct_variant_passes(path, graded):
     result = graded[path]
     failing = [(c.name, c.message) for c in result.checks if not c.passed]
     assert result.passed and result.status == "passed", failing[:2]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
+def test_no_hint_on_a_passing_file(path, graded):
+    result = graded[path]
+    assert result.passed and not [c.hint for c in result.checks if c.hint]

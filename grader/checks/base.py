@@ -33,6 +33,8 @@ class Check:
     judge: object = None  # optional (reference, learner results, spec) -> (passed, message), replaces the comparison
     target: str = ""  # the function or class under test: a mistake's hint is shown only on its own target
     tolerance_dtype: object = None  # judge values with this dtype's tolerances when the spec promises no more
+    precision_note: bool = False  # a near miss (no NaN/inf, within PRECISION_SLACK) is said to be lost precision
+    locate: object = None  # optional (reference, learner results, spec) -> message or None: which sub-step differs first
     id: str = ""  # stable id for reports (set by number_checks)
 
 
@@ -83,6 +85,11 @@ def tensor_desc(name, value):
 def call_desc(callee, names, values):
     """'masked_softmax(X (2, 3, 4) float32, valid_lens=[2, 0])'."""
     return f"{callee}(" + ", ".join(tensor_desc(n, v) for n, v in zip(names, values)) + ")"
+
+
+def init_text(cls_name, init_args):
+    """'DotProductAttention(0.3)': a constructor call as the learner would write it."""
+    return f"{cls_name}({', '.join(repr(a) for a in init_args)})"
 
 
 def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
@@ -140,6 +147,38 @@ def weights_property(key, valid_lens_arg):
         return None
 
     return check
+
+
+def first_difference(want, have, tolerance_dtype=None):
+    """The index (tuple) of the first element outside tolerance, None if all agree or shapes differ."""
+    if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor) or want.shape != have.shape \
+            or have.dtype != want.dtype or not want.is_floating_point():
+        return None
+    rtol, atol = compare.tolerance(tolerance_dtype or want.dtype)
+    off = ~torch.isclose(have, want, rtol=max(rtol, compare.tolerance(want.dtype)[0]), atol=atol, equal_nan=True)
+    if not off.any():
+        return None
+    return tuple(off.nonzero()[0].tolist())
+
+
+def weights_locator(key="attention_weights", kind="attention"):
+    """Which step first differs in an attention module: its weights (and where: example, head or target
+    step, query), or, when the weights agree, what comes after them."""
+
+    def locate(reference, got, spec):
+        want, have = reference.get(key), got.get(key)
+        if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor) or want.shape != have.shape:
+            return None
+        first = first_difference(want, have)
+        if first is None:
+            return ("step.decoder_weights_agree" if kind == "decoder" else "step.weights_agree", {"result": key})
+        if kind == "heads":
+            return ("step.head_weights_differ", {"result": key, "b": first[0], "h": first[1], "q": first[2]})
+        if kind == "decoder":
+            return ("step.decoder_weights_differ", {"result": key, "b": first[0], "t": first[1]})
+        return ("step.weights_differ", {"result": key, "b": first[0], "q": first[1]})
+
+    return locate
 
 
 def unchanged_input(name):

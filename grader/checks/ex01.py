@@ -9,11 +9,19 @@ from .base import Check, Mistake, call_desc, generator, number_checks, randn, un
 MODULE = "ex01_softmax"
 
 
-def _softmax(name, X, dim, seed):
+def _softmax(name, X, dim, seed, precision_note=False):
     spec = {"module": MODULE, "fn": "softmax", "args": [X], "arg_names": ["X"],
             "kwargs": {"dim": dim}, "grad": ("X",), "grad_seed": seed, "watch_inputs": ("X",)}
     return Check(name, call_desc("softmax", ["X", "dim"], [X, dim]), "call_without_builtin_softmax",
-                 spec, properties=(_no_softmax_op, unchanged_input("X")), target="softmax")
+                 spec, properties=(_no_softmax_op, unchanged_input("X")), target="softmax",
+                 precision_note=precision_note)
+
+
+def _mixed_rows(g):
+    """Rows near 1e4, ordinary rows and rows near -1e4 in one batch: a softmax shifted by one maximum for
+    the whole tensor (X.max()) turns the ordinary rows into 0/0."""
+    offsets = torch.tensor([1e4, 0.0, -1e4, 1e4 - 3.0], dtype=torch.float64)[:, None]  # (4, 1)
+    return (offsets + randn(g, 4, 5, dtype=torch.float64)).float()  # (4, 5)
 
 
 def _masked(name, X, valid_lens, seed):
@@ -105,7 +113,7 @@ def build():
     return number_checks("ex01", [
         _softmax(("check.ex01.last_axis", {}), randn(g, 2, 3, 5), -1, 1),
         _softmax(("check.ex01.axis1", {}), randn(g, 2, 4, 3, dtype=torch.float64), 1, 2),
-        _softmax(("check.ex01.overflow", {}), 1e4 + randn(g, 3, 4), -1, 3),
+        _softmax(("check.ex01.overflow", {}), 1e4 + randn(g, 3, 4), -1, 3, precision_note=True),
         _softmax(("check.ex01.underflow", {}),
                  -1e4 + randn(g, 2, 4, dtype=torch.float64), -1, 4),
         _softmax(("check.ex01.minus_inf", {}), with_inf, -1, 5),
@@ -118,6 +126,7 @@ def build():
                 randn(g, 2, 2, 3), torch.tensor([0, 2]), 9),
         _masked(("check.ex01.zeros_per_query", {}),
                 randn(g, 2, 4, 6, dtype=torch.float64), torch.tensor([[0, 6, 3, 1], [2, 0, 0, 5]]), 10),
+        _softmax(("check.ex01.mixed_rows", {}), _mixed_rows(g), -1, 11, precision_note=True),
     ])
 
 

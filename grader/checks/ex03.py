@@ -4,7 +4,18 @@ import torch
 
 from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state, weights_property
+from .base import (
+    Check,
+    Mistake,
+    call_desc,
+    generator,
+    init_text,
+    number_checks,
+    randn,
+    reference_state,
+    weights_locator,
+    weights_property,
+)
 
 MODULE = "ex03_scoring"
 NAMES = ["queries", "keys", "values", "valid_lens"]
@@ -29,10 +40,10 @@ def _attention(cls_name, init_args, B, n_q, n_k, q, k, v, valid_lens, dtype, see
     mode = "mode.train" if train else "mode.eval"
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[-1]})
-    call = ("call.in_mode", {"module": f"{cls_name}{tuple(init_args)}", "mode": (mode, {}),
+    call = ("call.in_mode", {"module": init_text(cls_name, init_args), "mode": (mode, {}),
                              "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
-                 properties=(weights_property("attention_weights", 3),), target=cls_name)
+                 properties=(weights_property("attention_weights", 3),), target=cls_name, locate=weights_locator())
 
 
 def _batch_items(cls_name, init_args, seed):
@@ -45,7 +56,7 @@ def _batch_items(cls_name, init_args, seed):
     spec = {"module": MODULE, "cls": cls_name, "init_args": init_args,
             "state": reference_state(cls, init_args), "args": args}
     return Check(("check.batch_items", {"module": cls_name}),
-                 ("call.batch_items", {"module": f"{cls_name}{tuple(init_args)}"}),
+                 ("call.batch_items", {"module": init_text(cls_name, init_args)}),
                  "batch_items", spec, properties=(_items_match,), target=cls_name)
 
 

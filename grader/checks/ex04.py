@@ -4,7 +4,18 @@ import torch
 
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 
-from .base import Check, Mistake, generator, number_checks, randn, reference_state, tensor_desc, weights_property
+from .base import (
+    Check,
+    Mistake,
+    generator,
+    init_text,
+    number_checks,
+    randn,
+    reference_state,
+    tensor_desc,
+    weights_locator,
+    weights_property,
+)
 from .demo import demo_check
 
 
@@ -28,11 +39,12 @@ def _decoder(vocab, embed, H, layers, B, T_src, T_tgt, valid_lens, dtype, seed, 
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[-1]})
     call = ("call.in_mode", {
-        "module": f"Seq2SeqAttentionDecoder{init_args}", "mode": ("mode.train" if train else "mode.eval", {}),
+        "module": init_text("Seq2SeqAttentionDecoder", init_args), "mode": ("mode.train" if train else "mode.eval", {}),
         "call": (f"state = init_state(({tensor_desc('outputs', enc_outputs)}, {tensor_desc('hidden', enc_hidden)}), "
                  f"{tensor_desc('enc_valid_lens', valid_lens)}); forward({tensor_desc('X', X)}, state)")})
     return Check(name, call, "seq2seq_decoder", spec,
-                 properties=(weights_property("attention_weights", 3),), target="Seq2SeqAttentionDecoder")
+                 properties=(weights_property("attention_weights", 3),), target="Seq2SeqAttentionDecoder",
+                 locate=weights_locator(kind="decoder"))
 
 
 def build():

@@ -4,7 +4,18 @@ import torch
 
 from solutions.ex05_multihead import MultiHeadAttention
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state, weights_property
+from .base import (
+    Check,
+    Mistake,
+    call_desc,
+    generator,
+    init_text,
+    number_checks,
+    randn,
+    reference_state,
+    weights_locator,
+    weights_property,
+)
 from .demo import demo_check
 
 MODULE = "ex05_multihead"
@@ -50,11 +61,12 @@ def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
                           "dtype": dt + (", bias=True" if bias else "")})
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[5]})
-    call = ("call.in_mode", {"module": f"MultiHeadAttention{init_args}",
+    call = ("call.in_mode", {"module": init_text("MultiHeadAttention", init_args),
                              "mode": ("mode.train" if train else "mode.eval", {}),
                              "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
-                 properties=(weights_property("attention_weights", 3),), target="MultiHeadAttention")
+                 properties=(weights_property("attention_weights", 3),), target="MultiHeadAttention",
+                 locate=weights_locator(kind="heads"))
 
 
 def build():
@@ -76,7 +88,7 @@ def build():
         _mha((100, 100, 100, 100, 5), 2, 4, 6, torch.tensor([6, 4]), torch.float32, 8),
         _mha(sizes, 2, 3, 3, torch.tensor([2, 3]), torch.float32, 9, bias=True),
         Check(("check.mha_rejects", {}),
-              f"MultiHeadAttention{bad + (0.0,)}", "construct",
+              init_text("MultiHeadAttention", bad + (0.0,)), "construct",
               {"module": MODULE, "cls": "MultiHeadAttention", "init_args": bad + (0.0,),
                "expect_error": True}, target="MultiHeadAttention"),
         _mha(sizes, 2, 4, 6, torch.tensor([3, 6]), torch.float32, 10, train=True),

@@ -2,7 +2,7 @@
 
 import torch
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn
+from .base import Check, Mistake, call_desc, first_difference, generator, init_text, number_checks, randn
 from .demo import demo_check
 
 MODULE = "ex06_positional_encoding"
@@ -21,7 +21,22 @@ def _table(num_hiddens, max_len):
             "capture": ("P",)}
     return Check(("check.pe_table", {"d": num_hiddens, "max_len": max_len}),
                  f"PositionalEncoding({num_hiddens}, 0.2, max_len={max_len}).P", "construct", spec,
-                 properties=(_not_persistent,), target=TARGET, tolerance_dtype=PRECISION)
+                 properties=(_not_persistent,), target=TARGET, tolerance_dtype=PRECISION, locate=_table_entry)
+
+
+def _table_entry(reference, got, spec):
+    """The first wrong entry of P: its row (position) and column, with the formula and both values."""
+    want, have = reference.get("P"), got.get("P")
+    if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor) or want.shape != have.shape:
+        return None
+    first = first_difference(want.double(), have.double(), PRECISION)
+    if first is None:
+        return None
+    _, row, col = first
+    num_hiddens = spec["init_args"][0]
+    return ("step.pe_entry", {"row": row, "col": col, "fn": "sin" if col % 2 == 0 else "cos", "two_j": col - col % 2,
+                              "d": num_hiddens, "expected": f"{want[0, row, col].item():.6g}",
+                              "got": f"{have[0, row, col].item():.6g}"})
 
 
 def _not_persistent(results, spec):
@@ -57,7 +72,7 @@ def _forward(num_hiddens, B, T, dtype, seed, max_len=1000, train=False):
     name = ("check.pe_forward", {"shape": f"({B}, {T}, {num_hiddens})", "dtype": dt})
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[1]})
-    call = ("call.in_mode", {"module": f"PositionalEncoding{init_args}",
+    call = ("call.in_mode", {"module": init_text("PositionalEncoding", init_args),
                              "mode": ("mode.train" if train else "mode.eval", {}),
                              "call": call_desc("forward", ["X"], [X])})
     return Check(name, call, "module_forward", spec, target=TARGET, tolerance_dtype=PRECISION)

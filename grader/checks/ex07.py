@@ -5,10 +5,15 @@ import torch
 from solutions.ex07_transformer import (AddNorm, PositionWiseFFN, TransformerDecoderBlock,
                                         TransformerEncoderBlock)
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, reference_state
+from .base import Check, Mistake, call_desc, init_text, generator, number_checks, randn, reference_state
 from .demo import demo_check
 
 MODULE = "ex07_transformer"
+
+
+def _blocks_text(init_args, num_blocks):
+    """'[TransformerDecoderBlock(8, 16, 2, 0.2, i) for i in range(2)]': the stack as the learner would build it."""
+    return f"[{init_text('TransformerDecoderBlock', init_args)[:-1]}, i) for i in range({num_blocks})]"
 
 
 def _module(cls, init_args, names, args, seed, dtype=torch.float32, grad=None, train=False):
@@ -23,7 +28,7 @@ def _module(cls, init_args, names, args, seed, dtype=torch.float32, grad=None, t
     name = f"{cls.__name__}: {shapes}, {dt}"
     if train:
         name = ("check.train_mode", {"what": name, "p": init_args[-1] if cls is AddNorm else init_args[3]})
-    call = ("call.in_mode", {"module": f"{cls.__name__}{init_args}",
+    call = ("call.in_mode", {"module": init_text(cls.__name__, init_args),
                              "mode": ("mode.train" if train else "mode.eval", {}),
                              "call": call_desc("forward", names, args)})
     return Check(name, call, "module_forward", spec, target=cls.__name__)
@@ -43,7 +48,7 @@ def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())
     return Check(
         ("check.decoder", {"blocks": num_blocks, "what": f"B={B}, T={T}, T_src={T_src}, {dt}"}),
-        ("call.decoder", {"module": f"TransformerDecoderBlock{init_args + ('i',)} x {num_blocks}",
+        ("call.decoder", {"module": _blocks_text(init_args, num_blocks),
                           "state": f"[enc_outputs ({B}, {T_src}, 8), enc_valid_lens={lens}, [None] * {num_blocks}]",
                           "X": f"X ({B}, {T}, 8)", "t": T // 2}),
         "decoder_modes", spec, keys=("full", "grad.X", "cache_len"),
@@ -62,7 +67,7 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
         ("check.train_mode", {"what": ("check.decoder", {"blocks": num_blocks,
                                                           "what": f"B={B}, T={T}, T_src={T_src}, float32"}),
                               "p": 0.5}),
-        ("call.decoder_train", {"module": f"TransformerDecoderBlock{init_args + ('i',)} x {num_blocks}",
+        ("call.decoder_train", {"module": _blocks_text(init_args, num_blocks),
                                 "state": f"[enc_outputs ({B}, {T_src}, 8), enc_valid_lens={lens}, [None] * {num_blocks}]",
                                 "X": f"X ({B}, {T}, 8)"}),
         "decoder_train", spec, target="TransformerDecoderBlock")

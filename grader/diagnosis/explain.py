@@ -1,0 +1,126 @@
+"""Name the slip that explains a learner's results: the one automatic mutant they match.
+
+A mutant explains the learner's file when it fails exactly the checks the
+learner's file fails, agrees with the learner's values on each failing check (or
+raised the same error there), and so, by how it was built, agrees with the
+reference on every check the learner passed. When every mutant that explains the
+file is the same change (one operator, function and line), the feedback names the
+function, the line's role and what the learner's code does instead; when they
+differ only in how the same line is wrong, it names the line; otherwise it says
+nothing, rather than guess.
+"""
+
+import os
+
+from ..compare import compare_values
+from ..text import render, tr
+from . import mutants
+
+MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
+HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
+MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
+DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
+
+
+def _agrees(mutant, got, keys, tolerance_dtype):
+    return all(k in mutant and k in got and compare_values(k, mutant[k], got[k], tolerance_dtype) is None
+               for k in keys)
+
+
+def _same_error(mutant, record):
+    error = record.get("error") or {}
+    return "error" in mutant and tuple(mutant["error"]) == (error.get("type"), (error.get("message") or "")[:300])
+
+
+def explains(entry, failing, checks, references, records):
+    """Does this mutant fail exactly `failing` and agree with the learner there (values, or the same error)?"""
+    if set(entry["fails"]) != set(failing):
+        return False
+    for index in failing:
+        mutant, record = entry["fails"][index], records[index] or {}
+        if "ok" in record:
+            if "error" in mutant or not _agrees(mutant, record["ok"], mutants.observable(references[index]),
+                                                checks[index].tolerance_dtype):
+                return False
+        elif not _same_error(mutant, record):
+            return False
+    return True
+
+
+def _entries(ex_id, checks, references, records, failing):
+    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run)."""
+    cached = mutants.load(ex_id)
+    if cached is None:
+        MISSING.add(ex_id)
+        return []
+    if cached["drawn"]:
+        return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing)
+    return cached["mutants"]
+
+
+def _run_drawn(ex_id, entries, checks, references, records, failing):
+    """Mutants of an exercise whose cases are drawn per run, run now: on the failing checks first (where most
+    disagree with the learner at once), then on the others, each call under DRAWN_CALL_LIMIT_S."""
+    kept = []
+    order = list(failing) + [i for i in range(len(checks)) if i not in failing]
+    for number, entry in enumerate(entries):
+        try:
+            module = mutants.mutant_module(ex_id, entry["source"], number)
+        except Exception:
+            continue
+        fails = {}
+        for index in order:
+            results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_CALL_LIMIT_S)
+            wrong = mutants.differs(references[index], results, checks[index])
+            if mutants.timed_out(results) or wrong != (index in failing):
+                break
+            if wrong:
+                fails[index] = results
+                if not explains(dict(entry, fails={index: results}), [index], checks, references, records):
+                    break
+        else:
+            kept.append(dict(entry, fails=fails))
+    return kept
+
+
+def _where(entry):
+    if entry["target"] == "?condition":
+        return ("mutant.where_condition", {"function": entry["function"]})
+    if entry["target"]:
+        return ("mutant.where_target", {"function": entry["function"], "target": entry["target"]})
+    return ("mutant.where_return", {"function": entry["function"]})
+
+
+def _what(entry, lang):
+    return render((f"mutant.op.{entry['op']}", {k: str(v) for k, v in entry["fields"].items()}), lang)
+
+
+def describe(entry, lang):
+    """'In masked_softmax, the line that computes `scores`: ...' for one mutant."""
+    return tr("mutant.hint", lang, where=render(_where(entry), lang), what=_what(entry, lang))
+
+
+def diagnose(ex_id, checks, references, records, results, lang="en"):
+    """(index of the first failing check, hint text) naming the one slip that explains the file, or None."""
+    if os.environ.get("ATTENTION_LAB_DIAGNOSIS") == "0":
+        return None  # switched off (bench/grader.py measures what diagnosis costs)
+    failing = [i for i, r in enumerate(results) if not r.passed]
+    if not failing or any(results[i].kind not in HINTABLE for i in failing):
+        return None
+    if not any(results[i].kind == "mismatch" for i in failing) and len(failing) == len(results):
+        return None  # every check raised: a mutant raising everywhere too says nothing about where
+    entries = _entries(ex_id, checks, references, records, failing)
+    matches = [e for e in entries if explains(e, failing, checks, references, records)]
+    if not matches:
+        return None
+    if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
+        either = tr("mutant.either", lang)
+        fields = {k: either.join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
+        return failing[0], describe(dict(matches[0], fields=fields), lang)
+    if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
+        ways = list(dict.fromkeys(_what(e, lang) for e in matches))
+        if len(ways) <= MAX_WAYS:
+            return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang),
+                                  ways=tr("mutant.or", lang).join(ways))
+    return None
+

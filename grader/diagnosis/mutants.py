@@ -1,0 +1,225 @@
+"""Automatic mutants of the references: built, run on an exercise's checks, and cached on disk.
+
+Each mutant (grader/diagnosis/operators.py) is executed as a module in the
+grader's own process, never in the learner's sandbox: it is reference-derived
+code, trusted like the known mistakes (grader/mistakes.py), and only its results
+are compared with the data the learner's sandbox sent back.
+
+The cache holds, per exercise, every mutant whose results differ from the
+reference's on at least one check: its description, the checks it fails and its
+results there. It is keyed on a hash of solutions/, the grader sources those
+results depend on (checks, procedures, comparison, this engine) and torch's
+version, so it is built once per grader version (`ensure`, in a bounded fork,
+outside the judging deadline, at the first failing file of an exercise or by
+`python -m grader mutants`), not per run. Exercises whose
+cases are drawn per run (CASES_DRAWN) cache the mutants' sources only; their
+results are computed when a learner's file fails (pure Python, milliseconds).
+"""
+
+import functools
+import hashlib
+import os
+import signal
+import tempfile
+import types
+from pathlib import Path
+
+import torch
+
+from course.common.exercise_index import get as get_exercise
+from course.common.paths import PROJECT_ROOT
+
+from .. import bounded
+from .. import checks as checks_registry
+from ..compare import compare_results
+from ..harness import load_procedures, seed_call
+from .operators import mutations
+
+PROCEDURES = load_procedures()
+CALL_LIMIT_S = 30.0  # a mutant call that runs longer (an endless loop) is dropped; generous, so that a
+# loaded machine never drops a slow but finite mutant (only pure-Python loops can hang)
+BUILD_TIMEOUT_S = 600
+BUILD_MEMORY_MB = 2048
+GRADER_DIR = Path(__file__).resolve().parent.parent
+RESULT_SOURCES = ("checks", "harness", "diagnosis/operators.py", "diagnosis/mutants.py", "compare.py")  # what
+# a mutant's cached results depend on (not explain.py, which only reads them)
+SOLUTIONS_DIR = PROJECT_ROOT / "solutions"
+
+
+def cache_dir():
+    """Where mutant caches live (ATTENTION_LAB_MUTANT_CACHE, else .attention_lab/mutants, else a temp folder)."""
+    configured = os.environ.get("ATTENTION_LAB_MUTANT_CACHE")
+    path = Path(configured) if configured else PROJECT_ROOT / ".attention_lab" / "mutants"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    path = Path(tempfile.gettempdir()) / f"attention-lab-mutants-{os.getuid()}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def source_digest(folders):
+    """A hash of the .py files under these folders and torch's version."""
+    digest = hashlib.sha256(torch.__version__.encode())
+    for folder in map(Path, folders):
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else [folder]:
+            digest.update(str(path.relative_to(folder.parent)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def version_key():
+    """This process's grader version, as far as mutants go: the references, the checks, the procedures, the
+    comparison and this engine (as imported), and torch."""
+    return source_digest((SOLUTIONS_DIR,) + tuple(GRADER_DIR / part for part in RESULT_SOURCES))
+
+
+def cache_path(ex_id):
+    return cache_dir() / f"{ex_id}-{version_key()}.pt"
+
+
+class _CallTimeout(Exception):
+    pass
+
+
+def _on_alarm(*_):
+    raise _CallTimeout("ran past its time limit")
+
+
+def mutant_module(ex_id, source, number):
+    """The mutated exercise file as a module of the solutions package (its relative imports reach the references)."""
+    name = get_exercise(ex_id).module
+    module = types.ModuleType(f"solutions._mutant_{name}_{number}")
+    module.__package__ = "solutions"
+    module.__file__ = f"<mutant {number} of {name}>"
+    exec(compile(source, module.__file__, "exec"), module.__dict__)  # our own reference-derived code
+    return module
+
+
+def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S):
+    """The mutant's results on check `index` ({"error": (type, message)} if it raises or runs past limit_s)."""
+    import importlib
+
+    own = get_exercise(ex_id).module
+
+    def modules(name):
+        return module if name == own else importlib.import_module(f"solutions.{name}")
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        seed_call(index)
+        return PROCEDURES[check.procedure](modules, check.spec)
+    except Exception as err:
+        return {"error": (type(err).__name__, str(err)[:300])}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def timed_out(results):
+    """Did a mutant's call run past its limit (an endless loop)?"""
+    return results.get("error", ("",))[0] == _CallTimeout.__name__
+
+
+def observable(reference):
+    """The result keys a mutant is recognised by (values, not gradients)."""
+    return [k for k in reference if not k.startswith(("grad.", "input_after.", "raised_"))]
+
+
+def differs(reference, results, check):
+    """Does a mutant's result on a check differ from the reference's (or raise)?"""
+    if "error" in results:
+        return True
+    return compare_results(reference, results, observable(reference), check.tolerance_dtype) is not None
+
+
+def evaluate(ex_id, entries, checks, references):
+    """Fill each entry's `fails` ({check index: results there}) by running it; entries that differ nowhere go."""
+    kept = []
+    for number, entry in enumerate(entries):
+        try:
+            module = mutant_module(ex_id, entry["source"], number)
+        except Exception:
+            continue
+        fails = {}
+        for index, (check, reference) in enumerate(zip(checks, references)):
+            results = run_mutant(ex_id, module, index, check)
+            if timed_out(results):
+                fails = None  # an endless loop: not a slip a learner's finished run can match
+                break
+            if differs(reference, results, check):
+                keys = observable(reference)
+                fails[index] = results if "error" in results else {k: results[k] for k in keys if k in results}
+        if fails:
+            kept.append(dict(entry, fails=fails))
+    return kept
+
+
+def describe(mutation):
+    """A mutation as cacheable data."""
+    return {"source": mutation.source, "op": mutation.op, "function": mutation.function,
+            "target": mutation.target, "fields": dict(mutation.fields)}
+
+
+def _reference_modules(name):
+    import importlib
+
+    return importlib.import_module(f"solutions.{name}")
+
+
+def _reference_results(checks):
+    """The references' results on the checks, each call seeded as the grader seeds it."""
+    results = []
+    for index, check in enumerate(checks):
+        seed_call(index)
+        results.append(PROCEDURES[check.procedure](_reference_modules, check.spec))
+    return results
+
+
+def _build(ex_id):
+    """Compute and write one exercise's cache (run in a bounded fork)."""
+    source = (SOLUTIONS_DIR / get_exercise(ex_id).filename).read_text(encoding="utf-8")
+    entries = [describe(m) for m in mutations(source)]
+    module = checks_registry.for_exercise(ex_id)
+    drawn = getattr(module, "CASES_DRAWN", False)
+    checks = module.build(seed=0) if drawn else module.build()
+    entries = evaluate(ex_id, entries, checks, _reference_results(checks))
+    if drawn:  # a sample draw weeds out the mutants that hang or never differ; the results come per run
+        entries = [{k: v for k, v in e.items() if k != "fails"} for e in entries]
+    torch.set_num_threads(1)
+    path = cache_path(ex_id)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    torch.save({"drawn": drawn, "mutants": entries}, tmp)
+    os.replace(tmp, path)
+    for old in path.parent.glob(f"{ex_id}-*.pt"):  # other grader versions' caches
+        if old != path:
+            old.unlink(missing_ok=True)
+    return len(entries)
+
+
+def ensure(ex_ids):
+    """Build the missing caches of these exercises, each in a bounded fork; returns {ex_id: count or why not}."""
+    done = {}
+    for ex_id in ex_ids:
+        if cache_path(ex_id).exists():
+            continue
+        how, data = bounded.run(lambda ex_id=ex_id: _build(ex_id), BUILD_TIMEOUT_S, BUILD_MEMORY_MB)
+        done[ex_id] = data if how == "ok" else how
+    return done
+
+
+def load(ex_id):
+    """The exercise's cached mutants ({"drawn": bool, "mutants": [...]}), or None if not built."""
+    path = cache_path(ex_id)
+    if not path.exists():
+        return None
+    try:
+        return torch.load(path, weights_only=True)
+    except Exception:
+        return None
