@@ -217,6 +217,8 @@ def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
     chinese.click()  # back: the choice is this browser's from now on (a cookie), and its later tests read Chinese
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("ch01.title", "zh")),
              lambda: f"the title stayed {driver.find_elements(By.CSS_SELECTOR, 'h1')[0].text!r}", 30)
+    wait_for(driver, lambda d: "attention_lab_lang=zh" in d.execute_script("return document.cookie"),
+             lambda: f"the language cookie was not written back: {driver.execute_script('return document.cookie')!r}", 30)
 
 
 def test_page_opens_without_errors(server, browsers, page, lang):

@@ -95,9 +95,14 @@ def language_switch():
         tr("app.language"), LANG_OPTIONS, key=LANG_KEY,
         format_func=LANG_NAMES.get, horizontal=True, persist_state="session",
     )
-    if lang != saved_lang():  # the cookie is read at the session's start: write it until a reload reads it back
-        st.sidebar.html(f'<script>document.cookie = "{LANG_COOKIE}={lang}; path=/; max-age=31536000; '
-                        'SameSite=Lax";</script>', unsafe_allow_javascript=True)  # lang is one of LANGS
+    # The browser's cookie follows the switch on every run (st.context.cookies is only the session's first
+    # value, so comparing with it misses a switch back). A script runs when its element is mounted, not when
+    # its text changes in place: the two languages put it at different depths, so each change mounts it anew.
+    holder = st.sidebar.container(key="app_lang_cookie")
+    if lang == LANGS[0]:
+        holder = holder.container()
+    holder.html(f'<script>document.cookie = "{LANG_COOKIE}={lang}; path=/; max-age=31536000; SameSite=Lax";</script>',
+                unsafe_allow_javascript=True)  # lang is one of LANGS
     return current_lang()
 
 
