@@ -249,7 +249,7 @@ def test_cli_table_and_success_exit_code(tmp_path):
     shutil.copy(ROOT / "solutions" / "ex00_paths.py", tmp_path / "ex00_paths.py")
     done = run_cli("ex00", "--target", str(tmp_path), home=tmp_path / "home")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "ex00" in done.stdout and "passed" in done.stdout and "1/1 exercises passed" in done.stdout
+    assert "ex00" in done.stdout and "passed" in done.stdout and "1/1 exercise passed." in done.stdout
 
 
 def test_cli_shows_the_first_problem_and_hint(tmp_path):
@@ -291,7 +291,7 @@ def test_watch_regrades_a_saved_file(tmp_path):
             shutil.copy(ROOT / "solutions" / "ex00_paths.py", target / "ex00_paths.py")
     proc.wait(timeout=120)
     text = "".join(lines)
-    assert "0/1 exercises passed" in text and "ex00 changed" in text and "1/1 exercises passed" in text
+    assert "0/1 exercise passed" in text and "ex00 changed" in text and "1/1 exercise passed" in text
 
 
 def test_progress_file_is_replaced_atomically(tmp_path, monkeypatch):

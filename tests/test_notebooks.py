@@ -296,7 +296,7 @@ def test_grade_in_notebook_prints_the_cli_feedback():
     history = ["", "import torch", reference_answer("ex00").rstrip("\n")]
     report = notebooks.grade_in_notebook("ex00", lang="en", history=history, out=out)
     assert report.passed
-    assert "1/1 exercises passed." in out.getvalue()
+    assert "1/1 exercise passed." in out.getvalue()
     assert "http://localhost:8501/seq2seq" in out.getvalue()
 
     out = io.StringIO()
@@ -325,7 +325,7 @@ def test_executed_notebook_passes_its_own_grading_cell():
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     grading = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
-    assert "ex04" in grading and "passed" in grading and "1/1 exercises passed." in grading, grading
+    assert "ex04" in grading and "passed" in grading and "1/1 exercise passed." in grading, grading
     assert "http://localhost:8501/bahdanau" in grading
 
 
