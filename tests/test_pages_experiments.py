@@ -147,7 +147,7 @@ def test_the_learning_section_shows_shipped_curves_and_the_gradient_figures(monk
         label = i18n.t("ch03.col_unscaled", "en")
         shown = list(data[data["version"] == label]["loss"])
         assert shown[:5] == scaling_task.run_of(shipped, d, "unscaled")["loss"][:5]
-    table = next(df.value for df in at.dataframe if i18n.t("ch03.learn.col_grad_query", "en") in df.value.columns)
+    table = next(df.value for df in at.table if i18n.t("ch03.learn.col_grad_query", "en") in df.value.columns)
     assert len(table) == 2 * len(scaling_task.D_VALUES)
     assert "gradient at the scores shrinks" in text and "does not shrink, it grows" in text
     assert calls == []
