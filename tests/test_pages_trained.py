@@ -201,3 +201,26 @@ def test_chapters_without_checkpoints_say_so_and_give_the_command(page, tmp_path
     assert errors_of(at) == []
     assert any("还没有" in i.value for i in at.info)
     assert any(re.match(r"python -m course\.translation\.train --model (bahdanau|transformer) ", c.value) for c in at.code)
+
+
+def test_training_losses_recorded_at_each_check_are_drawn_dashed_beside_the_validation_curve():
+    from course.app import trained_ui
+
+    recorded = {"train_metrics": dict(REPORT["train_metrics"], valid_curve=[
+        {"step": 100, "minutes": 2.0, "valid_loss": 3.0, "train_loss": 3.4},
+        {"step": 200, "minutes": 4.0, "valid_loss": 1.6, "train_loss": 2.1}])}
+    curves = trained_views.valid_curves({"new": recorded, "old": REPORT})
+    assert curves["train_loss"].tolist()[:2] == [3.4, 2.1] and curves["train_loss"][2:].isna().all()
+    both = trained_views.both_curves(curves, {"valid": "V", "train": "T"})
+    # Every validation point, and only the training points that were recorded (the old run has none).
+    assert sorted(zip(both["model"], both["curve"], both["loss"])) == sorted(
+        [("new", "V", 3.0), ("new", "V", 1.6), ("old", "V", 3.0), ("old", "V", 1.6), ("old", "V", 1.65),
+         ("new", "T", 3.4), ("new", "T", 2.1)])
+    for lang in ("en", "zh"):
+        spec, _ = trained_ui.curves_view({"transformer": recorded}, lang)
+        assert spec["encoding"]["strokeDash"]["field"] == "curve"
+        assert spec["title"] == i18n.t("trained.curves.title_both", lang)
+        rows = next(iter(spec["datasets"].values()))
+        assert {r["curve"] for r in rows} == {i18n.t(f"trained.curves.kind_{k}", lang) for k in ("valid", "train")}
+        spec, _ = trained_ui.curves_view({"transformer": REPORT}, lang)  # nothing recorded: validation only
+        assert "strokeDash" not in spec["encoding"] and spec["title"] == i18n.t("trained.curves.title", lang)

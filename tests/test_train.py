@@ -394,6 +394,9 @@ def test_validation_curve_is_logged_and_survives_resume(tmp_path):
     assert [p["step"] for p in curve] == list(range(1, first["steps"] + 1)) + [first["steps"]]
     assert curve[-1]["valid_loss"] == first["valid_loss"]
     assert all(p["valid_loss"] > 0 and p["minutes"] >= 0 for p in curve)
+    # The training loss is recorded at each check too (the running average then), and at the end it is the run's.
+    assert all(p["train_loss"] > 0 for p in curve) and curve[-1]["train_loss"] == first["train_loss"]
+    assert len({p["train_loss"] for p in curve}) > 1
     T.main(tiny_args(data, out, "seq2seq", "--max-epochs", "2", "--no-eval", "--resume", "--valid-every", "0"))
     second = read_checkpoint(out / "seq2seq.pt")["metrics"]["valid_curve"]
     # Resumed: the earlier checks are kept (not the first run's final point), no new periodic ones.

@@ -31,15 +31,28 @@ def _report_stamps(names):
 def _curves_view(stamps, lang):
     """(chart dict or None, final-loss table) of the reports behind `stamps`."""
     reports = {name: demos.read_bleu_report(name) for name, _ in stamps}
-    reports = {name: r for name, r in reports.items() if r}
+    return curves_view({name: r for name, r in reports.items() if r}, lang)
+
+
+def curves_view(reports, lang):
+    """(chart dict or None, final-loss table) of {model name: BLEU report}: validation curves, and
+    training curves (dashed) where the runs recorded them."""
     curves = trained_views.valid_curves(reports)
     curves["model"] = [t(f"demos.models.{n}", lang) for n in curves["model"]]
     spec = None
-    if len(curves):
-        spec = charts.line_chart(curves, "minutes", "valid_loss", color="model", points=True,
-                                 title=t("trained.curves.title", lang), x_title=t("trained.curves.x", lang),
+    if len(curves) and curves["train_loss"].notna().any():  # runs that recorded the training loss at each check
+        both = trained_views.both_curves(curves, {k: t(f"trained.curves.kind_{k}", lang) for k in ("valid", "train")})
+        spec = charts.line_chart(both, "minutes", "loss", color="model", points=True, stroke_dash="curve",
+                                 title=t("trained.curves.title_both", lang), x_title=t("trained.curves.x", lang),
+                                 y_title=t("trained.curves.y_both", lang), color_title=t("trained.curves.model", lang)
+                                 ).to_dict()
+        spec["encoding"]["strokeDash"]["legend"] = {"title": None, "orient": "bottom"}
+    elif len(curves):
+        spec = charts.line_chart(curves.drop(columns="train_loss"), "minutes", "valid_loss", color="model",
+                                 points=True, title=t("trained.curves.title", lang), x_title=t("trained.curves.x", lang),
                                  y_title=t("trained.curves.y", lang), color_title=t("trained.curves.model", lang)
                                  ).to_dict()
+    if spec is not None:
         spec["encoding"]["color"]["legend"] = {"orient": "bottom", "labelLimit": 400}  # long model names, whole
     table = trained_views.final_losses(reports)
     table["model"] = [t(f"demos.models.{n}", lang) for n in table["model"]]

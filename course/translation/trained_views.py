@@ -9,17 +9,34 @@ report already ships (`examples`), so the page never needs the data file.
 import numpy as np
 import pandas as pd
 
-CURVE_COLUMNS = ["model", "step", "minutes", "valid_loss"]
+CURVE_COLUMNS = ["model", "step", "minutes", "valid_loss", "train_loss"]
 
 
 def valid_curves(reports):
-    """Long table (model, step, minutes, valid_loss) of every report's validation curve, in report order."""
+    """Long table (model, step, minutes, valid_loss, train_loss) of every report's loss curve, in report order.
+
+    train_loss is NaN where the run did not record it at that check (runs trained before
+    the training command kept it: the shipped checkpoints record it only at the end)."""
     rows = []
     for name, report in reports.items():
         for point in (report.get("train_metrics") or {}).get("valid_curve") or []:
+            train = point.get("train_loss")
             rows.append({"model": name, "step": int(point["step"]), "minutes": round(float(point["minutes"]), 2),
-                         "valid_loss": round(float(point["valid_loss"]), 4)})
+                         "valid_loss": round(float(point["valid_loss"]), 4),
+                         "train_loss": np.nan if train is None else round(float(train), 4)})
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def both_curves(curves, labels):
+    """Long table (model, step, minutes, curve, loss) of the validation and recorded training points.
+
+    labels: {"valid": text, "train": text} naming the two curves; training points that
+    were not recorded are left out, so a run without them shows its validation curve only."""
+    parts = []
+    for kind, column in (("valid", "valid_loss"), ("train", "train_loss")):
+        part = curves[["model", "step", "minutes", column]].rename(columns={column: "loss"}).dropna(subset=["loss"])
+        parts.append(part.assign(curve=labels[kind]))
+    return pd.concat(parts, ignore_index=True)[["model", "step", "minutes", "curve", "loss"]]
 
 
 def final_losses(reports):

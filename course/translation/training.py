@@ -88,13 +88,17 @@ def mean_loss(model, examples, batch_size, device):
     model.train()
     return total / max(1, count)
 
-def valid_point(model, averaged, valid_ex, device, step, elapsed):
-    """One point of the validation curve: step, training minutes, validation loss.
+def valid_point(model, averaged, valid_ex, device, step, elapsed, train_loss=None):
+    """One point of the loss curves: step, training minutes, validation loss (and the training loss then).
 
     With a moving average of the weights (`averaged`, or None) valid_loss is the
     average's, the model that would be saved, and valid_loss_raw the live weights'.
+    train_loss is the running average of the training batches' loss at that step
+    (dropout on), or absent before the first step.
     """
     point = {"step": step, "minutes": elapsed / 60}
+    if train_loss is not None:
+        point["train_loss"] = float(train_loss)
     if averaged is not None:
         point["valid_loss_raw"] = mean_loss(model, valid_ex, 128, device)
         model = averaged.module
@@ -247,7 +251,7 @@ def train(args):
                               f"lr {optimizer.param_groups[0]['lr']:.2e}  "
                               f"{tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
                 if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
-                    valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed))
+                    valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed, loss_avg))
                     print(f"\n[{args.model}] step {step}: {describe_point(valid_curve[-1])}", flush=True)
                     last_valid = time.monotonic()
                 if time.monotonic() - last_save >= args.save_every:
@@ -264,7 +268,7 @@ def train(args):
             signal.signal(signal.SIGTERM, old_term)
     save_resume()
     print(flush=True)
-    final = valid_point(model, averaged, valid_ex, device, step, elapsed) if valid_ex else {}
+    final = valid_point(model, averaged, valid_ex, device, step, elapsed, loss_avg) if valid_ex else {}
     valid_loss = final.get("valid_loss")
     metrics = {
         "train_loss": loss_avg, "valid_loss": valid_loss, "steps": step,
