@@ -10,9 +10,8 @@ import math
 
 import torch
 
-from course.common.i18n import catalog
 
-from .text import tr
+from .text import describe_name, tr
 
 # (rtol, atol) per dtype for values and for gradients (which accumulate more rounding).
 TOLERANCES = {
@@ -21,18 +20,6 @@ TOLERANCES = {
     torch.float16: {"value": (1e-2, 1e-3), "grad": (5e-2, 1e-2)},
     torch.bfloat16: {"value": (2e-2, 1e-2), "grad": (1e-1, 5e-2)},
 }
-
-
-def describe_name(name, lang="en"):
-    """A readable name for a result key: 'grad.queries' -> 'the gradient w.r.t. queries'."""
-    if name.startswith("grad."):
-        return tr("compare.grad_of", lang, name=name[5:])
-    if name.startswith("input_after."):
-        return tr("compare.input_after", lang, name=name[12:])
-    head, dot, rest = name.partition(".")
-    if f"grader.compare.field.{head}" in catalog(lang):  # a result, not a name in the learner's code
-        return tr(f"compare.field.{head}", lang) + dot + rest
-    return name
 
 
 def shape_str(shape):

@@ -152,7 +152,8 @@ def print_table(report, out=sys.stdout, lang=None):
     for ex in report.exercises:
         if ex.passed:
             continue
-        print(f"\n{ex.id} {ex.title} ({ex.file}): {status_label(ex.status, lang)}", file=out)
+        print("\n" + tr("table.exercise_line", lang, ex_id=ex.id, title=ex.title, file=ex.file,
+                         status=status_label(ex.status, lang)), file=out)
         if ex.status == "not_written":
             print(f"  {ex.summary}", file=out)
             continue
@@ -193,5 +194,6 @@ def _pad(text, width):
 def _labels(lang):
     """The aligned labels of the problem lines: check, called, problem, hint."""
     names = {k: tr(f"table.{k}", lang) for k in ("check", "called", "problem", "hint")}
+    colon = tr("table.colon", lang)  # full-width in Chinese
     width = max(_width(v) for v in names.values()) + 2
-    return {k: _pad(v + ":", width) for k, v in names.items()}
+    return {k: _pad(v + colon, width) for k, v in names.items()}

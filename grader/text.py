@@ -7,7 +7,7 @@ check or property carries (plain text, or a `(key, fields)` pair) into text;
 
 import os
 
-from course.common.i18n import LANGS, lang_from_locale, t
+from course.common.i18n import LANGS, catalog, lang_from_locale, t
 
 
 def tr(key, lang="en", **fields):
@@ -21,11 +21,24 @@ def msg(key, **fields):
 
 
 def render(value, lang="en"):
-    """Text from plain text or a (key, fields) pair; fields are rendered too."""
+    """Text from plain text or a (key, fields) pair; fields are rendered too (a `result` field names a result)."""
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
         key, fields = value
-        return tr(key, lang, **{k: render(v, lang) for k, v in fields.items()})
+        return tr(key, lang, **{k: describe_name(v, lang) if k == "result" and isinstance(v, str) else render(v, lang)
+                                for k, v in fields.items()})
     return value
+
+
+def describe_name(name, lang="en"):
+    """A readable name for a result key: 'grad.queries' -> 'the gradient w.r.t. queries'."""
+    if name.startswith("grad."):
+        return tr("compare.grad_of", lang, name=name[5:])
+    if name.startswith("input_after."):
+        return tr("compare.input_after", lang, name=name[12:])
+    head, dot, rest = name.partition(".")
+    if f"grader.compare.field.{head}" in catalog(lang):  # a result, not a name in the learner's code
+        return tr(f"compare.field.{head}", lang) + dot + rest
+    return name
 
 
 def hint_text(ex_id, mistake, lang="en"):

@@ -179,6 +179,9 @@ def test_cli_speaks_chinese_from_the_flag_or_the_locale(tmp_path):
     assert done.returncode == 1
     assert "编号" in done.stdout and "未通过" in done.stdout and "0/1 个练习通过。" in done.stdout
     assert hint_text("ex03", MISTAKE["ex03", "dot_scale_value_size"], "zh") in done.stdout
+    # Chinese punctuation in the problem lines: full-width colons and brackets, no "check:" or "(file):".
+    assert "\n  检查：" in done.stdout and "\n  问题：" in done.stdout and "\n  提示：" in done.stdout
+    assert "（ex03_scoring.py）：未通过" in done.stdout and "检查:" not in done.stdout
     done = run_cli("ex03", "--target", str(tmp_path), "--no-save", "--json",
                    env_extra={"LANG": "zh_CN.UTF-8"}, home=tmp_path / "h")
     report = json.loads(done.stdout)
@@ -195,6 +198,12 @@ def test_cli_hint_lists_each_pitfall_once_in_either_language(tmp_path):
         lines = [line.split(". ", 1)[1] for line in done.stdout.splitlines()[1:]]
         assert len(lines) == len(set(lines)) == len(checks_registry.for_exercise("ex03").MISTAKES)
         assert hint_text("ex03", MISTAKE["ex03", "no_dropout"], lang) in lines
+
+
+def test_a_property_names_its_result_in_the_report_language():
+    message = ("prop.weights_sum", {"result": "output", "q": 0, "b": 1, "sum": "0.29", "want": "1"})
+    assert render(message, "zh").startswith(catalog("zh")["grader.compare.field.output"] + "：")
+    assert "output" not in render(message, "zh") and render(message, "en").startswith("output: ")
 
 
 def test_grading_client_and_notebook_pass_the_language():
