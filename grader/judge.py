@@ -286,11 +286,12 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
 
 
 def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
-    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does."""
+    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does (its
+    stable id, explain.mistake_id, goes where a known mistake's would)."""
     found = explain.diagnose(ex_id, checks, references, records, results, lang)
     if found:
-        index, text = found
-        results[index].hint = text
+        index, text, mistake = found
+        results[index].hint, results[index].mistake = text, mistake
 
 
 def _raising_mistake(ex_id, error, target):
