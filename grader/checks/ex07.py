@@ -26,15 +26,17 @@ DECODER_PROBES = (  # per block i, under "<i>." (the blocks are a list)
     ("addnorm2", "out"), ("ffn", "out"), ("addnorm3", "out"))
 
 
-def _decoder_probes(num_blocks):
-    """(probes, steps) of a stack of decoder blocks: each block's sub-layers, then the state they return."""
+def _decoder_probes(num_blocks, with_state=True):
+    """(probes, steps) of a stack of decoder blocks: each block's sub-layers, then (with_state) the state they
+    return (recorded by the decoder_modes procedure)."""
     probes, steps = [], []
     for i in range(num_blocks):
         for path, slot in DECODER_PROBES:
             part = f"{path}_{'out' if slot == 'out' else 'in'}"
             probes.append((f"dec{i}_{part}", f"{i}.{path}", slot))
             steps.append((f"{PROBE_PREFIX}dec{i}_{part}", f"dec_{part}", {"block": i}))
-    steps += [(f"{PROBE_PREFIX}state.cache.{i}", "dec_state_cache", {"block": i}) for i in range(num_blocks)]
+    if with_state:
+        steps += [(f"{PROBE_PREFIX}state.cache.{i}", "dec_state_cache", {"block": i}) for i in range(num_blocks)]
     return tuple(probes), tuple(steps)
 
 
@@ -90,8 +92,10 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
     g = generator(seed)
     init_args = (8, 16, 2, 0.5)
     states = [reference_state(TransformerDecoderBlock, init_args + (i,), seed=i) for i in range(num_blocks)]
+    probes, steps = _decoder_probes(num_blocks, with_state=False)
     spec = {"module": MODULE, "init_args": init_args, "states": states, "X": randn(g, B, T, 8),
-            "enc_outputs": randn(g, B, T_src, 8), "enc_valid_lens": enc_valid_lens, "train_seed": seed}
+            "enc_outputs": randn(g, B, T_src, 8), "enc_valid_lens": enc_valid_lens, "train_seed": seed,
+            "probes": probes}
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())
     return Check(
         ("check.train_mode", {"what": ("check.decoder", {"blocks": num_blocks,
@@ -100,7 +104,8 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
         ("call.decoder_train", {"module": _blocks_text(init_args, num_blocks),
                                 "state": f"[enc_outputs ({B}, {T_src}, 8), enc_valid_lens={lens}, [None] * {num_blocks}]",
                                 "X": f"X ({B}, {T}, 8)"}),
-        "decoder_train", spec, target="TransformerDecoderBlock")
+        "decoder_train", spec, target="TransformerDecoderBlock",
+        locate=steps_locator(steps, "full"))
 
 
 def _causal(results, spec):

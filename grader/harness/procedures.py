@@ -343,8 +343,10 @@ def decoder_train(modules, spec):
     """A stack of decoder blocks in training mode, the whole sequence at once, dropout seeded."""
     blocks = _decoder_blocks(modules, dict(spec, train=True))
     _seed_dropout(dict(spec, train=True))
-    full, _ = _run_decoder(blocks, spec["X"], spec["enc_outputs"], spec["enc_valid_lens"])
-    return {"full": full.detach().clone()}
+    probed = {}
+    with _Probes(blocks, spec.get("probes"), probed):
+        full, _ = _run_decoder(blocks, spec["X"], spec["enc_outputs"], spec["enc_valid_lens"])
+    return {"full": full.detach().clone(), **probed}
 
 
 @procedure
