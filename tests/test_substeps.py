@@ -127,3 +127,19 @@ def test_the_locator_names_the_first_difference_and_survives_odd_values():
     assert check.locate(reference, got, check.spec)[0] == "step.first_shape"
     del got["probe.mha_keys"]  # not recorded (the learner's code has no such call): passed over
     assert check.locate(reference, got, check.spec)[1]["step"][0] == "step.name.mha_heads"
+
+
+def test_recording_changes_no_result():
+    for ex_id in ("ex05", "ex07"):
+        for index, check in enumerate(checks_registry.for_exercise(ex_id).build()):
+            if not check.spec.get("probes"):
+                continue
+            seed_call(index)
+            bare = PROCEDURES[check.procedure](reference_modules, dict(check.spec, probes=(), probe_state=False))
+            probed = _reference(check, index)
+            assert set(probed) - set(bare) == {k for k in probed if k.startswith("probe.")}
+            for key, value in bare.items():
+                if isinstance(value, torch.Tensor):
+                    assert torch.equal(value, probed[key]), (check.id, key)
+                else:
+                    assert value == probed[key], (check.id, key)

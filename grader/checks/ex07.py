@@ -28,7 +28,7 @@ DECODER_PROBES = (  # per block i, under "<i>." (the blocks are a list)
 
 def _decoder_probes(num_blocks, with_state=True):
     """(probes, steps) of a stack of decoder blocks: each block's sub-layers, then (with_state) the state they
-    return (recorded by the decoder_modes procedure)."""
+    return (recorded by the decoder_modes procedure when its spec has probe_state)."""
     probes, steps = [], []
     for i in range(num_blocks):
         for path, slot in DECODER_PROBES:
@@ -74,7 +74,7 @@ def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
     spec = {"module": MODULE, "init_args": init_args, "states": states, "dtype": dtype,
             "X": randn(g, B, T, 8, dtype=dtype), "enc_outputs": randn(g, B, T_src, 8, dtype=dtype),
             "enc_valid_lens": enc_valid_lens, "grad_seed": seed, "change_from": T // 2,
-            "future": randn(g, B, T - T // 2, 8, dtype=dtype), "probes": probes}
+            "future": randn(g, B, T - T // 2, 8, dtype=dtype), "probes": probes, "probe_state": True}
     dt = str(dtype).replace("torch.", "")
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())
     return Check(

@@ -360,7 +360,8 @@ def decoder_modes(modules, spec):
     with _Probes(blocks, spec.get("probes"), probed):
         full, state = _run_decoder(blocks, X_grad, enc, lens)
     _flatten("full", full, results)
-    for i in range(len(blocks)):  # the state the blocks return: each block's cache after the whole sequence
+    # probe_state: the state the blocks return, each block's cache after the whole sequence
+    for i in range(len(blocks) if spec.get("probe_state") else 0):
         caches = state[2] if isinstance(state, (list, tuple)) and len(state) > 2 else None
         cache = caches[i] if isinstance(caches, (list, tuple)) and len(caches) > i else None
         probed[f"{PROBE_PREFIX}state.cache.{i}"] = cache.detach().as_subclass(torch.Tensor).clone() \
