@@ -18,9 +18,16 @@ def feedback_text(report):
     return out.getvalue()
 
 
-def mistake_labels(ex_id, lang="en"):
-    """{mistake id: hint text} of an exercise's known mistakes (labels for the analytics bars)."""
+def mistake_labels(ex_id, lang="en", ids=()):
+    """{mistake id: text} for the analytics bars: every known mistake of an exercise (its hint), and each
+    of `ids` that names an automatically found slip (worded from the id alone, in `lang`)."""
     from grader import checks as checks_registry
+    from grader.diagnosis.explain import label
     from grader.text import hint_text
 
-    return {m.id: hint_text(ex_id, m, lang) for m in checks_registry.for_exercise(ex_id).MISTAKES}
+    labels = {m.id: hint_text(ex_id, m, lang) for m in checks_registry.for_exercise(ex_id).MISTAKES}
+    for mistake in ids:
+        text = label(mistake, lang)
+        if text and mistake not in labels:
+            labels[mistake] = text
+    return labels

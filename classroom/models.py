@@ -109,7 +109,7 @@ class Result(Base):
     score: Mapped[float] = mapped_column(Float)  # after the late penalty
     summary: Mapped[str] = mapped_column(Text, default="")
     checks: Mapped[list] = mapped_column(JSON, default=list)  # the report's per-check dicts
-    mistake_ids: Mapped[list] = mapped_column(JSON, default=list)  # known mistakes recognised
+    mistake_ids: Mapped[list] = mapped_column(JSON, default=list)  # mistakes recognised (known, or "auto:..." found)
     report: Mapped[dict] = mapped_column(JSON, default=dict)  # the whole version-1 report
     sandbox: Mapped[str] = mapped_column(String(16), default="")  # strict | process
     grader_version: Mapped[str] = mapped_column(String(64), default="")

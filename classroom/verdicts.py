@@ -25,7 +25,8 @@ def grader_version():
 
 
 def mistake_ids(checks):
-    """The known-mistake ids of a result: each check's `mistake` field, never its (translated) text."""
+    """The mistake ids of a result (a known mistake's, or an automatically found slip's "auto:..."): each
+    check's `mistake` field, never its (translated) text."""
     found = []
     for check in checks:
         if check.get("mistake") and check["mistake"] not in found:

@@ -163,8 +163,10 @@ def summary_table(frame):
 
 
 def mistake_chart(user_id, frame, ex_id):
-    """The bar chart of known mistakes of one exercise; a clicked bar lists its submissions."""
-    bars = analytics.mistake_bars(frame, ex_id, mistake_labels(ex_id, current_lang()))
+    """The bar chart of the mistakes (known or found automatically) of one exercise; a clicked bar lists its
+    submissions."""
+    ids = {m for found in frame.loc[frame["exercise_id"] == ex_id, "mistake_ids"] for m in found}
+    bars = analytics.mistake_bars(frame, ex_id, mistake_labels(ex_id, current_lang(), ids))
     st.subheader(tr("classroom.mistakes_title", ex_id=ex_id))
     if bars.empty:
         st.caption(tr("classroom.no_mistakes", ex_id=ex_id))

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-
+from .harness.registry import PROBE_PREFIX
 from .text import describe_name, tr
 
 # (rtol, atol) per dtype for values and for gradients (which accumulate more rounding).
@@ -107,9 +107,14 @@ def compare_values(name, expected, got, tolerance_dtype=None, lang="en"):
     return None
 
 
+def judged_keys(results):
+    """The keys of a result dict that verdicts are made of (not the intermediate values kept for locating)."""
+    return [k for k in results if not k.startswith(PROBE_PREFIX)]
+
+
 def compare_results(expected, got, keys=None, tolerance_dtype=None, lang="en"):
-    """Compare two result dicts on `keys` (default: every key of expected)."""
-    keys = list(expected) if keys is None else list(keys)
+    """Compare two result dicts on `keys` (default: every judged key of expected)."""
+    keys = judged_keys(expected) if keys is None else list(keys)
     if "raised" in expected:
         message = compare_raised(expected, got, lang)
         if message or expected["raised"] is not None:
@@ -153,8 +158,8 @@ PRECISION_SLACK = 1e-2  # relative error a near miss may have to be called lost 
 def precision_loss(expected, got, lang="en"):
     """For a value that failed: a sentence saying it only lost precision (finite, same shape and dtype, every
     value within PRECISION_SLACK of the reference, relative), else None."""
-    for key, want in expected.items():
-        have = got.get(key)
+    for key in judged_keys(expected):
+        want, have = expected[key], got.get(key)
         if key.startswith(("grad.", "input_after.")) or not isinstance(want, torch.Tensor) \
                 or not want.is_floating_point():
             continue

@@ -15,7 +15,7 @@ from course.common.exercise_index import get as get_exercise, score_for
 from course.common.i18n import catalog, t
 
 from . import checks as checks_registry
-from .compare import compare_results, compare_tensors, compare_values, precision_loss
+from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .diagnosis import explain
@@ -83,8 +83,8 @@ def _form_problem(check, reference, got, lang):
     """The first tensor result whose shape is not the reference's, said as the learner's mistake; checked
     before any property builds masks or loops from the learner's shapes (a dtype is judged after them,
     whose messages say more; the demo stage's lengths may differ, but not its dtypes or dimensions)."""
-    for key, want in reference.items():
-        have = got.get(key)
+    for key in judged_keys(reference):
+        want, have = reference[key], got.get(key)
         if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor):
             continue  # missing or not a tensor: the comparison says so
         if check.judge is not None:
@@ -115,7 +115,11 @@ def judge_check(check, reference, record, job, limits, lang="en"):
     for prop in check.properties:
         message = prop(got, check.spec)
         if message:
-            return result(False, render(message, lang), "mismatch")
+            message = render(message, lang)
+            located = _locate(check, reference, got) if check.locate_properties else None
+            if located:
+                message = tr("step.joined", lang, message=message, located=render(located, lang))
+            return result(False, message, "mismatch")
     if check.judge is not None:  # a check that words its own verdict (the demo stage)
         passed, message = check.judge(reference, got, check.spec)
         return result(passed, render(message, lang), "ok" if passed else "mismatch")
@@ -208,7 +212,7 @@ def _collapse_not_started(results, records, exercise, learner_name, lang, checks
 
 def _observable_keys(reference):
     """The result keys a mistake is recognised by (values, not gradients)."""
-    return [k for k in reference if not k.startswith(("grad.", "input_after.", "raised_"))]
+    return [k for k in judged_keys(reference) if not k.startswith(("grad.", "input_after.", "raised_"))]
 
 
 def _agrees(mutant, got, keys, tolerance_dtype=None):
@@ -282,11 +286,12 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
 
 
 def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
-    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does."""
+    """No known mistake explains the file: name the one automatic mutant that does, if exactly one does (its
+    stable id, explain.mistake_id, goes where a known mistake's would)."""
     found = explain.diagnose(ex_id, checks, references, records, results, lang)
     if found:
-        index, text = found
-        results[index].hint = text
+        index, text, mistake = found
+        results[index].hint, results[index].mistake = text, mistake
 
 
 def _raising_mistake(ex_id, error, target):

@@ -36,7 +36,7 @@ class CheckResult:
     call: str = ""
     kind: str = "ok"  # ok | mismatch | not_implemented | error | missing
     id: str = ""  # stable check id, e.g. "ex03.DotProductAttention.2"
-    mistake: str | None = None  # id of the known mistake recognised here, if any
+    mistake: str | None = None  # id of the known mistake recognised here, or of the automatic one ("auto:...")
 
     @classmethod
     def from_dict(cls, data):

@@ -6,6 +6,8 @@ k - 1 (times the dilation) per layer, and self-attention connects every pair
 directly.
 """
 
+import math
+
 ARCHITECTURES = ("rnn", "cnn", "self-attention")
 
 
@@ -39,7 +41,9 @@ def max_path_length(architecture, n, kernel_size=3, dilated=False):
         return n - 1
     if architecture == "self-attention":
         return 1
-    dilations = []
+    if not dilated:  # L layers see 1 + (k - 1) * L positions: the fewest L that reach n
+        return math.ceil((n - 1) / (kernel_size - 1))
+    dilations = []  # dilations 1, 2, 4, ...: add layers until the receptive field reaches n
     while receptive_field(kernel_size, len(dilations), dilations) < n:
-        dilations.append(2 ** len(dilations) if dilated else 1)
+        dilations.append(2 ** len(dilations))
     return len(dilations)

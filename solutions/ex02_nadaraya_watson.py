@@ -10,7 +10,9 @@ def gaussian_kernel_weights(queries, keys, w=1.0):
     """Attention weights (n_q, n_k): softmax over keys of -((q - k) * w)**2 / 2."""
     if keys.dim() == 1:
         keys = keys.unsqueeze(0).expand(queries.shape[0], -1)  # (n_q, n_k)
-    diffs = queries.unsqueeze(1) - keys  # (n_q, n_k)
+    n_k = keys.shape[1]
+    # row i holds query i repeated once per key (each query in place: q0, q0, ..., q1, q1, ...)
+    diffs = queries.repeat_interleave(n_k).reshape(-1, n_k) - keys  # (n_q, n_k)
     return softmax(-((diffs * w) ** 2) / 2, dim=1)  # (n_q, n_k)
 
 

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUGS = sorted((ROOT / "tests" / "learner_bugs").glob("ex*/*.py"))
 # Each must get its right hint (at least one per exercise): the examples and a fresh set.
 MUST_NAME = {
-    "ex00/dilations_from_2", "ex01/global_max", "ex01/mask_after_softmax", "ex01/max_over_last_axis",
-    "ex02/width_squared_twice", "ex02/module_ignores_w", "ex02/pooled_over_queries",
+    "ex00/dilations_from_2", "ex00/rounded_down", "ex01/global_max", "ex01/mask_after_softmax", "ex01/max_over_last_axis",
+    "ex02/width_squared_twice", "ex02/module_ignores_w", "ex02/pooled_over_queries", "ex02/queries_tiled",
     "ex03/scaled_by_num_keys", "ex03/scale_doubled", "ex04/old_state_returned", "ex05/merge_heads_swapped",
     "ex05/lens_tiled_2d_only", "ex06/base_1000", "ex06/odd_num_hiddens_breaks", "ex07/dropout_after_residual",
     "ex07/ffn_on_block_input", "ex07/relu_after_second_layer", "ex08/scaled_by_num_keys", "ex09/base_1000",

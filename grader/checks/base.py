@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import compare
+from ..harness.registry import PROBE_PREFIX
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Check:
     tolerance_dtype: object = None  # judge values with this dtype's tolerances when the spec promises no more
     precision_note: bool = False  # a near miss (no NaN/inf, within PRECISION_SLACK) is said to be lost precision
     locate: object = None  # optional (reference, learner results, spec) -> message or None: which sub-step differs first
+    locate_properties: bool = False  # also locate a failing property (not only a failing comparison)
     id: str = ""  # stable id for reports (set by number_checks)
 
 
@@ -162,8 +164,8 @@ def first_difference(want, have, tolerance_dtype=None):
 
 
 def weights_locator(key="attention_weights", kind="attention"):
-    """Which step first differs in an attention module: its weights (and where: example, head or target
-    step, query), or, when the weights agree, what comes after them."""
+    """Which step first differs in an attention module: its weights (and where: example and query, or
+    target step), or, when the weights agree, what comes after them."""
 
     def locate(reference, got, spec):
         want, have = reference.get(key), got.get(key)
@@ -172,13 +174,52 @@ def weights_locator(key="attention_weights", kind="attention"):
         first = first_difference(want, have)
         if first is None:
             return ("step.decoder_weights_agree" if kind == "decoder" else "step.weights_agree", {"result": key})
-        if kind == "heads":
-            return ("step.head_weights_differ", {"result": key, "b": first[0], "h": first[1], "q": first[2]})
         if kind == "decoder":
             return ("step.decoder_weights_differ", {"result": key, "b": first[0], "t": first[1]})
         return ("step.weights_differ", {"result": key, "b": first[0], "q": first[1]})
 
     return locate
+
+
+def steps_locator(steps, output="output"):
+    """Which intermediate value first differs, in the order the code computes them. `steps`: (result key,
+    step name) pairs, the keys mostly the values a check's spec["probes"] records in the learner's process
+    (grader/harness/procedures.py); a step's text is grader.step.name.<name>. A step the learner's code
+    never reached (another structure, a submodule not called) is passed over; one whose value is there but
+    is not a tensor of the reference's shape is the first difference. Every step agreeing while `output`
+    differs locates the difference after the last step."""
+
+    def locate(reference, got, spec):
+        last = None
+        for key, name, *fields in steps:
+            want = reference.get(key)
+            if not isinstance(want, torch.Tensor) or key not in got:
+                continue
+            have, step = got[key], (f"step.name.{name}", fields[0] if fields else {})
+            if not isinstance(have, torch.Tensor):
+                return ("step.first_missing", {"step": step, "shape": compare.shape_str(want.shape)})
+            if have.shape != want.shape:
+                return ("step.first_shape", {"step": step, "expected": compare.shape_str(want.shape),
+                                             "got": compare.shape_str(have.shape)})
+            if have.dtype != want.dtype:
+                continue  # the comparison of the results says which dtype is wrong
+            first = first_difference(want, have, spec.get("tolerance_dtype"))
+            if first is not None:
+                return ("step.first_differs", {"step": step, "index": compare.shape_str(first)})
+            last = step
+        want, have = reference.get(output), got.get(output)
+        if last is not None and isinstance(want, torch.Tensor) and isinstance(have, torch.Tensor) \
+                and first_difference(want, have) is not None:
+            return ("step.after_last", {"last": last})
+        return None
+
+    return locate
+
+
+def probe_steps(probes, first=(), then=()):
+    """The (result key, step name) pairs of a check's probes, in order, with other result keys (captured
+    attributes) put before (`first`) or after (`then`) them as (key, name) pairs."""
+    return tuple(first) + tuple((PROBE_PREFIX + name, name) for name, _, _ in probes) + tuple(then)
 
 
 def unchanged_input(name):

@@ -77,7 +77,7 @@ MISTAKES = (
     ),
     Mistake(
         "cnn_ignores_dilation",
-        "dilations.append(2 ** len(dilations) if dilated else 1)",
+        "dilations.append(2 ** len(dilations))",
         "dilations.append(1)",
         where=("max_path_length",),
     ),
@@ -85,6 +85,7 @@ MISTAKES = (
         "cnn_off_by_one",
         "while receptive_field(kernel_size, len(dilations), dilations) < n:",
         "while receptive_field(kernel_size, len(dilations), dilations) <= n:",
+        also=(("return math.ceil((n - 1) / (kernel_size - 1))", "return (n - 1) // (kernel_size - 1) + 1"),),
         where=("max_path_length",),
     ),
 )

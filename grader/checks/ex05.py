@@ -11,15 +11,25 @@ from .base import (
     generator,
     init_text,
     number_checks,
+    probe_steps,
     randn,
     reference_state,
-    weights_locator,
+    steps_locator,
     weights_property,
 )
 from .demo import demo_check
 
 MODULE = "ex05_multihead"
 NAMES = ["queries", "keys", "values", "valid_lens"]
+# The values inside MultiHeadAttention.forward the feedback locates a difference by, in the order they are
+# computed: (name, submodule, what of its call), recorded where the learner's code runs.
+PROBES = (
+    ("mha_q_proj", "W_q", "out"), ("mha_k_proj", "W_k", "out"), ("mha_v_proj", "W_v", "out"),
+    ("mha_queries", "attention", [0, "queries"]), ("mha_keys", "attention", [1, "keys"]),
+    ("mha_values", "attention", [2, "values"]),
+)
+AFTER_WEIGHTS = (("mha_heads", "attention", "out"), ("mha_merged", "W_o", [0, "input"]))
+STEPS = probe_steps(PROBES) + (("attention_weights", "mha_weights"),) + probe_steps(AFTER_WEIGHTS)
 
 
 def _transpose(fn, shape, num_heads, seed):
@@ -54,7 +64,8 @@ def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
     spec = {"module": MODULE, "cls": "MultiHeadAttention", "init_args": init_args,
             "state": reference_state(MultiHeadAttention, init_args, dtype), "dtype": dtype,
             "args": args, "arg_names": NAMES, "grad": ("queries", "keys", "values"),
-            "grad_seed": seed, "capture": ("attention_weights",), "train": train, "train_seed": seed}
+            "grad_seed": seed, "capture": ("attention_weights",), "train": train, "train_seed": seed,
+            "probes": PROBES + AFTER_WEIGHTS}
     dt = str(dtype).replace("torch.", "")
     lens = ("check.no_lens", {}) if valid_lens is None else f"valid_lens {tuple(valid_lens.shape)}"
     name = ("check.mha", {"heads": num_heads, "sizes": f"B={B}, n_q={n_q}, n_k={n_k}", "lens": lens,
@@ -66,7 +77,7 @@ def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
                              "call": call_desc("forward", NAMES, args)})
     return Check(name, call, "module_forward", spec,
                  properties=(weights_property("attention_weights", 3),), target="MultiHeadAttention",
-                 locate=weights_locator(kind="heads"))
+                 locate=steps_locator(STEPS), locate_properties=True)
 
 
 def build():

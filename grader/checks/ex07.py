@@ -5,10 +5,39 @@ import torch
 from solutions.ex07_transformer import (AddNorm, PositionWiseFFN, TransformerDecoderBlock,
                                         TransformerEncoderBlock)
 
-from .base import Check, Mistake, call_desc, init_text, generator, number_checks, randn, reference_state
+from .base import (Check, Mistake, call_desc, init_text, generator, number_checks, probe_steps, randn,
+                   reference_state, steps_locator)
 from .demo import demo_check
+from ..harness.registry import PROBE_PREFIX
 
 MODULE = "ex07_transformer"
+# The values inside each module's forward the feedback locates a difference by, in the order they are
+# computed: (name, submodule, what of its call: "out" or [position, keyword] of an argument).
+PROBES = {
+    "PositionWiseFFN": (("ffn_dense1", "dense1", "out"), ("ffn_relu", "relu", "out"), ("ffn_dense2", "dense2", "out")),
+    "AddNorm": (("an_dropout", "dropout", "out"), ("an_sum", "ln", [0, "input"]), ("an_norm", "ln", "out")),
+    "TransformerEncoderBlock": (
+        ("enc_attention", "attention", "out"), ("enc_residual1", "addnorm1", [0, "X"]),
+        ("enc_addnorm1", "addnorm1", "out"), ("enc_ffn_input", "ffn", [0, "X"]), ("enc_ffn", "ffn", "out"),
+        ("enc_residual2", "addnorm2", [0, "X"]), ("enc_addnorm2", "addnorm2", "out")),
+}
+DECODER_PROBES = (  # per block i, under "<i>." (the blocks are a list)
+    ("attention1", "out"), ("addnorm1", "out"), ("attention2", [0, "queries"]), ("attention2", "out"),
+    ("addnorm2", "out"), ("ffn", "out"), ("addnorm3", "out"))
+
+
+def _decoder_probes(num_blocks, with_state=True):
+    """(probes, steps) of a stack of decoder blocks: each block's sub-layers, then (with_state) the state they
+    return (recorded by the decoder_modes procedure when its spec has probe_state)."""
+    probes, steps = [], []
+    for i in range(num_blocks):
+        for path, slot in DECODER_PROBES:
+            part = f"{path}_{'out' if slot == 'out' else 'in'}"
+            probes.append((f"dec{i}_{part}", f"{i}.{path}", slot))
+            steps.append((f"{PROBE_PREFIX}dec{i}_{part}", f"dec_{part}", {"block": i}))
+    if with_state:
+        steps += [(f"{PROBE_PREFIX}state.cache.{i}", "dec_state_cache", {"block": i}) for i in range(num_blocks)]
+    return tuple(probes), tuple(steps)
 
 
 def _blocks_text(init_args, num_blocks):
@@ -22,7 +51,7 @@ def _module(cls, init_args, names, args, seed, dtype=torch.float32, grad=None, t
     spec = {"module": MODULE, "cls": cls.__name__, "init_args": init_args,
             "state": reference_state(cls, init_args, dtype), "dtype": dtype, "args": args,
             "arg_names": names, "grad": grad or (names[0],), "grad_seed": seed,
-            "watch_inputs": tuple(names), "train": train, "train_seed": seed}
+            "watch_inputs": tuple(names), "train": train, "train_seed": seed, "probes": PROBES[cls.__name__]}
     dt = str(dtype).replace("torch.", "")
     shapes = ", ".join(f"{n} {tuple(a.shape)}" for n, a in zip(names, args) if isinstance(a, torch.Tensor))
     name = f"{cls.__name__}: {shapes}, {dt}"
@@ -31,7 +60,8 @@ def _module(cls, init_args, names, args, seed, dtype=torch.float32, grad=None, t
     call = ("call.in_mode", {"module": init_text(cls.__name__, init_args),
                              "mode": ("mode.train" if train else "mode.eval", {}),
                              "call": call_desc("forward", names, args)})
-    return Check(name, call, "module_forward", spec, target=cls.__name__)
+    return Check(name, call, "module_forward", spec, target=cls.__name__,
+                 locate=steps_locator(probe_steps(PROBES[cls.__name__])))
 
 
 def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
@@ -40,10 +70,11 @@ def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
     init_args = (8, 16, 2, 0.2)
     states = [reference_state(TransformerDecoderBlock, init_args + (i,), dtype, seed=i)
               for i in range(num_blocks)]
+    probes, steps = _decoder_probes(num_blocks)
     spec = {"module": MODULE, "init_args": init_args, "states": states, "dtype": dtype,
             "X": randn(g, B, T, 8, dtype=dtype), "enc_outputs": randn(g, B, T_src, 8, dtype=dtype),
             "enc_valid_lens": enc_valid_lens, "grad_seed": seed, "change_from": T // 2,
-            "future": randn(g, B, T - T // 2, 8, dtype=dtype)}
+            "future": randn(g, B, T - T // 2, 8, dtype=dtype), "probes": probes, "probe_state": True}
     dt = str(dtype).replace("torch.", "")
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())
     return Check(
@@ -52,7 +83,8 @@ def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
                           "state": f"[enc_outputs ({B}, {T_src}, 8), enc_valid_lens={lens}, [None] * {num_blocks}]",
                           "X": f"X ({B}, {T}, 8)", "t": T // 2}),
         "decoder_modes", spec, keys=("full", "grad.X", "cache_len"),
-        properties=(_causal, _incremental), target="TransformerDecoderBlock")
+        properties=(_causal, _incremental), target="TransformerDecoderBlock", locate=steps_locator(steps, "full"),
+        locate_properties=True)
 
 
 def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
@@ -60,8 +92,10 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
     g = generator(seed)
     init_args = (8, 16, 2, 0.5)
     states = [reference_state(TransformerDecoderBlock, init_args + (i,), seed=i) for i in range(num_blocks)]
+    probes, steps = _decoder_probes(num_blocks, with_state=False)
     spec = {"module": MODULE, "init_args": init_args, "states": states, "X": randn(g, B, T, 8),
-            "enc_outputs": randn(g, B, T_src, 8), "enc_valid_lens": enc_valid_lens, "train_seed": seed}
+            "enc_outputs": randn(g, B, T_src, 8), "enc_valid_lens": enc_valid_lens, "train_seed": seed,
+            "probes": probes}
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())
     return Check(
         ("check.train_mode", {"what": ("check.decoder", {"blocks": num_blocks,
@@ -70,7 +104,8 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
         ("call.decoder_train", {"module": _blocks_text(init_args, num_blocks),
                                 "state": f"[enc_outputs ({B}, {T_src}, 8), enc_valid_lens={lens}, [None] * {num_blocks}]",
                                 "X": f"X ({B}, {T}, 8)"}),
-        "decoder_train", spec, target="TransformerDecoderBlock")
+        "decoder_train", spec, target="TransformerDecoderBlock",
+        locate=steps_locator(steps, "full"))
 
 
 def _causal(results, spec):

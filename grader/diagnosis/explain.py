@@ -8,6 +8,12 @@ file is the same change (one operator, function and line), the feedback names th
 function, the line's role and what the learner's code does instead; when they
 differ only in how the same line is wrong, it names the line; otherwise it says
 nothing, rather than guess.
+
+A named slip also gets a mistake id (`mistake_id`), which a class groups
+submissions by: made of the operator, the function, the line's role and the
+operator's fields, all names from the reference, never its line numbers or
+code, so the same slip has the same id in every run and in every grader version
+of the same reference. `label` words an id back in either language.
 """
 
 import os
@@ -19,6 +25,9 @@ from . import mutants
 MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
+ID_PREFIX = "auto:"  # mistake ids of automatic mutants; the known mistakes' ids are plain names
+SITES = {"": "(return)", "?condition": "(condition)"}  # a line's role in an id, when it assigns no name
+LINE_OP = "line"  # the id's operator part when the line is wrong in one of a few ways
 DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
 
 
@@ -100,8 +109,40 @@ def describe(entry, lang):
     return tr("mutant.hint", lang, where=render(_where(entry), lang), what=_what(entry, lang))
 
 
+def mistake_id(entry, op=None):
+    """'auto:masked_softmax:mask:cmp_includes' (then ':field=value' per field, in name order) for a named
+    slip; op=LINE_OP for a line wrong in one of a few ways (no fields)."""
+    site = SITES.get(entry["target"], entry["target"].replace(" ", ""))
+    parts = [entry["function"], site, op or entry["op"]]
+    if op is None:
+        parts += [f"{k}={v}" for k, v in sorted(entry["fields"].items())]
+    return ID_PREFIX + ":".join(parts)
+
+
+def label(mistake, lang="en"):
+    """A mistake id of this module in words ('Found automatically in ...: ...'), None for another id."""
+    if not isinstance(mistake, str) or not mistake.startswith(ID_PREFIX):
+        return None
+    parts = mistake[len(ID_PREFIX):].split(":")
+    if len(parts) < 3 or not all(parts[:3]):
+        return None
+    function, site, op = parts[:3]
+    fields = dict(part.partition("=")[::2] for part in parts[3:])
+    target = {v: k for k, v in SITES.items()}.get(site, site.replace(",", ", "))
+    where = render(_where({"function": function, "target": target}), lang)
+    if op == LINE_OP:
+        return tr("mutant.label_line", lang, where=where)
+    try:
+        what = _what({"op": op, "fields": {k: v.replace("|", tr("mutant.either", lang)) for k, v in fields.items()}},
+                     lang)
+    except (KeyError, IndexError, ValueError):  # an operator or field this grader no longer words
+        return tr("mutant.label_line", lang, where=where)
+    return tr("mutant.label", lang, where=where, what=what)
+
+
 def diagnose(ex_id, checks, references, records, results, lang="en"):
-    """(index of the first failing check, hint text) naming the one slip that explains the file, or None."""
+    """(index of the first failing check, hint text, mistake id) naming the one slip that explains the file,
+    or None."""
     if os.environ.get("ATTENTION_LAB_DIAGNOSIS") == "0":
         return None  # switched off (bench/grader.py measures what diagnosis costs)
     failing = [i for i, r in enumerate(results) if not r.passed]
@@ -115,12 +156,14 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
         either = tr("mutant.either", lang)
-        fields = {k: either.join(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
-        return failing[0], describe(dict(matches[0], fields=fields), lang)
+        values = {k: list(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
+        fields = {k: either.join(v) for k, v in values.items()}
+        ids = {k: "|".join(sorted(v)) for k, v in values.items()}
+        return failing[0], describe(dict(matches[0], fields=fields), lang), mistake_id(dict(matches[0], fields=ids))
     if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
         ways = list(dict.fromkeys(_what(e, lang) for e in matches))
         if len(ways) <= MAX_WAYS:
             return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang),
-                                  ways=tr("mutant.or", lang).join(ways))
+                                  ways=tr("mutant.or", lang).join(ways)), mistake_id(matches[0], LINE_OP)
     return None
 

@@ -31,7 +31,7 @@ from course.common.paths import PROJECT_ROOT
 
 from .. import bounded
 from .. import checks as checks_registry
-from ..compare import compare_results
+from ..compare import compare_results, judged_keys
 from ..harness import load_procedures, seed_call
 from .operators import mutations
 
@@ -128,7 +128,7 @@ def timed_out(results):
 
 def observable(reference):
     """The result keys a mutant is recognised by (values, not gradients)."""
-    return [k for k in reference if not k.startswith(("grad.", "input_after.", "raised_"))]
+    return [k for k in judged_keys(reference) if not k.startswith(("grad.", "input_after.", "raised_"))]
 
 
 def differs(reference, results, check):

@@ -12,7 +12,7 @@ from the project.
 
 import torch
 
-from .registry import PROCEDURES, procedure  # noqa: F401  (PROCEDURES: the table this module fills)
+from .registry import PROBE_PREFIX, PROCEDURES, procedure  # noqa: F401  (PROCEDURES: the table this module fills)
 
 
 def _prepare(value, needs_grad):
@@ -73,6 +73,57 @@ def _build(modules, spec):
         model.load_state_dict(spec["state"], strict=True)
     model.train(bool(spec.get("train")))
     return model
+
+
+def _submodule(root, path):
+    """root's submodule at a dotted path ('attention.W_o'; a number indexes a list of blocks), or None."""
+    obj = root
+    for part in path.split("."):
+        if isinstance(obj, (list, tuple)):
+            obj = obj[int(part)] if part.isdigit() and int(part) < len(obj) else None
+        else:
+            obj = obj._modules.get(part) if isinstance(obj, torch.nn.Module) else None
+    return obj if isinstance(obj, torch.nn.Module) else None
+
+
+class _Probes:
+    """Forward hooks that record intermediate values of a module's call, each the first time it is seen,
+    as results `probe.<name>`. spec["probes"] lists (name, submodule path, slot): slot "out" records the
+    submodule's output (its first tensor), [index, keyword] its input argument given at that position or
+    under that keyword. A submodule the code does not have, or never calls, records nothing."""
+
+    def __init__(self, root, probes, results):
+        self.handles = []
+        for name, path, slot in probes or ():
+            module = _submodule(root, path)
+            if module is not None:
+                self.handles.append(module.register_forward_hook(_probe_hook(PROBE_PREFIX + name, slot, results),
+                                                                 with_kwargs=True))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self.handles:
+            handle.remove()
+        return False
+
+
+def _probe_hook(key, slot, results):
+    def hook(module, args, kwargs, output):
+        if key in results:
+            return None
+        if slot == "out":
+            value = output
+        else:
+            index, keyword = slot
+            value = args[index] if len(args) > index else kwargs.get(keyword)
+        value = _primary(value)
+        if isinstance(value, torch.Tensor):
+            results[key] = value.detach().as_subclass(torch.Tensor).clone()
+        return None  # the output stays as it is
+
+    return hook
 
 
 def _seed_dropout(spec):
@@ -212,9 +263,12 @@ def module_forward(modules, spec):
         for p in model.parameters():
             p.requires_grad_(True)
     _seed_dropout(spec)
-    output = model(*args)
+    probed = {}
+    with _Probes(model, spec.get("probes"), probed):
+        output = model(*args)
     _flatten("output", output, results)
     _capture(results, model, spec.get("capture", ()))
+    results.update(probed)
     params = dict(model.named_parameters()) if spec.get("param_grads") else None
     _backward(results, output, spec.get("grad_seed"), dict(zip(names, args)), params)
     for name, value in zip(names, args):
@@ -289,8 +343,10 @@ def decoder_train(modules, spec):
     """A stack of decoder blocks in training mode, the whole sequence at once, dropout seeded."""
     blocks = _decoder_blocks(modules, dict(spec, train=True))
     _seed_dropout(dict(spec, train=True))
-    full, _ = _run_decoder(blocks, spec["X"], spec["enc_outputs"], spec["enc_valid_lens"])
-    return {"full": full.detach().clone()}
+    probed = {}
+    with _Probes(blocks, spec.get("probes"), probed):
+        full, _ = _run_decoder(blocks, spec["X"], spec["enc_outputs"], spec["enc_valid_lens"])
+    return {"full": full.detach().clone(), **probed}
 
 
 @procedure
@@ -300,8 +356,16 @@ def decoder_modes(modules, spec):
     X, enc, lens = spec["X"], spec["enc_outputs"], spec["enc_valid_lens"]
     results = {}
     X_grad = _prepare(X, True)
-    full, state = _run_decoder(blocks, X_grad, enc, lens)
+    probed = {}
+    with _Probes(blocks, spec.get("probes"), probed):
+        full, state = _run_decoder(blocks, X_grad, enc, lens)
     _flatten("full", full, results)
+    # probe_state: the state the blocks return, each block's cache after the whole sequence
+    for i in range(len(blocks) if spec.get("probe_state") else 0):
+        caches = state[2] if isinstance(state, (list, tuple)) and len(state) > 2 else None
+        cache = caches[i] if isinstance(caches, (list, tuple)) and len(caches) > i else None
+        probed[f"{PROBE_PREFIX}state.cache.{i}"] = cache.detach().as_subclass(torch.Tensor).clone() \
+            if isinstance(cache, torch.Tensor) else None
     results["cache_len"] = None if state[2][0] is None else int(state[2][0].shape[1])
     _backward(results, full, spec.get("grad_seed"), {"X": X_grad})
     with torch.no_grad():
@@ -316,5 +380,6 @@ def decoder_modes(modules, spec):
         X_changed = X.clone()
         X_changed[:, spec["change_from"] :] = spec["future"]
         results["changed_future"] = _run_decoder(blocks, X_changed, enc, lens)[0]
+    results.update(probed)
     return results
 

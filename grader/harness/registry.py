@@ -5,6 +5,8 @@ Kept apart from the procedures themselves so that every procedure module
 """
 
 PROCEDURES = {}
+PROBE_PREFIX = "probe."  # results under this prefix are intermediate values for locating a difference
+# (spec["probes"]): never judged, never compared, read only once the check's own results differ
 
 
 def procedure(fn):

@@ -1,0 +1,53 @@
+# bug: the merged heads are returned without the output projection W_o
+# located: MultiHeadAttention | up to and including the per-head attention output
+"""Exercise 5."""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import DotProductAttention
+
+
+def transpose_qkv(X, num_heads):
+    """(B, T, H) -> (B * heads, T, H / heads)."""
+    if X.shape[-1] % num_heads != 0:
+        raise ValueError("H must be divisible by num_heads")
+    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)
+    X = X.permute(0, 2, 1, 3)
+    return X.reshape(-1, X.shape[2], X.shape[3])
+
+
+def transpose_output(X, num_heads):
+    """Inverse of transpose_qkv."""
+    X = X.reshape(-1, num_heads, X.shape[1], X.shape[2])
+    X = X.permute(0, 2, 1, 3)
+    return X.reshape(X.shape[0], X.shape[1], -1)
+
+
+class MultiHeadAttention(nn.Module):
+    """num_heads scaled dot-product attentions in parallel subspaces."""
+
+    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias=False):
+        super().__init__()
+        if num_hiddens % num_heads != 0:
+            raise ValueError(
+                f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
+                "each head gets num_hiddens / num_heads dimensions"
+            )
+        self.num_heads = num_heads
+        self.attention = DotProductAttention(dropout)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
+        self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        queries = transpose_qkv(self.W_q(queries), self.num_heads)
+        keys = transpose_qkv(self.W_k(keys), self.num_heads)
+        values = transpose_qkv(self.W_v(values), self.num_heads)
+        if valid_lens is not None:
+            valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
+        output = self.attention(queries, keys, values, valid_lens)
+        w = self.attention.attention_weights
+        self.attention_weights = w.reshape(-1, self.num_heads, w.shape[1], w.shape[2])
+        return transpose_output(output, self.num_heads)
