@@ -1,7 +1,7 @@
 """Class mode under load: a burst of submissions graded by two workers, and gradebook speed.
 
     python bench/classroom.py [--learners 50] [--workers 2] [--idle-runs 5] [--book-learners 1000]
-                              [--book-runs 3] [--skip-burst] [--skip-idle]
+                              [--book-runs 3] [--skip-burst] [--skip-idle] [--gradebook-browser]
 
 1. `--learners` learners submit at once (threads; 40% correct = solutions/, 40%
    wrong = exercises/ stubs and known-mistake copies, 20% hostile: with 50,
@@ -16,6 +16,10 @@
 3. Gradebook and analytics for --book-learners learners x every exercise x 10
    attempts in SQLite: median time to build the data frames over --book-runs
    (goal < 1 s for 1,000 learners).
+4. With --gradebook-browser: that class served by `streamlit run app.py`, an instructor signed in in
+   headless Chromium; seconds from navigating to the gradebook (then the analytics) page until its
+   table (and chart) are drawn and the page's script has finished, median of --book-runs visits
+   (goal < 3 s; the first visit of a fresh server apart).
 """
 
 import argparse
@@ -272,6 +276,45 @@ def gradebook_bench(args, folder):
     store.close()
 
 
+# drawn: the gradebook's table (the page's first) and its last element; the summary table and the mistakes chart
+GRADEBOOK_SHOWN = ('[data-testid="stDataFrame"] canvas', ".st-key-class_gradebook_regrade button")
+ANALYTICS_SHOWN = ('[data-testid="stDataFrame"] canvas', '[data-testid="stVegaLiteChart"] :is(svg, canvas)',
+                   ".st-key-class_analytics_sub_ex03")
+
+
+def page_times(url, runs, folder):
+    """{page: [seconds to drawn, per visit]} for the gradebook and analytics pages of the class at `url`, in a
+    headless Chromium signed in as its instructor (the first visit of each page, on a fresh server, first)."""
+    import os
+
+    from tests.browser_support import new_driver, running_app, seconds_until_shown
+
+    store = Store(url)
+    env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
+    times = {"gradebook": [], "analytics": []}
+    with running_app(env) as server:
+        driver = new_driver("en", tempfile.mkdtemp(prefix="chromium-profile-", dir=folder))
+        try:
+            link, _ = store_ops.create_sign_in_link(store, "prof@bench.test", f"{server}/gradebook")
+            seconds_until_shown(driver, link, GRADEBOOK_SHOWN)  # signs in (the cookie keeps the session)
+            for _ in range(runs):
+                times["gradebook"].append(seconds_until_shown(driver, f"{server}/gradebook", GRADEBOOK_SHOWN))
+                times["analytics"].append(seconds_until_shown(driver, f"{server}/analytics", ANALYTICS_SHOWN))
+        finally:
+            driver.quit()
+            store.close()
+    return times
+
+
+def gradebook_browser(args, folder):
+    """Part 4 -> prints the median seconds to a drawn gradebook and analytics page."""
+    times = page_times(f"sqlite:///{folder / 'book.db'}", args.book_runs, folder)
+    for page, seconds in times.items():
+        median = statistics.median(seconds)
+        print(f"  {page} page in Chromium, navigation -> drawn: median {median:.2f} s over {len(seconds)} visits "
+              f"({', '.join(f'{t:.2f}' for t in seconds)}); goal < 3 s: {'met' if median < 3 else 'NOT met'}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=50)
@@ -281,6 +324,8 @@ def main():
     parser.add_argument("--book-runs", type=int, default=3)
     parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--skip-idle", action="store_true")
+    parser.add_argument("--gradebook-browser", action="store_true",
+                        help="also time the gradebook and analytics pages in headless Chromium")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-classroom-"))
     ok = True
@@ -289,6 +334,8 @@ def main():
     if not args.skip_idle:
         idle(args, folder)
     gradebook_bench(args, folder)
+    if args.gradebook_browser:
+        gradebook_browser(args, folder)
     print(f"(databases and worker log in {folder})")
     sys.exit(0 if ok else 1)
 
