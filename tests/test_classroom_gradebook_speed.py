@@ -8,7 +8,7 @@ import pytest
 
 from bench.classroom import ANALYTICS_SHOWN, GRADEBOOK_SHOWN, fill_class
 from classroom import store as store_ops
-from tests.browser_support import require_browser, running_app, seconds_until_shown
+from tests.browser_support import require_browser, running_app, seconds_until_shown, wait_for
 
 pytestmark = pytest.mark.timeout(900)
 PROF = "prof@bench.test"
@@ -29,8 +29,10 @@ def test_a_thousand_learners_gradebook_and_analytics_are_drawn_within_three_seco
         with running_app(env) as server:
             link, _ = store_ops.create_sign_in_link(store, PROF, f"{server}/gradebook")
             seconds_until_shown(driver, link, GRADEBOOK_SHOWN)  # signs in; the first run of a fresh server
-            rows = driver.find_element(By.CSS_SELECTOR, '[data-testid="stDataFrame"] [role="grid"]')
-            assert rows.get_attribute("aria-rowcount") == "1001"  # a header row and every learner
+            grid = '[data-testid="stDataFrame"] [role="grid"][aria-rowcount]'
+            rows = wait_for(driver, lambda d: [g.get_attribute("aria-rowcount") for g in d.find_elements(By.CSS_SELECTOR, grid)],
+                            "the gradebook's grid was not drawn", 60)
+            assert rows[0] == "1001"  # a header row and every learner
             gradebook = [seconds_until_shown(driver, f"{server}/gradebook", GRADEBOOK_SHOWN) for _ in range(3)]
             analytics = [seconds_until_shown(driver, f"{server}/analytics", ANALYTICS_SHOWN) for _ in range(3)]
     finally:
