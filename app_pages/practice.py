@@ -1,4 +1,5 @@
-"""Practice (self-study): every exercise's status, grading in a child process, feedback and solutions."""
+"""Practice (self-study): every exercise's status, grading in a child process (this Streamlit server's long-lived
+grader: course/app/grading_client.shared_server), feedback and solutions."""
 
 import pandas as pd
 import streamlit as st
@@ -28,7 +29,8 @@ def grade(ex_ids):
     st.session_state.pop(REPORT_KEY, None)
     st.session_state.pop(ERROR_KEY, None)
     try:
-        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress, lang=current_lang())
+        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress, lang=current_lang(),
+                                                                 server=grading_client.shared_server())
     except grading_client.GraderError as err:
         st.session_state[ERROR_KEY] = str(err)
     st.rerun()  # redraw the status table with the new results
@@ -74,7 +76,8 @@ def upload_section():
         return
     with st.spinner(tr("practice.running")):
         try:
-            upload_report = grading_client.grade_upload(ex_id, upload.name, upload.getvalue(), lang=current_lang())
+            upload_report = grading_client.grade_upload(ex_id, upload.name, upload.getvalue(), lang=current_lang(),
+                                                        server=grading_client.shared_server())
         except grading_client.GraderError as err:
             st.error(tr("practice.grader_failed", error=str(err)))
             return

@@ -1,7 +1,8 @@
 """Class mode under load: a burst of submissions graded by two workers, and gradebook speed.
 
     python bench/classroom.py [--learners 50] [--workers 2] [--idle-runs 5] [--book-learners 1000]
-                              [--book-runs 3] [--skip-burst] [--skip-idle]
+                              [--book-runs 3] [--skip-burst] [--skip-idle] [--gradebook-browser]
+                              [--live-pages 50] [--live-rounds 5] [--skip-book]
 
 1. `--learners` learners submit at once (threads; 40% correct = solutions/, 40%
    wrong = exercises/ stubs and known-mistake copies, 20% hostile: with 50,
@@ -15,7 +16,19 @@
    median (goal < 3 s; the first, which starts a worker's warm server, apart).
 3. Gradebook and analytics for --book-learners learners x every exercise x 10
    attempts in SQLite: median time to build the data frames over --book-runs
-   (goal < 1 s for 1,000 learners).
+   (goal < 1 s for 1,000 learners), read afresh and from the class frame the app keeps.
+4. With --gradebook-browser: that class served by `streamlit run app.py`, an instructor signed in in
+   headless Chromium; seconds from navigating to the gradebook (then the analytics) page until its
+   table (and chart) are drawn and the page's script has finished, median of --book-runs visits
+   (goal < 3 s; the first visit of a fresh server apart).
+5. With --live-pages N: live feedback while N Practice pages are open. One real page (headless
+   Chromium, learner l000, on `streamlit run app.py`) follows its submission while N - 1 pollers (threads
+   in this process, one learner each, each following a queued submission of its own) call the page's own
+   per-poll function (classroom.live.state_of) every live.POLL_S. The bench itself moves the queue
+   (no worker): a job ahead is claimed (queued position N -> N - 1), the page's job is claimed (-> grading),
+   its verdict stored (-> done). Prints p50/p95 of change -> shown on the page (the page stamps the
+   moment the text appears with a MutationObserver) over --live-rounds rounds, and the database queries
+   per poll of the pollers (goal: shown within 1 s).
 """
 
 import argparse
@@ -244,9 +257,10 @@ def fill_class(store, learners=200, attempts=10, seed=1):
     return len(subs)
 
 
-def build_pages(store):
-    """What the gradebook and analytics pages compute -> (gradebook, summary, bars per exercise)."""
-    frame = frames.submissions_frame(store)
+def build_pages(store, kept=False):
+    """What the gradebook and analytics pages compute -> (gradebook, summary, bars per exercise); `kept`: from
+    the class frame the app keeps between runs (frames.class_frame), else read afresh."""
+    frame = frames.class_frame(store) if kept else frames.submissions_frame(store)
     ids = exercises.EXERCISE_IDS
     book = analytics.gradebook(frame, ids, frames.learners(store))
     summary = analytics.exercise_summary(frame, ids)
@@ -269,7 +283,210 @@ def gradebook_bench(args, folder):
     print(f"  gradebook ({book.shape[0]} x {book.shape[1]}) + per-exercise summary + mistake bars: "
           f"median {median:.2f} s over {args.book_runs} runs ({', '.join(f'{t:.2f}' for t in times)}); "
           f"goal < 1 s: {'met' if median < 1 else 'NOT met'}")
+    build_pages(store, kept=True)
+    kept = []
+    for _ in range(args.book_runs):
+        start = time.perf_counter()
+        build_pages(store, kept=True)
+        kept.append(time.perf_counter() - start)
+    print(f"  the same from the class frame the app keeps (class unchanged since the last page run): median "
+          f"{statistics.median(kept):.2f} s ({', '.join(f'{t:.2f}' for t in kept)})")
     store.close()
+
+
+# drawn: the gradebook's table (the page's first) and its last element; the summary table and the mistakes chart
+GRADEBOOK_SHOWN = ('[data-testid="stDataFrame"] canvas', ".st-key-class_gradebook_regrade button")
+ANALYTICS_SHOWN = ('[data-testid="stDataFrame"] canvas', '[data-testid="stVegaLiteChart"] :is(svg, canvas)',
+                   ".st-key-class_analytics_sub_ex03")
+
+
+def page_times(url, runs, folder):
+    """{page: [seconds to drawn, per visit]} for the gradebook and analytics pages of the class at `url`, in a
+    headless Chromium signed in as its instructor (the first visit of each page, on a fresh server, first)."""
+    import os
+
+    from tests.browser_support import new_driver, running_app, seconds_until_shown
+
+    store = Store(url)
+    env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
+    times = {"gradebook": [], "analytics": []}
+    with running_app(env) as server:
+        driver = new_driver("en", tempfile.mkdtemp(prefix="chromium-profile-", dir=folder))
+        try:
+            link, _ = store_ops.create_sign_in_link(store, "prof@bench.test", f"{server}/gradebook")
+            seconds_until_shown(driver, link, GRADEBOOK_SHOWN)  # signs in (the cookie keeps the session)
+            for _ in range(runs):
+                times["gradebook"].append(seconds_until_shown(driver, f"{server}/gradebook", GRADEBOOK_SHOWN))
+                times["analytics"].append(seconds_until_shown(driver, f"{server}/analytics", ANALYTICS_SHOWN))
+        finally:
+            driver.quit()
+            store.close()
+    return times
+
+
+def gradebook_browser(args, folder):
+    """Part 4 -> prints the median seconds to a drawn gradebook and analytics page."""
+    times = page_times(f"sqlite:///{folder / 'book.db'}", args.book_runs, folder)
+    for page, seconds in times.items():
+        median = statistics.median(seconds)
+        print(f"  {page} page in Chromium, navigation -> drawn: median {median:.2f} s over {len(seconds)} visits "
+              f"({', '.join(f'{t:.2f}' for t in seconds)}); goal < 3 s: {'met' if median < 3 else 'NOT met'}")
+
+
+# Records in window.shownAt[text] the Date.now() at which `text` first shows in the page's main area.
+SHOWN_AT_JS = """
+window.shownAt = {}; window.watched = arguments[0];
+const look = () => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const text = main ? main.innerText : '';
+  for (const w of window.watched) if (!(w in window.shownAt) && text.includes(w)) window.shownAt[w] = Date.now();
+};
+if (!window.shownObserver) {
+  window.shownObserver = new MutationObserver(look);
+  window.shownObserver.observe(document.body, {subtree: true, childList: true, characterData: true});
+}
+look();
+"""
+
+
+def shown_after(driver, text, since, timeout=30):
+    """Seconds from the wall-clock time `since` until `text` showed on the page (stamped by SHOWN_AT_JS)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stamp = driver.execute_script("return window.shownAt[arguments[0]]", text)
+        if stamp is not None:
+            return stamp / 1000 - since
+        time.sleep(0.05)
+    raise TimeoutError(f"{text!r} did not show within {timeout} s")
+
+
+def poll_like_pages(store, follow, stop, polls):
+    """One thread per (user id, submission id) in `follow`: live.state_of every live.POLL_S until `stop` is set."""
+    from classroom import live
+
+    def page(user, submission):
+        since = time.monotonic()
+        while not stop.wait(live.POLL_S):
+            live.state_of(store, user, submission, since)
+            polls.append(1)
+
+    threads = [threading.Thread(target=page, args=pair, daemon=True) for pair in follow]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def server_cpu_s(url):
+    """CPU seconds used so far by the `streamlit run` process serving `url` (http://127.0.0.1:PORT)."""
+    import os
+
+    port = url.rsplit(":", 1)[1]
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if b"streamlit" in argv and port.encode() in argv:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    return float("nan")
+
+
+def live_bench(args, folder):
+    """Part 5 -> prints change -> shown p50/p95 on the real page, and queries per poll of the pollers."""
+    import os
+
+    from selenium.webdriver.common.by import By
+    from sqlalchemy import event
+
+    from classroom import queue
+    from course.common.i18n import t
+    from tests.browser_support import new_driver, running_app, wait_for_text
+
+    url = f"sqlite:///{folder / 'live.db'}"
+    store = store_ops.init_class(url, "prof@bench.test")
+    for key in ("max_in_flight", "per_hour"):
+        store_ops.set_setting(store, key, 0)
+    roster = folder / "live-roster.csv"
+    roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
+                                                     for i in range(args.live_pages)))
+    store_ops.import_roster(store, roster)
+    users = [store_ops.user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.live_pages)]
+    env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
+    verdict = dict(status="passed", passed=True, raw_score=1.0, score=1.0, checks=[], mistake_ids=[],
+                   report={}, sandbox="process", grader_version="bench", run_s=0.0)
+    latencies = {"queued position": [], "grading": [], "done": []}
+    selects, polls, stop = [], [], threading.Event()
+    pages_store = Store(url)  # the pollers' own engine: its reads are theirs only
+    event.listen(pages_store.engine, "before_cursor_execute", lambda conn, cursor, statement, *rest:
+                 selects.append(1) if statement.lstrip().upper().startswith("SELECT") else None)
+    with running_app(env) as server:
+        driver = new_driver("en", tempfile.mkdtemp(prefix="chromium-profile-", dir=folder))
+        try:
+            link, _ = store_ops.create_sign_in_link(store, "l000@bench.test", f"{server}/practice")
+            driver.get(link)
+            wait_for_text(driver, t("classroom.practice_title", "en"))
+            cpu_start, wall_start = server_cpu_s(server), time.monotonic()
+            for round_ in range(args.live_rounds):
+                follow = [(u, store_ops.submit(store, u, "ex00", f"x = {round_}\n", "ex00_paths.py"))
+                          for u in users[1:]]  # the other pages' submissions, queued ahead of the page's
+                stop.clear()
+                pollers = poll_like_pages(pages_store, follow, stop, polls)
+                ahead = len(follow)
+                driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()
+                wait_for_text(driver, t("classroom.state_queued", "en", position=ahead + 1))
+                summary = f"bench round {round_}"
+                texts = {"queued position": t("classroom.state_queued", "en", position=ahead),
+                         "grading": t("classroom.state_running", "en"), "done": summary}
+                driver.execute_script(SHOWN_AT_JS, list(texts.values()))
+                phase = random.Random(round_)  # each change at a random moment of the pages' poll cycle
+                time.sleep(phase.uniform(0, 1))
+                claims = [queue.claim(store, "bench")]  # the first job ahead: the page's position - 1
+                latencies["queued position"].append(shown_after(driver, texts["queued position"], time.time()))
+                claims += [queue.claim(store, "bench") for _ in range(ahead - 1)]  # the rest of the jobs ahead
+                time.sleep(phase.uniform(0, 1))
+                claims.append(queue.claim(store, "bench"))  # the page's job
+                latencies["grading"].append(shown_after(driver, texts["grading"], time.time()))
+                assert claims[-1].user_id == users[0], "the page's job was not the last claimed"
+                time.sleep(phase.uniform(0, 1))
+                queue.finish(store, claims[-1], dict(verdict, summary=summary))
+                latencies["done"].append(shown_after(driver, texts["done"], time.time()))
+                stop.set()
+                for thread in pollers:
+                    thread.join()
+                for claim in claims[:-1]:
+                    queue.finish(store, claim, dict(verdict, summary=""))
+                wait_for_text(driver, summary)
+            cpu, wall = server_cpu_s(server) - cpu_start, time.monotonic() - wall_start
+            driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()
+            wait_for_text(driver, t("classroom.state_queued", "en", position=1))  # followed, nothing changes
+            idle_start = server_cpu_s(server)
+            time.sleep(10)
+            idle_cpu = server_cpu_s(server) - idle_start
+        finally:
+            stop.set()
+            driver.quit()
+            store.close()
+            pages_store.close()
+    every = sorted(x for values in latencies.values() for x in values)
+    def p(values, q):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    print(f"live: 1 page in Chromium + {args.live_pages - 1} pollers every {live_poll_s()} s, "
+          f"{args.live_rounds} rounds: change -> shown on the page p50 {p(every, 0.5):.2f} s, "
+          f"p95 {p(every, 0.95):.2f} s, max {every[-1]:.2f} s; goal < 1 s: {'met' if p(every, 0.95) < 1 else 'NOT met'}")
+    for name, values in latencies.items():
+        print(f"  {name}: " + ", ".join(f"{x:.2f}" for x in values))
+    print(f"  pollers: {len(polls)} polls, {len(selects)} database reads ({len(selects) / max(1, len(polls)):.3f} per poll)")
+    print(f"  the app server, serving the one real page: {cpu:.1f} CPU s in {wall:.0f} s "
+          f"({100 * cpu / wall:.0f}% of a core, every run included); following a queued job with nothing "
+          f"changing: {1000 * idle_cpu / (10 / live_poll_s()):.1f} CPU ms per poll of the page")
+
+
+def live_poll_s():
+    from classroom import live
+
+    return live.POLL_S
 
 
 def main():
@@ -281,6 +498,11 @@ def main():
     parser.add_argument("--book-runs", type=int, default=3)
     parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--skip-idle", action="store_true")
+    parser.add_argument("--live-pages", type=int, default=0, help="time live feedback with this many open pages")
+    parser.add_argument("--live-rounds", type=int, default=5)
+    parser.add_argument("--skip-book", action="store_true")
+    parser.add_argument("--gradebook-browser", action="store_true",
+                        help="also time the gradebook and analytics pages in headless Chromium")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-classroom-"))
     ok = True
@@ -288,7 +510,12 @@ def main():
         ok = burst(args, folder)
     if not args.skip_idle:
         idle(args, folder)
-    gradebook_bench(args, folder)
+    if not args.skip_book:
+        gradebook_bench(args, folder)
+        if args.gradebook_browser:
+            gradebook_browser(args, folder)
+    if args.live_pages:
+        live_bench(args, folder)
     print(f"(databases and worker log in {folder})")
     sys.exit(0 if ok else 1)
 

@@ -2,7 +2,7 @@
 on 2 cores), what the strict sandbox adds per exercise (goal: at most 150 ms), and what naming an
 unlisted mistake (grader/diagnosis/) adds to grading a failing exercise (goal: under 1 s).
 
-    python bench/grader.py [--runs 3] [--modes process strict] [--no-diagnosis]
+    python bench/grader.py [--runs 3] [--modes process strict] [--no-diagnosis] [--practice]
 
 Each run is a fresh `python -m grader --json` process (interpreter start, torch import,
 sandbox, comparisons), as a learner or the class worker would run it. Prints every run,
@@ -12,6 +12,11 @@ the whole-run difference divided by the number of exercises. The diagnosis figur
 (tests/learner_bugs/) one exercise at a time, with the diagnosis on and switched off
 (ATTENTION_LAB_DIAGNOSIS=0), after one run that builds the mutant caches; it prints the median of
 (on minus off) per file, each the median over runs.
+
+--practice: only the Practice page's Grade click -> result, as the page calls the grading client
+(course/app/grading_client.run_grader), one exercise (ex03) and all of them: a fresh `python -m grader`
+per click (before) against the page's long-lived grading server (after; its first click, which starts
+it, apart), medians over --runs clicks.
 """
 
 import argparse
@@ -79,6 +84,30 @@ def diagnosis_cost(runs, env):
     return added
 
 
+def practice_clicks(runs, target):
+    """Prints the median click -> result of the Practice page, one-shot grader vs the grading server."""
+    from course.app import grading_client
+
+    def click(ex_ids, server):
+        start = time.perf_counter()
+        report = grading_client.run_grader(ex_ids, target=target, save=False, server=server)
+        assert report["passed"], report
+        return time.perf_counter() - start
+
+    server = grading_client.GradingServer()
+    try:
+        first = click(["ex03"], server)
+        for label, ex_ids in (("ex03", ["ex03"]), (f"all {len(EXERCISES)}", [])):
+            before = [click(ex_ids, None) for _ in range(runs)]
+            after = [click(ex_ids, server) for _ in range(runs)]
+            print(f"practice click -> result, {label}: fresh grader per click median {statistics.median(before):.2f} s "
+                  f"({', '.join(f'{t:.2f}' for t in before)}); grading server median {statistics.median(after):.2f} s "
+                  f"({', '.join(f'{t:.2f}' for t in after)})")
+        print(f"  (the grading server's first click, which starts it: {first:.2f} s; load {os.getloadavg()[0]:.2f})")
+    finally:
+        server.close()
+
+
 def main():
     from grader.sandbox import strict_problem
 
@@ -86,12 +115,21 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--modes", nargs="+", default=["process", "strict"], choices=["process", "strict"])
     parser.add_argument("--no-diagnosis", action="store_true", help="skip the diagnosis figure")
+    parser.add_argument("--practice", action="store_true", help="only the Practice page's click -> result")
     args = parser.parse_args()
     target = Path(tempfile.mkdtemp(prefix="bench-grader-"))
     home = Path(tempfile.mkdtemp(prefix="bench-grader-home-"))
     for path in (ROOT / "solutions").glob("ex*.py"):
         shutil.copy(path, target / path.name)
     env = dict(os.environ, ATTENTION_LAB_HOME=str(home))
+    if args.practice:
+        os.environ["ATTENTION_LAB_HOME"] = str(home)
+        try:
+            practice_clicks(args.runs, target)
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.rmtree(home, ignore_errors=True)
+        return
     results = {}
     try:
         for mode in args.modes:

@@ -114,14 +114,14 @@ def history(store, actor_id, user_id=None, ex_id=None):
 def gradebook(store, actor_id):
     """The gradebook frame (learners x exercises)."""
     require(store, actor_id, "gradebook")
-    return analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
+    return analytics.gradebook(frames.class_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
                                store_ops.removed_emails(store))
 
 
 def class_frame(store, actor_id):
     """Every submission with its newest verdict, for the analytics page."""
     require(store, actor_id, "analytics")
-    return frames.submissions_frame(store)
+    return frames.class_frame(store)
 
 
 def regrade(store, actor_id, submission_ids=None):

@@ -1,12 +1,14 @@
 """Read the store into pandas frames for the gradebook, analytics and export."""
 
 import json
+import threading
+import weakref
 
 import pandas as pd
-from sqlalchemy import select, type_coerce
+from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
-from .models import Result, Submission, User
+from .models import Job, Result, Submission, User
 from .results import newest_result_ids
 
 COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "created_at", "late",
@@ -67,3 +69,33 @@ def learners(store):
     with store.session() as session:
         return [tuple(r) for r in session.execute(
             select(User.email, User.name).where(User.role == "learner").order_by(User.email))]
+
+
+_class_frames, _class_lock = weakref.WeakKeyDictionary(), threading.Lock()  # store -> (version, its frame)
+
+
+def _version(store):
+    """What changes whenever the class frame's grading columns can: submissions added, verdicts stored, jobs
+    queued (a regrade decides lateness again). A submission's queue status is not covered (only a learner's
+    history shows it, from submissions_frame); names and roles are read afresh on every call."""
+    with store.session() as session:
+        return tuple(session.execute(select(
+            select(func.max(Submission.id)).scalar_subquery(), select(func.count(Submission.id)).scalar_subquery(),
+            select(func.max(Result.id)).scalar_subquery(), select(func.count(Result.id)).scalar_subquery(),
+            select(func.max(Job.id)).scalar_subquery())).one())
+
+
+def class_frame(store):
+    """submissions_frame(store) of the whole class, kept per store and read again only when _version changes (a
+    gradebook page's every filter, pick or visit reused 100,000 rows instead of reading them, ~1 s)."""
+    version = _version(store)
+    with _class_lock:
+        kept = _class_frames.get(store)
+        if kept is None or kept[0] != version:
+            kept = _class_frames[store] = (version, submissions_frame(store))
+    frame = kept[1].copy()
+    with store.session() as session:
+        people = {row[0]: row[1:] for row in session.execute(select(User.id, User.email, User.name, User.role))}
+    for i, column in enumerate(("email", "name", "role")):
+        frame[column] = frame["user_id"].map(lambda user, i=i: people.get(user, (None, None, None))[i])
+    return frame

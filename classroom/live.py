@@ -20,7 +20,7 @@ from . import queue
 from .models import utcnow
 
 MAX_AGE_S = 0.25  # a snapshot older than this is read again
-POLL_S = 0.75  # how often a page looks: a change shows within POLL_S + MAX_AGE_S = 1 s
+POLL_S = 0.5  # how often a page looks: a change is seen within POLL_S + MAX_AGE_S = 0.75 s, drawn within 1 s
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ no server detail (the detail goes to the server's log): see PageStore.
 
 import contextvars
 import logging
+import threading
 from contextlib import contextmanager
 
 import streamlit as st
@@ -85,9 +86,17 @@ class PageStore(Store):
             database_unavailable(err)
 
 
+def _load_feedback_words():
+    """Import what words a verdict (the grader's report module; it loads torch, ~1.5 s) ahead of the first
+    verdict this server shows, which would otherwise wait for it."""
+    import grader.report  # noqa: F401
+
+
 @st.cache_resource
 def _store(url):
-    return PageStore(url)  # an exception is not cached: the next run tries again
+    store = PageStore(url)  # an exception is not cached: the next run tries again
+    threading.Thread(target=_load_feedback_words, name="load-feedback-words", daemon=True).start()
+    return store
 
 
 def store():

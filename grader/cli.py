@@ -1,7 +1,8 @@
 """Command line: `python -m grader [ex03 ...] [--target DIR] [--json] [--watch] [--sandbox MODE]`.
 
 Also `python -m grader hint ex03 [--lang zh|en]`: the known pitfalls of one exercise, and
-`python -m grader mutants [exNN ...]`: build the automatic mutants' caches once (grader/diagnosis/).
+`python -m grader mutants [exNN ...]`: build the automatic mutants' caches once (grader/diagnosis/), and
+`python -m grader serve`: grade request after request with one warm sandbox server (grader/serve.py).
 `--lang zh|en` (default: from LC_ALL, LC_MESSAGES, LANG) sets the language of every
 message; the JSON report keeps stable ids (check ids, mistake ids, statuses) beside them.
 Exit code 0 when everything graded passed, 1 when something failed, 2 for a
@@ -196,6 +197,11 @@ def main(argv=None):
         for ex_id, built in mutants.ensure(argv[1:] or list(BY_ID)).items():
             print(f"{ex_id}: {built if isinstance(built, str) else f'{built} mutants'}")
         return 0
+    if argv[:1] == ["serve"]:  # the Practice page's long-lived grader (grader/serve.py)
+        from .serve import serve
+
+        signal.signal(signal.SIGTERM, _terminate)
+        return serve()
     if argv[:1] == ["notebooks"]:
         from .notebooks import main as notebooks_main
 

@@ -95,29 +95,34 @@ def running_app(env, *options, prefix=()):
             child.wait()
 
 
-@pytest.fixture(scope="module")
-def browsers():
-    """One headless Chromium per language (by locale), created on first use."""
+def new_driver(lang, profile):
+    """A headless Chromium (selenium driver) speaking `lang`, with its profile in the folder `profile`."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     chromium, driver_path = require_browser()
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_argument(f"--lang={LOCALES[lang]}")
+    options.add_experimental_option("prefs", {"intl.accept_languages": LOCALES[lang]})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": LOCALES[lang]})
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browsers():
+    """One headless Chromium per language (by locale), created on first use."""
     made, profiles = {}, []
 
     def get(lang):
         if lang not in made:
-            options = webdriver.ChromeOptions()
-            options.binary_location = chromium
-            for flag in CHROMIUM_FLAGS:
-                options.add_argument(flag)
             profile = tempfile.mkdtemp(prefix="chromium-profile-")
             profiles.append(profile)
-            options.add_argument(f"--user-data-dir={profile}")
-            options.add_argument(f"--lang={LOCALES[lang]}")
-            options.add_experimental_option("prefs", {"intl.accept_languages": LOCALES[lang]})
-            driver = webdriver.Chrome(service=Service(driver_path), options=options)
-            driver.execute_cdp_cmd("Emulation.setLocaleOverride", {"locale": LOCALES[lang]})
-            made[lang] = driver
+            made[lang] = new_driver(lang, profile)
         return made[lang]
 
     yield get
@@ -231,3 +236,26 @@ def rgb(css_colour):
 def heatmap_labels(driver, element):
     """The value labels of the heatmaps drawn in `element` (HEATMAP_LABELS_JS), as dicts."""
     return driver.execute_script(HEATMAP_LABELS_JS, element)
+
+
+def seconds_until_shown(driver, url, selectors, timeout=120):
+    """Open `url`; seconds until every CSS selector matches a drawn element and Streamlit is idle (the script of
+    the page has finished) -> float. The clock starts before the navigation."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def shown(d):
+        if d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'):
+            return False
+        return all(any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, s)) for s in selectors)
+
+    start = time.monotonic()
+    driver.get(url)
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.05,
+                      ignored_exceptions=(StaleElementReferenceException,)).until(shown)
+    except TimeoutException:
+        raise AssertionError(f"{url}: {selectors} were not shown within {timeout} s; the page shows:\n"
+                             f"{main_text(driver)[:1000]}") from None
+    return time.monotonic() - start

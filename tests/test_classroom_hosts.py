@@ -25,9 +25,11 @@ from sqlalchemy import func, select
 
 from classroom import store as store_ops
 from classroom.models import Job, Result
+from grader.sandbox import strict_problem
 from tests.classroom_support import ROOT, solution, user_id
 
 pytestmark = pytest.mark.slow
+SANDBOX = "process" if strict_problem() else "strict"  # the workers' sandbox: strict wherever it can run
 LEASE_S = 4
 
 
@@ -122,11 +124,11 @@ def database(hosts):
 
 
 def start_pool(hosts, role, port):
-    """`python -m classroom worker` (2 processes) in a worker host's namespace, over TCP to the database."""
+    """`python -m classroom worker` (2 processes, SANDBOX) in a worker host's namespace, over TCP to the database."""
     url = f"postgresql://postgres@{hosts.db_address(role)}:{port}/lab"
     env = dict(os.environ, ATTENTION_LAB_CLASS_DB=url)
     return subprocess.Popen(["ip", "netns", "exec", hosts.names[role], sys.executable, "-m", "classroom", "worker",
-                             "--concurrency", "2", "--sandbox", "process", "--lease", str(LEASE_S)],
+                             "--concurrency", "2", "--sandbox", SANDBOX, "--lease", str(LEASE_S)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -171,9 +173,10 @@ def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
             per_submission = dict(session.execute(select(Result.submission_id, func.count(Result.id))
                                                   .group_by(Result.submission_id)).all())
             statuses = set(session.scalars(select(Result.status)).all())
+            sandboxes = set(session.scalars(select(Result.sandbox)).all())
             retried = session.scalar(select(func.count(Job.id)).where(Job.attempts > 1))
         assert per_submission == {sid: 1 for sid in ids}
-        assert statuses == {"passed"}
+        assert statuses == {"passed"} and sandboxes == {SANDBOX}
         assert retried >= 1  # the job of the torn-down host was taken over
     finally:
         for pool in pools.values():

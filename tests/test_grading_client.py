@@ -1,5 +1,7 @@
 """The grader client and the Practice page, run against a fake grader script."""
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -21,7 +23,51 @@ FAKE_GRADER = textwrap.dedent(
     from course.app import progress
     from course.common import paths
 
+
+    def entries_for(ids, on_progress):
+        entries = []
+        for done, ex_id in enumerate(ids, start=1):
+            ok = ex_id == "ex00"
+            entries.append({{
+                "id": ex_id, "title": ex_id, "file": f"exercises/{{ex_id}}.py",
+                "status": "passed" if ok else "failed", "passed": ok, "score": 1.0 if ok else 0.5,
+                "duration_s": 0.1, "summary": "summary of " + ex_id,
+                "checks": [
+                    {{"name": "shapes", "passed": True, "message": "output shape is right", "hint": None}},
+                    {{"name": "values", "passed": ok, "message": "values differ at [0, 1]" if not ok else "values match",
+                      "hint": None if ok else "check the scaling by sqrt(d)"}},
+                ],
+            }})
+            on_progress(done, len(ids), ex_id, entries[-1]["status"])
+        return entries
+
+
+    def report_of(args, on_progress):
+        ids = [a for a in args if a.startswith("ex")] or {all_ids!r}
+        entries = entries_for(ids, on_progress)
+        if "--no-save" not in args:
+            progress.save_results(paths.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
+        lang = args[args.index("--lang") + 1] if "--lang" in args else "(none)"
+        return {{"version": 1, "target": "exercises", "lang": lang, "passed": all(e["passed"] for e in entries),
+                "exercises": entries, "server_pid": os.getpid()}}
+
+
     argv = sys.argv[1:]
+    if argv[:1] == ["serve"]:  # the grading server's protocol (grader/serve.py)
+        for line in sys.stdin:
+            request = json.loads(line)
+            say = lambda **fields: print(json.dumps(dict(fields, id=request["id"])), flush=True)
+            if "--usage-error" in request["args"]:
+                say(exit=2, error="usage: python -m grader [ex00 ...]")
+                continue
+            if "--crash" in request["args"]:
+                print("Traceback: boom", file=sys.stderr, flush=True)
+                os._exit(3)
+            if "--hang" in request["args"]:
+                import time
+                time.sleep(120)
+            say(report=report_of(request["args"], lambda *p: say(progress=list(p))))
+        sys.exit(0)
     report_fd = int(argv.pop(argv.index("--report-fd") + 1)) if "--report-fd" in argv else None
     args = [a for a in argv if a not in ("--json", "--report-fd")]
     if "--usage-error" in args or "--json" not in sys.argv:
@@ -30,31 +76,15 @@ FAKE_GRADER = textwrap.dedent(
     if "--crash" in args:
         print("Traceback: boom", file=sys.stderr)
         sys.exit(3)
-    ids = [a for a in args if a.startswith("ex")] or {all_ids!r}
     print("loading torch", file=sys.stderr)
-    entries = []
-    for done, ex_id in enumerate(ids, start=1):
-        ok = ex_id == "ex00"
-        entries.append({{
-            "id": ex_id, "title": ex_id, "file": f"exercises/{{ex_id}}.py",
-            "status": "passed" if ok else "failed", "passed": ok, "score": 1.0 if ok else 0.5,
-            "duration_s": 0.1, "summary": "summary of " + ex_id,
-            "checks": [
-                {{"name": "shapes", "passed": True, "message": "output shape is right", "hint": None}},
-                {{"name": "values", "passed": ok, "message": "values differ at [0, 1]" if not ok else "values match",
-                  "hint": None if ok else "check the scaling by sqrt(d)"}},
-            ],
-        }})
-        print(f"progress: {{done}}/{{len(ids)}} {{ex_id}} {{entries[-1]['status']}}", file=sys.stderr, flush=True)
-    progress.save_results(paths.PROJECT_ROOT / "exercises", {{e["id"]: e for e in entries}})
-    lang = args[args.index("--lang") + 1] if "--lang" in args else "(none)"
-    print(f"fake grader language: {{lang}}", file=sys.stderr)
-    text = json.dumps({{"version": 1, "target": "exercises", "lang": lang, "passed": all(e["passed"] for e in entries),
-                       "exercises": entries}})
+    report = report_of(args, lambda done, total, ex_id, status: print(
+        f"progress: {{done}}/{{total}} {{ex_id}} {{status}}", file=sys.stderr, flush=True))
+    print(f"fake grader language: {{report['lang']}}", file=sys.stderr)
+    text = json.dumps(report)
     print(text)
     if report_fd is not None:
         os.write(report_fd, text.encode())
-    sys.exit(0 if all(e["passed"] for e in entries) else 1)
+    sys.exit(0 if report["passed"] else 1)
     """
 )
 
@@ -210,3 +240,51 @@ def test_practice_page_says_not_started_once_and_shows_a_file_hint(monkeypatch):
     assert "`exercises/ex01_softmax.py`" in shown_not_started and "`masked_softmax`" in shown_not_started
     assert sum(shown_not_started in m for m in text) == 1 and sum(shown_broken in m for m in text) == 1
     assert any("use the relative import" in box.value for box in at.info)
+
+
+def test_the_grading_server_serves_request_after_request_from_one_process():
+    server = grading_client.GradingServer()
+    try:
+        seen = []
+        first = grading_client.run_grader(["ex00"], on_progress=lambda *p: seen.append(p), server=server)
+        second = grading_client.run_grader(["ex03"], lang="zh", save=False, server=server)
+        assert first["server_pid"] == second["server_pid"] == server.pid
+        assert seen == [(1, 1, "ex00", "passed")] and second["lang"] == "zh"
+        assert progress.load_results()["ex00"]["passed"] is True and "ex03" not in progress.load_results()
+        with pytest.raises(grading_client.GraderError, match="exit code 2(.|\n)*usage"):
+            grading_client.run_grader(["--usage-error"], server=server)
+        assert server.pid == first["server_pid"]  # a refused request leaves the server running
+    finally:
+        server.close()
+
+
+def test_a_grading_server_that_crashed_or_was_killed_is_replaced_by_a_fresh_one():
+    server = grading_client.GradingServer()
+    try:
+        before = grading_client.run_grader(["ex00"], server=server)["server_pid"]
+        with pytest.raises(grading_client.GraderError, match="exit code 3(.|\n)*boom"):
+            grading_client.run_grader(["--crash"], server=server)
+        assert server.pid is None
+        after = grading_client.run_grader(["ex00"], server=server)["server_pid"]
+        assert after != before
+        os.kill(after, signal.SIGKILL)  # dies while idle
+        start = time.monotonic()
+        again = grading_client.run_grader(["ex00"], server=server, timeout=60)["server_pid"]
+        assert again not in (before, after) and time.monotonic() - start < 30
+    finally:
+        server.close()
+
+
+def test_a_grading_server_past_the_timeout_is_stopped_not_waited_for():
+    server = grading_client.GradingServer()
+    try:
+        grading_client.run_grader(["ex00"], server=server)
+        hung = server.pid
+        start = time.monotonic()
+        with pytest.raises(grading_client.GraderError, match="longer than 2 s"):
+            grading_client.run_grader(["--hang"], server=server, timeout=2)
+        assert time.monotonic() - start < 10
+        with pytest.raises(ProcessLookupError):
+            os.kill(hung, 0)
+    finally:
+        server.close()

@@ -9,19 +9,32 @@ The report is read from an anonymous file this process owns, handed to the
 grader as a descriptor (`--report-fd`), and only after the grader has exited
 and everything left in its session has been killed: a background process of
 the learner's that holds the grader's stdout open cannot rewrite it.
+
+`GradingServer` (the Practice page's, one per Streamlit server: `shared_server`)
+instead keeps one `python -m grader serve` child (grader/serve.py) and sends it
+request after request, so the grader's imports and its warm sandbox server's
+torch import are paid once, not per click. Learner code still never runs in
+this process nor in that child: it runs in the sandbox's per-run children. A
+server that died is replaced by a fresh one at the next request; one that
+overruns a request's timeout is killed with its whole session.
 """
 
+import atexit
 import json
 import os
 import re
+import secrets
 import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+import streamlit as st
 
 from course.common.exercise_index import BY_ID, GRADER_STATUSES
 from course.common.i18n import t
@@ -79,10 +92,15 @@ def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=No
     return command
 
 
-def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None, lang=None):
+def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None, lang=None,
+               server=None):
     """Grade in a child process; returns the report dict (see the grader's --json).
 
-    sandbox: None (the grader's default, "process") or "strict"."""
+    sandbox: None (the grader's default, "process") or "strict". server: a GradingServer to grade on (its warm
+    child), else a `python -m grader` of its own."""
+    if server is not None:
+        args = grader_command(ex_ids, target, save, sandbox=sandbox, lang=lang)[1 + len(GRADER_ARGS):]
+        return server.grade([a for a in args if a != "--json"], on_progress, timeout)
     other_lines = []
     with tempfile.TemporaryFile(mode="w+b") as out:
         command = grader_command(ex_ids, target, save, report_fd=out.fileno(), sandbox=sandbox, lang=lang)
@@ -184,7 +202,7 @@ def upload_problem(ex_id, filename, data, lang="en"):
     return None
 
 
-def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lang=None):
+def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lang=None, server=None):
     """Grade an uploaded .py file or notebook for one exercise, like `python -m grader`.
 
     The upload is written to a fresh temporary folder (a .py file under the
@@ -203,8 +221,152 @@ def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lan
             staged = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:80] + ".ipynb")
         staged.write_bytes(data)
         target = folder if staged.suffix == ".py" else staged
-        report = run_grader([ex_id], target, on_progress, timeout, save=False, lang=lang)
+        report = run_grader([ex_id], target, on_progress, timeout, save=False, lang=lang, server=server)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     shown = Path(filename).name
     return _replace_strings(report, [(str(staged), shown), (str(folder), shown)])
+
+
+class _EndedUnanswered(Exception):
+    """The grading server ended before it answered the request at all."""
+
+
+class GradingServer:
+    """A long-lived `python -m grader serve` child, started at the first request, replaced when it has died.
+
+    One request at a time (a lock): a second page's Grade waits for the first."""
+
+    def __init__(self, command=None):
+        self.command = list(command or [sys.executable, *GRADER_ARGS, "serve"])
+        self.proc, self.log, self.lock = None, None, threading.Lock()
+
+    @property
+    def pid(self):
+        """The pid of the running server child, or None."""
+        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+
+    def _start(self):
+        self.close()
+        self.log = tempfile.TemporaryFile(mode="w+b")  # its stderr: read back when it fails
+        try:
+            self.proc = subprocess.Popen(
+                self.command, cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                env=dict(os.environ, PYTHONIOENCODING="utf-8"), start_new_session=True)
+        except OSError as err:
+            raise GraderError(f"could not start the grader ({' '.join(self.command)}): {err}") from err
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.buffer = b""
+
+    def _stderr_tail(self):
+        if self.log is None:
+            return ""
+        self.log.seek(0)
+        lines = self.log.read()[-64 * 1024:].decode("utf-8", errors="replace").splitlines()
+        return "\n".join(lines[-20:])
+
+    def _next_answer(self, deadline):
+        """The next answer line (a dict), or None when the server has exited; TimeoutError at the deadline."""
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if not select.select([self.proc.stdout], [], [], min(left, 0.5))[0]:
+                continue
+            try:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        return answer if isinstance(answer, dict) else {"id": None}
+
+    def grade(self, args, on_progress=None, timeout=TIMEOUT_S):
+        """Grade `python -m grader` arguments on the server -> the report dict (GraderError as run_grader).
+
+        A server that ends before its first answer (it had died while idle) is replaced and asked once more."""
+        with self.lock:
+            deadline = time.monotonic() + timeout
+            for attempt in (1, 2):
+                try:
+                    return self._request(args, on_progress, deadline, timeout)
+                except _EndedUnanswered as ended:
+                    if attempt == 2:
+                        raise GraderError(str(ended)) from None
+
+    def _request(self, args, on_progress, deadline, timeout):
+        if self.pid is None:
+            self._start()
+        request_id, answered = secrets.token_hex(8), False
+        try:
+            self.proc.stdin.write((json.dumps({"id": request_id, "args": list(args)}) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # it died: said below, when no answer comes
+        while True:
+            try:
+                answer = self._next_answer(deadline)
+            except TimeoutError:
+                self.close()
+                raise GraderError(f"the grader ran longer than {timeout} s and was stopped") from None
+            if answer is None:  # its stdout closed: it has exited (or is on its way out)
+                try:
+                    code = self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = "none (it stopped answering)"
+                tail = self._stderr_tail()
+                self.close()
+                message = f"the grader stopped with exit code {code}.\n{tail}".rstrip()
+                raise GraderError(message) if answered else _EndedUnanswered(message)
+            if answer.get("id") != request_id:
+                self.close()
+                raise GraderError("the grading server gave an answer to no request; it was restarted")
+            answered = True
+            if "progress" in answer:
+                if on_progress is not None:
+                    on_progress(*answer["progress"])
+            elif "report" in answer:
+                return validate_report(answer["report"])
+            else:
+                raise GraderError(f"the grader stopped with exit code {answer.get('exit')}.\n"
+                                  f"{answer.get('error', '')}".rstrip())
+
+    def close(self):
+        """Kill the server and everything in its session."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            self.proc = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+
+_made = []  # every GradingServer of this process, closed at its exit
+atexit.register(lambda: [server.close() for server in _made])
+
+
+@st.cache_resource(show_spinner=False)
+def _server_for(command):
+    server = GradingServer(command)
+    _made.append(server)
+    return server
+
+
+def shared_server():
+    """This Streamlit server's GradingServer (for the current grader command: tests point GRADER_ARGS elsewhere)."""
+    return _server_for((sys.executable, *GRADER_ARGS, "serve"))
