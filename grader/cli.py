@@ -9,7 +9,6 @@ Exit code 0 when everything graded passed, 1 when something failed, 2 for a
 usage error.
 """
 
-import argparse
 import json
 import os
 import signal
@@ -17,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-from course.app import progress
 from course.common.exercise_index import BY_ID
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import LANGS
@@ -25,58 +23,10 @@ from course.common.i18n import LANGS
 from . import checks as checks_registry
 from . import notebook_submit
 from .core import grade
+from .options import parse_args, save_progress
 from .report import print_table
-from .sandbox import INSTALL_LINE, MODES, SandboxLimits, strict_problem
+from .sandbox import SandboxLimits
 from .text import default_lang, hint_text, tr
-
-DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "exercises"
-
-
-def parse_args(argv):
-    """The grading options."""
-    parser = argparse.ArgumentParser(
-        prog="python -m grader",
-        description="Grade the Attention Lab exercises against the reference solutions.",
-        epilog="Also: `python -m grader hint ex03` lists the known pitfalls of an exercise.",
-    )
-    parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
-                        help=f"exercise ids to grade ({', '.join(BY_ID)}); default: all")
-    parser.add_argument("--target", default=str(DEFAULT_TARGET),
-                        help="directory laid out like exercises/, a directory of exported notebooks "
-                             "or one .ipynb (default: exercises/)")
-    parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
-    parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
-    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
-    parser.add_argument("--no-save", action="store_true", help="do not record the results as progress")
-    parser.add_argument("--lang", choices=LANGS, default=default_lang(),
-                        help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)")
-    parser.add_argument("--sandbox", choices=MODES, default="process",
-                        help="process: fast, for grading your own work (default); strict: each exercise in its "
-                             "own unprivileged bubblewrap sandbox, for code you do not trust (needs root, "
-                             f"bubblewrap and setpriv: `{INSTALL_LINE}`)")
-    parser.add_argument("--report-fd", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--watch-max-runs", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    unknown = [e for e in args.exercises if e not in BY_ID]
-    if unknown:
-        parser.error(f"unknown exercise {unknown[0]!r}; use one of {', '.join(BY_ID)}")
-    if not (Path(args.target).is_dir() or notebook_submit.is_notebook_file(args.target)):
-        parser.error(f"--target {args.target!r} is not a directory or a .ipynb notebook")
-    if args.watch and notebook_submit.is_notebook_file(args.target):
-        parser.error("--watch follows .py exercise files; grade a notebook without --watch")
-    if args.sandbox == "strict" and strict_problem():
-        parser.error(f"--sandbox strict cannot run here: {strict_problem()}")
-    return args
-
-
-
-
-def save_progress(report, target):
-    """Record each exercise's result where the app reads it."""
-    progress.save_results(target, {
-        ex.id: {"passed": ex.passed, "score": ex.score, "status": ex.status, "summary": ex.summary}
-        for ex in report.exercises
-    })
 
 
 def run_once(args, ex_ids):

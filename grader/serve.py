@@ -30,7 +30,7 @@ import os
 import sys
 import traceback
 
-from .cli import parse_args, save_progress
+from .options import parse_args, save_progress
 from .core import grade
 from .sandbox import SandboxLimits
 

@@ -367,9 +367,10 @@ def test_practice_page_grades_an_upload_in_the_child_process_client(monkeypatch)
 
     calls = []
 
-    def fake_grade_upload(ex_id, filename, data, on_progress=None, timeout=None, lang=None):
+    def fake_grade_upload(ex_id, filename, data, on_progress=None, timeout=None, lang=None, server=None):
         calls.append((ex_id, filename, data))
         assert lang == "zh"  # the grader writes its messages in the learner's language
+        assert isinstance(server, grading_client.GradingServer)  # the page's long-lived grader, not a fresh one
         return {"version": 1, "target": filename, "passed": False, "exercises": [{
             "id": ex_id, "title": ex_id, "file": filename, "status": "failed", "passed": False, "score": 0.5,
             "duration_s": 1.0, "summary": "summary from the fake",

@@ -1,0 +1,60 @@
+"""The grading command's options and where a run's results are recorded: shared by the
+command line (grader/cli.py) and the long-lived grading server (grader/serve.py)."""
+
+import argparse
+from pathlib import Path
+
+from course.app import progress
+from course.common.exercise_index import BY_ID
+from course.common.i18n import LANGS
+
+from . import notebook_submit
+from .sandbox import INSTALL_LINE, MODES, strict_problem
+from .text import default_lang
+
+DEFAULT_TARGET = Path(__file__).resolve().parent.parent / "exercises"
+
+
+def parse_args(argv):
+    """The grading options."""
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description="Grade the Attention Lab exercises against the reference solutions.",
+        epilog="Also: `python -m grader hint ex03` lists the known pitfalls of an exercise.",
+    )
+    parser.add_argument("exercises", nargs="*", metavar="EXERCISE",
+                        help=f"exercise ids to grade ({', '.join(BY_ID)}); default: all")
+    parser.add_argument("--target", default=str(DEFAULT_TARGET),
+                        help="directory laid out like exercises/, a directory of exported notebooks "
+                             "or one .ipynb (default: exercises/)")
+    parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
+    parser.add_argument("--no-save", action="store_true", help="do not record the results as progress")
+    parser.add_argument("--lang", choices=LANGS, default=default_lang(),
+                        help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)")
+    parser.add_argument("--sandbox", choices=MODES, default="process",
+                        help="process: fast, for grading your own work (default); strict: each exercise in its "
+                             "own unprivileged bubblewrap sandbox, for code you do not trust (needs root, "
+                             f"bubblewrap and setpriv: `{INSTALL_LINE}`)")
+    parser.add_argument("--report-fd", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--watch-max-runs", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    unknown = [e for e in args.exercises if e not in BY_ID]
+    if unknown:
+        parser.error(f"unknown exercise {unknown[0]!r}; use one of {', '.join(BY_ID)}")
+    if not (Path(args.target).is_dir() or notebook_submit.is_notebook_file(args.target)):
+        parser.error(f"--target {args.target!r} is not a directory or a .ipynb notebook")
+    if args.watch and notebook_submit.is_notebook_file(args.target):
+        parser.error("--watch follows .py exercise files; grade a notebook without --watch")
+    if args.sandbox == "strict" and strict_problem():
+        parser.error(f"--sandbox strict cannot run here: {strict_problem()}")
+    return args
+
+
+def save_progress(report, target):
+    """Record each exercise's result where the app reads it."""
+    progress.save_results(target, {
+        ex.id: {"passed": ex.passed, "score": ex.score, "status": ex.status, "summary": ex.summary}
+        for ex in report.exercises
+    })
