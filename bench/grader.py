@@ -10,8 +10,8 @@ the median per mode, and for strict mode the added cost per exercise: the median
 exercises of (strict minus process) sandboxed run time, each the median over runs, and
 the whole-run difference divided by the number of exercises. The diagnosis figure grades learner-written bug files
 (tests/learner_bugs/) one exercise at a time, with the diagnosis on and switched off
-(ATTENTION_LAB_DIAGNOSIS=0), after one run that builds the mutant caches; it prints the median of
-(on minus off) per file, each the median over runs.
+(ATTENTION_LAB_DIAGNOSIS=0), on and off runs interleaved, after one run that builds the mutant caches; it
+prints per file the median over runs of (on minus off) of each pair, and the median and worst over files.
 
 --practice: only the Practice page's Grade click -> result, as the page calls the grading client
 (course/app/grading_client.run_grader), one exercise (ex03) and all of them: a fresh `python -m grader`
@@ -75,12 +75,15 @@ def diagnosis_cost(runs, env):
             bug = ROOT / "tests" / "learner_bugs" / ex_id / f"{stem}.py"
             shutil.copy(bug, target / next((ROOT / "solutions").glob(f"{ex_id}_*.py")).name)
             grade_once(target, ex_id, env)  # builds this exercise's mutants once per grader version
-            on = [grade_once(target, ex_id, env) for _ in range(runs)]
-            off = [grade_once(target, ex_id, dict(env, ATTENTION_LAB_DIAGNOSIS="0")) for _ in range(runs)]
+            on, off = [], []
+            for _ in range(runs):  # interleaved, so that a slow spell of the machine falls on both
+                on.append(grade_once(target, ex_id, env))
+                off.append(grade_once(target, ex_id, dict(env, ATTENTION_LAB_DIAGNOSIS="0")))
         finally:
             shutil.rmtree(target, ignore_errors=True)
-        added[name] = statistics.median(on) - statistics.median(off)
-        print(f"diagnosis of {name}: on {statistics.median(on):.2f} s, off {statistics.median(off):.2f} s")
+        added[name] = statistics.median(a - b for a, b in zip(on, off))
+        print(f"diagnosis of {name}: on {statistics.median(on):.2f} s, off {statistics.median(off):.2f} s, "
+              f"added (median of the {runs} paired runs) {added[name]:.2f} s")
     return added
 
 
