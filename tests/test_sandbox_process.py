@@ -115,9 +115,9 @@ def test_strict_mode_says_what_to_install_when_bubblewrap_is_missing(monkeypatch
 
 
 def test_cli_refuses_strict_mode_with_the_reason(monkeypatch, capsys):
-    from grader import cli
+    from grader import cli, options
 
-    monkeypatch.setattr(cli, "strict_problem", lambda: "the strict sandbox needs bwrap: install it")
+    monkeypatch.setattr(options, "strict_problem", lambda: "the strict sandbox needs bwrap: install it")
     assert cli.main(["ex00", "--sandbox", "strict", "--no-save"]) == 2
     err = capsys.readouterr().err
     assert "--sandbox strict cannot run here: the strict sandbox needs bwrap" in err and "Traceback" not in err
