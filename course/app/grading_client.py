@@ -340,11 +340,7 @@ class GradingServer:
     def close(self):
         """Kill the server and everything in its session."""
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
+            _kill_session(self.proc)
             for stream in (self.proc.stdin, self.proc.stdout):
                 try:
                     stream.close()
