@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
 from course.lessons import ch08

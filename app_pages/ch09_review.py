@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.learner import current
 from course.app.ui import current_lang, status_label, status_of, tr
 from course.common import exercise_index

@@ -40,7 +40,7 @@ if not names:
     st.stop()
 name = st.radio(tr("demos.mine.model_label"), names, format_func=labeler("demos.models.{}"),
                 horizontal=True, key="demo_mine_model", persist_state=KEEP)
-results = progress.load_results()
+results = progress.load_newest()  # the files as they stand now
 if not demo_runner.can_run(name, results):
     st.info(tr("demos.mine.not_passed", exercises=" / ".join(family(name).exercises)))
     st.stop()

@@ -6,7 +6,8 @@ self-study, the class database per signed-in learner in class mode.
 
 import streamlit as st
 
-from course.app import notes, pages_index
+from course.app import notes
+from course.common import pages_index
 from course.app.learner import current
 from course.app.ui import current_lang, tr
 

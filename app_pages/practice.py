@@ -29,8 +29,10 @@ def grade(ex_ids):
     st.session_state.pop(REPORT_KEY, None)
     st.session_state.pop(ERROR_KEY, None)
     try:
-        st.session_state[REPORT_KEY] = grading_client.run_grader(ex_ids, on_progress=on_progress, lang=current_lang(),
-                                                                 server=grading_client.shared_server())
+        report = grading_client.run_grader(ex_ids, on_progress=on_progress, lang=current_lang(),
+                                           server=grading_client.shared_server())
+        current().record(report)  # the grader only reports; the Learner records
+        st.session_state[REPORT_KEY] = report
     except grading_client.GraderError as err:
         st.session_state[ERROR_KEY] = str(err)
     st.rerun()  # redraw the status table with the new results

@@ -2,7 +2,7 @@
 
     python bench/app.py [--runs N] [--page KEY ...]
 
-For every page in course/app/pages_index.py that exists, AppTest opens the page,
+For every page in course/common/pages_index.py that exists, AppTest opens the page,
 then changes one widget (the first slider, radio, select box... on the page,
 alternating between two values) and times the rerun; the median of N reruns
 is printed against the 150 ms goal. Cold start is the time from

@@ -41,7 +41,7 @@ def run_mode(mode, runs, target, env):
     times, per_exercise = [], {}
     for run in range(runs):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "grader", "--target", str(target), "--no-save", "--json",
+        done = subprocess.run([sys.executable, "-m", "grader", "--target", str(target), "--json",
                                "--sandbox", mode], cwd=ROOT, env=env, capture_output=True, text=True)
         times.append(time.perf_counter() - start)
         if done.returncode != 0:
@@ -58,7 +58,7 @@ DIAGNOSED = ("ex01/global_max", "ex03/scaled_by_num_keys", "ex05/merge_heads_swa
 def grade_once(target, ex_id, env):
     """Seconds to grade one exercise of target in a fresh `python -m grader` process."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", ex_id, "--target", str(target), "--no-save", "--json"],
+    subprocess.run([sys.executable, "-m", "grader", ex_id, "--target", str(target), "--json"],
                    cwd=ROOT, env=env, capture_output=True, text=True)
     return time.perf_counter() - start
 
@@ -93,7 +93,7 @@ def practice_clicks(runs, target):
 
     def click(ex_ids, server):
         start = time.perf_counter()
-        report = grading_client.run_grader(ex_ids, target=target, save=False, server=server)
+        report = grading_client.run_grader(ex_ids, target=target, server=server)
         assert report["passed"], report
         return time.perf_counter() - start
 

@@ -9,6 +9,8 @@ passed, score, mistake_ids (list).
 
 import pandas as pd
 
+from course.common import ranking
+
 FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
 ATTEMPTED = ("passed", "failed", "not_written", "error")  # verdicts on the learner's code ("blocked" is not one)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
@@ -27,13 +29,12 @@ def attempted(frame):
 def gradebook(frame, exercise_ids, learners=None, removed=()):
     """Learners x exercises: best score, attempts and late flag per exercise (one row per learner).
 
-    Columns: email, name, removed, then per exercise `exNN` (best score, blank if never
-    graded or only blocked), `exNN_attempts` (submissions), `exNN_late` (1 if the best score
-    came from a late submission). `learners` (email, name) adds learners who
+    Columns: email, name, removed, then per exercise `exNN` (the best submission's score, best by
+    course.common.ranking as everywhere else; blank if never graded or only blocked), `exNN_attempts`
+    (submissions), `exNN_late` (1 if that best submission was late). `learners` (email, name) adds learners who
     never submitted. `removed` (emails taken off the roster) sets the `removed` column to 1.
     """
-    frame = frame.sort_values(["score", "created_at"], ascending=[False, True], na_position="last")
-    best = attempted(frame).drop_duplicates(["email", "exercise_id"])
+    best = ranking.best_first(attempted(frame), order="submission_id").drop_duplicates(["email", "exercise_id"])
     attempts = frame.groupby(["email", "exercise_id"]).size()
     people = frame[["email", "name"]].drop_duplicates("email")
     if learners is not None:

@@ -11,7 +11,7 @@ from datetime import UTC
 
 import streamlit as st
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.learner import Learner
 from course.common.i18n import t
 
@@ -39,6 +39,10 @@ class ClassLearner(Learner):
 
     def results(self):
         return {} if self.user is None else selfstudy.best_results(self.store, self.user.id)
+
+    def record(self, report, target=None):
+        raise RuntimeError("a class records verdicts through its queue: the Practice page submits the file and a "
+                           "worker stores the grader's verdict (classroom/worker.py); no page records a report")
 
     def load_notes(self):
         return selfstudy.load_notes(self.store, self.user.id)

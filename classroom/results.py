@@ -2,12 +2,14 @@
 
 A submission may be graded several times (regrades); its newest result (the
 highest result id) is its verdict. Of several submissions of one exercise the
-best is: a passed one before a failed one, then the highest score, then the
-newest submission (a late pass, whose score the penalty lowered, still beats
-an on-time fail).
+best is ranked by course.common.ranking, the rule the gradebook and the
+self-study progress use too: a passed one before a failed one, then the highest
+score, then the newest submission.
 """
 
 from sqlalchemy import func, select
+
+from course.common import ranking
 
 from .models import Result, Submission
 
@@ -35,14 +37,9 @@ def newest_results(session, user_id=None, exercise_id=None, submission_ids=None,
     return [tuple(row) for row in session.execute(query).all()]
 
 
-def rank(submission, result):
-    """The sort key of a graded submission: passed, then score, then newer (higher is better)."""
-    return bool(result.passed), result.score, submission.id
-
-
 def best_result(graded):
-    """The best (Submission, Result) of some graded submissions of one exercise (see rank), or None."""
-    return max(graded, key=lambda pair: rank(*pair), default=None)
+    """The best (Submission, Result) of some graded submissions of one exercise (course.common.ranking), or None."""
+    return ranking.best(graded, lambda pair: (pair[1].passed, pair[1].score, pair[0].id))
 
 
 def best_per_exercise(graded):

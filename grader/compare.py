@@ -2,8 +2,11 @@
 
 Every function returns None when the values agree and otherwise one sentence
 that says what differs: shape, then dtype, then NaN/inf, then the largest
-error and where it is. Tensor agreement is decided by
-`torch.testing.assert_close` with dtype-aware tolerances.
+error and where it is. Float tensors agree when `torch.isclose` holds everywhere
+with dtype-aware tolerances (|got - expected| <= atol + rtol * |expected|, NaN
+equal to NaN: torch.testing.assert_close's rule once shape and dtype agree, which
+are checked first; assert_close itself imports torch.distributed on its first
+call, seconds of every grader run).
 """
 
 import math
@@ -78,11 +81,8 @@ def compare_tensors(name, expected, got, kind="value", scale=1.0, tolerance_dtyp
     if tolerance_dtype is not None:
         loose = tolerance(tolerance_dtype, kind, scale)
         rtol, atol = max(rtol, loose[0]), max(atol, loose[1])
-    try:
-        torch.testing.assert_close(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if torch.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True).all():
         return None
-    except AssertionError:
-        pass
     finite = torch.isfinite(expected) & torch.isfinite(got)
     errors = torch.where(finite, (got - expected).abs(), torch.zeros_like(got))
     worst = errors.reshape(-1).argmax().item()

@@ -8,7 +8,6 @@ judged (grader/judge.py), each exercise in a bounded fork of its own
 (grader/report.py).
 """
 
-import functools
 import hashlib
 import importlib
 import secrets
@@ -168,7 +167,6 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
     references = {ex_id: [_run_reference(i, c) for i, c in enumerate(checks)] for ex_id, checks in built.items()}
-    _warm_judging()  # while the sandbox runs
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
@@ -199,13 +197,6 @@ JUDGE_MEMORY_MB = 1024  # address space the judging of one exercise may add to t
 JUDGE_GRACE_S = 10  # judging one exercise may take the exercise's timeout plus this
 
 
-@functools.cache
-def _warm_judging():
-    """Do once in the grader what every judging fork would otherwise redo: torch's comparison
-    imports lazily on its first call (seconds)."""
-    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
-
-
 def _judge(s, plan, job, built, references, limits, variants, lang):
     """Submission s's ExerciseResult from its sandboxed job (its dependencies' verdicts not yet considered)."""
     if s.source is None:
@@ -227,7 +218,6 @@ def _judge_bounded(s, checks, references, job, limits, variants, lang):
                               variants).to_dict()
         return dict(data, needs_mutants=s.ex_id in diagnosis_explain.MISSING)
 
-    _warm_judging()
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
     if how == "ok" and data.pop("needs_mutants"):
         # this exercise's mutants are not built for this grader version yet: build them once, outside the

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbformat import v4
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common.exercise_index import EXERCISES
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t

@@ -13,7 +13,7 @@ import io
 import sys
 from pathlib import Path
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common.exercise_index import BY_ID
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import LANGS, t

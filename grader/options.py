@@ -1,10 +1,9 @@
-"""The grading command's options and where a run's results are recorded: shared by the
-command line (grader/cli.py) and the long-lived grading server (grader/serve.py)."""
+"""The grading command's options: shared by the command line (grader/cli.py) and the long-lived grading
+server (grader/serve.py). The grader only reports; it records nothing (the mode's Learner does)."""
 
 import argparse
 from pathlib import Path
 
-from course.app import progress
 from course.common.exercise_index import BY_ID
 from course.common.i18n import LANGS
 
@@ -30,7 +29,6 @@ def parse_args(argv):
     parser.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     parser.add_argument("--watch", action="store_true", help="re-grade an exercise each time its file is saved")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per exercise (default 20)")
-    parser.add_argument("--no-save", action="store_true", help="do not record the results as progress")
     parser.add_argument("--lang", choices=LANGS, default=default_lang(),
                         help="language of the messages (default: from LC_ALL / LC_MESSAGES / LANG)")
     parser.add_argument("--sandbox", choices=MODES, default="process",
@@ -51,10 +49,3 @@ def parse_args(argv):
         parser.error(f"--sandbox strict cannot run here: {strict_problem()}")
     return args
 
-
-def save_progress(report, target):
-    """Record each exercise's result where the app reads it."""
-    progress.save_results(target, {
-        ex.id: {"passed": ex.passed, "score": ex.score, "status": ex.status, "summary": ex.summary}
-        for ex in report.exercises
-    })

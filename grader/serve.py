@@ -9,7 +9,7 @@ children, which end with their run.
 
 Protocol, one JSON object per line. A request on stdin:
 
-    {"id": "<request id>", "args": ["ex03", "--lang", "zh", "--no-save", ...]}
+    {"id": "<request id>", "args": ["ex03", "--lang", "zh", ...]}
 
 (`args` as `python -m grader` takes them; --json, --watch and --report-fd do not
 apply). Answers on stdout, each carrying the request's id:
@@ -19,6 +19,7 @@ apply). Answers on stdout, each carrying the request's id:
     {"id": ..., "exit": 2, "error": "usage: ..."}             what `python -m grader` would have
                                                               exited with, and its message (the end)
 
+The server records nothing: the page that asked records the report (its Learner).
 The end of stdin ends the server. Anything else the grading prints goes to
 stderr: stdout carries answers only.
 """
@@ -30,7 +31,7 @@ import os
 import sys
 import traceback
 
-from .options import parse_args, save_progress
+from .options import parse_args
 from .core import grade
 from .sandbox import SandboxLimits
 
@@ -55,8 +56,6 @@ def _grade_request(args_list, answer):
     limits = SandboxLimits(timeout_s=args.timeout, mode=args.sandbox, warm=True)
     report = grade(args.target, ex_ids, limits, lang=args.lang,
                    on_progress=lambda done, total, ex_id, status: answer({"progress": [done, total, ex_id, status]}))
-    if not args.no_save:
-        save_progress(report, args.target)
     answer({"report": report.to_dict()})
 
 

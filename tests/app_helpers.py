@@ -10,7 +10,7 @@ from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block, Widget
 
-from course.app import pages_index
+from course.common import pages_index
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"

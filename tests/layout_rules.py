@@ -23,6 +23,7 @@ RULES = (
     ("course.common", "course.translation", "course.common imports nothing else from course/"),
     ("course", "grader", "course/ never imports the grader (the app runs it in a child process)"),
     ("course", "classroom", "course/ does not depend on class mode"),
+    ("grader", "course.app", "the grader only reports: the mode's Learner (course.app, classroom) records"),
     ("classroom.views", "classroom.grading", "the class's web side reads verdicts through classroom.feedback, not the worker"),
     ("classroom.web", "classroom.grading", "the class's web side reads verdicts through classroom.feedback, not the worker"),
     ("classroom.learner", "classroom.grading", "the class's web side reads verdicts through classroom.feedback, not the worker"),

@@ -5,7 +5,8 @@ import os
 import pytest
 from app_helpers import errors_of, open_page, widgets
 
-from course.app import pages_index, progress
+from course.app import progress
+from course.common import pages_index
 from course.common import i18n, paths
 from course.common.exercise_index import EXERCISES
 

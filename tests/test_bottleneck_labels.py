@@ -5,7 +5,7 @@ import json
 import pytest
 from app_helpers import errors_of, open_page
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common import i18n
 from course.translation.models import MODEL_NAMES
 

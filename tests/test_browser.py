@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import pytest
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,

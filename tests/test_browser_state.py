@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
                                    running_app, wait_for, wait_for_text, wait_until_rendered)

@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common import exercise_index, i18n
 from course.lessons import ch08, ch09
 

@@ -9,7 +9,7 @@ import torch
 from app_helpers import errors_of, markdown_text, metric, open_page
 from streamlit import dataframe_util
 
-from course.app import pages_index
+from course.common import pages_index
 from course.common.i18n import t
 from course.lessons import ch10
 

@@ -15,7 +15,8 @@ import pytest
 import torch
 from app_helpers import errors_of, open_page, widgets
 
-from course.app import demo_runner, pages_index, progress
+from course.app import demo_runner, progress
+from course.common import pages_index
 from course.common import i18n, paths
 from course.translation import demos
 from course.translation.checkpoint import load_checkpoint

@@ -3,7 +3,7 @@
 import pytest
 from app_helpers import errors_of, open_page
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.experiment_ui import progress_text
 from course.common import i18n
 from course.translation import demos

@@ -242,9 +242,23 @@ def test_cli_json_report_progress_and_exit_code(tmp_path):
             assert {"name", "passed", "message", "hint", "id", "mistake"} <= set(check)
     assert report["lang"] == "en"
     assert "progress: 2/2 ex06 not_written" in done.stderr
-    saved = json.loads((tmp_path / "home" / "progress.json").read_text())
-    entry = saved["targets"][str(tmp_path.resolve())]
+    assert not (tmp_path / "home").exists()  # the grader only reports: a --json run's reader records it
+
+
+def test_a_terminal_run_is_recorded_by_the_app_not_the_grader(tmp_path, monkeypatch):
+    shutil.copy(ROOT / "solutions" / "ex00_paths.py", tmp_path / "ex00_paths.py")
+    shutil.copy(ROOT / "exercises" / "ex06_positional_encoding.py", tmp_path / "ex06_positional_encoding.py")
+    done = run_cli("ex00", "ex06", "--target", str(tmp_path), home=tmp_path / "home")
+    assert done.returncode == 1, done.stderr
+    assert not (tmp_path / "home" / "progress.json").exists()  # the grader wrote a report, no progress
+    assert len(list((tmp_path / "home" / "reports").glob("*.json"))) == 1
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
+    entry = progress.load_results(tmp_path)  # the app's read records the waiting report, then removes it
     assert entry["ex00"]["passed"] is True and entry["ex06"]["status"] == "not_written"
+    assert list((tmp_path / "home" / "reports").glob("*")) == []
+    (tmp_path / "home" / "reports" / "1-2.json").write_text("{ not a report")
+    assert progress.load_results(tmp_path)["ex00"]["passed"] is True  # a damaged one is set aside, not fatal
+    assert [p.name for p in (tmp_path / "home" / "reports").iterdir()] == ["1-2.json.unreadable"]
 
 
 def test_cli_table_and_success_exit_code(tmp_path):
@@ -257,7 +271,7 @@ def test_cli_table_and_success_exit_code(tmp_path):
 def test_cli_shows_the_first_problem_and_hint(tmp_path):
     mistake = checks_registry.for_exercise("ex03").MISTAKES[0]
     (tmp_path / "ex03_scoring.py").write_text(apply_mistake(reference_source(EXERCISES[3]), mistake))
-    done = run_cli("ex03", "--target", str(tmp_path), "--no-save", home=tmp_path / "home")
+    done = run_cli("ex03", "--target", str(tmp_path), home=tmp_path / "home")
     assert done.returncode == 1
     assert "called:" in done.stdout and "problem:" in done.stdout
     assert hint_text("ex03", mistake) in done.stdout
@@ -310,7 +324,7 @@ def test_progress_file_is_replaced_atomically(tmp_path, monkeypatch):
     progress.save_results(tmp_path / "t", {"ex01": {"passed": False, "score": 0.5}})
     loaded = progress.load_results(tmp_path / "t")
     assert loaded["ex00"]["passed"] and loaded["ex01"]["score"] == 0.5
-    assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no temp files left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".progress.lock", "progress.json"]  # no temp files left
     (tmp_path / "progress.json").write_text("{ truncated")
     assert progress.load_results(tmp_path / "t") == {}
     progress.save_results(tmp_path / "t", {"ex02": {"passed": True, "score": 1.0}})

@@ -175,14 +175,14 @@ def run_cli(*args, env_extra=None, home):
 
 def test_cli_speaks_chinese_from_the_flag_or_the_locale(tmp_path):
     (tmp_path / "ex03_scoring.py").write_text(apply_mistake(EX03, MISTAKE["ex03", "dot_scale_value_size"]))
-    done = run_cli("ex03", "--target", str(tmp_path), "--no-save", "--lang", "zh", home=tmp_path / "h")
+    done = run_cli("ex03", "--target", str(tmp_path), "--lang", "zh", home=tmp_path / "h")
     assert done.returncode == 1
     assert "编号" in done.stdout and "未通过" in done.stdout and "0/1 个练习通过。" in done.stdout
     assert hint_text("ex03", MISTAKE["ex03", "dot_scale_value_size"], "zh") in done.stdout
     # Chinese punctuation in the problem lines: full-width colons and brackets, no "check:" or "(file):".
     assert "\n  检查：" in done.stdout and "\n  问题：" in done.stdout and "\n  提示：" in done.stdout
     assert "（ex03_scoring.py）：未通过" in done.stdout and "检查:" not in done.stdout
-    done = run_cli("ex03", "--target", str(tmp_path), "--no-save", "--json",
+    done = run_cli("ex03", "--target", str(tmp_path), "--json",
                    env_extra={"LANG": "zh_CN.UTF-8"}, home=tmp_path / "h")
     report = json.loads(done.stdout)
     assert report["lang"] == "zh"

@@ -22,7 +22,7 @@ def test_a_second_grade_reuses_the_warm_server_and_a_killed_one_is_replaced(tmp_
         times, pids = [], []
         for _ in range(2):
             start = time.monotonic()
-            report = grading_client.run_grader(["ex03"], target=SOLUTIONS, save=False, server=server)
+            report = grading_client.run_grader(["ex03"], target=SOLUTIONS, server=server)
             times.append(time.monotonic() - start)
             pids.append(server.pid)
             assert [(e["id"], e["status"]) for e in report["exercises"]] == [("ex03", "passed")]
@@ -30,7 +30,7 @@ def test_a_second_grade_reuses_the_warm_server_and_a_killed_one_is_replaced(tmp_
         assert times[1] < times[0] / 2 and times[1] < 3.0, times  # no Python start, no torch import
         os.killpg(pids[1], signal.SIGKILL)  # the server and its warm sandbox server
         start = time.monotonic()
-        report = grading_client.run_grader(["ex03"], target=SOLUTIONS, save=False, server=server, timeout=120)
+        report = grading_client.run_grader(["ex03"], target=SOLUTIONS, server=server, timeout=120)
         assert report["passed"] and server.pid not in (None, pids[0])
         print(f"first {times[0]:.2f} s, second {times[1]:.2f} s, after a kill {time.monotonic() - start:.2f} s "
               f"(load {os.getloadavg()})")

@@ -177,7 +177,7 @@ def test_a_notebook_nested_too_deep_is_not_a_readable_notebook(tmp_path):
     [result] = report.exercises
     assert result.status == "error" and "not a readable notebook" in result.summary, result.summary
     assert peak < PEAK_MB and took < 30
-    done = subprocess.run([sys.executable, "-m", "grader", "ex03", "--target", str(path), "--json", "--no-save"],
+    done = subprocess.run([sys.executable, "-m", "grader", "ex03", "--target", str(path), "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
     [entry] = json.loads(done.stdout)["exercises"]

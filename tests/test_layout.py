@@ -4,7 +4,7 @@ import textwrap
 
 from layout_rules import cycles, import_graph, rule_violations
 
-from course.app.pages_index import PROJECT_ROOT
+from course.common.pages_index import PROJECT_ROOT
 
 
 def test_the_project_breaks_no_import_rule():

@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from app_helpers import errors_of, open_page
 
-from course.app import notes, pages_index
+from course.app import notes
+from course.common import pages_index
 from course.common.i18n import t
 
 pytestmark = pytest.mark.usefixtures("lab_home")  # progress and notes in a fresh folder per test

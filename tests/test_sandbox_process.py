@@ -118,6 +118,6 @@ def test_cli_refuses_strict_mode_with_the_reason(monkeypatch, capsys):
     from grader import cli, options
 
     monkeypatch.setattr(options, "strict_problem", lambda: "the strict sandbox needs bwrap: install it")
-    assert cli.main(["ex00", "--sandbox", "strict", "--no-save"]) == 2
+    assert cli.main(["ex00", "--sandbox", "strict"]) == 2
     err = capsys.readouterr().err
     assert "--sandbox strict cannot run here: the strict sandbox needs bwrap" in err and "Traceback" not in err

@@ -157,7 +157,7 @@ def test_the_grading_client_reads_a_report_no_one_can_rewrite(tmp_path):
     (tmp_path / "ex03_scoring.py").write_text(hostile_source("forge_report"))
     seed_progress()
     before = snapshot()
-    report = grading_client.run_grader(["ex01", "ex03"], tmp_path, save=False, sandbox="strict")
+    report = grading_client.run_grader(["ex01", "ex03"], tmp_path, sandbox="strict")
     by_id = {e["id"]: e for e in report["exercises"]}
     assert by_id["ex01"]["passed"] and not by_id["ex03"]["passed"]
     assert "FORGED" not in by_id["ex03"]["summary"] and report["passed"] is False
@@ -169,7 +169,7 @@ def test_cli_strict_run_with_a_killer_prints_a_full_report(tmp_path):
     (tmp_path / "ex03_scoring.py").write_text(hostile_source("kill_server"))
     (tmp_path / "ex00_paths.py").write_text(reference("ex00_paths.py"))
     done = subprocess.run([sys.executable, "-m", "grader", "ex00", "ex01", "ex03", "--target", str(tmp_path),
-                           "--sandbox", "strict", "--json", "--no-save", "--timeout", "10"],
+                           "--sandbox", "strict", "--json", "--timeout", "10"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr

@@ -28,7 +28,7 @@ def test_strict_mode_works_with_a_venv_under_tmp(tmp_path):
     target = tmp_path / "work"
     target.mkdir()
     (target / "ex00_paths.py").write_text(reference("ex00_paths.py"), encoding="utf-8")
-    done = subprocess.run([python, "-m", "grader", "--sandbox", "strict", "--no-save", "--json",
+    done = subprocess.run([python, "-m", "grader", "--sandbox", "strict", "--json",
                            "--target", str(target), "ex00"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     report = json.loads(done.stdout)

@@ -11,7 +11,8 @@ import sys
 import pytest
 from app_helpers import errors_of, open_page
 
-from course.app import pages_index, progress
+from course.app import progress
+from course.common import pages_index
 from course.common import i18n
 from course.common.exercise_index import EXERCISES, GRADER_STATUSES, STATUSES, status_of
 from course.common.paths import PROJECT_ROOT

@@ -5,7 +5,8 @@ import torch
 from app_helpers import errors_of, open_page
 from demo_fixtures import write_tiny_checkpoints
 
-from course.app import demo_ui, pages_index
+from course.app import demo_ui
+from course.common import pages_index
 from course.common import i18n
 from course.translation import demos
 from course.translation.checkpoint import load_checkpoint, read_checkpoint

@@ -6,7 +6,7 @@ import pytest
 from app_helpers import errors_of, open_page
 from streamlit import dataframe_util
 
-from course.app import pages_index
+from course.common import pages_index
 
 CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10")  # the course's own charts
 

@@ -13,7 +13,7 @@ from app_helpers import open_page, widgets
 from streamlit.runtime.state.common import TESTING_KEY
 from streamlit.testing.v1.element_tree import NumberInput, SelectSlider, Slider
 
-from course.app import pages_index
+from course.common import pages_index
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lab_home"), pytest.mark.timeout(900)]  # every page, many reruns
 NUMERIC = (Slider, NumberInput, SelectSlider)

@@ -21,7 +21,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from course.app.progress import load_results
+from course.app.progress import load_newest
 from course.common.exercise_index import EXERCISES
 from course.common.paths import PROJECT_ROOT
 from course.translation import demos
@@ -38,10 +38,11 @@ class RunnerError(RuntimeError):
 
 
 def learner_modules(model_name, results=None, exercises_dir=None):
-    """{module: "learner" | "reference"} for the model: the learner's files where that exercise passed."""
+    """{module: "learner" | "reference"} for the model: the learner's files where that exercise's newest grading
+    passed (the file as it stands now; results: {ex_id: record}, default the newest recorded)."""
     if model_name not in demos.learner_models():
         raise ValueError(f"{model_name!r} has no learner modules; use one of {', '.join(demos.learner_models())}")
-    results = load_results(exercises_dir) if results is None else results
+    results = load_newest(exercises_dir) if results is None else results
     return {m: "learner" if (results.get(MODULE_EXERCISE[m]) or {}).get("passed") else "reference"
             for m in family(model_name).impl_modules}
 

@@ -76,7 +76,7 @@ def validate_report(report):
     return report
 
 
-def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=None, lang=None):
+def grader_command(ex_ids=(), target=None, report_fd=None, sandbox=None, lang=None):
     """The argument list that runs the grader for these exercises (messages in `lang`)."""
     command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json"]
     if lang is not None:
@@ -87,23 +87,21 @@ def grader_command(ex_ids=(), target=None, save=True, report_fd=None, sandbox=No
         command += ["--report-fd", str(report_fd)]
     if target is not None:
         command += ["--target", str(target)]
-    if not save:
-        command.append("--no-save")
     return command
 
 
-def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, save=True, sandbox=None, lang=None,
-               server=None):
-    """Grade in a child process; returns the report dict (see the grader's --json).
+def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, sandbox=None, lang=None, server=None):
+    """Grade in a child process; returns the report dict (see the grader's --json). Nothing is recorded: the
+    caller's Learner records the report.
 
     sandbox: None (the grader's default, "process") or "strict". server: a GradingServer to grade on (its warm
     child), else a `python -m grader` of its own."""
     if server is not None:
-        args = grader_command(ex_ids, target, save, sandbox=sandbox, lang=lang)[1 + len(GRADER_ARGS):]
+        args = grader_command(ex_ids, target, sandbox=sandbox, lang=lang)[1 + len(GRADER_ARGS):]
         return server.grade([a for a in args if a != "--json"], on_progress, timeout)
     other_lines = []
     with tempfile.TemporaryFile(mode="w+b") as out:
-        command = grader_command(ex_ids, target, save, report_fd=out.fileno(), sandbox=sandbox, lang=lang)
+        command = grader_command(ex_ids, target, report_fd=out.fileno(), sandbox=sandbox, lang=lang)
         try:
             child = subprocess.Popen(
                 command, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -207,7 +205,7 @@ def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lan
 
     The upload is written to a fresh temporary folder (a .py file under the
     exercise's file name, a notebook under its own) and graded there by the
-    grader in a child process, without saving progress; it is never imported
+    grader in a child process (an upload is not recorded as progress); it is never imported
     here. Paths in the report name the upload. Returns the report dict.
     """
     problem = upload_problem(ex_id, filename, data, lang or "en")
@@ -221,7 +219,7 @@ def grade_upload(ex_id, filename, data, on_progress=None, timeout=TIMEOUT_S, lan
             staged = folder / (re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:80] + ".ipynb")
         staged.write_bytes(data)
         target = folder if staged.suffix == ".py" else staged
-        report = run_grader([ex_id], target, on_progress, timeout, save=False, lang=lang, server=server)
+        report = run_grader([ex_id], target, on_progress, timeout, lang=lang, server=server)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     shown = Path(filename).name

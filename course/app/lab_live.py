@@ -40,7 +40,7 @@ def live_body(task, variant, seed):
         if st.button(tr("lab.train_button", variant=tr(f"lab.variants.{variant}"), seed=seed), key="lab_train"):
             st.session_state["lab_error"] = None
             start(task, variant, seed)
-        mine = progress.load_results()
+        mine = progress.load_newest()  # the files as they stand now
         st.markdown(tr("lab.mine_body"))
         if not lab_runner.learner_ready(mine):
             st.info(tr("lab.mine_not_passed"))

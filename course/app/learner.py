@@ -3,7 +3,8 @@
 app.py decides the mode once per run and hands its Learner to `use()`; pages
 read it with `current()`, which is self-study when app.py has not set one (a
 page opened on its own, as AppTest does). Self-study keeps everything in local
-files (course.app.progress, course.app.notes); class mode's Learner lives in
+files (course.app.progress, course.app.notes) and records the grader's reports
+itself (`record`: the grader only reports); class mode's Learner lives in
 classroom/ and returns the same types, so no page imports classroom/.
 """
 
@@ -11,8 +12,10 @@ from abc import ABC, abstractmethod
 
 import streamlit as st
 
-from course.app import notes, pages_index, progress
+from course.app import notes, progress
+from course.common import pages_index
 from course.common.i18n import t
+from course.common.paths import PROJECT_ROOT
 
 SLOT = "app_learner"  # session-state key of this run's Learner (not a widget)
 
@@ -24,7 +27,11 @@ class Learner(ABC):
 
     @abstractmethod
     def results(self):
-        """{ex_id: record} of the learner's results ({} when there are none)."""
+        """{ex_id: record} of the learner's best result per exercise (course.common.ranking; {} when none)."""
+
+    @abstractmethod
+    def record(self, report, target=None):
+        """Record a grader report (its JSON form) of the learner's exercise files (default: exercises/)."""
 
     @abstractmethod
     def load_notes(self):
@@ -68,6 +75,9 @@ class SelfStudyLearner(Learner):
 
     def results(self):
         return progress.load_results()
+
+    def record(self, report, target=None):
+        progress.record_report(PROJECT_ROOT / "exercises" if target is None else target, report)
 
     def load_notes(self):
         return notes.load_notes()

@@ -9,7 +9,7 @@ missing says so and shows the command that trains it, never an error.
 import pandas as pd
 import streamlit as st
 
-from course.app import pages_index
+from course.common import pages_index
 from course.app.chart_view import show_chart
 from course.app.demo_ui import attention_heatmap, model_label, show_missing, translation
 from course.app.ui import current_lang, labeler, tr

@@ -2,7 +2,9 @@
 
 exercise_index (the ten exercises and the exercise status vocabulary), paths
 (project root, the learner's data folder, atomic writes), i18n (the text
-catalogs in course/text/) and charts (Altair helpers). Imports nothing from
+catalogs in course/text/), charts (Altair helpers), pages_index (the ordered page list
+the navigation starts from; a new page gets an entry here) and ranking (which graded
+result is a learner's best). Imports nothing from
 course's other packages, from grader/, classroom/ or app_pages/; the standard
 library, pandas, numpy and Altair only.
 """

@@ -30,3 +30,9 @@ def atomic_write_text(path, text):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def waiting_reports_dir():
+    """Where `python -m grader`, run by a person in a terminal, leaves each report for the app to record
+    (the self-study Learner records and removes them: course/app/progress.py)."""
+    return data_home() / "reports"
