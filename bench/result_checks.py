@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from course.common.exercise_index import EXERCISES  # noqa: E402
-from grader import bounded, checks, results  # noqa: E402
+from grader import bounded, checks, result_files  # noqa: E402
 from grader.core import _run_reference, _warm_judging  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main():
                 torch.save({"ok": {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in out.items()}}, path)
                 paths.append(path)
             bare = _ms(lambda: [torch.load(p, weights_only=True) for p in paths], args.repeats)
-            safe = _ms(lambda: [results.read_record(p, 64 * 2**20) for p in paths], args.repeats)
+            safe = _ms(lambda: [result_files.read_record(p, 64 * 2**20) for p in paths], args.repeats)
             size = sum(p.stat().st_size for p in paths) / 2**20
             print(f"{ex.id}: {len(paths)} result files ({size:.1f} MB): torch.load {bare:.1f} ms, "
                   f"checked read {safe:.1f} ms (+{safe - bare:.1f} ms)")

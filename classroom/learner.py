@@ -15,7 +15,7 @@ from course.common import pages_index
 from course.app.learner import Learner
 from course.common.i18n import t
 
-from . import access, selfstudy, web
+from . import access, learner_records, web
 
 PRACTICE = replace(pages_index.get("practice"), path="classroom/app_pages/practice.py")  # submit to the class queue
 # Added for the roles that may open them (each page checks again): the key after "class_" is the access action.
@@ -38,20 +38,20 @@ class ClassLearner(Learner):
         return self.user is None
 
     def results(self):
-        return {} if self.user is None else selfstudy.best_results(self.store, self.user.id)
+        return {} if self.user is None else learner_records.best_results(self.store, self.user.id)
 
     def record(self, report, target=None):
         raise RuntimeError("a class records verdicts through its queue: the Practice page submits the file and a "
                            "worker stores the grader's verdict (classroom/worker.py); no page records a report")
 
     def load_notes(self):
-        return selfstudy.load_notes(self.store, self.user.id)
+        return learner_records.load_notes(self.store, self.user.id)
 
     def save_note(self, key, text):
-        selfstudy.save_note(self.store, self.user.id, key, text)
+        learner_records.save_note(self.store, self.user.id, key, text)
 
     def saved_at(self, key):
-        stamp = selfstudy.note_times(self.store, self.user.id).get(key)
+        stamp = learner_records.note_times(self.store, self.user.id).get(key)
         return stamp.replace(tzinfo=UTC) if stamp else None  # the store keeps naive UTC
 
     def notes_intro(self, lang):

@@ -39,7 +39,7 @@ import torch
 
 from course.common.exercise_index import get as get_exercise
 
-from . import results, seccomp_filter, warm_server
+from . import result_files, seccomp_filter, warm_server
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
@@ -151,9 +151,9 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
             size = 0
         if size > budget[0]:
             budget[0] = 0
-            return results.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
+            return result_files.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
         budget[0] -= size
-        return results.read_record(path, budget[0] + size)
+        return result_files.read_record(path, budget[0] + size)
 
     import_path = job_dir / "results" / "import.pt"
     import_error = None

@@ -11,7 +11,7 @@ import csv
 import pandas as pd
 import pytest
 
-from classroom import analytics, cli, exercises, frames, grading, selfstudy
+from classroom import analytics, cli, exercises, frames, grading, learner_records
 from course.app import progress
 from course.common import ranking
 from course.common.exercise_index import status_of
@@ -48,7 +48,7 @@ def test_every_class_view_shows_the_same_best(class_store, sqlite_url, tmp_path,
     score, passed, late = expected
     graded_class(class_store, history)
     uid = user_id(class_store, ANN)
-    sidebar = selfstudy.best_results(class_store, uid)["ex01"]  # sidebar, chapter footers, Practice, ch09
+    sidebar = learner_records.best_results(class_store, uid)["ex01"]  # sidebar, chapter footers, Practice, ch09
     assert (sidebar["score"], sidebar["passed"]) == (score, passed), why
     assert status_of("ex01", {"ex01": sidebar}) == ("passed" if passed else "failed")
     with class_store.session() as session:

@@ -72,17 +72,17 @@ def test_two_worker_processes_grade_on_postgres_exactly_once(pg_store, pg_url):
 
 
 def test_notes_on_postgres_concurrent_saves_last_write_wins_per_learner(pg_store):
-    from classroom import selfstudy
+    from classroom import learner_records
 
     ann, bob = (user_id(pg_store, e) for e in LEARNERS[:2])
     texts = [f"ann v{i} " * 20 for i in range(8)]
-    threads = [threading.Thread(target=selfstudy.save_note, args=(pg_store, ann, "ch01", t)) for t in texts]
-    threads.append(threading.Thread(target=selfstudy.save_note, args=(pg_store, bob, "ch01", "bob's own")))
+    threads = [threading.Thread(target=learner_records.save_note, args=(pg_store, ann, "ch01", t)) for t in texts]
+    threads.append(threading.Thread(target=learner_records.save_note, args=(pg_store, bob, "ch01", "bob's own")))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert selfstudy.load_notes(pg_store, ann)["ch01"] in texts  # one whole text, no duplicate row
-    assert selfstudy.load_notes(pg_store, bob) == {"ch01": "bob's own"}
-    selfstudy.save_note(pg_store, ann, "ch01", "final")
-    assert selfstudy.load_notes(pg_store, ann) == {"ch01": "final"}
+    assert learner_records.load_notes(pg_store, ann)["ch01"] in texts  # one whole text, no duplicate row
+    assert learner_records.load_notes(pg_store, bob) == {"ch01": "bob's own"}
+    learner_records.save_note(pg_store, ann, "ch01", "final")
+    assert learner_records.load_notes(pg_store, ann) == {"ch01": "final"}

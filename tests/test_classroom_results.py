@@ -2,7 +2,7 @@
 
 from sqlalchemy import select
 
-from classroom import cli, frames, grading, selfstudy
+from classroom import cli, frames, grading, learner_records
 from classroom.models import Job, Result, Submission
 from classroom.results import best_result, newest_results
 from tests.classroom_support import add_graded, user_id
@@ -38,7 +38,7 @@ def test_a_submissions_newest_result_is_its_verdict_everywhere(class_store):
         assert {k: r.score for k, r in cli.newest_results(session, [sid]).items()} == {sid: 0.5}
     frame = frames.submissions_frame(class_store)
     assert frame.set_index("submission_id").loc[sid, "status"] == "failed"
-    assert selfstudy.best_results(class_store, user_id(class_store, "ann@class.test"))["ex01"]["passed"] is False
+    assert learner_records.best_results(class_store, user_id(class_store, "ann@class.test"))["ex01"]["passed"] is False
     with class_store.session() as session:
         assert grading.passed_dependencies(session, user_id(class_store, "ann@class.test"), "ex03") == {}
 
@@ -48,7 +48,7 @@ def test_a_late_pass_beats_an_on_time_fail_with_a_higher_score(class_store):
     late_pass = add_graded(class_store, "ann@class.test", "ex01", 0.7, "passed", minutes=1, late=True)
     add_graded(class_store, "ann@class.test", "ex01", 0.95, "failed", minutes=2)
     assert best_id(class_store, "ann@class.test", "ex01") == late_pass != failed
-    record = selfstudy.best_results(class_store, user_id(class_store, "ann@class.test"))["ex01"]
+    record = learner_records.best_results(class_store, user_id(class_store, "ann@class.test"))["ex01"]
     assert (record["passed"], record["score"]) == (True, 0.7)
 
 
@@ -74,4 +74,4 @@ def test_a_dependency_is_graded_with_the_best_passed_submission(class_store):
         deps = grading.passed_dependencies(session, ann, "ex03")
         assert {dep: s.id for dep, s in deps.items()} == {"ex01": early}
         assert session.scalar(select(Submission.source).where(Submission.id == early)) == deps["ex01"].source
-    assert selfstudy.best_results(class_store, ann)["ex01"]["score"] == 1.0  # the same one the pages show
+    assert learner_records.best_results(class_store, ann)["ex01"]["score"] == 1.0  # the same one the pages show

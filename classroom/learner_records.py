@@ -1,4 +1,4 @@
-"""Self-study state of a signed-in learner, kept in the class database: notes and best results.
+"""A signed-in class learner's own records in the class database: notes and best results.
 
 Class mode keeps no state outside the database: the Notes page, the sidebar
 progress and the chapter footers read these (through classroom.learner) instead of the

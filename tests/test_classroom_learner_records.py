@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from classroom import selfstudy, store as store_ops
+from classroom import learner_records, store as store_ops
 from classroom.models import Note
 from course.app import progress
 from course.common import exercise_index
@@ -66,8 +66,8 @@ def test_two_learners_notes_never_mix_and_live_only_in_the_database(hosted, tmp_
     _note_box(at_bob, bob).set_value("bob: 注意力汇聚").run()
     _note_box(at_bob, bob, "ch02").set_value("bob ch02").run()
     _note_box(at_ann, ann).set_value("ann: edited").run()  # the last write wins
-    assert selfstudy.load_notes(hosted, ann) == {"ch01": "ann: edited"}
-    assert selfstudy.load_notes(hosted, bob) == {"ch01": "bob: 注意力汇聚", "ch02": "bob ch02"}
+    assert learner_records.load_notes(hosted, ann) == {"ch01": "ann: edited"}
+    assert learner_records.load_notes(hosted, bob) == {"ch01": "bob: 注意力汇聚", "ch02": "bob ch02"}
     again = _signed_in(hosted, "ann@class.test", "app_pages/notes.py")  # a new browser session: from the database
     assert _note_box(again, ann).value == "ann: edited" and _note_box(again, ann, "ch02").value == ""
     assert t("notes.saved_at", "en", time=t("ui.time.today", "en", time="")) in " ".join(c.value for c in again.caption)
@@ -129,8 +129,8 @@ def test_a_note_just_written_reads_today_in_both_back_ends(class_store, sqlite_u
 
 def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
     ann, bob = user_id(hosted, "ann@class.test"), user_id(hosted, "bob@class.test")
-    selfstudy.save_note(hosted, ann, "ch01", "ANN-SECRET")
-    selfstudy.save_note(hosted, bob, "ch01", "BOB-SECRET")
+    learner_records.save_note(hosted, ann, "ch01", "ANN-SECRET")
+    learner_records.save_note(hosted, bob, "ch01", "BOB-SECRET")
     at = _signed_in(hosted, "bob@class.test", "app_pages/notes.py", "zh")
     assert errors_of(at) == [] and _note_box(at, bob).value == "BOB-SECRET"
     assert not any("ANN-SECRET" in (w.value or "") for w in at.text_area)
@@ -140,7 +140,7 @@ def test_notes_export_holds_only_the_learners_own_notes(hosted, downloads):
 
 
 def test_notes_need_a_sign_in(hosted):
-    selfstudy.save_note(hosted, user_id(hosted, "ann@class.test"), "ch01", "ANN-SECRET")
+    learner_records.save_note(hosted, user_id(hosted, "ann@class.test"), "ch01", "ANN-SECRET")
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.session_state["class_session"] = "forged-token"
@@ -153,14 +153,14 @@ def test_notes_need_a_sign_in(hosted):
 def test_concurrent_saves_of_one_note_leave_one_whole_text(hosted):
     ann = user_id(hosted, "ann@class.test")
     texts = [f"version {i} " * 50 for i in range(8)]
-    threads = [threading.Thread(target=selfstudy.save_note, args=(hosted, ann, "ch03", text)) for text in texts]
+    threads = [threading.Thread(target=learner_records.save_note, args=(hosted, ann, "ch03", text)) for text in texts]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert selfstudy.load_notes(hosted, ann)["ch03"] in texts
-    selfstudy.save_note(hosted, ann, "ch03", "  ")
-    assert selfstudy.load_notes(hosted, ann) == {}
+    assert learner_records.load_notes(hosted, ann)["ch03"] in texts
+    learner_records.save_note(hosted, ann, "ch03", "  ")
+    assert learner_records.load_notes(hosted, ann) == {}
 
 
 def test_best_results_have_the_progress_files_shape(hosted):
@@ -170,7 +170,7 @@ def test_best_results_have_the_progress_files_shape(hosted):
     add_graded(hosted, "ann@class.test", "ex03", 0.2, "failed", minutes=2)  # a later worse try
     add_graded(hosted, "ann@class.test", "ex00", 0.0, "not_written")
     add_graded(hosted, "bob@class.test", "ex01", 1.0, "passed")
-    results = selfstudy.best_results(hosted, ann)
+    results = learner_records.best_results(hosted, ann)
     assert results == {"ex03": {"passed": True, "score": 1.0, "status": "passed", "summary": ""},
                        "ex00": {"passed": False, "score": 0.0, "status": "not_written", "summary": ""}}
     assert exercise_index.status_of("ex03", results) == "passed"
