@@ -166,7 +166,9 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
 
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
-    references = {ex_id: [_run_reference(i, c) for i, c in enumerate(checks)] for ex_id, checks in built.items()}
+    translated = {}  # this run's reference translations, one per model and probe set (ex05-ex07 share one)
+    references = {ex_id: [_run_reference(i, c, translated) for i, c in enumerate(checks)]
+                  for ex_id, checks in built.items()}
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
@@ -240,10 +242,18 @@ def _judge_bounded(s, checks, references, job, limits, variants, lang):
     return result
 
 
-def _run_reference(index, check):
-    """The reference's results for check number `index` (torch seeded as the child seeds that call)."""
+def _run_reference(index, check, translated):
+    """The reference's results for check number `index` (torch seeded as the child seeds that call). A demo
+    stage's translations depend only on the model and its probes (all modules are references here), so
+    `translated` keeps them for the run's other exercises of the same model."""
+    spec = check.spec
+    if check.procedure == "demo_translations" and not spec.get("skip"):
+        key = (spec["model_name"], spec.get("checkpoint"), tuple(map(tuple, spec["probe_ids"])), spec["max_len"])
+        if key not in translated:
+            translated[key] = PROCEDURES[check.procedure](reference_modules, spec)  # seeds itself
+        return translated[key]
     seed_call(index)
-    return PROCEDURES[check.procedure](reference_modules, check.spec)
+    return PROCEDURES[check.procedure](reference_modules, spec)
 
 
 def _missing_file(ex_id, name, lang="en"):
