@@ -7,6 +7,7 @@ import streamlit as st
 from course.app import grading_client
 from course.app.feedback_text import code_names
 from course.app.learner import current
+from course.app.weights_view import show_weights_diff
 from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
 from course.common import exercise_index, paths
 from course.common.exercise_index import saved_score
@@ -47,10 +48,12 @@ def show_exercise_report(entry):
         if entry.get("summary"):
             st.markdown(code_names(entry["summary"]))
         failed = [check for check in entry["checks"] if not check.get("passed")]
-        for check in failed[:MAX_FAILED_SHOWN]:
+        for index, check in enumerate(failed[:MAX_FAILED_SHOWN]):
             if check.get("message") != entry.get("summary"):  # "not started", a broken file: said once
                 name, message = code_names(check.get("name", "")), code_names(check.get("message", ""))
                 st.markdown(f"{FAILED_CHECK_ICON} **{name}** — {message}")
+            if check.get("weights"):
+                show_weights_diff(st, check["weights"], current_lang(), key=f"practice_weights_{entry['id']}_{index}")
             if check.get("hint"):
                 st.info(tr("practice.hint", hint=code_names(check["hint"])), icon=":material/lightbulb:")
         if len(failed) > MAX_FAILED_SHOWN:

@@ -14,7 +14,7 @@ import torch
 from course.common.exercise_index import get as get_exercise, score_for
 from course.common.i18n import catalog, t
 
-from . import checks as checks_registry
+from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
@@ -100,9 +100,11 @@ def judge_check(check, reference, record, job, limits, lang="en"):
     """The verdict on one check from the learner's record and the reference."""
     name, call = render(check.name, lang), render(check.call, lang)
 
-    def result(passed, message="", kind="ok"):
-        return CheckResult(name, passed, message, call=call, kind=kind, id=check.id)
+    def result(passed, message="", kind="ok", shown=None):
+        return CheckResult(name, passed, message, call=call, kind=kind, id=check.id,
+                           weights=None if passed else _weights_shown(check, reference, got, shown))
 
+    got = None  # the learner's results, once read
     if record is None:
         return result(False, missing_message(job, limits, lang), "missing")
     if "error" in record:
@@ -113,13 +115,13 @@ def judge_check(check, reference, record, job, limits, lang="en"):
     if problem:
         return result(False, problem, "mismatch")
     for prop in check.properties:
-        message = prop(got, check.spec)
-        if message:
-            message = render(message, lang)
+        said = prop(got, check.spec)
+        if said:
+            message = render(said, lang)
             located = _locate(check, reference, got) if check.locate_properties else None
             if located:
                 message = tr("step.joined", lang, message=message, located=render(located, lang))
-            return result(False, message, "mismatch")
+            return result(False, message, "mismatch", shown=said if isinstance(said, tuple) else None)
     if check.judge is not None:  # a check that words its own verdict (the demo stage)
         passed, message = check.judge(reference, got, check.spec)
         return result(passed, render(message, lang), "ok" if passed else "mismatch")
@@ -130,8 +132,22 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         located = _locate(check, reference, got)
         if located:
             message = tr("step.joined", lang, message=message, located=render(located, lang))
-        return result(False, message, "mismatch")
+        return result(False, message, "mismatch", shown=located or ("values", {}))
     return result(True)
+
+
+def _weights_shown(check, reference, got, shown):
+    """The weights diff of a failing check (grader/weight_diff.py), or None: only for a mismatch (`shown`: the
+    failing property's or the localisation's message, ("values", {}) for a plain comparison)."""
+    if shown is None or not isinstance(got, dict):
+        return None
+    try:
+        keys = check.keys if check.keys is not None else [k for k in judged_keys(reference)]
+        key = weight_diff.first_wrong_weights(keys, reference, got, shown, check.weights)
+        named = shown[1].get("b") if isinstance(shown[1], dict) else None  # the example the message names
+        return None if key is None else weight_diff.weights_diff(key, reference.get(key), got.get(key), named)
+    except Exception:  # hostile or odd results: the check's own message stands
+        return None
 
 
 def _locate(check, reference, got):

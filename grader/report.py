@@ -37,6 +37,7 @@ class CheckResult:
     kind: str = "ok"  # ok | mismatch | not_implemented | error | missing
     id: str = ""  # stable check id, e.g. "ex03.DotProductAttention.2"
     mistake: str | None = None  # id of the known mistake recognised here, or of the automatic one ("auto:...")
+    weights: dict | None = None  # the failing example's weights beside the expected ones (grader/weight_diff.py)
 
     @classmethod
     def from_dict(cls, data):
@@ -163,6 +164,11 @@ def print_table(report, out=sys.stdout, lang=None):
         if first.call:
             print(f"  {label['called']}{first.call}", file=out)
         print(f"  {label['problem']}{first.message}", file=out)
+        if first.weights:
+            from .weight_diff import text_lines
+
+            for line in text_lines(first.weights, lang):
+                print(f"    {line}", file=out)
         if first.hint:
             print(f"  {label['hint']}{first.hint}", file=out)
         elif ex.status == "failed":

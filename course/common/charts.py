@@ -32,6 +32,7 @@ def _label_expr(labels):
 SCHEME_RAMPS = {
     "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
     "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
+    "viridis": "4401543b528b21918c5ec962fde725",  # its colours at 0, 1/4, 1/2, 3/4, 1 (enough for label contrast)
 }
 
 

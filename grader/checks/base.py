@@ -37,6 +37,7 @@ class Check:
     precision_note: bool = False  # a near miss (no NaN/inf, within PRECISION_SLACK) is said to be lost precision
     locate: object = None  # optional (reference, learner results, spec) -> message or None: which sub-step differs first
     locate_properties: bool = False  # also locate a failing property (not only a failing comparison)
+    weights: tuple = None  # result keys that are attention weights, shown as a diff when first wrong (None: *weights*)
     id: str = ""  # stable id for reports (set by number_checks)
 
 
@@ -205,7 +206,7 @@ def steps_locator(steps, output="output"):
                 continue  # the comparison of the results says which dtype is wrong
             first = first_difference(want, have, spec.get("tolerance_dtype"))
             if first is not None:
-                return ("step.first_differs", {"step": step, "index": compare.shape_str(first)})
+                return ("step.first_differs", {"step": step, "index": compare.shape_str(first), "probe": key})
             last = step
         want, have = reference.get(output), got.get(output)
         if last is not None and isinstance(want, torch.Tensor) and isinstance(have, torch.Tensor) \

@@ -30,7 +30,8 @@ def _fn(fn, names, args, seed, properties=()):
     spec = {"module": MODULE, "fn": fn, "args": args, "arg_names": names,
             "grad": ("queries", "keys"), "grad_seed": seed}
     title = ("check.with_keys", {"fn": fn, "shape": str(tuple(args[1].shape))})
-    return Check(title, call_desc(fn, names, args), "call", spec, properties=properties, target=fn)
+    return Check(title, call_desc(fn, names, args), "call", spec, properties=properties, target=fn,
+                 weights=("output",) if fn == "gaussian_kernel_weights" else ())
 
 
 def _module(name, n_q, n_k, w, dtype, seed):

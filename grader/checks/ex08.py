@@ -39,7 +39,8 @@ def _softmax(X, mask, seed):
     name = ("check.ex08.softmax", {"shape": tuple(X.shape), "mask": shape,
                                    "dtype": str(X.dtype).replace("torch.", "")})
     return Check(name, call_desc("softmax_with_mask", ["X", "mask"], [X, mask]), "call", spec,
-                 properties=(mask_weights_property("output", 1), unchanged_input("X")), target="softmax_with_mask")
+                 properties=(mask_weights_property("output", 1), unchanged_input("X")), target="softmax_with_mask",
+                 weights=("output",))
 
 
 def _attention(B, n_q, n_k, d, v, mask, dtype, seed, dropout=0.3, train=False):

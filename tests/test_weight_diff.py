@@ -1,0 +1,145 @@
+"""The weights diff a failing attention exercise carries (grader/weight_diff.py): which cell, which example, how shown.
+
+The pure part is checked on tensors built by hand; the known mistakes are graded for real (slow), and the set
+that must carry a diff is written out below with the reason each does or does not.
+"""
+
+import math
+
+import pytest
+import torch
+
+from grader import SandboxLimits, Submission, grade_submissions
+from grader import checks as checks_registry
+from grader import weight_diff
+from grader.mistakes import apply_mistake
+from course.common.exercise_index import get as get_exercise
+from course.common.paths import PROJECT_ROOT
+
+
+def uniform(B, n_q, n_k):
+    return torch.full((B, n_q, n_k), 1.0 / n_k)
+
+
+def test_the_worst_cell_and_its_example_are_found():
+    want = uniform(2, 3, 4)
+    got = want.clone()
+    got[1, 2, 3] += 0.5  # the worst
+    got[0, 0, 0] += 0.1
+    diff = weight_diff.weights_diff("attention_weights", want, got)
+    assert diff["example"] == [1] and diff["worst"] == [2, 3]
+    assert diff["expected"][2][3] == 0.25 and diff["got"][2][3] == 0.75
+    assert (diff["rows_from"], diff["cols_from"], diff["shape"]) == (0, 0, [2, 3, 4])
+
+
+def test_the_example_the_message_names_is_the_one_shown():
+    want = uniform(2, 3, 4)
+    got = want.clone()
+    got[1, 2, 3] += 0.5
+    got[0, 1, 2] += 0.1
+    diff = weight_diff.weights_diff("attention_weights", want, got, example=0)
+    assert diff["example"] == [0] and diff["worst"] == [1, 2]
+
+
+def test_heads_are_an_index_of_the_example_and_a_nan_is_the_worst_cell():
+    want = torch.full((2, 4, 3, 5), 0.2)  # (B, heads, n_q, n_k)
+    got = want.clone()
+    got[0, 3, 1, 4] = 0.9
+    got[1, 2, 0, 1] = float("nan")
+    diff = weight_diff.weights_diff("probe.weights", want, got)
+    assert diff["example"] == [1, 2] and diff["worst"] == [0, 1] and diff["got"][0][1] is None
+    assert math.isnan(diff["got_value"])
+
+
+def test_a_large_matrix_is_cropped_around_the_worst_cell():
+    want = uniform(1, 40, 30)
+    got = want.clone()
+    got[0, 37, 2] = 0.9
+    diff = weight_diff.weights_diff("attention_weights", want, got)
+    assert len(diff["got"]) == weight_diff.MAX_SIDE and len(diff["got"][0]) == weight_diff.MAX_SIDE
+    assert diff["rows_from"] == 40 - weight_diff.MAX_SIDE and diff["cols_from"] == 0  # the window stays inside
+    assert diff["got"][37 - diff["rows_from"]][2] == 0.9
+    assert "queries 28-39, keys 0-11 of 40 x 30" in weight_diff.worst_sentence(diff, "en")
+
+
+def test_agreeing_or_incomparable_weights_give_no_diff():
+    want = uniform(2, 3, 4)
+    assert weight_diff.weights_diff("w", want, want.clone()) is None
+    assert weight_diff.weights_diff("w", want, uniform(2, 3, 5)) is None  # the shape message says it
+    assert weight_diff.weights_diff("w", want, want.double()) is None  # the dtype message says it
+
+
+def test_only_a_weights_key_that_is_the_first_wrong_quantity_is_shown():
+    reference = {"attention_weights": uniform(1, 2, 2), "output": torch.zeros(1, 2, 3)}
+    wrong_weights = {"attention_weights": uniform(1, 2, 2) + 0.1, "output": torch.ones(1, 2, 3)}
+    wrong_output = {"attention_weights": uniform(1, 2, 2), "output": torch.ones(1, 2, 3)}
+    keys = ["output", "attention_weights"]
+    assert weight_diff.first_wrong_weights(keys, reference, wrong_output) is None
+    assert weight_diff.first_wrong_weights(keys, reference, wrong_weights) is None  # output is compared first
+    located = ("step.weights_differ", {"result": "attention_weights", "b": 0, "q": 0})
+    assert weight_diff.first_wrong_weights(keys, reference, wrong_weights, located) == "attention_weights"
+    step = ("step.first_differs", {"probe": "probe.heads.out", "index": "(0,)"})
+    assert weight_diff.first_wrong_weights(keys, reference, wrong_weights, step) is None
+    assert weight_diff.first_wrong_weights(["output"], reference, wrong_output, declared=("output",)) == "output"
+
+
+def test_the_text_grid_marks_one_cell_on_each_side():
+    want = uniform(1, 2, 3)
+    got = want.clone()
+    got[0, 1, 2] = 0.9
+    lines = weight_diff.text_lines(weight_diff.weights_diff("attention_weights", want, got), "zh")
+    assert "查询 1、键 2" in lines[0]
+    assert "期望的权重" in lines[1] and "你的权重" in lines[1]
+    marked = [line for line in lines[1:] if "[" in line]
+    assert len(marked) == 1 and "[0.33]" in marked[0] and "[0.90]" in marked[0]
+
+
+# Every known mistake of the attention exercises. DIFF: the first wrong quantity is a weight matrix, so the failing
+# check must carry the diff; the others must not (their first wrong quantity is something else, said in the reason).
+WEIGHTS_FIRST = {
+    "ex02": {"no_half", "w_outside_square", "softmax_over_queries", "no_minus"},  # the kernel weights themselves
+    "ex03": {"dot_no_scale", "dot_scale_by_d", "dot_softmax_over_queries", "additive_no_tanh", "additive_ignores_mask",
+             "dot_ignores_mask", "weights_after_dropout", "dot_scale_value_size"},  # scores or softmax wrong
+    "ex04": {"query_bottom_layer", "cat_order", "no_valid_lens", "state_not_updated"},  # the attention query/mask
+    "ex05": {"lens_tiled", "weights_head_axis"},  # the per-head weights
+    "ex08": {"mask_fill_zero", "mask_inverted", "empty_row_uniform", "torch_softmax_nan"},  # softmax_with_mask
+}
+NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
+    "ex03": {"weights_times_keys": "the output's shape", "no_dropout": "weights agree; dropout comes after",
+             "dropout_on_output": "weights agree; dropout comes after"},
+    "ex04": {"deep_output_order": "logits after the attention", "deep_output_no_tanh": "logits after the attention",
+             "weights_last_step_only": "the weights' shape", "deep_output_context_first": "logits",
+             "deep_output_embs_first": "logits"},
+    "ex05": {"reshape_without_transpose": "the queries split into heads", "no_output_projection": "after the heads",
+             "output_without_transpose": "the heads merged back"},
+    "ex08": {"window_off_by_one": "a boolean mask", "window_full_width": "a boolean mask",
+             "causal_wrong_side": "a boolean mask", "graph_transposed": "a boolean mask",
+             "graph_no_self_loops": "a boolean mask", "no_scale": "the attention output (weights not returned)",
+             "no_dropout": "the attention output (weights not returned)"},
+}
+
+
+@pytest.mark.slow
+def test_every_known_mistake_whose_first_wrong_quantity_is_weights_carries_a_diff():
+    cases = [(ex_id, m) for ex_id in sorted(set(WEIGHTS_FIRST) | set(NOT_WEIGHTS))
+             for m in checks_registry.for_exercise(ex_id).MISTAKES
+             if m.id in WEIGHTS_FIRST.get(ex_id, ()) or m.id in NOT_WEIGHTS.get(ex_id, {})]
+    listed = sum(len(v) for v in WEIGHTS_FIRST.values()) + sum(len(v) for v in NOT_WEIGHTS.values())
+    assert len(cases) == listed  # every listed id is a known mistake
+    submissions = []
+    for ex_id, mistake in cases:
+        exercise = get_exercise(ex_id)
+        source = (PROJECT_ROOT / "solutions" / exercise.filename).read_text(encoding="utf-8")
+        submissions.append(Submission(ex_id, apply_mistake(source, mistake), exercise.filename, None))
+    results = grade_submissions(submissions, SandboxLimits(parallel=2))
+    wrong = []
+    for (ex_id, mistake), result in zip(cases, results):
+        first = next(c for c in result.checks if not c.passed)
+        expected = mistake.id in WEIGHTS_FIRST.get(ex_id, ())
+        if bool(first.weights) != expected:
+            wrong.append(f"{ex_id} {mistake.id}: diff {'missing' if expected else 'shown'} ({first.message[:120]})")
+        if first.weights:
+            q, k = first.weights["worst"]
+            assert first.weights["expected"][q - first.weights["rows_from"]][k - first.weights["cols_from"]] \
+                is not None
+    assert wrong == []
