@@ -242,12 +242,13 @@ def _judge_bounded(s, checks, references, job, limits, variants, lang):
     return result
 
 
-def _run_reference(index, check, translated):
+def _run_reference(index, check, translated=None):
     """The reference's results for check number `index` (torch seeded as the child seeds that call). A demo
     stage's translations depend only on the model and its probes (all modules are references here), so
     `translated` keeps them for the run's other exercises of the same model."""
     spec = check.spec
     if check.procedure == "demo_translations" and not spec.get("skip"):
+        translated = {} if translated is None else translated
         key = (spec["model_name"], spec.get("checkpoint"), tuple(map(tuple, spec["probe_ids"])), spec["max_len"])
         if key not in translated:
             translated[key] = PROCEDURES[check.procedure](reference_modules, spec)  # seeds itself

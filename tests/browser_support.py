@@ -165,7 +165,8 @@ def main_text(driver):
     """The text of the page's main area."""
     from selenium.webdriver.common.by import By
 
-    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stMain"]').text
+    found = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stMain"]')
+    return found[0].text if found else f"(no main area; the body shows: {driver.find_element(By.TAG_NAME, 'body').text!r})"
 
 
 def wait_for_text(driver, text, timeout=120):

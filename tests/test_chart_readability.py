@@ -28,7 +28,7 @@ def test_the_blues_ramp_ends_are_vegas():
     assert charts.scheme_colour("blues", 0) == pytest.approx(PALE_BLUE)
     assert charts.scheme_colour("blues", 1) == pytest.approx(DARK_BLUE)
     with pytest.raises(ValueError, match="blues"):
-        charts.scheme_colour("viridis", 0.5)
+        charts.scheme_colour("magma", 0.5)  # no such ramp: the message lists the known ones
 
 
 def test_pale_cells_get_black_labels_whatever_the_other_cells_hold():
