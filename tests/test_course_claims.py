@@ -250,3 +250,30 @@ def test_chapter_6_says_its_random_cross_attention_is_an_alignment_by_chance(lan
     text = i18n.t("ch06.example_after_cross", lang, tops=ch06.top_keys(weights))
     assert ("random" in text and "by chance" in text) if lang == "en" else ("随机" in text and "碰巧" in text)
     assert f"我 → {weights.loc['我'].idxmax()} ({weights.loc['我'].max():.2f})" in text
+
+
+# ---- the fourth audit's fixes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_linear_attention_weights_sum_to_1_only_with_the_normaliser_the_text_names(lang):
+    import torch
+
+    from course.lessons import ch10
+
+    q, k, v = ch10.random_inputs(6, 4, seed=2)
+    phi_q, phi_k = ch10.feature_map(q[0]), ch10.feature_map(k[0])  # (6, 4) each
+    sims = phi_q @ phi_k.T  # (6, 6): phi(q_i)^T phi(k_j), not normalised
+    normalised = sims / (phi_q @ phi_k.sum(0)).unsqueeze(-1)  # divided by phi(q)^T sum_l phi(k_l)
+    torch.testing.assert_close(normalised.sum(-1), torch.ones(6))
+    assert (sims.sum(-1) - 1).abs().min() > 0.5  # without the normaliser the rows do not sum to 1
+    torch.testing.assert_close(ch10.linear_attention(q, k, v)[0], normalised @ v[0])  # the page's example divides
+    c = texts(lang)
+    normaliser = "\\phi(q)^\\top \\sum_l \\phi(k_l)"
+    assert normaliser in c["ch10.scarce.after"] and "\\phi(q_i)^\\top \\sum_l \\phi(k_l)" in c["ch10.long.body"]
+    body = c["ch10.long.body"]
+    if lang == "en":
+        assert "without the division" in c["ch10.scarce.after"] and "keeps them summing to 1" not in c["ch10.scarce.after"]
+        assert "approximates softmax\n  attention itself" in body and "projects the keys and the values" in body
+    else:
+        assert "如果不除以" in c["ch10.scarce.after"] and "近似的是 softmax 注意力本身" in body and "把键和值都" in body
