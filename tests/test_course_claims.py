@@ -277,3 +277,34 @@ def test_linear_attention_weights_sum_to_1_only_with_the_normaliser_the_text_nam
         assert "approximates softmax\n  attention itself" in body and "projects the keys and the values" in body
     else:
         assert "如果不除以" in c["ch10.scarce.after"] and "近似的是 softmax 注意力本身" in body and "把键和值都" in body
+
+
+def _first_step_at(run, level=0.9):
+    """The first greedy test step whose sequence accuracy reaches `level` (None if none does)."""
+    return next((x["step"] for x in run["tests"] if x["seq_acc"] >= level), None)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_one_head_claim_quotes_when_the_shipped_runs_pass_90_percent(lang):
+    from course.lessons import training_lab as tl
+
+    if not tl.RESULTS.is_file():
+        pytest.skip("no shipped results file")
+    results = tl.load_results()
+    steps = {(task, variant, seed): _first_step_at(tl.find_run(results, task, variant, seed))
+             for task in ("copy", "reverse", "sort") for variant in ("baseline", "one_head") for seed in tl.SEEDS}
+    every = results["config"]["snapshot_every"]
+    for task in ("copy", "reverse"):  # one greedy test sooner on both seeds
+        assert all(steps[(task, "one_head", s)] + every == steps[(task, "baseline", s)] for s in tl.SEEDS), steps
+    quoted = [(steps[("copy", "one_head", s)], steps[("copy", "baseline", s)]) for s in tl.SEEDS]
+    assert quoted == [(100, 125), (100, 125)] and every == 25
+    assert [(steps[("reverse", "one_head", s)], steps[("reverse", "baseline", s)]) for s in tl.SEEDS] == [(100, 125),
+                                                                                                       (125, 150)]
+    assert [(steps[("sort", "one_head", s)], steps[("sort", "baseline", s)]) for s in tl.SEEDS] == [(150, 125),
+                                                                                                 (125, 125)]
+    claim = texts(lang)["lab.ablations.one_head.claim"]
+    numbers = [int(x) for x in re.findall(r"\d+", claim)]
+    expected = {"en": [90, 25, 100, 125, 100, 125, 0, 125, 150, 1, 150, 125, 125, 125],
+                "zh": [25, 90, 100, 125, 0, 100, 125, 1, 125, 150, 150, 125, 125, 125]}
+    assert numbers == expected[lang], numbers
+    assert ("split the work" not in claim) if lang == "en" else ("分担工作" not in claim)
