@@ -308,3 +308,31 @@ def test_the_one_head_claim_quotes_when_the_shipped_runs_pass_90_percent(lang):
                 "zh": [25, 90, 100, 125, 0, 100, 125, 1, 125, 150, 150, 125, 125, 125]}
     assert numbers == expected[lang], numbers
     assert ("split the work" not in claim) if lang == "en" else ("分担工作" not in claim)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_encoder_self_attention_text_quotes_each_layers_largest_weights(lang):
+    """trained.transformer.after: per layer of the shipped Transformer, on the sentence the page opens with, the
+    mean largest weight of a row per head and in the mean-of-heads map the page draws."""
+    from course.app import trained_ui
+    from course.translation.checkpoint import load_checkpoint
+    from course.translation.decoding import translate
+
+    path = PROJECT_ROOT / "checkpoints" / "transformer.pt"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    loaded = load_checkpoint(path)
+    result = translate(loaded.model, trained_ui.HEADS_SENTENCE, loaded.src_vocab, loaded.tgt_vocab)
+    quoted = []
+    for layer in range(3):
+        maps = [demos.head_matrix(result, "encoder", layer, h)[0] for h in range(4)]  # (n, n) each
+        mean = sum(maps) / 4  # what the page draws
+        quoted.append((f"{sum(m.max(-1).mean() for m in maps) / 4:.2f}", f"{mean.max(-1).mean():.2f}"))
+        if layer == 2:
+            tops = [result.source_tokens[j] for j in mean.argmax(-1)]
+    assert quoted == [("1.00", "0.45"), ("0.41", "0.34"), ("0.57", "0.52")], quoted
+    assert tops.count(".") == 4 and len(tops) == 5
+    after = texts(lang)["trained.transformer.after"]
+    assert trained_ui.HEADS_SENTENCE in after and all(a in after and b in after for a, b in quoted)
+    assert ("spread over the sentence and often" not in after) if lang == "en" else ("权重分散在整句上，\n而且" not in after)
