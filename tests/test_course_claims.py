@@ -336,3 +336,19 @@ def test_the_encoder_self_attention_text_quotes_each_layers_largest_weights(lang
     after = texts(lang)["trained.transformer.after"]
     assert trained_ui.HEADS_SENTENCE in after and all(a in after and b in after for a, b in quoted)
     assert ("spread over the sentence and often" not in after) if lang == "en" else ("权重分散在整句上，\n而且" not in after)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_local_attention_predicts_its_centre_only_in_local_p_in_both_chapters(lang):
+    c = texts(lang)
+    for key in ("ch10.kinds.body", "ch08.timeline.global_local.detail"):
+        assert "local-m" in c[key] and "local-p" in c[key] and "p_t = t" in c[key], key
+    assert ("first predicts a centre" not in c["ch10.kinds.body"]) if lang == "en" else ("先预测一个中心" not in c["ch10.kinds.body"])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_luong_reading_names_equations_8_and_9_and_the_zh_causal_window_is_unambiguous(lang):
+    luong = texts(lang)["ch08.papers.luong"]
+    assert "3.1" in luong and ("Equation (8)" in luong and "equation (9)" in luong if lang == "en"
+                               else "式 (8)" in luong and "式 (9)" in luong)
+    assert "往后" not in texts("zh")["ch08.local.never_all"] and "之后的键" in texts("zh")["ch08.local.never_all"]
