@@ -352,3 +352,24 @@ def test_the_luong_reading_names_equations_8_and_9_and_the_zh_causal_window_is_u
     assert "3.1" in luong and ("Equation (8)" in luong and "equation (9)" in luong if lang == "en"
                                else "式 (8)" in luong and "式 (9)" in luong)
     assert "往后" not in texts("zh")["ch08.local.never_all"] and "之后的键" in texts("zh")["ch08.local.never_all"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_rotary_intro_says_the_code_uses_the_transpose_of_chapter_6s_matrices(lang):
+    import numpy as np
+
+    from course.lessons import ch10
+    from course.lessons.ch06 import positions
+
+    d, T = 8, 5
+    X = np.random.default_rng(1).normal(size=(T, d))
+    out = ch10.rope_by_rotation(X)
+    transposed = np.stack([np.concatenate([positions.rotation(m, j, d).T @ X[m, 2 * j: 2 * j + 2]
+                                           for j in range(d // 2)]) for m in range(T)])
+    as_is = np.stack([np.concatenate([positions.rotation(m, j, d) @ X[m, 2 * j: 2 * j + 2]
+                                      for j in range(d // 2)]) for m in range(T)])
+    np.testing.assert_allclose(out, transposed, atol=1e-12)
+    assert np.abs(out - as_is).max() > 0.1  # R_j(m) itself would turn the other way
+    intro = texts(lang)["ch10.rope.intro"]
+    assert "R_j(m)^\\top = R_j(-m)" in intro and ("transpose" in intro if lang == "en" else "转置" in intro)
+    assert "(\\sin, \\cos)" in intro and "e^{i m \\omega_j}" in intro
