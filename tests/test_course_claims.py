@@ -343,7 +343,8 @@ def test_local_attention_predicts_its_centre_only_in_local_p_in_both_chapters(la
     c = texts(lang)
     for key in ("ch10.kinds.body", "ch08.timeline.global_local.detail"):
         assert "local-m" in c[key] and "local-p" in c[key] and "p_t = t" in c[key], key
-    assert ("first predicts a centre" not in c["ch10.kinds.body"]) if lang == "en" else ("先预测一个中心" not in c["ch10.kinds.body"])
+    old = "first predicts a centre" if lang == "en" else "先预测一个中心"
+    assert old not in c["ch10.kinds.body"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -373,3 +374,34 @@ def test_the_rotary_intro_says_the_code_uses_the_transpose_of_chapter_6s_matrice
     intro = texts(lang)["ch10.rope.intro"]
     assert "R_j(m)^\\top = R_j(-m)" in intro and ("transpose" in intro if lang == "en" else "转置" in intro)
     assert "(\\sin, \\cos)" in intro and "e^{i m \\omega_j}" in intro
+
+
+def test_graph_diameter_by_hand():
+    from course.lessons import ch08
+
+    assert ch08.graph_diameter(((0, 1), (1, 2), (2, 3)), 4) == 3  # a path of four words
+    assert ch08.graph_diameter(((0, 1), (0, 2), (0, 3)), 4) == 2  # a star: leaf, hub, leaf
+    assert ch08.chain_arcs(4) == ((1, 0), (2, 1), (3, 2))
+    with pytest.raises(ValueError, match="not connected"):
+        ch08.graph_diameter(((0, 1),), 3)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_parse_needs_4_layers_because_its_diameter_is_4_and_a_chain_would_need_7(lang):
+    from course.lessons import ch08
+    from solutions.ex08_structured_masks import graph_mask
+
+    n = len(ch08.TOKENS)
+    claims = ch08.local_claims()
+    assert (claims["parse_diameter"], claims["chain_diameter"]) == (4, 7)
+    assert claims["graph_settle"] == claims["parse_diameter"]  # the layers the page counts are the diameter
+    chain = graph_mask(ch08.tree_adjacency(n, ch08.chain_arcs(n)))
+    assert int(chain.sum()) == claims["graph_kept"]  # as many scores as the parse
+    assert ch08.layers_to_settle(chain) == 7 and not ch08.reach(chain, 6).all()
+    hub = ch08.TOKENS.index("sat")
+    assert ch08.reach(ch08.local_mask("graph"), 2)[hub].all()  # every word at most two edges from "sat"
+    after = i18n.t("ch08.local.after", lang, **claims)
+    assert "diameter" in after if lang == "en" else "直径" in after
+    assert "4 edges" in after.replace("\n", " ") if lang == "en" else "4 条边" in after
+    assert ("7, so it\nwould need 7 layers" in after) if lang == "en" else ("直径却是 7，因此要 7 层" in after)
+    assert ("belong together" not in after) if lang == "en" else ("语法上相关的词" not in after)
