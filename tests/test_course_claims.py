@@ -405,3 +405,31 @@ def test_the_parse_needs_4_layers_because_its_diameter_is_4_and_a_chain_would_ne
     assert "4 edges" in after.replace("\n", " ") if lang == "en" else "4 条边" in after
     assert ("7, so it\nwould need 7 layers" in after) if lang == "en" else ("直径却是 7，因此要 7 层" in after)
     assert ("belong together" not in after) if lang == "en" else ("语法上相关的词" not in after)
+
+
+def test_the_ex08_and_ex09_docstrings_match_between_stub_and_reference_and_say_what_the_checks_hold():
+    import inspect
+
+    import torch
+
+    from exercises import ex08_structured_masks as stub08
+    from exercises import ex09_rotary as stub09
+    from grader.checks import ex09 as checks09
+    from solutions import ex08_structured_masks as ref08
+    from solutions import ex09_rotary as ref09
+
+    for stub, ref in ((stub08.graph_mask, ref08.graph_mask), (stub09.RotaryEmbedding.__init__, ref09.RotaryEmbedding.__init__)):
+        assert inspect.signature(stub) == inspect.signature(ref) and stub.__doc__ == ref.__doc__, stub.__qualname__
+    assert "Do not modify adjacency in place" in ref08.graph_mask.__doc__
+    adjacency = torch.tensor([[0, 1], [0, 0]])
+    ref08.graph_mask(adjacency)
+    assert adjacency.tolist() == [[0, 1], [0, 0]]  # the reference leaves it as it was
+
+    doc = ref09.RotaryEmbedding.__init__.__doc__
+    assert "any floating-point dtype" in doc and "float32" in doc and "float64" in doc
+    tables = [c for c in checks09.build() if c.procedure == "construct" and "capture" in c.spec]
+    built_in = {c.spec.get("dtype", torch.float32) for c in tables}  # the module is moved to this dtype first
+    assert built_in == {torch.float32, torch.float64}
+    assert all(c.tolerance_dtype == torch.float32 for c in tables)  # compared at float32 precision
+    module = ref09.RotaryEmbedding(4, 6)
+    assert module.cos.dtype == torch.float32 and module.to(torch.float64).cos.dtype == torch.float64
