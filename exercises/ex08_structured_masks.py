@@ -36,7 +36,9 @@ def graph_mask(adjacency, self_loops=True):
     read. The graph may be directed: do not make it symmetric.
     With self_loops=True every node also reads itself (the diagonal is True).
 
-    - Returns torch.bool of adjacency's shape.
+    - Returns torch.bool of adjacency's shape, a new tensor.
+    - Do not modify adjacency in place (no fill_diagonal_, no writing into
+      it): the caller's matrix must be unchanged afterwards.
     - Raise ValueError when the last two axes are not square.
     """
     raise NotImplementedError("graph_mask")

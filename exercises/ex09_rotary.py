@@ -29,6 +29,10 @@ class RotaryEmbedding(nn.Module):
 
         both of shape (max_len, num_hiddens // 2), registered with
         self.register_buffer(name, tensor, persistent=False).
+        The tables may have any floating-point dtype (float32, torch's
+        default, or float64): the checks compare them after module.to(float32)
+        at float32 precision, and after module.to(torch.float64) they must be
+        float64, which registered buffers are.
         Raise ValueError when num_hiddens is odd.
         """
         super().__init__()

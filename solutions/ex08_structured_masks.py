@@ -28,7 +28,18 @@ def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
 
 
 def graph_mask(adjacency, self_loops=True):
-    """Boolean mask (..., n, n) from an adjacency matrix: row i = node i's query, True where i reads j."""
+    """Boolean mask from a graph's adjacency matrix: node i reads node j.
+
+    adjacency: (n, n) or (B, n, n), any dtype; adjacency[..., i, j] != 0 is
+    an edge i -> j, so row i is node i's query and column j the key it may
+    read. The graph may be directed: do not make it symmetric.
+    With self_loops=True every node also reads itself (the diagonal is True).
+
+    - Returns torch.bool of adjacency's shape, a new tensor.
+    - Do not modify adjacency in place (no fill_diagonal_, no writing into
+      it): the caller's matrix must be unchanged afterwards.
+    - Raise ValueError when the last two axes are not square.
+    """
     if adjacency.dim() < 2 or adjacency.shape[-1] != adjacency.shape[-2]:
         raise ValueError(f"adjacency must have shape (n, n) or (B, n, n); got {tuple(adjacency.shape)}")
     mask = adjacency != 0  # (..., n, n): an edge i -> j lets node i read node j

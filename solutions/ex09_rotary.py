@@ -19,6 +19,22 @@ class RotaryEmbedding(nn.Module):
     """Rotate column pair j of the vector at position m by the angle m * omega_j."""
 
     def __init__(self, num_hiddens, max_len=1000):
+        """Build the cosines and sines once and keep them as buffers.
+
+        omega_j = 1 / 10000**(2j / num_hiddens) for j = 0 .. num_hiddens/2 - 1
+        (the frequencies of chapter 6's table P), and for every position
+        m < max_len:
+
+            self.cos[m, j] = cos(m * omega_j),  self.sin[m, j] = sin(m * omega_j)
+
+        both of shape (max_len, num_hiddens // 2), registered with
+        self.register_buffer(name, tensor, persistent=False).
+        The tables may have any floating-point dtype (float32, torch's
+        default, or float64): the checks compare them after module.to(float32)
+        at float32 precision, and after module.to(torch.float64) they must be
+        float64, which registered buffers are.
+        Raise ValueError when num_hiddens is odd.
+        """
         super().__init__()
         if num_hiddens % 2:
             raise ValueError(f"num_hiddens must be even (the columns are rotated in pairs); got {num_hiddens}")

@@ -250,3 +250,186 @@ def test_chapter_6_says_its_random_cross_attention_is_an_alignment_by_chance(lan
     text = i18n.t("ch06.example_after_cross", lang, tops=ch06.top_keys(weights))
     assert ("random" in text and "by chance" in text) if lang == "en" else ("随机" in text and "碰巧" in text)
     assert f"我 → {weights.loc['我'].idxmax()} ({weights.loc['我'].max():.2f})" in text
+
+
+# ---- the fourth audit's fixes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_linear_attention_weights_sum_to_1_only_with_the_normaliser_the_text_names(lang):
+    import torch
+
+    from course.lessons import ch10
+
+    q, k, v = ch10.random_inputs(6, 4, seed=2)
+    phi_q, phi_k = ch10.feature_map(q[0]), ch10.feature_map(k[0])  # (6, 4) each
+    sims = phi_q @ phi_k.T  # (6, 6): phi(q_i)^T phi(k_j), not normalised
+    normalised = sims / (phi_q @ phi_k.sum(0)).unsqueeze(-1)  # divided by phi(q)^T sum_l phi(k_l)
+    torch.testing.assert_close(normalised.sum(-1), torch.ones(6))
+    assert (sims.sum(-1) - 1).abs().min() > 0.5  # without the normaliser the rows do not sum to 1
+    torch.testing.assert_close(ch10.linear_attention(q, k, v)[0], normalised @ v[0])  # the page's example divides
+    c = texts(lang)
+    normaliser = "\\phi(q)^\\top \\sum_l \\phi(k_l)"
+    assert normaliser in c["ch10.scarce.after"] and "\\phi(q_i)^\\top \\sum_l \\phi(k_l)" in c["ch10.long.body"]
+    body = c["ch10.long.body"]
+    if lang == "en":
+        assert "without the division" in c["ch10.scarce.after"] and "keeps them summing to 1" not in c["ch10.scarce.after"]
+        assert "approximates softmax\n  attention itself" in body and "projects the keys and the values" in body
+    else:
+        assert "如果不除以" in c["ch10.scarce.after"] and "近似的是 softmax 注意力本身" in body and "把键和值都" in body
+
+
+def _first_step_at(run, level=0.9):
+    """The first greedy test step whose sequence accuracy reaches `level` (None if none does)."""
+    return next((x["step"] for x in run["tests"] if x["seq_acc"] >= level), None)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_one_head_claim_quotes_when_the_shipped_runs_pass_90_percent(lang):
+    from course.lessons import training_lab as tl
+
+    if not tl.RESULTS.is_file():
+        pytest.skip("no shipped results file")
+    results = tl.load_results()
+    steps = {(task, variant, seed): _first_step_at(tl.find_run(results, task, variant, seed))
+             for task in ("copy", "reverse", "sort") for variant in ("baseline", "one_head") for seed in tl.SEEDS}
+    every = results["config"]["snapshot_every"]
+    for task in ("copy", "reverse"):  # one greedy test sooner on both seeds
+        assert all(steps[(task, "one_head", s)] + every == steps[(task, "baseline", s)] for s in tl.SEEDS), steps
+    quoted = [(steps[("copy", "one_head", s)], steps[("copy", "baseline", s)]) for s in tl.SEEDS]
+    assert quoted == [(100, 125), (100, 125)] and every == 25
+    assert [(steps[("reverse", "one_head", s)], steps[("reverse", "baseline", s)]) for s in tl.SEEDS] == [(100, 125),
+                                                                                                       (125, 150)]
+    assert [(steps[("sort", "one_head", s)], steps[("sort", "baseline", s)]) for s in tl.SEEDS] == [(150, 125),
+                                                                                                 (125, 125)]
+    claim = texts(lang)["lab.ablations.one_head.claim"]
+    numbers = [int(x) for x in re.findall(r"\d+", claim)]
+    expected = {"en": [90, 25, 100, 125, 100, 125, 0, 125, 150, 1, 150, 125, 125, 125],
+                "zh": [25, 90, 100, 125, 0, 100, 125, 1, 125, 150, 150, 125, 125, 125]}
+    assert numbers == expected[lang], numbers
+    assert ("split the work" not in claim) if lang == "en" else ("分担工作" not in claim)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_encoder_self_attention_text_quotes_each_layers_largest_weights(lang):
+    """trained.transformer.after: per layer of the shipped Transformer, on the sentence the page opens with, the
+    mean largest weight of a row per head and in the mean-of-heads map the page draws."""
+    from course.app import trained_ui
+    from course.translation.checkpoint import load_checkpoint
+    from course.translation.decoding import translate
+
+    path = PROJECT_ROOT / "checkpoints" / "transformer.pt"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    loaded = load_checkpoint(path)
+    result = translate(loaded.model, trained_ui.HEADS_SENTENCE, loaded.src_vocab, loaded.tgt_vocab)
+    quoted = []
+    for layer in range(3):
+        maps = [demos.head_matrix(result, "encoder", layer, h)[0] for h in range(4)]  # (n, n) each
+        mean = sum(maps) / 4  # what the page draws
+        quoted.append((f"{sum(m.max(-1).mean() for m in maps) / 4:.2f}", f"{mean.max(-1).mean():.2f}"))
+        if layer == 2:
+            tops = [result.source_tokens[j] for j in mean.argmax(-1)]
+    assert quoted == [("1.00", "0.45"), ("0.41", "0.34"), ("0.57", "0.52")], quoted
+    assert tops.count(".") == 4 and len(tops) == 5
+    after = texts(lang)["trained.transformer.after"]
+    assert trained_ui.HEADS_SENTENCE in after and all(a in after and b in after for a, b in quoted)
+    assert ("spread over the sentence and often" not in after) if lang == "en" else ("权重分散在整句上，\n而且" not in after)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_local_attention_predicts_its_centre_only_in_local_p_in_both_chapters(lang):
+    c = texts(lang)
+    for key in ("ch10.kinds.body", "ch08.timeline.global_local.detail"):
+        assert "local-m" in c[key] and "local-p" in c[key] and "p_t = t" in c[key], key
+    old = "first predicts a centre" if lang == "en" else "先预测一个中心"
+    assert old not in c["ch10.kinds.body"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_luong_reading_names_equations_8_and_9_and_the_zh_causal_window_is_unambiguous(lang):
+    luong = texts(lang)["ch08.papers.luong"]
+    assert "3.1" in luong and ("Equation (8)" in luong and "equation (9)" in luong if lang == "en"
+                               else "式 (8)" in luong and "式 (9)" in luong)
+    assert "往后" not in texts("zh")["ch08.local.never_all"] and "之后的键" in texts("zh")["ch08.local.never_all"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_rotary_intro_says_the_code_uses_the_transpose_of_chapter_6s_matrices(lang):
+    import numpy as np
+
+    from course.lessons import ch10
+    from course.lessons.ch06 import positions
+
+    d, T = 8, 5
+    X = np.random.default_rng(1).normal(size=(T, d))
+    out = ch10.rope_by_rotation(X)
+    transposed = np.stack([np.concatenate([positions.rotation(m, j, d).T @ X[m, 2 * j: 2 * j + 2]
+                                           for j in range(d // 2)]) for m in range(T)])
+    as_is = np.stack([np.concatenate([positions.rotation(m, j, d) @ X[m, 2 * j: 2 * j + 2]
+                                      for j in range(d // 2)]) for m in range(T)])
+    np.testing.assert_allclose(out, transposed, atol=1e-12)
+    assert np.abs(out - as_is).max() > 0.1  # R_j(m) itself would turn the other way
+    intro = texts(lang)["ch10.rope.intro"]
+    assert "R_j(m)^\\top = R_j(-m)" in intro and ("transpose" in intro if lang == "en" else "转置" in intro)
+    assert "(\\sin, \\cos)" in intro and "e^{i m \\omega_j}" in intro
+
+
+def test_graph_diameter_by_hand():
+    from course.lessons import ch08
+
+    assert ch08.graph_diameter(((0, 1), (1, 2), (2, 3)), 4) == 3  # a path of four words
+    assert ch08.graph_diameter(((0, 1), (0, 2), (0, 3)), 4) == 2  # a star: leaf, hub, leaf
+    assert ch08.chain_arcs(4) == ((1, 0), (2, 1), (3, 2))
+    with pytest.raises(ValueError, match="not connected"):
+        ch08.graph_diameter(((0, 1),), 3)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_parse_needs_4_layers_because_its_diameter_is_4_and_a_chain_would_need_7(lang):
+    from course.lessons import ch08
+    from solutions.ex08_structured_masks import graph_mask
+
+    n = len(ch08.TOKENS)
+    claims = ch08.local_claims()
+    assert (claims["parse_diameter"], claims["chain_diameter"]) == (4, 7)
+    assert claims["graph_settle"] == claims["parse_diameter"]  # the layers the page counts are the diameter
+    chain = graph_mask(ch08.tree_adjacency(n, ch08.chain_arcs(n)))
+    assert int(chain.sum()) == claims["graph_kept"]  # as many scores as the parse
+    assert ch08.layers_to_settle(chain) == 7 and not ch08.reach(chain, 6).all()
+    hub = ch08.TOKENS.index("sat")
+    assert ch08.reach(ch08.local_mask("graph"), 2)[hub].all()  # every word at most two edges from "sat"
+    after = i18n.t("ch08.local.after", lang, **claims)
+    assert "diameter" in after if lang == "en" else "直径" in after
+    assert "4 edges" in after.replace("\n", " ") if lang == "en" else "4 条边" in after
+    assert ("7, so it\nwould need 7 layers" in after) if lang == "en" else ("直径却是 7，因此要 7 层" in after)
+    assert ("belong together" not in after) if lang == "en" else ("语法上相关的词" not in after)
+
+
+def test_the_ex08_and_ex09_docstrings_match_between_stub_and_reference_and_say_what_the_checks_hold():
+    import inspect
+
+    import torch
+
+    from exercises import ex08_structured_masks as stub08
+    from exercises import ex09_rotary as stub09
+    from grader.checks import ex09 as checks09
+    from solutions import ex08_structured_masks as ref08
+    from solutions import ex09_rotary as ref09
+
+    for stub, ref in ((stub08.graph_mask, ref08.graph_mask), (stub09.RotaryEmbedding.__init__, ref09.RotaryEmbedding.__init__)):
+        assert inspect.signature(stub) == inspect.signature(ref) and stub.__doc__ == ref.__doc__, stub.__qualname__
+    assert "Do not modify adjacency in place" in ref08.graph_mask.__doc__
+    adjacency = torch.tensor([[0, 1], [0, 0]])
+    ref08.graph_mask(adjacency)
+    assert adjacency.tolist() == [[0, 1], [0, 0]]  # the reference leaves it as it was
+
+    doc = ref09.RotaryEmbedding.__init__.__doc__
+    assert "any floating-point dtype" in doc and "float32" in doc and "float64" in doc
+    tables = [c for c in checks09.build() if c.procedure == "construct" and "capture" in c.spec]
+    built_in = {c.spec.get("dtype", torch.float32) for c in tables}  # the module is moved to this dtype first
+    assert built_in == {torch.float32, torch.float64}
+    assert all(c.tolerance_dtype == torch.float32 for c in tables)  # compared at float32 precision
+    module = ref09.RotaryEmbedding(4, 6)
+    assert module.cos.dtype == torch.float32 and module.to(torch.float64).cos.dtype == torch.float64

@@ -161,6 +161,33 @@ def tree_adjacency(n=len(TOKENS), arcs=ARCS):
     return A
 
 
+def chain_arcs(n=len(TOKENS)):
+    """Arcs of a chain-shaped parse over n words: each word the dependent of the next, ((1, 0), (2, 1), ...)."""
+    return tuple((i + 1, i) for i in range(n - 1))
+
+
+def graph_diameter(arcs, n=len(TOKENS)):
+    """Longest shortest path, in edges, between two of the n words of an undirected, connected parse."""
+    neighbours = {i: set() for i in range(n)}
+    for head, dependent in arcs:
+        neighbours[head].add(dependent)
+        neighbours[dependent].add(head)
+    longest = 0
+    for start in range(n):  # breadth-first search from every word
+        distance, frontier = {start: 0}, [start]
+        while frontier:
+            following = []
+            for i in frontier:
+                for j in neighbours[i] - distance.keys():
+                    distance[j] = distance[i] + 1
+                    following.append(j)
+            frontier = following
+        if len(distance) < n:
+            raise ValueError(f"the parse is not connected: word {start} reaches only {len(distance)} of {n}")
+        longest = max(longest, max(distance.values()))
+    return longest
+
+
 def local_mask(kind, half_width=1, causal=False, n=len(TOKENS)):
     """Boolean (n, n) mask of the reference ex08: a sliding window of half_width, or the parse with self-loops."""
     if kind == "window":
@@ -219,7 +246,8 @@ def local_claims():
     """The numbers the chapter's text quotes: a window of D = 1 against the parse, and the causal check."""
     window, graph = local_stats("window", 1, False, 1), local_stats("graph", 1, False, 1)
     return {"total": window["total"], "window_kept": window["kept"], "window_settle": window["settle"],
-            "graph_kept": graph["kept"], "graph_settle": graph["settle"], "gap": causal_gap()}
+            "graph_kept": graph["kept"], "graph_settle": graph["settle"], "gap": causal_gap(),
+            "parse_diameter": graph_diameter(ARCS), "chain_diameter": graph_diameter(chain_arcs())}
 
 
 def local_view(lang, kind, half_width, causal, layers):
