@@ -11,15 +11,23 @@ SQLite serialises writers (BEGIN IMMEDIATE, see classroom/db.py).
 Jobs of one learner run in dependency order: a job waits while an earlier
 job of the same learner for an exercise it builds on is unfinished.
 
-Claim order is round-robin by learner (`claim_order`): every learner's first
-unfinished job, oldest first, then every learner's second, and so on; so one
-learner's 30 queued jobs at a deadline delay the others by one job each at most.
+Claim order: interactive work first. New submissions (reason "submit") are
+claimed before regrade jobs; within each class of work the order is round-robin
+by learner (`claim_order`): every learner's first unfinished job of that class,
+oldest first, then every learner's second, and so on; so one learner's 30 queued
+jobs at a deadline delay the others by one job each at most.
+
+Regrades never starve (aging rule, `regrade_due`): while regrade jobs are queued
+and no regrade job has been claimed for REGRADE_AGE_S seconds (counted from the
+oldest queued regrade when none has started yet), the next claim takes a regrade
+first. So a regrade advances by at least one job per REGRADE_AGE_S under any
+stream of submissions, and at full speed whenever no submission waits.
 """
 
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, update
 
 from course.common.i18n import t
 
@@ -31,6 +39,7 @@ LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LE
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
 CANDIDATES = 32  # jobs examined per claim
 FORGET_S = 3600.0  # `status` stops listing a dead worker this long after its last heartbeat
+REGRADE_AGE_S = 60.0  # a queued regrade waits at most about this long for a claim (see regrade_due)
 
 
 @dataclass
@@ -68,16 +77,34 @@ def _waits_for_dependency(session, job, submission):
 
 
 def claim_order():
-    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, turn), where turn is
-    the job's place among its learner's unfinished jobs (1 = their oldest): order by (turn, job_id) to claim."""
-    turn = func.row_number().over(partition_by=Submission.user_id, order_by=Job.id).label("turn")
-    return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until, turn)
+    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn), where
+    batch is 0 for a submission's job and 1 for a regrade, and turn is the job's place among its learner's
+    unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
+    batch = case((Job.reason == "regrade", 1), else_=0).label("batch")
+    turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
+    return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
+                   batch, turn)
             .join(Submission, Submission.id == Job.submission_id)
             .where(Job.state.in_(("queued", "running")))).subquery("unfinished")
 
 
+def ordering(order, regrade_first=False):
+    """The claim order of a claim_order() subquery: submissions before regrades (regrades first when one is due)."""
+    return (order.c.batch.desc() if regrade_first else order.c.batch, order.c.turn, order.c.job_id)
+
+
+def regrade_due(session, now, age_s=REGRADE_AGE_S):
+    """Should the next claim take a regrade first? Yes when one is queued and no regrade was claimed for age_s."""
+    oldest = session.scalar(select(func.min(Job.created_at)).where(Job.reason == "regrade", Job.state == "queued"))
+    if oldest is None:
+        return False
+    last = session.scalar(select(func.max(Job.started_at)).where(Job.reason == "regrade"))
+    since = max(oldest, last) if last is not None else oldest
+    return (now - since).total_seconds() >= age_s
+
+
 def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now=None):
-    """Claim the next claimable job in round-robin order (claim_order) inside the caller's transaction
+    """Claim the next claimable job (submissions first, round-robin by learner: claim_order) inside the caller's transaction
     -> Claim or None.
 
     Jobs that have run out of attempts are closed with an error verdict on the way.
@@ -90,7 +117,7 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
     candidates = session.scalars(
         select(order.c.job_id).where(or_(order.c.state == "queued",
                                          and_(order.c.state == "running", order.c.lease_until < now)))
-        .order_by(order.c.turn, order.c.job_id).limit(CANDIDATES)).all()
+        .order_by(*ordering(order, regrade_due(session, now))).limit(CANDIDATES)).all()
     for job_id in candidates:
         query = select(Job).where(Job.id == job_id, _claimable(now)).execution_options(populate_existing=True)
         if postgres:
@@ -241,7 +268,7 @@ def queue_position(store, submission_id):
             return job.state, None
         order = claim_order()
         queued = session.scalars(select(order.c.job_id).where(order.c.state == "queued")
-                                 .order_by(order.c.turn, order.c.job_id)).all()
+                                 .order_by(*ordering(order, regrade_due(session, utcnow())))).all()
         return "queued", queued.index(job.id) + 1
 
 
