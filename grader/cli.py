@@ -20,20 +20,25 @@ from course.common.exercise_index import BY_ID
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import LANGS
 
-from . import checks as checks_registry
-from . import notebook_submit
-from .core import grade
 from course.common.paths import atomic_write_text, waiting_reports_dir
 
+from . import checks as checks_registry
+from . import notebook_submit, warm_server
 from .options import parse_args
 from .report import print_table
-from .sandbox import SandboxLimits
+from .sandbox import HARNESS_DIR, RUN_PREFIX, SandboxLimits
 from .text import default_lang, hint_text, tr
 
 
 def run_once(args, ex_ids):
-    """Grade once and print; returns the Report."""
-    limits = SandboxLimits(timeout_s=args.timeout, mode=args.sandbox, warm=args.watch)  # --watch: one torch import
+    """Grade once and print; returns the Report.
+
+    The run's sandbox server is started first, in a thread, so that its interpreter start and torch import
+    overlap this process's (torch is imported with grader.core, after it); --watch keeps it for every run."""
+    warm_server.prestart(args.sandbox, HARNESS_DIR, RUN_PREFIX)
+    from .core import grade
+
+    limits = SandboxLimits(timeout_s=args.timeout, mode=args.sandbox, warm=True)
     total = len(ex_ids)
 
     def on_progress(done, total, ex_id, status):

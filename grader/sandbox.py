@@ -13,7 +13,7 @@ references, or the learner's own in strict mode) and the inputs. One
   what is missing).
 
 Nothing from the child is trusted: result files are checked before and after
-`torch.load(weights_only=True)` (grader/results.py) and judged here. The deadline is kept by the
+`torch.load(weights_only=True)` (grader/result_files.py) and judged here. The deadline is kept by the
 clock; the server's stdout is only read while it runs; a server that dies or
 stops leaves every exercise it had not finished reported as lost. The run
 directory is removed on every exit path; one left by a killed grader is
@@ -35,11 +35,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from course.common.exercise_index import get as get_exercise
 
-from . import result_files, seccomp_filter, warm_server
+from . import seccomp_filter, warm_server
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
@@ -131,7 +129,9 @@ def _read_text(path, limit):
 def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
     """Read back everything a job's child left (`lost`: why the server never finished it).
 
-    Result files are hostile data (grader/results.py); all of one job's together hold at most max_bytes."""
+    Result files are hostile data (grader/result_files.py); all of one job's together hold at most max_bytes."""
+    from . import result_files  # (torch: imported where it is needed, so the CLI starts its sandbox first)
+
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
     if not status_path.exists():
@@ -175,6 +175,8 @@ def run_jobs(jobs, limits, on_done=None):
         raise ValueError(f"unknown sandbox mode {limits.mode!r}; use one of {', '.join(MODES)}")
     if limits.mode == "strict" and strict_problem():
         raise RuntimeError(strict_problem())
+    import torch
+
     sweep_stale_runs()
     run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
     lock = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)

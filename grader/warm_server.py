@@ -171,6 +171,27 @@ def serve_run(mode, run_dir, deadline, stall_s, on_done, harness_dir, prefix):
         return finished, anomaly
 
 
+def prestart(mode, harness_dir, prefix):
+    """Start this process's warm server of `mode` in a thread of its own, so that its interpreter start and
+    torch import overlap the caller's (the CLI's own torch import, checks and references); the first
+    serve_run waits for it. A server that fails to start here is started again, and its failure reported,
+    by that serve_run."""
+    _lock.acquire()  # held until the server is up: serve_run takes the lock after it
+    if mode in _servers:
+        _lock.release()
+        return
+
+    def start():
+        try:
+            _servers[mode] = WarmServer(mode, harness_dir, prefix)
+        except Exception:
+            pass
+        finally:
+            _lock.release()
+
+    threading.Thread(target=start, name=f"warm-{mode}-start", daemon=True).start()
+
+
 def recycle(mode=None):
     """End this process's warm server of `mode` (of every mode by default); the next run starts a fresh one."""
     for key in [mode] if mode else list(_servers):

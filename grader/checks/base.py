@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import compare
+from ..harness.seeding import seed as seed_cpu
 from ..harness.registry import PROBE_PREFIX
 
 
@@ -98,7 +99,7 @@ def init_text(cls_name, init_args):
 def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
     """Reference weights to copy into the learner's module (seeded init): random values drawn through the
     reference class's constructor, inputs like the seeded random arguments, never a reference's output."""
-    torch.manual_seed(seed)
+    seed_cpu(seed)
     model = cls(*init_args, **(init_kwargs or {}))
     # Default inits are small; spread weights a little so mistakes show.
     with torch.no_grad():

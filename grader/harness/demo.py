@@ -15,6 +15,7 @@ import types
 
 import torch
 
+from .seeding import seed
 from .registry import procedure
 
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # course/translation/vocab.py's fixed ids
@@ -101,7 +102,7 @@ def demo_translations(modules, spec):
         return {"skipped": True}
     models = _course_models(spec["course_sources"])
     impl = _impl_package(modules, spec)
-    torch.manual_seed(0)
+    seed(0)
     try:
         model = models.build_model(spec["model_name"], spec["config"], impl)
     finally:  # the built model keeps what it needs; the package names are not needed again

@@ -12,6 +12,7 @@ from the project.
 
 import torch
 
+from .seeding import seed
 from .registry import PROBE_PREFIX, PROCEDURES, procedure  # noqa: F401  (PROCEDURES: the table this module fills)
 
 
@@ -65,7 +66,7 @@ def _backward(results, output, grad_seed, inputs, params=None):
 def _build(modules, spec):
     """Construct spec's class, load the reference weights, set eval (or, with spec["train"], training) mode."""
     cls = getattr(modules(spec["module"]), spec["cls"])
-    torch.manual_seed(0)
+    seed(0)
     model = cls(*spec.get("init_args", ()), **spec.get("init_kwargs", {}))
     dtype = spec.get("dtype", torch.float32)
     model = model.to(dtype)
@@ -130,7 +131,7 @@ def _seed_dropout(spec):
     """In training mode, seed the random stream right before the call: the same dropout
     masks on both sides whenever dropout is applied at the same places in the same order."""
     if spec.get("train"):
-        torch.manual_seed(spec.get("train_seed", 0))
+        seed(spec.get("train_seed", 0))
 
 
 def _capture(results, model, attrs):
@@ -323,7 +324,7 @@ def _decoder_blocks(modules, spec):
     cls = getattr(modules(spec["module"]), "TransformerDecoderBlock")
     blocks = []
     for i, state in enumerate(spec["states"]):
-        torch.manual_seed(0)
+        seed(0)
         block = cls(*spec["init_args"], i).to(spec.get("dtype", torch.float32))
         block.load_state_dict(state, strict=True)
         blocks.append(block.train(bool(spec.get("train"))))
