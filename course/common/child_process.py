@@ -1,0 +1,112 @@
+"""Children in sessions of their own: start one, read its pipe by a deadline, kill its whole process group.
+
+Every place that runs learner code, or a program that runs learner code, in a
+child process uses these three, so the rules that guard the sandbox live here
+once:
+
+- `spawn` starts the child as the leader of a new session. Everything it
+  starts stays in its process group unless it calls setsid itself (and only
+  the strict sandbox, our own code, does that, under cgroups of its own).
+- `LineReader` reads the child's pipe without ever blocking: each read waits
+  at most until a deadline, and, given the child, ends once the child has
+  exited and the pipe holds nothing more. A detached grandchild that keeps the
+  pipe open (so that no end of file comes) cannot hold a reader past the exit
+  of the child it watches.
+- `kill_group` sends SIGKILL to the whole group (the child and whatever is
+  left of what it started), then reaps the child and closes our ends of its
+  pipes.
+
+Imports nothing from the project: course.app and the grader both use it.
+"""
+
+import os
+import select
+import signal
+import subprocess
+import time
+
+POLL_S = 0.2  # while the pipe is quiet, how often a reader looks at the child and the clock
+
+
+def spawn(command, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None, pass_fds=()):
+    """Start command as the leader of a new session (stdin closed unless given) -> its Popen (byte pipes)."""
+    return subprocess.Popen(command, stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=stdout,
+                            stderr=stderr, env=env, cwd=cwd, pass_fds=tuple(pass_fds), start_new_session=True)
+
+
+class LineReader:
+    """Lines from a child's pipe, read without blocking; a partial line waits in the buffer for its newline."""
+
+    def __init__(self, pipe, process=None):
+        """pipe: the read end (a file object or a descriptor); process: the child writing it, if the end
+        should come when it exits (see readline)."""
+        self.fd = pipe if isinstance(pipe, int) else pipe.fileno()
+        self.process = process
+        self.buffer = b""
+        self.at_eof = False  # the pipe gave end of file
+        self.ended = False  # nothing more will be read: end of file (and, given a process, it has exited)
+        os.set_blocking(self.fd, False)
+
+    def readline(self, deadline):
+        """The next line (bytes, without its newline), or None at the deadline (a time.monotonic() value) or at
+        the end (then self.ended).
+
+        Given a process, the end is when it has exited and the pipe holds nothing more, even if something it
+        left behind keeps the pipe open; at end of file while it still runs, the reader waits for its exit."""
+        while b"\n" not in self.buffer and not self.ended:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if self.at_eof:  # only the process's exit is still to come
+                self._wait_for_exit(min(left, POLL_S))
+                continue
+            exited = self.process is not None and self.process.poll() is not None
+            ready = select.select([self.fd], [], [], 0 if exited else min(left, POLL_S))[0]
+            chunk = self._read() if ready else b""
+            if chunk is None:
+                self.at_eof = True
+                self.ended = self.process is None or self.process.poll() is not None
+            elif chunk:
+                self.buffer += chunk
+            elif exited:  # exited and drained
+                self.ended = True
+        if b"\n" not in self.buffer:
+            return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def rest(self):
+        """The partial last line still in the buffer (b"" if none), taken out of it: read it after the end."""
+        rest, self.buffer = self.buffer, b""
+        return rest
+
+    def _read(self):
+        """What the pipe holds now (b"" when nothing after all), or None at end of file."""
+        try:
+            chunk = os.read(self.fd, 1 << 20)
+        except BlockingIOError:
+            return b""
+        return chunk or None
+
+    def _wait_for_exit(self, seconds):
+        """Wait up to seconds for the process to exit; the end once it has."""
+        try:
+            self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return
+        self.ended = True
+
+
+def kill_group(process):
+    """SIGKILL the child's process group (it and what it started), reap the child, close our ends of its pipes."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already, or holds nothing we may signal
+    process.wait()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass  # a write still buffered for a stdin whose reader is gone
