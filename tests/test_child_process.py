@@ -36,13 +36,16 @@ def wait_until_gone(pid, seconds=5.0):
 
 
 # The child forks, the fork forks the grandchild and exits: the grandchild, reparented, still holds the child's
-# stdout and stays in its process group. The child says the grandchild's pid, then exits or sleeps (argv[1]).
+# stdout and stays in its process group. The child says the grandchild's pid, then sleeps ("stay") or exits;
+# with "spam" the grandchild writes lines on the child's stdout without pause.
 DOUBLE_FORK = """
     import os, sys, time
     r, w = os.pipe()
     if os.fork() == 0:
         if os.fork() == 0:
             os.write(w, str(os.getpid()).encode())
+            while sys.argv[1] == "spam":
+                os.write(1, b"spam\\n")
             time.sleep(60)
         os._exit(0)
     os.wait()
@@ -158,3 +161,30 @@ def test_the_group_kill_ends_a_running_child_and_its_detached_grandchild():
     assert child.returncode == -9
     assert wait_until_gone(grandchild), f"grandchild {grandchild} outlived the group kill"
     kill_group(child)  # again, on a group that is gone: nothing to kill, nothing raised
+
+
+def test_a_grandchild_that_keeps_writing_does_not_hold_the_reader_past_the_childs_exit():
+    child = spawn([sys.executable, "-c", textwrap.dedent(DOUBLE_FORK), "spam"], stdout=subprocess.PIPE)
+    try:
+        reader, lines = LineReader(child.stdout, child), []
+        child.wait(timeout=10)
+        start = time.monotonic()
+        while (line := reader.readline(start + 30)) is not None:
+            lines.append(line)
+        assert reader.ended and time.monotonic() - start < 5, "the grandchild's lines held the reader"
+        assert any(line.startswith(b"grandchild ") for line in lines)
+    finally:
+        kill_group(child)
+
+
+def test_a_child_that_prints_without_pause_cannot_carry_the_reader_past_its_deadline():
+    child = python("while True: print('x' * 20, flush=True)")
+    try:
+        reader, count, start = LineReader(child.stdout, child), 0, time.monotonic()
+        while reader.readline(start + 0.5) is not None:
+            count += 1
+        took = time.monotonic() - start
+        assert count > 0 and not reader.ended
+        assert 0.5 <= took < 2.5, took
+    finally:
+        kill_group(child)

@@ -9,9 +9,9 @@ once:
   the strict sandbox, our own code, does that, under cgroups of its own).
 - `LineReader` reads the child's pipe without ever blocking: each read waits
   at most until a deadline, and, given the child, ends once the child has
-  exited and the pipe holds nothing more. A detached grandchild that keeps the
-  pipe open (so that no end of file comes) cannot hold a reader past the exit
-  of the child it watches.
+  exited and what it wrote has been read. A detached grandchild that keeps
+  the pipe open (so that no end of file comes), or keeps writing to it,
+  cannot hold a reader past the exit of the child it watches.
 - `kill_group` sends SIGKILL to the whole group (the child and whatever is
   left of what it started), then reaps the child and closes our ends of its
   pipes.
@@ -19,6 +19,7 @@ once:
 Imports nothing from the project: course.app and the grader both use it.
 """
 
+import collections
 import os
 import select
 import signal
@@ -26,6 +27,7 @@ import subprocess
 import time
 
 POLL_S = 0.2  # while the pipe is quiet, how often a reader looks at the child and the clock
+MAX_READ = 1 << 20  # one read: at least a whole pipe's capacity (64 KiB by default, 1 MiB at most unless raised)
 
 
 def spawn(command, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None, pass_fds=()):
@@ -35,14 +37,15 @@ def spawn(command, *, stdin=None, stdout=None, stderr=None, env=None, cwd=None, 
 
 
 class LineReader:
-    """Lines from a child's pipe, read without blocking; a partial line waits in the buffer for its newline."""
+    """Lines from a child's pipe, read without blocking; a partial line waits for its newline."""
 
     def __init__(self, pipe, process=None):
         """pipe: the read end (a file object or a descriptor); process: the child writing it, if the end
         should come when it exits (see readline)."""
         self.fd = pipe if isinstance(pipe, int) else pipe.fileno()
         self.process = process
-        self.buffer = b""
+        self.lines = collections.deque()  # complete lines read and not yet returned
+        self.buffer = b""  # the partial line after them
         self.at_eof = False  # the pipe gave end of file
         self.ended = False  # nothing more will be read: end of file (and, given a process, it has exited)
         os.set_blocking(self.fd, False)
@@ -51,12 +54,15 @@ class LineReader:
         """The next line (bytes, without its newline), or None at the deadline (a time.monotonic() value) or at
         the end (then self.ended).
 
-        Given a process, the end is when it has exited and the pipe holds nothing more, even if something it
-        left behind keeps the pipe open; at end of file while it still runs, the reader waits for its exit."""
-        while b"\n" not in self.buffer and not self.ended:
+        Given a process, the end comes once it has exited and what it wrote has been read (one read after its
+        exit), even if something it left behind keeps the pipe open, or keeps writing; at end of file while it
+        still runs, the reader waits for its exit. The deadline is checked before every line."""
+        while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0:  # checked first: a child that prints without pause cannot carry a reader past it
                 return None
+            if self.lines or self.ended:
+                break
             if self.at_eof:  # only the process's exit is still to come
                 self._wait_for_exit(min(left, POLL_S))
                 continue
@@ -66,14 +72,12 @@ class LineReader:
             if chunk is None:
                 self.at_eof = True
                 self.ended = self.process is None or self.process.poll() is not None
-            elif chunk:
-                self.buffer += chunk
-            elif exited:  # exited and drained
+                continue
+            *lines, self.buffer = (self.buffer + chunk).split(b"\n")
+            self.lines.extend(lines)
+            if exited:  # all it wrote is in the pipe, which one read empties: the rest is someone else's
                 self.ended = True
-        if b"\n" not in self.buffer:
-            return None
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line
+        return self.lines.popleft() if self.lines else None
 
     def rest(self):
         """The partial last line still in the buffer (b"" if none), taken out of it: read it after the end."""
@@ -83,7 +87,7 @@ class LineReader:
     def _read(self):
         """What the pipe holds now (b"" when nothing after all), or None at end of file."""
         try:
-            chunk = os.read(self.fd, 1 << 20)
+            chunk = os.read(self.fd, MAX_READ)
         except BlockingIOError:
             return b""
         return chunk or None
