@@ -16,7 +16,10 @@ request after request, so the grader's imports and its warm sandbox server's
 torch import are paid once, not per click. Learner code still never runs in
 this process nor in that child: it runs in the sandbox's per-run children. A
 server that died is replaced by a fresh one at the next request; one that
-overruns a request's timeout is killed with its whole session.
+overruns a request's timeout is killed with its whole session. It serves one
+request at a time (see GradingServer).
+
+Both start their child, read it and kill its session with course.common.child_process.
 """
 
 import atexit
@@ -24,9 +27,7 @@ import json
 import os
 import re
 import secrets
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from course.common.child_process import LineReader, kill_group, spawn
 from course.common.exercise_index import BY_ID, GRADER_STATUSES
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
@@ -76,17 +78,23 @@ def validate_report(report):
     return report
 
 
-def grader_command(ex_ids=(), target=None, report_fd=None, sandbox=None, lang=None):
-    """The argument list that runs the grader for these exercises (messages in `lang`)."""
-    command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json"]
+def grader_options(target=None, sandbox=None, lang=None):
+    """The grader's options for a target folder, a sandbox mode and messages in `lang` (the CLI's and the server's)."""
+    options = []
     if lang is not None:
-        command += ["--lang", lang]
+        options += ["--lang", lang]
     if sandbox is not None:
-        command += ["--sandbox", sandbox]
+        options += ["--sandbox", sandbox]
+    if target is not None:
+        options += ["--target", str(target)]
+    return options
+
+
+def grader_command(ex_ids=(), target=None, report_fd=None, sandbox=None, lang=None):
+    """The argument list that runs the grader once for these exercises, its JSON report to report_fd."""
+    command = [sys.executable, *GRADER_ARGS, *ex_ids, "--json", *grader_options(target, sandbox, lang)]
     if report_fd is not None:
         command += ["--report-fd", str(report_fd)]
-    if target is not None:
-        command += ["--target", str(target)]
     return command
 
 
@@ -97,33 +105,19 @@ def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, sand
     sandbox: None (the grader's default, "process") or "strict". server: a GradingServer to grade on (its warm
     child), else a `python -m grader` of its own."""
     if server is not None:
-        args = grader_command(ex_ids, target, sandbox=sandbox, lang=lang)[1 + len(GRADER_ARGS):]
-        return server.grade([a for a in args if a != "--json"], on_progress, timeout)
-    other_lines = []
+        return server.grade([*ex_ids, *grader_options(target, sandbox, lang)], on_progress, timeout)
     with tempfile.TemporaryFile(mode="w+b") as out:
         command = grader_command(ex_ids, target, report_fd=out.fileno(), sandbox=sandbox, lang=lang)
         try:
-            child = subprocess.Popen(
-                command, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace",
-                env=dict(os.environ, PYTHONIOENCODING="utf-8"), pass_fds=(out.fileno(),),
-                start_new_session=True,
-            )
+            child = spawn(command, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=dict(os.environ, PYTHONIOENCODING="utf-8"), pass_fds=(out.fileno(),))
         except OSError as err:
             raise GraderError(f"could not start the grader ({' '.join(command)}): {err}") from err
         try:
-            for line in _lines_until_exit(child, timeout):
-                parsed = parse_progress(line)
-                if parsed is None:
-                    other_lines.append(line.rstrip("\n"))
-                elif on_progress is not None:
-                    on_progress(*parsed)
-            returncode = child.wait(timeout=max(1.0, timeout))
-        except subprocess.TimeoutExpired:
-            raise GraderError(f"the grader ran longer than {timeout} s and was stopped") from None
+            other_lines = _follow_stderr(child, timeout, on_progress)
         finally:
-            _kill_session(child)
-            child.stderr.close()
+            kill_group(child)  # the report is read only once nothing is left in its session to rewrite it
+        returncode = child.returncode
         out.seek(0)
         data = out.read(64 * 2**20).decode("utf-8", errors="replace")
     stderr_tail = "\n".join(other_lines[-20:])
@@ -140,37 +134,27 @@ def run_grader(ex_ids=(), target=None, on_progress=None, timeout=TIMEOUT_S, sand
     return validate_report(report)
 
 
-def _lines_until_exit(child, timeout):
-    """The child's stderr lines as they come, until it exits (never waiting for a held pipe's EOF)."""
+def _follow_stderr(child, timeout, on_progress):
+    """Pass the grader's progress lines to on_progress until it exits -> its other stderr lines (GraderError
+    after timeout s). The end is its exit, never the end of a pipe that something it left behind may hold."""
+    reader, other_lines = LineReader(child.stderr, child), []
     deadline = time.monotonic() + timeout
-    stream = child.stderr
-    buffer = ""
-    os.set_blocking(stream.fileno(), False)
-    while True:
-        if time.monotonic() > deadline:
-            raise subprocess.TimeoutExpired(child.args, timeout)
-        exited = child.poll() is not None
-        ready = select.select([stream], [], [], 0 if exited else 0.2)[0]
-        try:
-            chunk = os.read(stream.fileno(), 65536).decode("utf-8", errors="replace") if ready else ""
-        except BlockingIOError:
-            chunk = ""
-        buffer += chunk
-        *lines, buffer = buffer.split("\n")
-        yield from (line + "\n" for line in lines)
-        if (ready and not chunk) or (exited and not chunk):  # end of file, or exited and drained
-            if buffer:
-                yield buffer
-            return
 
+    def take(line):
+        text = line.decode("utf-8", errors="replace")
+        parsed = parse_progress(text)
+        if parsed is None:
+            other_lines.append(text)
+        elif on_progress is not None:
+            on_progress(*parsed)
 
-def _kill_session(child):
-    """SIGKILL the grader's whole session (it was started in a new one) and reap the grader."""
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    child.wait()
+    while (line := reader.readline(deadline)) is not None:
+        take(line)
+    if not reader.ended:
+        raise GraderError(f"the grader ran longer than {timeout} s and was stopped")
+    if reader.rest():
+        take(reader.rest())
+    return other_lines
 
 
 def _replace_strings(value, replacements):
@@ -233,7 +217,12 @@ class _EndedUnanswered(Exception):
 class GradingServer:
     """A long-lived `python -m grader serve` child, started at the first request, replaced when it has died.
 
-    One request at a time (a lock): a second page's Grade waits for the first."""
+    One request at a time. The serve child reads its requests in order and grades each to its end before it
+    reads the next (and its warm sandbox server serves one run at a time), so `grade` holds `self.lock` for a
+    whole request: a second Grade click on the same app server (another tab, another learner) waits until the
+    first has been answered or has overrun its timeout (TIMEOUT_S by default), and its own timeout starts only
+    when its turn comes. Serving requests side by side would take a serve child per request in flight, each
+    with its own warm sandbox server and torch import: not cheap, so it is not done."""
 
     def __init__(self, command=None):
         self.command = list(command or [sys.executable, *GRADER_ARGS, "serve"])
@@ -248,13 +237,11 @@ class GradingServer:
         self.close()
         self.log = tempfile.TemporaryFile(mode="w+b")  # its stderr: read back when it fails
         try:
-            self.proc = subprocess.Popen(
-                self.command, cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                env=dict(os.environ, PYTHONIOENCODING="utf-8"), start_new_session=True)
+            self.proc = spawn(self.command, cwd=PROJECT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=self.log, env=dict(os.environ, PYTHONIOENCODING="utf-8"))
         except OSError as err:
             raise GraderError(f"could not start the grader ({' '.join(self.command)}): {err}") from err
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        self.buffer = b""
+        self.reader = LineReader(self.proc.stdout, self.proc)
 
     def _stderr_tail(self):
         if self.log is None:
@@ -264,21 +251,13 @@ class GradingServer:
         return "\n".join(lines[-20:])
 
     def _next_answer(self, deadline):
-        """The next answer line (a dict), or None when the server has exited; TimeoutError at the deadline."""
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
+        """The next answer line (a dict), or None when the server has exited (or closed its stdout and then
+        exited); TimeoutError at the deadline."""
+        line = self.reader.readline(deadline)
+        if line is None:
+            if not self.reader.ended:
                 raise TimeoutError
-            if not select.select([self.proc.stdout], [], [], min(left, 0.5))[0]:
-                continue
-            try:
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+            return None
         try:
             answer = json.loads(line)
         except ValueError:
@@ -338,12 +317,7 @@ class GradingServer:
     def close(self):
         """Kill the server and everything in its session."""
         if self.proc is not None:
-            _kill_session(self.proc)
-            for stream in (self.proc.stdin, self.proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            kill_group(self.proc)
             self.proc = None
         if self.log is not None:
             self.log.close()
