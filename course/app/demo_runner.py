@@ -14,7 +14,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import traceback
 from pathlib import Path
 
 from course.app.progress import load_newest
+from course.common.child_process import kill_group, spawn
 from course.common.exercise_index import EXERCISES
 from course.common.paths import PROJECT_ROOT
 from course.translation import demos
@@ -91,17 +91,19 @@ def run_learner(model_name, sentence, checkpoint=None, results=None, exercises_d
                    "--cpu-seconds", str(2 * timeout),
                    "--learner-files", ",".join(f"{m}.py" for m, src in chosen.items() if src == "learner")]
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONIOENCODING="utf-8")
-        try:
-            child = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                                   timeout=timeout, start_new_session=True, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as err:
-            _kill_group(err)
-            raise RunnerError(f"your modules took longer than {timeout} s to translate one sentence "
-                              "(an endless loop?); the run was stopped") from None
-        if not out.is_file():
-            detail = (child.stderr or child.stdout or "").strip().splitlines()[-1:] or ["no output"]
-            raise RunnerError(f"the translation process ended (exit code {child.returncode}) without "
-                              f"a result: {detail[0][:300]}")
+        with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+            child = spawn(command, cwd=PROJECT_ROOT, env=env, stdout=stdout, stderr=stderr)
+            try:
+                child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise RunnerError(f"your modules took longer than {timeout} s to translate one sentence "
+                                  "(an endless loop?); the run was stopped") from None
+            finally:
+                kill_group(child)  # the child and anything it started (its own session)
+            if not out.is_file():
+                detail = (_tail(stderr) or _tail(stdout)).strip().splitlines()[-1:] or ["no output"]
+                raise RunnerError(f"the translation process ended (exit code {child.returncode}) without "
+                                  f"a result: {detail[0][:300]}")
         data = json.loads(out.read_text(encoding="utf-8"))
     if not data.get("ok"):
         raise RunnerError(data.get("error") or "the translation failed")
@@ -109,14 +111,10 @@ def run_learner(model_name, sentence, checkpoint=None, results=None, exercises_d
     return data
 
 
-def _kill_group(err):
-    """subprocess.run killed the child; also kill anything it started (its own session)."""
-    pid = getattr(getattr(err, "process", None), "pid", None)
-    if pid:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+def _tail(file, limit=64 * 1024):
+    """The last `limit` bytes the child wrote to file, as text."""
+    file.seek(max(0, file.seek(0, os.SEEK_END) - limit))
+    return file.read().decode("utf-8", errors="replace")
 
 
 # ---- the child --------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from course.app import demo_runner
+from course.common.child_process import kill_group, spawn
 from course.common.paths import PROJECT_ROOT
 from course.lessons import training_lab
 from course.translation import lab_pairs
@@ -102,8 +102,7 @@ def start(config, variant, learner=None, exercises_dir=None):
         variant = "mine"
     env = dict(os.environ, OMP_NUM_THREADS=str(config.threads), MKL_NUM_THREADS=str(config.threads))
     with open(folder / "stderr.txt", "wb") as err:
-        process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        process = spawn(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
     return LiveRun(process, folder, time.monotonic(), (config.task, variant, config.seed), config.steps)
 
 
@@ -137,6 +136,7 @@ def result(live):
             kill(live)
             raise LabRunError(f"training took longer than {TIMEOUT_S} s and was stopped")
         return None
+    kill_group(live.process)  # it has exited: end whatever it left running in its session
     try:
         run, failure = _read_json(live.file("run.json")), _read_json(live.file("error.json"))
         if run is None:
@@ -157,11 +157,7 @@ def result(live):
 
 def kill(live):
     """Kill the child and anything it started, and remove its files."""
-    try:
-        os.killpg(live.process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    live.process.wait()
+    kill_group(live.process)
     shutil.rmtree(live.folder, ignore_errors=True)
 
 
