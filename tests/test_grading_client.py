@@ -122,6 +122,14 @@ def test_usage_errors_and_crashes_raise_a_clear_grader_error():
         grading_client.run_grader(["--crash"])
 
 
+def test_a_last_stderr_line_without_its_newline_is_in_the_error(tmp_path, monkeypatch):
+    script = tmp_path / "abrupt_grader.py"
+    script.write_text("import sys\nsys.stderr.write('fatal: no newline')\nsys.exit(3)\n")
+    monkeypatch.setattr(grading_client, "GRADER_ARGS", [str(script)])
+    with pytest.raises(grading_client.GraderError, match="exit code 3(.|\n)*fatal: no newline"):
+        grading_client.run_grader(["ex03"], timeout=30)
+
+
 def test_a_missing_grader_module_is_reported(monkeypatch):
     monkeypatch.setattr(grading_client, "GRADER_ARGS", ["-m", "no_such_grader_module"])
     with pytest.raises(grading_client.GraderError, match="no_such_grader_module"):

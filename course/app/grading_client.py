@@ -152,8 +152,9 @@ def _follow_stderr(child, timeout, on_progress):
         take(line)
     if not reader.ended:
         raise GraderError(f"the grader ran longer than {timeout} s and was stopped")
-    if reader.rest():
-        take(reader.rest())
+    last = reader.rest()  # a line it wrote without its newline
+    if last:
+        take(last)
     return other_lines
 
 
