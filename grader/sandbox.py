@@ -24,7 +24,6 @@ import fcntl
 import json
 import os
 import platform
-import selectors
 import shutil
 import signal
 import stat
@@ -35,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.common.child_process import LineReader, kill_group, spawn
 from course.common.exercise_index import get as get_exercise
 
 from . import seccomp_filter, warm_server
@@ -267,41 +267,28 @@ def _serve(run_dir, limits, num_jobs, on_done):
     start = time.monotonic()
     deadline = start + 60 + limits.timeout_s * (num_jobs / max(limits.parallel, 1) + 1)
     stall_s = limits.timeout_s + 30  # no job may run longer than timeout_s: silence beyond this is a hang
-    finished, buffer, last = set(), b"", start  # finished: for on_done only; status.json decides
+    finished, last, hung = set(), start, False  # finished: for on_done only; status.json decides
+
+    def saw(line):
+        nonlocal last
+        name = _done_name(line)
+        if name is not None:
+            finished.add(name)
+            last = time.monotonic()
+            if on_done:
+                on_done(name)
+
     with open(run_dir / "server-stderr.txt", "wb") as errors:
-        server = subprocess.Popen(command, cwd=run_dir, env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+        server = spawn(command, cwd=run_dir, env=env, stdout=subprocess.PIPE, stderr=errors)
     try:
-        os.set_blocking(server.stdout.fileno(), False)
-        with selectors.DefaultSelector() as selector:
-            selector.register(server.stdout, selectors.EVENT_READ)
-            hung = False
-            while server.poll() is None:
-                now = time.monotonic()
-                if now > deadline or now - last > stall_s:
-                    hung = True
-                    break
-                for _ in selector.select(timeout=0.2):
-                    chunk = _read_some(server.stdout)
-                    if chunk is None:
-                        selector.unregister(server.stdout)
-                        break
-                    buffer += chunk
-                    buffer, names = _done_lines(buffer)
-                    for name in names:
-                        finished.add(name)
-                        last = time.monotonic()
-                        if on_done:
-                            on_done(name)
-            if not hung:  # what it printed before exiting; never wait for EOF (a learner may hold the pipe)
-                chunk = _read_some(server.stdout) or b""
-                for name in _done_lines(buffer + chunk + b"\n")[1]:
-                    finished.add(name)
-                    if on_done:
-                        on_done(name)
+        reader = LineReader(server.stdout, server)  # ends at its exit: a learner may hold the pipe open
+        while (line := reader.readline(min(deadline, last + stall_s))) is not None:
+            saw(line)
+        hung = not reader.ended
+        if not hung:
+            saw(reader.rest())  # a last line it printed without its newline
     finally:
-        _kill_session(server)
-        server.stdout.close()
+        kill_group(server)
     return finished, _lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
 
 
@@ -314,30 +301,10 @@ def _warm_lost(anomaly):
     return msg("lost.failed", code=anomaly["code"], detail=anomaly["detail"])
 
 
-def _read_some(stream):
-    """Whatever the pipe holds now (b"" if nothing), or None at end of file."""
-    try:
-        chunk = os.read(stream.fileno(), 65536)
-    except BlockingIOError:
-        return b""
-    return chunk or None
-
-
-def _done_lines(buffer):
-    """(rest, [job names]) from the server's output so far."""
-    *lines, rest = buffer.split(b"\n")
-    names = [line.split()[1].decode(errors="replace") for line in lines
-             if line.startswith(b"done ") and len(line.split()) == 2]
-    return rest, names
-
-
-def _kill_session(server):
-    """SIGKILL the server and whatever is left in its session, and reap it."""
-    try:
-        os.killpg(server.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    server.wait()
+def _done_name(line):
+    """The job name of a server line `done <name>`, else None."""
+    words = line.split()
+    return words[1].decode(errors="replace") if line.startswith(b"done ") and len(words) == 2 else None
 
 
 def _lost_reason(returncode, hung, silent_s, run_dir):

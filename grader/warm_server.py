@@ -15,15 +15,15 @@ print, or a run went past its deadline.
 import atexit
 import fcntl
 import os
-import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from course.common.child_process import LineReader, kill_group, spawn
 
 MAX_RUNS = 200  # runs one server serves before a fresh one replaces it
 START_S = 120.0  # a server that does not say `ready` within this is given up
@@ -50,11 +50,9 @@ class WarmServer:
             env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(self.dir)}
             with open(self.dir / "server-stderr.txt", "wb") as errors:
-                self.proc = subprocess.Popen([sys.executable, "-I", "-c", code, str(self.dir), mode],
-                                             cwd=self.dir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=errors, start_new_session=True)
-            os.set_blocking(self.proc.stdout.fileno(), False)
-            self.buffer = b""
+                self.proc = spawn([sys.executable, "-I", "-c", code, str(self.dir), mode], cwd=self.dir, env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
+            self.reader = LineReader(self.proc.stdout, self.proc)
             line = self._next_line(time.monotonic() + START_S)
             if line != "ready":
                 raise ServerFailed(f"the warm sandbox server did not start ({line or 'no answer'}): {self.stderr_tail()}")
@@ -72,25 +70,8 @@ class WarmServer:
 
     def _next_line(self, deadline):
         """The next line the server prints, None at its exit or at the deadline."""
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            with selectors.DefaultSelector() as selector:
-                selector.register(self.proc.stdout, selectors.EVENT_READ)
-                if not selector.select(timeout=min(left, 0.5)):
-                    if self.proc.poll() is not None:
-                        return None
-                    continue
-            try:
-                chunk = os.read(self.proc.stdout.fileno(), 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode(errors="replace")
+        line = self.reader.readline(deadline)
+        return None if line is None else line.decode(errors="replace")
 
     def alive(self, wait_s=10.0):
         """Does the server answer a ping (it may have died since its last run)?"""
@@ -141,16 +122,7 @@ class WarmServer:
     def close(self):
         """Kill the server and everything in its session; remove its folder."""
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-            for stream in (self.proc.stdin, self.proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            kill_group(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.close(self.lock)
 
