@@ -5,8 +5,9 @@ child process uses these three, so the rules that guard the sandbox live here
 once:
 
 - `spawn` starts the child as the leader of a new session. Everything it
-  starts stays in its process group unless it calls setsid itself (and only
-  the strict sandbox, our own code, does that, under cgroups of its own).
+  starts stays in its process group unless it leaves with setsid or setpgid
+  (the sandbox's server, a child subreaper, kills those itself: see
+  grader/harness/child.py).
 - `LineReader` reads the child's pipe without ever blocking: each read waits
   at most until a deadline, and, given the child, ends once the child has
   exited and what it wrote has been read. A detached grandchild that keeps
