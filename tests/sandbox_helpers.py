@@ -168,3 +168,22 @@ def report_text(results):
 def leaked_reference(text):
     """The reference lines that appear in text (should be none)."""
     return [line for line in SECRET_LINES if line in text]
+
+
+def pid_running(pid):
+    """Is pid a live process (not gone, not a zombie waiting to be reaped)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def pid_gone(pid, seconds=5.0):
+    """True once pid has stopped running, False if it still runs after seconds."""
+    deadline = time.monotonic() + seconds
+    while pid_running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

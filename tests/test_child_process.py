@@ -7,6 +7,7 @@ import textwrap
 import time
 
 import pytest
+from sandbox_helpers import pid_gone, pid_running
 
 from course.common.child_process import LineReader, kill_group, spawn
 
@@ -14,25 +15,6 @@ from course.common.child_process import LineReader, kill_group, spawn
 def python(code, **kwargs):
     """A Python child running code, its stdout a pipe."""
     return spawn([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, **kwargs)
-
-
-def running(pid):
-    """Is pid a live process (not gone, not a zombie waiting to be reaped)?"""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_until_gone(pid, seconds=5.0):
-    """True once pid has stopped running, False if it still runs after seconds."""
-    deadline = time.monotonic() + seconds
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # The child forks, the fork forks the grandchild and exits: the grandchild, reparented, still holds the child's
@@ -137,16 +119,16 @@ def test_a_grandchild_holding_the_pipe_does_not_hold_the_reader_and_dies_with_th
         assert line is not None and line.startswith(b"grandchild ")
         grandchild = int(line.split()[1])
         child.wait(timeout=10)
-        assert running(grandchild)
+        assert pid_running(grandchild)
         assert reader.readline(time.monotonic() + 0.5) is None and not reader.ended  # the pipe is held: no EOF
 
         watching, start = LineReader(child.stdout, child), time.monotonic()
         assert watching.readline(start + 30) is None and watching.ended
         assert time.monotonic() - start < 5, "the reader waited for the held pipe"
-        assert running(grandchild)  # it really was held: the child's exit left the grandchild running
+        assert pid_running(grandchild)  # it really was held: the child's exit left the grandchild running
     finally:
         kill_group(child)
-    assert grandchild is not None and wait_until_gone(grandchild), f"grandchild {grandchild} outlived the group kill"
+    assert grandchild is not None and pid_gone(grandchild), f"grandchild {grandchild} outlived the group kill"
 
 
 def test_the_group_kill_ends_a_running_child_and_its_detached_grandchild():
@@ -155,11 +137,11 @@ def test_the_group_kill_ends_a_running_child_and_its_detached_grandchild():
         line = LineReader(child.stdout, child).readline(time.monotonic() + 10)
         assert line is not None and line.startswith(b"grandchild ")
         grandchild = int(line.split()[1])
-        assert running(grandchild) and child.poll() is None
+        assert pid_running(grandchild) and child.poll() is None
     finally:
         kill_group(child)
     assert child.returncode == -9
-    assert wait_until_gone(grandchild), f"grandchild {grandchild} outlived the group kill"
+    assert pid_gone(grandchild), f"grandchild {grandchild} outlived the group kill"
     kill_group(child)  # again, on a group that is gone: nothing to kill, nothing raised
 
 

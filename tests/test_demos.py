@@ -8,12 +8,15 @@ import functools
 import json
 import re
 import shutil
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from app_helpers import errors_of, open_page, widgets
+from sandbox_helpers import pid_gone
 
 from course.app import demo_runner, progress
 from course.common import pages_index
@@ -238,6 +241,58 @@ def test_run_learner_returns_the_transformers_maps(solutions_copy):
     expected = np.stack([s[0] for s in steps])  # (steps, T_src); the page adds an <eos> step when capped
     np.testing.assert_allclose(np.asarray(data["cross_attention"])[: len(expected)], expected, atol=1e-5)
     assert np.asarray(data["decoder_self_attention"]).shape[:2] == (2, 2)
+
+
+def learner_with(solutions_copy, folder, code):
+    """A learner folder of correct files whose ex04_bahdanau.py also runs code when it is imported."""
+    shutil.copytree(solutions_copy, folder)
+    path = folder / "ex04_bahdanau.py"
+    path.write_text(path.read_text() + "\n" + textwrap.dedent(code))
+    return folder
+
+
+def test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_is_killed(solutions_copy, tmp_path):
+    marker = tmp_path / "grandchild.pid"
+    learner = learner_with(solutions_copy, tmp_path / "learner", f"""
+        import os as _os, time as _time
+        if _os.fork() == 0:  # detached, holding the child's stdout and stderr
+            if _os.fork() == 0:
+                open({str(marker)!r}, "w").write(str(_os.getpid()))
+                _time.sleep(120)
+            _os._exit(0)
+        _os.wait()
+        while not _os.path.exists({str(marker)!r}):
+            _time.sleep(0.01)
+        raise RuntimeError("after the fork")
+    """)
+    start = time.monotonic()
+    with pytest.raises(demo_runner.RunnerError, match="RuntimeError: after the fork"):
+        demo_runner.run_learner("bahdanau", SENTENCE, results={"ex04": {"passed": True}}, exercises_dir=learner,
+                                timeout=60)
+    assert time.monotonic() - start < 45, "the run waited for the detached process's pipes"
+    grandchild = int(marker.read_text())
+    assert pid_gone(grandchild), "the learner's detached process outlived the run"
+
+
+def test_a_translation_past_its_time_limit_is_stopped(solutions_copy, tmp_path):
+    learner = learner_with(solutions_copy, tmp_path / "learner", "while True:\n    pass\n")
+    start = time.monotonic()
+    with pytest.raises(demo_runner.RunnerError, match="longer than 3 s"):
+        demo_runner.run_learner("bahdanau", SENTENCE, results={"ex04": {"passed": True}}, exercises_dir=learner,
+                                timeout=3)
+    assert time.monotonic() - start < 3 + 10
+
+
+def test_a_child_that_dies_without_a_result_names_its_last_words(solutions_copy, tmp_path):
+    learner = learner_with(solutions_copy, tmp_path / "learner", """
+        import os as _os, sys as _sys
+        print("printed on stdout", flush=True)
+        _sys.stderr.write("last words on stderr\\n")
+        _sys.stderr.flush()
+        _os._exit(7)
+    """)
+    with pytest.raises(demo_runner.RunnerError, match=r"exit code 7\) without a result: last words on stderr"):
+        demo_runner.run_learner("bahdanau", SENTENCE, results={"ex04": {"passed": True}}, exercises_dir=learner)
 
 
 def test_run_learner_rejects_bad_requests(tmp_path):
