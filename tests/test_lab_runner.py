@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from sandbox_helpers import pid_gone
 
 from course.app import lab_runner
 from course.common.paths import PROJECT_ROOT
@@ -74,6 +75,25 @@ def test_a_crashing_learner_module_is_reported_with_its_line(learner_dir):
                                 "def transpose_output(X, num_heads):\n    X = X.reshape(-1, 7, 3)\n", 1))
     with pytest.raises(lab_runner.LabRunError, match=r"RuntimeError.*ex05_multihead\.py, line \d+"):
         finished(lab_runner.start(TINY, "baseline", learner=PASSED, exercises_dir=learner_dir))
+
+
+def test_a_process_the_learners_module_leaves_running_ends_with_the_run(learner_dir, tmp_path):
+    marker = tmp_path / "left.pid"
+    ffn = learner_dir / "ex07_transformer.py"
+    ffn.write_text(ffn.read_text() + f"""
+import os as _os, time as _time
+if _os.fork() == 0:  # left behind: it outlives the training child unless its group is killed
+    if _os.fork() == 0:
+        open({str(marker)!r}, "w").write(str(_os.getpid()))
+        _time.sleep(120)
+    _os._exit(0)
+_os.wait()
+while not _os.path.exists({str(marker)!r}):
+    _time.sleep(0.01)
+""")
+    run = finished(lab_runner.start(TINY, "baseline", learner=PASSED, exercises_dir=learner_dir))
+    assert run["steps_done"] == TINY.steps
+    assert pid_gone(int(marker.read_text())), "the learner's process outlived its training run"
 
 
 def test_a_live_reference_run_in_a_child_keeps_its_maps():
