@@ -5,6 +5,7 @@ import streamlit as st
 
 from course.app.demo_ui import loaded_model
 from course.app.ui import tr
+from course.lessons.torch_threads import cpu_threads
 from course.translation import demos, subword_steps
 from course.translation.beam_steps import trace_beam
 from course.translation.decoding import settings_of
@@ -47,7 +48,8 @@ def word_pieces(name, sentence):
 def _trace(stamp, name, sentence, beam_size):
     """The BeamTrace of one sentence by one checkpoint (its own alpha and repetition guard)."""
     loaded = loaded_model(name)
-    return trace_beam(loaded.model, sentence, loaded.src_vocab, loaded.tgt_vocab, beam_size=beam_size)
+    with cpu_threads(1):  # batch of 1: many small ops, faster on one thread (and it leaves a core free)
+        return trace_beam(loaded.model, sentence, loaded.src_vocab, loaded.tgt_vocab, beam_size=beam_size)
 
 
 def beam_trace(name, sentence, beam_size):

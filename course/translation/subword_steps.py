@@ -68,7 +68,10 @@ def merge_steps(word, ranks, known=None):
     return WordPieces(word, tuple(pieces), tuple(steps), UNK in pieces)
 
 
-def sentence_pieces(sentence, vocab):
-    """[WordPieces] of every word of an English sentence (tokenize_en's words: lower-cased, punctuation apart)."""
-    ranks, known = merge_ranks(vocab), set(vocab.itos)
+def sentence_pieces(sentence, vocab, ranks=None):
+    """[WordPieces] of every word of an English sentence (tokenize_en's words: lower-cased, punctuation apart).
+
+    ranks: merge_ranks(vocab), when the caller keeps it (reading the merges takes a moment)."""
+    ranks = merge_ranks(vocab) if ranks is None else ranks
+    known = set(vocab.itos)
     return [merge_steps(word, ranks, known) for word in tokenize_en(sentence)]
