@@ -28,8 +28,10 @@ def pieces_section(name):
         st.warning(tr("demos.common.bad_sentence"))
         return
     ui.show_table(st, decoding_views.pieces_frame(words), "decoding.pieces", "demo_decoding_pieces_table")
-    split = [w.word for w in words if len(w.pieces) > 1] or [words[0].word]
-    word = st.selectbox(tr("decoding.pieces.word_label"), list(dict.fromkeys(split)), key="demo_decoding_word")
+    options = list(dict.fromkeys(w.word for w in words))
+    split = [w.word for w in words if len(w.pieces) > 1]  # open on the first word read in several pieces
+    word = st.selectbox(tr("decoding.pieces.word_label"), options, index=options.index(split[0]) if split else 0,
+                        key="demo_decoding_word")
     chosen = next(w for w in words if w.word == word)
     ui.show_table(st, decoding_views.merges_frame(chosen), "decoding.pieces", "demo_decoding_merges_table")
     st.caption(tr("decoding.pieces.merges_caption"))

@@ -52,11 +52,11 @@ def beam_frame(trace):
 
 
 def final_frame(trace):
-    """(output, log_prob, length, penalty, score, chosen) of the final hypotheses, best score first."""
-    rows = [{"output": h.text, "log_prob": round(h.log_prob, 3), "length": h.length,
+    """(final, log_prob, length, penalty, score, chosen) of the final hypotheses, best score first."""
+    rows = [{"final": h.text, "log_prob": round(h.log_prob, 3), "length": h.length,
              "penalty": round(length_penalty(h.length, trace.alpha), 3),
              "score": round(h.score(trace.alpha), 3), "chosen": h == trace.chosen} for h in trace.final]
-    return pd.DataFrame(rows, columns=["output", "log_prob", "length", "penalty", "score", "chosen"])
+    return pd.DataFrame(rows, columns=["final", "log_prob", "length", "penalty", "score", "chosen"])
 
 
 def orders_frame(steps):
