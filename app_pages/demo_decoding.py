@@ -101,7 +101,7 @@ def corpus_section(name, examples):
     theirs.metric(tr("decoding.corpus.sacrebleu"), f"{sacrebleu.corpus_bleu(hyps, [refs], tokenize='zh').score:.2f}")
 
 
-st.title(tr("decoding.title"))
+st.title(tr("demos.nav.decoding"))
 st.markdown(tr("decoding.intro"))
 names = demos.available_models()
 if not names:
