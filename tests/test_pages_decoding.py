@@ -94,3 +94,13 @@ def test_the_page_runs_on_other_checkpoints_and_says_when_a_model_reads_whole_wo
     at.radio(key="demo_decoding_model").set_value("seq2seq").run()
     assert not errors_of(at)
     assert i18n.t("decoding.pieces.whole_words", lang) in [i.value for i in at.info]
+
+
+@pytest.mark.slow
+def test_the_chapter_4_walk_through_links_to_the_page_that_explains_its_ai_split():
+    if not (SHIPPED / "bahdanau.pt").is_file():
+        pytest.skip("no shipped Bahdanau checkpoint")
+    at = open_page(pages_index.get("ch04").path, lang="zh")
+    assert not errors_of(at)
+    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
+    assert links.get("pieces-beams-bleu") == i18n.t("trained.links.demo_decoding", "zh")
