@@ -68,7 +68,8 @@ def test_log_probabilities_are_those_of_a_teacher_forced_pass():
     _, src, lens = source_tensor(SENTENCES[0], SRC_VOCAB)
     ids = greedy_decode(model, src, lens, max_len=30)[0][0]
     tokens = torch.tensor([[BOS_ID] + ids])  # (1, T)
-    logp = torch.log_softmax(model(src, lens, tokens).float(), dim=-1)[0]  # (T, V)
+    with torch.no_grad():
+        logp = torch.log_softmax(model(src, lens, tokens).float(), dim=-1)[0]  # (T, V)
     logp[:, [0, BOS_ID]] = float("-inf")  # <pad> and <bos> are never emitted: renormalise without them
     logp = torch.log_softmax(logp, dim=-1)
     expected = float(sum(logp[t, i] for t, i in enumerate(ids + [EOS_ID])))

@@ -74,3 +74,12 @@ def test_the_shipped_tokenizers_are_replayed_exactly(name):
     words = sorted({p.removeprefix("##") for p in vocab.itos[4:]} | {"unbelievably", "tokenization", "ai", "café"})
     for word in words:
         assert list(merge_steps(word, ranks, known).pieces) == vocab.pieces_by_word([word])[0], word
+
+
+def test_the_merges_table_starts_from_the_spelled_word_and_ends_with_the_librarys_pieces(small_vocab):
+    from course.translation.decoding_views import merges_frame
+
+    word = sentence_pieces("shells", small_vocab)[0]
+    table = merges_frame(word)
+    assert table["pieces"].iloc[0] == "s ##h ##e ##l ##l ##s" and table["step"].tolist() == list(range(len(table)))
+    assert table["pieces"].iloc[-1] == " ".join(small_vocab.pieces_by_word(["shells"])[0])

@@ -92,7 +92,16 @@ def trace_beam(model, sentence, src_vocab, tgt_vocab, beam_size=4, alpha=None, n
     settings = settings_of(model)
     alpha = settings.beam_alpha if alpha is None else float(alpha)
     n = settings.no_repeat_ngram if no_repeat_ngram is None else int(no_repeat_ngram)
+    was_training = model.training
     model.eval()
+    try:
+        return _trace(model, sentence, src_vocab, tgt_vocab, beam_size, alpha, n)
+    finally:
+        model.train(was_training)
+
+
+def _trace(model, sentence, src_vocab, tgt_vocab, beam_size, alpha, n):
+    """trace_beam's work, with the model in eval mode."""
     device = next(model.parameters()).device
     shown, src, lens = source_tensor(sentence, src_vocab, device)
     max_len = default_max_len(lens)

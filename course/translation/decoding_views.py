@@ -27,20 +27,10 @@ def pieces_frame(words):
 
 def merges_frame(word_pieces):
     """(step, merged, pieces) of one word: the characters it starts from (step 0), then each merge."""
-    rows = [{"step": 0, "merged": "", "pieces": " ".join(_start(word_pieces))}]
+    rows = [{"step": 0, "merged": "", "pieces": " ".join(word_pieces.start)}]
     rows += [{"step": i, "merged": f"{a} + {b}", "pieces": " ".join(pieces)}
              for i, ((a, b), pieces) in enumerate(word_pieces.steps, start=1)]
     return pd.DataFrame(rows, columns=["step", "merged", "pieces"])
-
-
-def _start(word_pieces):
-    """The pieces before the first merge."""
-    if not word_pieces.steps:
-        return word_pieces.pieces
-    (a, b), pieces = word_pieces.steps[0]
-    merged = a + b.removeprefix("##")
-    i = pieces.index(merged)
-    return pieces[:i] + (a, b) + pieces[i + 1 :]
 
 
 def beam_frame(trace):

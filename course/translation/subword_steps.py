@@ -26,6 +26,7 @@ class WordPieces:
     """One English word as the model reads it."""
 
     word: str
+    start: tuple  # the word spelled for BPE, before any merge
     pieces: tuple  # the final pieces ("##" continues the word)
     steps: tuple  # ((left, right) merged, pieces after it) for each merge, in order
     unknown: bool  # some character is outside the vocabulary (<unk>)
@@ -55,7 +56,7 @@ def merge_steps(word, ranks, known=None):
     known: the vocabulary's pieces; a starting character outside it becomes <unk> (never merged).
     """
     pieces = [p if known is None or p in known else UNK for p in characters(word)]
-    steps = []
+    start, steps = tuple(pieces), []
     while len(pieces) > 1:
         pairs = [(ranks.get((a, b)), i) for i, (a, b) in enumerate(zip(pieces, pieces[1:]))]
         learned = [(rank, i) for rank, i in pairs if rank is not None]
@@ -65,7 +66,7 @@ def merge_steps(word, ranks, known=None):
         pair = (pieces[i], pieces[i + 1])
         pieces[i : i + 2] = [joined(*pair)]
         steps.append((pair, tuple(pieces)))
-    return WordPieces(word, tuple(pieces), tuple(steps), UNK in pieces)
+    return WordPieces(word, start, tuple(pieces), tuple(steps), UNK in pieces)
 
 
 def sentence_pieces(sentence, vocab, ranks=None):
