@@ -214,3 +214,4 @@ def walk_through(key):
     show_chart(st, chart.to_dict(), key=f"{key}_bars")
     path = " → ".join(f"{r} ({c})" for r, c, _ in trained_views.top_sources(frame))
     st.markdown(tr("trained.walk.after", path=path))
+    demo_links("demo_decoding")  # how the tokenizer cuts AI into a / ##i, step by step

@@ -57,6 +57,8 @@ PAGES = (
               "bottleneck-measured", ":material/bar_chart:"),
     PageEntry("demo_inside", "app_pages/demo_inside.py", "demos.nav.inside", "demos", "transformer-inside",
               ":material/layers:"),
+    PageEntry("demo_decoding", "app_pages/demo_decoding.py", "demos.nav.decoding", "demos", "pieces-beams-bleu",
+              ":material/scoreboard:"),
     PageEntry("demo_mine", "app_pages/demo_mine.py", "demos.nav.mine", "demos", "my-implementation",
               ":material/code:"),
     PageEntry("lab", "app_pages/lab.py", "nav.lab", "lab", "training-lab", ":material/model_training:"),

@@ -131,11 +131,15 @@ def length_penalty(length, alpha):
 
 
 @torch.no_grad()
-def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEFAULT_ALPHA, no_repeat_ngram=0):
+def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEFAULT_ALPHA, no_repeat_ngram=0,
+                on_step=None):
     """Batched beam search; the best hypothesis per sentence by GNMT length-normalised log-probability.
 
     alpha is the length-penalty exponent (see length_penalty); no_repeat_ngram
-    n > 0 keeps every hypothesis free of repeated n-grams.
+    n > 0 keeps every hypothesis free of repeated n-grams. on_step, when given, is
+    called after every step with the beam as it stands: (seqs (B*K, t), scores (B, K)
+    log-probabilities, finished (B, K), lengths (B, K)); course.translation.beam_steps
+    uses it to show the search.
 
     A hypothesis that ends keeps its slot among the `beam_size` (extended by
     <pad> at no cost) for as long as its log-probability stays among the best;
@@ -175,6 +179,8 @@ def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEF
             was_finished = finished.view(-1)[rows].view(B, K)
             lengths = lengths.view(-1)[rows].view(B, K) + (~was_finished).float()
             finished = was_finished | (tok == EOS_ID)
+            if on_step is not None:
+                on_step(seqs, scores, finished, lengths)
             if bool(finished.all()):
                 break
             tokens = tok.view(-1, 1)
