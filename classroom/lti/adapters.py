@@ -16,7 +16,7 @@ from pylti1p3.oidc_login import OIDCLogin
 from pylti1p3.redirect import Redirect
 from pylti1p3.request import Request
 from pylti1p3.session import SessionService
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from starlette.responses import RedirectResponse
 
 from ..models import LtiLaunchState, utcnow
@@ -83,6 +83,7 @@ class StoreSessions(SessionService):
     def save_state_params(self, state, params):
         now = utcnow()
         with self.store.session() as session:
+            session.execute(delete(LtiLaunchState).where(LtiLaunchState.expires_at < now - timedelta(days=1)))
             session.add(LtiLaunchState(state_hash=digest(state), nonce=self.pending_nonce,
                                        platform_id=params["platform_id"], created_at=now,
                                        expires_at=now + timedelta(minutes=STATE_MINUTES)))

@@ -26,6 +26,7 @@ from .. import store as store_ops
 from ..db import Store
 from ..models import LtiPlatform
 from . import accounts, config
+from .passback import Http
 from .adapters import STATE_MINUTES, LtiCookies, LtiRequest, StoreMessageLaunch, StoreOIDCLogin, StoreSessions
 
 VERIFY = {"verify_aud": False, "require": ["exp", "iat"]}  # aud is checked against the registration's client id
@@ -116,7 +117,7 @@ def validate(store, lti_request):
     """pylti1p3's checks one step at a time, each failure told apart -> (claims, platform)."""
     sessions = StoreSessions(lti_request, store)
     launch = StoreMessageLaunch(lti_request, config.StoreToolConf(store), session_service=sessions,
-                                cookie_service=LtiCookies(lti_request))
+                                cookie_service=LtiCookies(lti_request), requests_session=Http())
     launch.set_auto_validation(False).set_jwt_verify_options(VERIFY)
     for step in STEPS:
         try:

@@ -10,6 +10,7 @@ retried after a backoff; nothing is lost, since the row is only marked done
 after the LMS accepted the score.
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -26,7 +27,9 @@ from . import config, outbox
 
 AGS_SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
               "https://purl.imsglobal.org/spec/lti-ags/scope/score")
-TIMEOUT_S = 10.0
+TIMEOUT_S = 15.0  # an LMS request that takes longer counts as failed (and is retried)
+POSTS_AT_ONCE = 8  # scores in flight to one LMS at a time
+CHUNK = 200  # scores recorded per commit
 
 
 @dataclass
@@ -37,9 +40,17 @@ class PushReport:
     errors: list = field(default_factory=list)  # one message per course that failed
 
 
+class Http(requests.Session):
+    """A requests session whose calls time out (pylti1p3 sets none)."""
+
+    def request(self, *args, **kwargs):
+        kwargs.setdefault("timeout", TIMEOUT_S)
+        return super().request(*args, **kwargs)
+
+
 def ags_service(platform, context, key, http=None):
     """pylti1p3's AGS client of one course (a fresh token per drain pass)."""
-    connector = ServiceConnector(config.registration(platform, key), requests_session=http)
+    connector = ServiceConnector(config.registration(platform, key), requests_session=http or Http())
     scopes = [scope for scope in AGS_SCOPES if scope in (context.ags_scopes or AGS_SCOPES)]
     return AssignmentsGradesService(connector, {"scope": scopes, "lineitems": context.lineitems_url})
 
@@ -73,32 +84,60 @@ def _grade(score, sub, stamp):
 def push_course(store, platform, context, rows, subs, best, key, report, http=None):
     """Push one course's due rows; a failure leaves that row (and, when the LMS is unreachable, the rest) due."""
     ags = ags_service(platform, context, key, http)
-    for index, row in enumerate(rows):
-        now = utcnow()
+    todo, held = [], []
+    for row in rows:
         score = best.get((row.user_id, row.exercise_id))
-        if score is None or score == row.pushed_score:  # nothing graded to send, or the LMS holds it already
-            with store.session() as session:
-                outbox.record_pushed(session, row.id, row.version, row.pushed_score, row.pushed_at)
-            report.unchanged += 1
-            continue
-        try:
-            url = line_item_url(store, ags, context.id, row.exercise_id)
-            when, stamp = score_timestamp(row.pushed_at, now)
-            ags.put_grade(_grade(score, subs[row.user_id], stamp), LineItem({"id": url}))
-        except (LtiException, requests.RequestException, KeyError) as err:
-            unreachable = not isinstance(err, KeyError) and _unreachable(err)
-            failing = rows[index:] if unreachable else [row]
-            with store.session() as session:
-                for failed in failing:
-                    outbox.record_failed(session, failed.id, _describe(err, context), now, failed.tries)
-            report.failed += len(failing)
-            report.errors.append(_describe(err, context))
-            if unreachable:
+        # nothing graded to send, or the LMS holds it already: done without a request
+        # (or the learner has no account in this course any more): done without a request
+        unsendable = score is None or score == row.pushed_score or row.user_id not in subs
+        (held if unsendable else todo).append((row, score))
+    with store.session() as session:
+        for row, _score in held:
+            outbox.record_pushed(session, row.id, row.version, row.pushed_score, row.pushed_at)
+    report.unchanged += len(held)
+    try:
+        urls = {ex_id: line_item_url(store, ags, context.id, ex_id) for ex_id in sorted({r.exercise_id for r, _ in todo})}
+    except (LtiException, requests.RequestException) as err:
+        _fail(store, [row for row, _ in todo], err, context, report)
+        return
+    with ThreadPoolExecutor(POSTS_AT_ONCE) as pool:
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start:start + CHUNK]
+            outcomes = list(pool.map(lambda item: _post(ags, urls, subs, *item), chunk))
+            with store.session() as session:  # one commit per chunk, each row only after the LMS took it
+                for (row, score), (when, err) in zip(chunk, outcomes):
+                    if err is None:
+                        outbox.record_pushed(session, row.id, row.version, score, when)
+                        report.pushed += 1
+            failed = [(row, err) for (row, _score), (_when, err) in zip(chunk, outcomes) if err is not None]
+            for row, err in failed:
+                _fail(store, [row], err, context, report)
+            if any(_unreachable(err) for _row, err in failed):
+                _fail(store, [row for row, _ in todo[start + CHUNK:]], failed[0][1], context, report)
                 return
-            continue
-        with store.session() as session:
-            outbox.record_pushed(session, row.id, row.version, score, when)
-        report.pushed += 1
+
+
+def _post(ags, urls, subs, row, score):
+    """POST one score -> (its timestamp, None) or (None, the error)."""
+    when, stamp = score_timestamp(row.pushed_at, utcnow())
+    try:
+        ags.put_grade(_grade(score, subs[row.user_id], stamp), LineItem({"id": urls[row.exercise_id]}))
+    except (LtiException, requests.RequestException) as err:
+        return None, err
+    return when, None
+
+
+def _fail(store, rows, err, context, report):
+    """Keep rows due with a backoff, and say why once."""
+    if not rows:
+        return
+    now, message = utcnow(), _describe(err, context)
+    with store.session() as session:
+        for row in rows:
+            outbox.record_failed(session, row.id, message, now, row.tries)
+    report.failed += len(rows)
+    if message not in report.errors:
+        report.errors.append(message)
 
 
 def _unreachable(err):

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from ..models import LtiContext, LtiPlatform
 from . import accounts, config
+from .passback import Http
 
 
 @dataclass
@@ -26,7 +27,7 @@ def sync_course(store, context_pk, http=None):
     with store.session() as session:
         context = session.get(LtiContext, context_pk)
         platform = session.get(LtiPlatform, context.platform_id)
-    connector = ServiceConnector(config.registration(platform, config.tool_key(store)), requests_session=http)
+    connector = ServiceConnector(config.registration(platform, config.tool_key(store)), requests_session=http or Http())
     members = NamesRolesProvisioningService(connector, {"context_memberships_url": context.memberships_url,
                                                         "service_versions": ["2.0"]}).get_members()
     report = RosterReport()
