@@ -104,7 +104,7 @@ class LocalLms:
         self.kid = Registration.get_jwk(self.public_pem)["kid"]
         self.people, self.tamper, self.down = {}, {}, False
         self.line_items, self.scores, self.score_posts, self.token_requests = {}, {}, [], 0
-        self.server = self.thread = None
+        self.server = self.thread = self.tool_jwks = None
 
     def add_person(self, login, email, role="Learner", name=None):
         role_uri = f"{LIS}/Instructor#TeachingAssistant" if role == "TeachingAssistant" else f"{LIS}#{role}"
@@ -114,6 +114,8 @@ class LocalLms:
         reg = Registration().set_iss(self.issuer).set_client_id(self.client_id)
         reg.set_deployment_id(self.deployment_id).set_launch_url(f"{self.tool_url}/lti/launch")
         reg.set_oidc_login_url(f"{self.tool_url}/lti/login").set_tool_key_set_url(f"{self.tool_url}/lti/jwks")
+        if self.tool_jwks:  # given instead of fetched (bench/lti.py runs no tool endpoint)
+            reg.set_tool_key_set(self.tool_jwks)
         reg.set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem)
         return reg
 
@@ -135,7 +137,7 @@ class LocalLms:
             Route("/ags/{context}/lineitems", self.lineitems, methods=["GET", "POST"]),
             Route("/ags/{context}/lineitems/{item}", self.lineitem),
             Route("/ags/{context}/lineitems/{item}/scores", self.post_score, methods=["POST"]),
-            Route("/nrps/{context}/memberships", self.memberships)])
+            Route("/nrps/{context}/memberships", self.memberships), Route("/held", self.held)])
 
     async def start_launch(self, request):
         """Third-party initiated login: the LMS sends the browser to the tool's login URL."""
@@ -225,7 +227,11 @@ class LocalLms:
         return JSONResponse({"id": str(request.url), "context": {"id": CONTEXT}, "members": members},
                             headers=headers)
 
-    # ---- the learner's browser side, for tests without Chromium ----
+    async def held(self, request):
+        """What the LMS holds, for a bench in another process: scores, line items, score posts."""
+        return JSONResponse({"scores": [[ex, user, score] for (ex, user), score in self.held_scores().items()],
+                             "line_items": len(self.line_items), "score_posts": len(self.score_posts)})
+
 
     def held_scores(self):
         """{(exercise id, LMS user id): score given} of the line items' newest scores."""
@@ -261,6 +267,18 @@ class ServerThread:
     def stop(self):
         self.server.should_exit = True
         self.thread.join(20)
+
+
+def serve_for_bench(tool_jwks_json, port_file):
+    """Run a LocalLms until killed, for bench/lti.py: its URL and issuer go to port_file (JSON)."""
+    import json
+    from pathlib import Path
+
+    lms = LocalLms("http://127.0.0.1:9")
+    lms.tool_jwks = json.loads(tool_jwks_json)
+    lms.start()
+    Path(port_file).write_text(json.dumps(dict(lms.register_args(), url=lms.url)))
+    lms.server.thread.join()
 
 
 def launch_form(html_text):

@@ -10,7 +10,7 @@ the verdicts results.ATTEMPTED counts), so it is always the committed best.
 
 from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..models import LtiContext, LtiMember, LtiScore, Result, Submission, utcnow
@@ -69,11 +69,17 @@ def best_scores(session, user_ids):
     return {key: best_result(pairs)[1].score for key, pairs in graded.items()}
 
 
-def record_pushed(session, row_id, version, score, timestamp):
-    """A push of `version` succeeded: the row is done unless a newer verdict came meanwhile."""
-    session.execute(update(LtiScore).where(LtiScore.id == row_id).values(
-        pushed_version=version, pushed_score=score, pushed_at=timestamp, tries=0, last_error="",
-        due=LtiScore.version != version))
+def record_pushed(session, pushes):
+    """Pushes that succeeded, [(row id, version, score, timestamp)]: each row is done unless a newer verdict
+    came meanwhile (one statement for them all)."""
+    if not pushes:
+        return
+    table = LtiScore.__table__
+    statement = update(table).where(table.c.id == bindparam("row_id")).values(
+        pushed_version=bindparam("sent_version"), pushed_score=bindparam("score"), pushed_at=bindparam("stamp"),
+        tries=0, last_error="", due=table.c.version != bindparam("sent_version"))
+    session.connection().execute(statement, [dict(row_id=row_id, sent_version=version, score=score, stamp=stamp)
+                                             for row_id, version, score, stamp in pushes])
 
 
 def record_failed(session, row_id, message, now, tries):

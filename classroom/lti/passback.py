@@ -92,8 +92,7 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
         unsendable = score is None or score == row.pushed_score or row.user_id not in subs
         (held if unsendable else todo).append((row, score))
     with store.session() as session:
-        for row, _score in held:
-            outbox.record_pushed(session, row.id, row.version, row.pushed_score, row.pushed_at)
+        outbox.record_pushed(session, [(row.id, row.version, row.pushed_score, row.pushed_at) for row, _ in held])
     report.unchanged += len(held)
     try:
         urls = {ex_id: line_item_url(store, ags, context.id, ex_id) for ex_id in sorted({r.exercise_id for r, _ in todo})}
@@ -104,11 +103,11 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
         for start in range(0, len(todo), CHUNK):
             chunk = todo[start:start + CHUNK]
             outcomes = list(pool.map(lambda item: _post(ags, urls, subs, *item), chunk))
+            done = [(row.id, row.version, score, when)
+                    for (row, score), (when, err) in zip(chunk, outcomes) if err is None]
             with store.session() as session:  # one commit per chunk, each row only after the LMS took it
-                for (row, score), (when, err) in zip(chunk, outcomes):
-                    if err is None:
-                        outbox.record_pushed(session, row.id, row.version, score, when)
-                        report.pushed += 1
+                outbox.record_pushed(session, done)
+            report.pushed += len(done)
             failed = [(row, err) for (row, _score), (_when, err) in zip(chunk, outcomes) if err is not None]
             for row, err in failed:
                 _fail(store, [row], err, context, report)

@@ -1,0 +1,144 @@
+"""LMS passback at class scale: after `regrade --all`, how soon the LMS holds the gradebook's scores.
+
+    python bench/lti.py [--learners 1000] [--timeout 300]
+
+A SQLite class with --learners learners x every exercise (one graded
+submission each, bench/classroom.py's synthetic history), all members of one
+course of a local LMS (tests/lti_platform.py, in a process of its own). First
+`python -m classroom lti-sync` brings the LMS up to date; then every
+submission is regraded through the queue (claim and finish, as workers store
+verdicts, with new scores for about half), and a fresh `lti-sync` is started:
+prints the seconds from the last stored verdict until the LMS's scores equal
+the gradebook's, with the line items and score posts the LMS received
+(goal: within 60 s for 1,000 learners; no line item or score twice).
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.classroom import fill_class  # noqa: E402
+from classroom import analytics, exercises, frames, queue, store as store_ops  # noqa: E402
+from classroom.lti import accounts, config  # noqa: E402
+from classroom.models import LtiPlatform  # noqa: E402
+
+
+def start_lms(store, folder):
+    """The local LMS in its own process -> (process, its registration args and URL)."""
+    info = folder / "lms.json"
+    code = ("import sys; from tests.lti_platform import serve_for_bench; "
+            "serve_for_bench(sys.argv[1], sys.argv[2])")
+    process = subprocess.Popen([sys.executable, "-c", code, json.dumps(config.tool_jwks(store)), str(info)],
+                               cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not info.exists():
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise SystemExit("the local LMS did not start")
+        time.sleep(0.1)
+    time.sleep(0.2)
+    return process, json.loads(info.read_text())
+
+
+def join_course(store, lms):
+    """Every learner a member of the LMS course (as a launch or a roster sync would make them)."""
+    claims = {accounts.CONTEXT_CLAIM: {"id": "course-1", "title": "Attention 101"},
+              accounts.DEPLOYMENT_CLAIM: "dep-1",
+              accounts.AGS_CLAIM: {"lineitems": f"{lms['url']}/ags/course-1/lineitems",
+                                   "scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+                                             "https://purl.imsglobal.org/spec/lti-ags/scope/score"]}}
+    learners = store_ops.list_users(store, "learner")
+    with store.session() as session:
+        platform = session.query(LtiPlatform).one()
+        context = accounts.course(session, platform, claims)
+        for user in learners:
+            accounts.link_member(session, context, session.merge(user), f"lms-{user.email}")
+
+
+def regrade_all(store, seed=2):
+    """Queue a regrade of everything and store its verdicts through the queue -> seconds."""
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    queue.enqueue_regrade(store)
+    while (claim := queue.claim(store, "bench-worker")) is not None:
+        passed = rng.random() < 0.5
+        score = 1.0 if passed else round(rng.random() * 0.9, 2)
+        queue.finish(store, claim, dict(status="passed" if passed else "failed", passed=passed, raw_score=score,
+                                        score=round(score * (1 - claim.penalty), 4), summary="", checks=[],
+                                        mistake_ids=[], report={}, sandbox="process", grader_version="bench",
+                                        run_s=0.0))
+    return time.perf_counter() - started
+
+
+def gradebook(store):
+    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+    return {(ex_id, f"lms-{row['email']}"): round(float(row[ex_id]), 4) for _, row in book.iterrows()
+            for ex_id in exercises.EXERCISE_IDS if row[ex_id] == row[ex_id]}
+
+
+def held(lms):
+    import requests
+
+    state = requests.get(f"{lms['url']}/held", timeout=60).json()
+    return {(ex, user): round(score, 4) for ex, user, score in state["scores"]}, state
+
+
+def sync_until_equal(url, lms, want, timeout):
+    """Run `lti-sync` until the LMS holds `want` -> seconds (None: not within timeout)."""
+    env = dict(os.environ, ATTENTION_LAB_CLASS_DB=url)
+    started = time.perf_counter()
+    sync = subprocess.Popen([sys.executable, "-m", "classroom", "lti-sync", "--interval", "0.5"], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL)
+    try:
+        while time.perf_counter() - started < timeout:
+            if held(lms)[0] == want:
+                return time.perf_counter() - started
+            time.sleep(0.5)
+        return None
+    finally:
+        sync.terminate()
+        sync.wait(30)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=1000)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-lti-"))
+    url = f"sqlite:///{folder / 'class.db'}"
+    store = store_ops.init_class(url, "prof@bench.test")
+    count = fill_class(store, learners=args.learners, attempts=1)
+    process, lms = start_lms(store, folder)
+    try:
+        config.register_platform(store, lms["issuer"], lms["client_id"], lms["auth_login_url"],
+                                 lms["auth_token_url"], lms["key_set_url"], lms["deployment_ids"])
+        join_course(store, lms)
+        first = sync_until_equal(url, lms, gradebook(store), args.timeout)
+        print(f"first sync of {count} scores: {first:.1f} s" if first else "first sync: not equal in time")
+        regrade_s = regrade_all(store)
+        print(f"regrade --all of {count} submissions stored through the queue in {regrade_s:.1f} s")
+        want = gradebook(store)
+        after = sync_until_equal(url, lms, want, args.timeout)
+        _scores, state = held(lms)
+        print(f"after the regrade: LMS equals the gradebook ({len(want)} scores) "
+              f"{f'after {after:.1f} s' if after else 'NOT within the timeout'}; line items {state['line_items']}, "
+              f"score posts {state['score_posts']} in all")
+        ok = after is not None and after <= 60 and state["line_items"] == len(exercises.EXERCISE_IDS)
+    finally:
+        process.terminate()
+        process.wait(30)
+    print(f"(database in {folder})")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
