@@ -1,6 +1,7 @@
 """Scores to a local LMS (AGS) and its roster (NRPS): equal to the gradebook, never duplicated, never lost."""
 
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -18,10 +19,10 @@ from tests.lti_platform import LocalLms, ServerThread, free_port, launch_form
 pytestmark = pytest.mark.slow  # two real HTTP servers per test
 
 
-@pytest.fixture
-def lms(tmp_path):
-    """A class with a tool endpoint and a local LMS whose course ann and bob have launched from."""
-    store = make_class(f"sqlite:///{tmp_path / 'class.db'}", tmp_path)
+@contextmanager
+def hosted_lms(url, tmp_path):
+    """A class at `url` with a tool endpoint and a local LMS whose course ann and bob have launched from."""
+    store = make_class(url, tmp_path)
     port = free_port()
     tool = ServerThread(create_app(store, "http://app.test/"), port).start()
     platform = LocalLms(f"http://127.0.0.1:{port}").start()
@@ -29,12 +30,20 @@ def lms(tmp_path):
         platform.add_person(login, f"{login}@class.test")
     config.register_platform(store, **platform.register_args())
     platform.store = store
-    for login in ("ann", "bob"):
-        launch(platform, login)
-    yield platform
-    platform.stop()
-    tool.stop()
-    store.close()
+    try:
+        for login in ("ann", "bob"):
+            launch(platform, login)
+        yield platform
+    finally:
+        platform.stop()
+        tool.stop()
+        store.close()
+
+
+@pytest.fixture
+def lms(tmp_path):
+    with hosted_lms(f"sqlite:///{tmp_path / 'class.db'}", tmp_path) as platform:
+        yield platform
 
 
 def launch(lms, login):
@@ -184,3 +193,45 @@ def test_the_roster_comes_from_the_lms_course(lms):
     grade(store, "zed@class.test", "ex00", 1.0, True)  # known to the LMS by the roster sync alone
     drain(store)
     assert lms_scores(lms)[("ex00", "zed@class.test")] == 1.0
+
+
+def test_on_postgres_the_lms_holds_the_gradebooks_best_scores(pg_url, tmp_path):
+    with hosted_lms(pg_url, tmp_path) as lms:
+        grade(lms.store, "ann@class.test", "ex01", 1.0, True)
+        grade(lms.store, "ann@class.test", "ex01", 0.5, False)
+        grade(lms.store, "bob@class.test", "ex02", 0.5, False)
+        drain(lms.store)
+        drain(lms.store)
+        assert lms_scores(lms) == gradebook_scores(lms.store) and len(lms.score_posts) == 2
+        assert len(lms.line_items) == 2
+
+
+def test_lti_sync_once_says_what_waits_for_a_retry_and_delivers_later(lms, tmp_path):
+    from tests.classroom_support import run_cli
+
+    grade(lms.store, "ann@class.test", "ex01", 1.0, True)
+    lms.down = True
+    url = str(lms.store.engine.url)
+    failed = run_cli("lti-sync", "--once", "--db", url)
+    assert failed.returncode == 1
+    assert "not delivered, retried later" in failed.stderr and "HTTP 503" in failed.stderr
+    assert "1 waiting for a retry" in failed.stdout and lms.score_posts == []
+    lms.down = False
+    make_due_now(lms.store)
+    done = run_cli("lti-sync", "--once", "--db", url)
+    assert done.returncode == 0 and "1 pushed" in done.stdout
+    assert lms_scores(lms) == {("ex01", "ann@class.test"): 1.0}
+
+
+def test_lti_register_refuses_bad_input_with_a_message(lms):
+    from tests.classroom_support import run_cli
+
+    url = str(lms.store.engine.url)
+    args = ["lti-register", "--db", url, "--issuer", "https://lms.test", "--client-id", "c",
+            "--auth-login-url", "lms.test/authorize", "--auth-token-url", "https://lms.test/token",
+            "--key-set-url", "https://lms.test/jwks", "--deployment", "d"]
+    bad = run_cli(*args)
+    assert bad.returncode == 1 and "--auth-login-url 'lms.test/authorize'" in bad.stderr and "https://" in bad.stderr
+    args[args.index("lms.test/authorize")] = "https://lms.test/authorize"
+    good = run_cli(*args)
+    assert good.returncode == 0 and "registered https://lms.test (client id c" in good.stdout
