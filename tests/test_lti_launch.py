@@ -168,3 +168,16 @@ def test_refusals_are_worded_in_chinese_for_a_chinese_browser(lms):
 def test_the_tool_publishes_its_public_key_only(lms):
     keys = requests.get(f"{lms.tool_url}/lti/jwks", timeout=10).json()["keys"]
     assert len(keys) == 1 and keys[0]["kty"] == "RSA" and "d" not in keys[0]
+
+
+def test_an_lms_learner_with_staff_email_or_a_second_account_gets_nowhere(lms):
+    lms.add_person("mallory", INSTRUCTOR)  # a learner who put the instructor's address on their LMS account
+    browser, action, fields = begin(lms, "mallory")
+    answer = post(browser, action, fields)
+    assert answer.status_code == 403 and problem(answer) == "staff_as_learner"
+    browser, action, fields = begin(lms, "ann")
+    assert post(browser, action, fields).status_code == 303  # ann's own account is hers from now on
+    lms.add_person("ann2", "ann@class.test")
+    browser, action, fields = begin(lms, "ann2")
+    answer = post(browser, action, fields)
+    assert answer.status_code == 403 and problem(answer) == "other_account"

@@ -183,9 +183,11 @@ def test_the_roster_comes_from_the_lms_course(lms):
     lms.add_person("cy", "cy@class.test")
     lms.add_person("zed", "zed@class.test")
     lms.add_person("tia", "ta@class.test", role="TeachingAssistant")
+    lms.add_person("ann2", "ann@class.test")  # a second LMS account with ann's address: not linked to her
     (context_pk,) = roster.courses_with_roster(store)
-    report = roster.sync_course(store, context_pk)  # five members, read in pages of two
-    assert report.linked == 4 and report.not_admitted == ["zed@class.test: not_on_roster"]
+    report = roster.sync_course(store, context_pk)  # six members, read in pages of two
+    assert report.linked == 4
+    assert sorted(report.not_admitted) == ["ann@class.test: other_account", "zed@class.test: not_on_roster"]
     assert store_ops.user_by_email(store, "zed@class.test") is None
     config.register_platform(store, **lms.register_args(), auto_add_learners=True)
     assert roster.sync_course(store, context_pk).linked == 5

@@ -1,7 +1,9 @@
 """Who an LMS launch or membership is on the class roster, and the LMS course they came from.
 
-The roster decides: a person on it signs in with their roster role whatever
-the LMS calls them. Someone not on it joins as a learner only when the LMS
+The roster decides: a person on it signs in with their roster role, except
+that staff (TA, instructor) must be staff in the LMS too, and one roster
+member is one LMS account (the first that launched), so that an LMS user who
+puts someone else's email on their account gets nowhere. Someone not on it joins as a learner only when the LMS
 says they are a learner and the platform was registered with
 `--auto-add-learners`; staff are never added from the LMS.
 """
@@ -19,6 +21,7 @@ DEPLOYMENT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+STAFF = ("ta", "instructor")
 
 
 class NotAdmitted(ValueError):
@@ -50,6 +53,8 @@ def admit(session, platform, email, name, roles):
     if user is not None:
         if user.removed_at is not None:
             raise NotAdmitted("removed", email=email)
+        if user.role in STAFF and lms_role(roles) not in STAFF:  # a learner who put staff's email on their account
+            raise NotAdmitted("staff_as_learner", email=email)
         return user
     if not (platform.auto_add_learners and lms_role(roles) == "learner"):
         raise NotAdmitted("not_on_roster", email=email)
@@ -89,12 +94,12 @@ def course(session, platform, claims):
 
 
 def link_member(session, context, user, sub):
-    """Record the LMS's id (`sub`) of a roster user in one course; a new member's scores become due."""
+    """Record the LMS's id (`sub`) of a roster user in one course -> the LtiMember, or None when the user is
+    another LMS account's already (never re-linked); a new member's scores become due."""
     sub = str(sub)[:255]
     row = session.scalar(select(LtiMember).where(LtiMember.context_pk == context.id, LtiMember.user_id == user.id))
     if row is not None:
-        row.sub = sub
-        return row
+        return row if row.sub == sub else None
     stale = session.scalar(select(LtiMember).where(LtiMember.context_pk == context.id, LtiMember.sub == sub))
     if stale is not None:  # the LMS account now carries another email: it is that roster user now
         session.delete(stale)
@@ -111,8 +116,12 @@ def admit_launch(store, platform, claims):
     """Roster user and course of a validated launch, recorded in one transaction -> (user email, context id)."""
     with store.session() as session:
         user = admit(session, platform, claims.get("email"), claims.get("name"), claims.get(ROLES_CLAIM))
-        context = course(session, platform, claims)
         if not claims.get("sub"):
             raise NotAdmitted("no_email")
+        other = session.scalar(select(LtiMember.sub).join(LtiContext, LtiContext.id == LtiMember.context_pk).where(
+            LtiContext.platform_id == platform.id, LtiMember.user_id == user.id, LtiMember.sub != str(claims["sub"])))
+        if other is not None:  # this roster member signs in from another LMS account already
+            raise NotAdmitted("other_account", email=user.email)
+        context = course(session, platform, claims)
         link_member(session, context, user, claims["sub"])
         return user.email, context.id

@@ -42,7 +42,9 @@ def sync_course(store, context_pk, http=None):
             except accounts.NotAdmitted as err:
                 report.not_admitted.append(f"{member.get('email') or member['user_id']}: {err.problem}")
                 continue
-            accounts.link_member(session, context, user, member["user_id"])
+            if accounts.link_member(session, context, user, member["user_id"]) is None:
+                report.not_admitted.append(f"{member.get('email')}: other_account")
+                continue
             report.linked += 1
     return report
 
