@@ -76,29 +76,47 @@ def sync_rosters(store):
     return ok
 
 
-def cmd_sync(args):
-    from ..db import Store
+def sync_pass(store, once):
+    """Push every score due now -> (pushed, unchanged, failed)."""
     from . import passback
 
-    store = Store(args.db)
-    next_roster = 0.0
+    total = passback.PushReport()
     while True:
-        if time.monotonic() >= next_roster:
-            sync_rosters(store)
-            next_roster = time.monotonic() + args.roster_every
-        total = passback.PushReport()
-        while True:  # everything due now
-            report = passback.push_due(store)
-            total.pushed, total.unchanged, total.failed = (total.pushed + report.pushed,
-                                                           total.unchanged + report.unchanged,
-                                                           total.failed + report.failed)
-            for error in dict.fromkeys(report.errors):
-                print(f"not delivered, retried later: {error}", file=sys.stderr)
-            if not (report.pushed or report.unchanged):
-                break
-        if total.pushed or total.failed or args.once:
-            print(f"scores: {total.pushed} pushed, {total.unchanged} already held by the LMS, "
-                  f"{total.failed} waiting for a retry", flush=True)
+        report = passback.push_due(store)
+        total.pushed, total.unchanged, total.failed = (total.pushed + report.pushed,
+                                                       total.unchanged + report.unchanged,
+                                                       total.failed + report.failed)
+        for error in dict.fromkeys(report.errors):
+            print(f"not delivered, retried later: {error}", file=sys.stderr)
+        if not (report.pushed or report.unchanged):
+            break
+    if total.pushed or total.failed or once:
+        print(f"scores: {total.pushed} pushed, {total.unchanged} already held by the LMS, "
+              f"{total.failed} waiting for a retry", flush=True)
+    return total
+
+
+def cmd_sync(args):
+    from sqlalchemy.exc import DBAPIError
+
+    from ..db import Store
+
+    store = Store(args.db)
+    next_roster, db_wait = 0.0, 1.0
+    while True:
+        try:
+            if time.monotonic() >= next_roster:
+                sync_rosters(store)
+                next_roster = time.monotonic() + args.roster_every
+            total = sync_pass(store, args.once)
+            db_wait = 1.0
+        except DBAPIError as err:  # the database went away: nothing was marked delivered that was not
+            if args.once:
+                raise
+            print(f"the class database is unreachable, trying again in {db_wait:g} s: {err.orig}", file=sys.stderr)
+            time.sleep(db_wait)
+            db_wait = min(db_wait * 2, 30.0)
+            continue
         if args.once:
             return 1 if total.failed else 0
         time.sleep(args.interval)
