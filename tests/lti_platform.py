@@ -7,6 +7,7 @@ AGS line items and scores and NRPS memberships in memory. `down` makes every
 service answer 503; `stop()` and `start()` take the whole server away and back.
 """
 
+import asyncio
 import html
 import re
 import socket
@@ -102,7 +103,7 @@ class LocalLms:
         self.tool_url, self.client_id, self.deployment_id = tool_url, client_id, deployment_id
         self.private_pem, self.public_pem = new_key()
         self.kid = Registration.get_jwk(self.public_pem)["kid"]
-        self.people, self.tamper, self.down = {}, {}, False
+        self.people, self.tamper, self.down, self.delay_s = {}, {}, False, 0.0
         self.line_items, self.scores, self.score_posts, self.token_requests = {}, {}, [], 0
         self.server = self.thread = self.tool_jwks = None
 
@@ -207,6 +208,8 @@ class LocalLms:
         if item not in self.line_items:
             return Response(status_code=404)
         score = await request.json()
+        if self.delay_s:  # a slow LMS, so that a test can stop the tool mid-push
+            await asyncio.sleep(self.delay_s)
         self.score_posts.append((item, score))
         held = self.scores.get((item, score["userId"]))
         if held is None or score["timestamp"] > held["timestamp"]:  # AGS: a score older than the held one is ignored

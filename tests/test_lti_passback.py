@@ -237,3 +237,35 @@ def test_lti_register_refuses_bad_input_with_a_message(lms):
     args[args.index("lms.test/authorize")] = "https://lms.test/authorize"
     good = run_cli(*args)
     assert good.returncode == 0 and "registered https://lms.test (client id c" in good.stdout
+
+
+def test_lti_sync_killed_mid_push_loses_nothing_and_the_lms_holds_one_result_each(lms):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.classroom_support import ROOT
+
+    store = lms.store
+    for ex_id in exercises.EXERCISE_IDS:
+        for email in ("ann@class.test", "bob@class.test"):
+            grade(store, email, ex_id, 0.5, False)
+    lms.delay_s = 0.3
+    env = dict(os.environ, ATTENTION_LAB_CLASS_DB=str(store.engine.url))
+    sync = subprocess.Popen([sys.executable, "-m", "classroom", "lti-sync"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not lms.score_posts and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        sync.send_signal(signal.SIGKILL)  # mid-push: some scores posted, not all recorded
+        sync.wait(30)
+    assert 0 < len(lms.score_posts) < 20
+    lms.delay_s = 0.0
+    drain(store)
+    assert lms_scores(lms) == gradebook_scores(store)  # nothing lost
+    assert len(lms.scores) == 20 and len(lms.line_items) == 10  # one result per learner and line item
+    with store.session() as session:
+        assert session.scalar(select(func.count(LtiScore.id)).where(LtiScore.due.is_(True))) == 0
