@@ -269,3 +269,16 @@ def test_lti_sync_killed_mid_push_loses_nothing_and_the_lms_holds_one_result_eac
     assert len(lms.scores) == 20 and len(lms.line_items) == 10  # one result per learner and line item
     with store.session() as session:
         assert session.scalar(select(func.count(LtiScore.id)).where(LtiScore.due.is_(True))) == 0
+
+
+def test_a_line_item_deleted_in_the_lms_is_made_again_at_the_retry(lms):
+    store = lms.store
+    grade(store, "ann@class.test", "ex01", 0.5, False)
+    drain(store)
+    lms.line_items.clear()  # the instructor deleted the column in the LMS
+    lms.scores.clear()
+    grade(store, "ann@class.test", "ex01", 1.0, True)
+    assert passback.push_due(store).failed == 1  # 404: the stored line item is forgotten
+    make_due_now(store)
+    drain(store)
+    assert lms_scores(lms) == {("ex01", "ann@class.test"): 1.0} and len(lms.line_items) == 1

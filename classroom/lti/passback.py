@@ -20,7 +20,7 @@ from pylti1p3.exception import LtiException
 from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 from pylti1p3.service_connector import ServiceConnector
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from ..models import LtiContext, LtiLineItem, LtiMember, LtiPlatform, utcnow
 from . import config, outbox
@@ -87,8 +87,8 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
     todo, held = [], []
     for row in rows:
         score = best.get((row.user_id, row.exercise_id))
-        # nothing graded to send, or the LMS holds it already: done without a request
-        # (or the learner has no account in this course any more): done without a request
+        # nothing graded to send, the LMS holds it already, or the learner has no account in this course
+        # any more: done without a request
         unsendable = score is None or score == row.pushed_score or row.user_id not in subs
         (held if unsendable else todo).append((row, score))
     with store.session() as session:
@@ -111,9 +111,19 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
             failed = [(row, err) for (row, _score), (_when, err) in zip(chunk, outcomes) if err is not None]
             for row, err in failed:
                 _fail(store, [row], err, context, report)
+            _forget_missing_line_items(store, context.id, failed)
             if any(_unreachable(err) for _row, err in failed):
                 _fail(store, [row for row, _ in todo[start + CHUNK:]], failed[0][1], context, report)
                 return
+
+
+def _forget_missing_line_items(store, context_pk, failed):
+    """A line item the LMS no longer has (404: deleted in the LMS) is found or made again at the retry."""
+    gone = {row.exercise_id for row, err in failed if getattr(getattr(err, "response", None), "status_code", 0) == 404}
+    if gone:
+        with store.session() as session:
+            session.execute(delete(LtiLineItem).where(LtiLineItem.context_pk == context_pk,
+                                                      LtiLineItem.exercise_id.in_(gone)))
 
 
 def _post(ags, urls, subs, row, score):
