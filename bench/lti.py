@@ -1,6 +1,6 @@
 """LMS passback at class scale: after `regrade --all`, how soon the LMS holds the gradebook's scores.
 
-    python bench/lti.py [--learners 1000] [--timeout 300]
+    python bench/lti.py [--learners 1000] [--timeout 300] [--first-sync-only]
 
 A SQLite class with --learners learners x every exercise (one graded
 submission each, bench/classroom.py's synthetic history), all members of one
@@ -129,6 +129,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=1000)
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--first-sync-only", action="store_true",
+                        help="stop after the first sync (the regrade through the queue is the slow part)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-lti-"))
     url = f"sqlite:///{folder / 'class.db'}"
@@ -142,15 +144,17 @@ def main():
         want = gradebook(store)
         first = sync_until_equal(url, lms, want, args.timeout, process.pid)
         report(f"first sync of {count} graded submissions", len(want), first)
-        regrade_s = regrade_all(store)
-        print(f"regrade --all of {count} submissions stored through the queue in {regrade_s:.1f} s")
-        want = gradebook(store)
-        timing = sync_until_equal(url, lms, want, args.timeout, process.pid)
-        report("after the regrade", len(want), timing)
+        ok = first[0] is not None and first[0] <= 60
+        if not args.first_sync_only:
+            regrade_s = regrade_all(store)
+            print(f"regrade --all of {count} submissions stored through the queue in {regrade_s:.1f} s")
+            want = gradebook(store)
+            timing = sync_until_equal(url, lms, want, args.timeout, process.pid)
+            report("after the regrade", len(want), timing)
+            ok = timing[0] is not None and timing[0] <= 60
         state = held(lms)[1]
         print(f"the LMS received {state['line_items']} line items and {state['score_posts']} score posts in all")
-        after = timing[0]
-        ok = after is not None and after <= 60 and state["line_items"] == len(exercises.EXERCISE_IDS)
+        ok = ok and state["line_items"] == len(exercises.EXERCISE_IDS)
     finally:
         process.terminate()
         process.wait(30)
