@@ -11,8 +11,9 @@ import pandas as pd
 
 from course.common import ranking
 
+from .results import ATTEMPTED
+
 FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
-ATTEMPTED = ("passed", "failed", "not_written", "error")  # verdicts on the learner's code ("blocked" is not one)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
 
 

@@ -20,6 +20,7 @@ from course.common.i18n import LANGS
 
 from . import analytics, exercises, frames, queue, results, store as store_ops
 from .db import ENV_VAR, SchemaError, Store
+from .lti import cli as lti_cli
 from .models import Job, Submission, User
 
 
@@ -132,6 +133,7 @@ def build_parser():
     p.add_argument("--per-hour", type=number(int), help="submissions per learner per hour (0: no limit)")
     p.add_argument("--session-hours", type=number(int, above=True), help="how long a sign-in lasts (default 12)")
     p.add_argument("--link-hours", type=number(int, above=True), help="how long a new sign-in link stays valid (default 72)")
+    lti_cli.add_commands(commands, _db)
     return parser
 
 
@@ -351,4 +353,4 @@ def cmd_limits(args):
 
 COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
-            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions}
+            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, **lti_cli.COMMANDS}

@@ -162,3 +162,107 @@ class Worker(Base):
     jobs_done: Mapped[int] = mapped_column(Integer, default=0)
     current_job_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     lease_s: Mapped[float] = mapped_column(Float, default=60.0, server_default="60")  # dead when unseen longer
+
+
+# ---- LMS (LTI 1.3): classroom/lti/ ---------------------------------------------------------------
+
+
+class LtiPlatform(Base):
+    """An LMS that may launch the tool (one registration: issuer + client id) and the deployments it allows."""
+
+    __tablename__ = "lti_platforms"
+    __table_args__ = (UniqueConstraint("issuer", "client_id", name="uq_lti_platforms_issuer_client"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    client_id: Mapped[str] = mapped_column(String(255))
+    auth_login_url: Mapped[str] = mapped_column(Text)  # the platform's OIDC authorization endpoint
+    auth_token_url: Mapped[str] = mapped_column(Text)  # its OAuth2 token endpoint (AGS, NRPS)
+    key_set_url: Mapped[str] = mapped_column(Text)  # its JWKS (the id_token's signing keys)
+    auth_audience: Mapped[str | None] = mapped_column(Text, nullable=True)  # token endpoint audience if not its URL
+    deployment_ids: Mapped[list] = mapped_column(JSON, default=list)
+    auto_add_learners: Mapped[bool] = mapped_column(Boolean, default=False)  # a launching learner joins the roster
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class LtiToolKey(Base):
+    """The tool's RSA key pair: it signs the tool's token requests; its public half is served at /lti/jwks."""
+
+    __tablename__ = "lti_tool_keys"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kid: Mapped[str] = mapped_column(String(64), unique=True)
+    private_pem: Mapped[str] = mapped_column(Text)
+    public_jwk: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class LtiLaunchState(Base):
+    """One OIDC login in flight: its state (hashed) and nonce, consumed by the one launch that uses them."""
+
+    __tablename__ = "lti_launch_states"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    state_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    nonce: Mapped[str] = mapped_column(String(128), unique=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, index=True)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class LtiContext(Base):
+    """A course of an LMS that launched the tool, with its AGS and NRPS service URLs from the last launch."""
+
+    __tablename__ = "lti_contexts"
+    __table_args__ = (UniqueConstraint("platform_id", "context_id", name="uq_lti_contexts_platform_context"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"), index=True)
+    context_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(255), default="")
+    deployment_id: Mapped[str] = mapped_column(String(255), default="")
+    lineitems_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # AGS line item container
+    ags_scopes: Mapped[list] = mapped_column(JSON, default=list)
+    memberships_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # NRPS
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class LtiMember(Base):
+    """A roster member as the LMS knows them in one course: its user id (`sub`) there."""
+
+    __tablename__ = "lti_members"
+    __table_args__ = (UniqueConstraint("context_pk", "user_id", name="uq_lti_members_context_user"),
+                      UniqueConstraint("context_pk", "sub", name="uq_lti_members_context_sub"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    context_pk: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    sub: Mapped[str] = mapped_column(String(255))
+
+
+class LtiLineItem(Base):
+    """The LMS line item (gradebook column) of one exercise in one course, found or created once."""
+
+    __tablename__ = "lti_line_items"
+    __table_args__ = (UniqueConstraint("context_pk", "exercise_id", name="uq_lti_line_items_context_exercise"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    context_pk: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    url: Mapped[str] = mapped_column(Text)
+
+
+class LtiScore(Base):
+    """The passback outbox: one learner x exercise x course; `version` grows with each verdict that may change
+    the best score, and the row is `due` until a push of its newest version succeeded."""
+
+    __tablename__ = "lti_scores"
+    __table_args__ = (UniqueConstraint("context_pk", "user_id", "exercise_id", name="uq_lti_scores_member_exercise"),
+                      Index("ix_lti_scores_due_next_try", "due", "next_try_at"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    context_pk: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    pushed_version: Mapped[int] = mapped_column(Integer, default=0)
+    due: Mapped[bool] = mapped_column(Boolean, default=True)
+    next_try_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    tries: Mapped[int] = mapped_column(Integer, default=0)  # failed pushes since the last success
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    pushed_score: Mapped[float | None] = mapped_column(Float, nullable=True)  # what the LMS holds (0..1)
+    pushed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # the score's timestamp sent

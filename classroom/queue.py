@@ -32,6 +32,7 @@ from sqlalchemy import and_, case, delete, func, or_, select, update
 from course.common.i18n import t
 
 from . import exercises, verdicts
+from .lti import outbox
 from .models import ExerciseRule, Job, Result, Submission, Worker, utcnow
 from .store import late_penalty
 
@@ -158,6 +159,7 @@ def _give_up(session, job, submission, now):
     message = t("classroom.grading_gave_up", lang, attempts=job.attempts)
     session.add(Result(submission_id=submission.id, job_id=job.id, created_at=now,
                        **verdicts.error_verdict(submission.exercise_id, submission.id, message, lang)))
+    outbox.mark_changed(session, submission.user_id, submission.exercise_id, now)  # the LMS's copy
 
 
 def renew(store, claim_, lease_s=LEASE_S):
@@ -184,6 +186,7 @@ def finish(store, claim_, verdict):
             return False
         session.add(Result(submission_id=claim_.submission_id, job_id=claim_.job_id, created_at=now,
                            grading_s=(now - claim_.claimed_at).total_seconds(), **verdict))
+        outbox.mark_changed(session, claim_.user_id, claim_.exercise_id, now)  # LMS passback, same commit
         # The submission shows its newest job's state (a regrade queued meanwhile keeps it queued).
         newest = session.scalar(select(func.max(Job.id)).where(Job.submission_id == claim_.submission_id))
         if newest == claim_.job_id:

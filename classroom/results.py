@@ -13,6 +13,8 @@ from course.common import ranking
 
 from .models import Result, Submission
 
+ATTEMPTED = ("passed", "failed", "not_written", "error")  # verdicts on the learner's code ("blocked" is not one)
+
 
 def newest_result_ids():
     """A subquery of (submission_id, result_id): each graded submission's newest result."""

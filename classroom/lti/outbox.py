@@ -1,0 +1,89 @@
+"""The passback outbox: which learner x exercise scores the LMS courses still have to receive.
+
+Every stored verdict (a submission graded, a regrade, a late penalty applied by
+one) bumps the row of its learner x exercise in each LMS course that learner
+belongs to, in the verdict's own transaction, so no change is ever lost. A row
+is `due` until a push of its newest version succeeded; the score pushed is read
+when it is pushed, by the gradebook's rule (classroom.results.best_result over
+the verdicts results.ATTEMPTED counts), so it is always the committed best.
+"""
+
+from datetime import timedelta
+
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ..models import LtiContext, LtiMember, LtiScore, Result, Submission, utcnow
+from ..results import ATTEMPTED, best_result, newest_result_ids
+
+
+def passback_courses(session, user_id):
+    """The ids of the LMS courses (with a gradebook service) this user belongs to."""
+    return list(session.scalars(
+        select(LtiMember.context_pk).join(LtiContext, LtiContext.id == LtiMember.context_pk)
+        .where(LtiMember.user_id == user_id, LtiContext.lineitems_url.is_not(None))))
+
+
+def mark_changed(session, user_id, exercise_id, now=None):
+    """Make this learner x exercise due in each of their LMS courses (inside the caller's transaction)."""
+    now = now or utcnow()
+    for context_pk in passback_courses(session, user_id):
+        where = (LtiScore.context_pk == context_pk, LtiScore.user_id == user_id, LtiScore.exercise_id == exercise_id)
+        bump = update(LtiScore).where(*where).values(version=LtiScore.version + 1, due=True)
+        if session.execute(bump).rowcount:
+            continue
+        try:
+            with session.begin_nested():
+                session.add(LtiScore(context_pk=context_pk, user_id=user_id, exercise_id=exercise_id,
+                                     next_try_at=now))
+        except IntegrityError:  # another verdict made the row first
+            session.execute(bump)
+
+
+def mark_member(session, user_id, context_pk, now=None):
+    """Make every exercise this learner has submitted due in one course (they just joined it)."""
+    exercise_ids = set(session.scalars(select(Submission.exercise_id).where(Submission.user_id == user_id)))
+    known = set(session.scalars(select(LtiScore.exercise_id).where(LtiScore.context_pk == context_pk,
+                                                                    LtiScore.user_id == user_id)))
+    for exercise_id in sorted(exercise_ids - known):
+        session.add(LtiScore(context_pk=context_pk, user_id=user_id, exercise_id=exercise_id,
+                             next_try_at=now or utcnow()))
+
+
+def due_rows(session, now, limit=1000):
+    """Up to `limit` due outbox rows whose retry time has come, oldest retry first."""
+    return list(session.scalars(select(LtiScore).where(LtiScore.due.is_(True), LtiScore.next_try_at <= now)
+                                .order_by(LtiScore.next_try_at, LtiScore.id).limit(limit)))
+
+
+def best_scores(session, user_ids):
+    """{(user id, exercise id): the gradebook's best score} of these users (no entry: nothing attempted)."""
+    newest = newest_result_ids()
+    rows = session.execute(
+        select(Submission, Result).join(newest, newest.c.submission_id == Submission.id)
+        .join(Result, Result.id == newest.c.result_id)
+        .where(Submission.user_id.in_(list(user_ids)), Result.status.in_(ATTEMPTED))).all()
+    graded = {}
+    for submission, result in rows:
+        graded.setdefault((submission.user_id, submission.exercise_id), []).append((submission, result))
+    return {key: best_result(pairs)[1].score for key, pairs in graded.items()}
+
+
+def record_pushed(session, pushes):
+    """Pushes that succeeded, [(row id, version, score, timestamp)]: each row is done unless a newer verdict
+    came meanwhile (one statement for them all)."""
+    if not pushes:
+        return
+    table = LtiScore.__table__
+    statement = update(table).where(table.c.id == bindparam("row_id")).values(
+        pushed_version=bindparam("sent_version"), pushed_score=bindparam("score"), pushed_at=bindparam("stamp"),
+        tries=0, last_error="", due=table.c.version != bindparam("sent_version"))
+    session.connection().execute(statement, [dict(row_id=row_id, sent_version=version, score=score, stamp=stamp)
+                                             for row_id, version, score, stamp in pushes])
+
+
+def record_failed(session, row_id, message, now, tries):
+    """A push failed: keep the row due, retry after a backoff (2, 4, 8 ... s, at most 5 min)."""
+    wait = min(2 ** min(tries + 1, 9), 300)
+    session.execute(update(LtiScore).where(LtiScore.id == row_id).values(
+        tries=tries + 1, last_error=message[:2000], next_try_at=now + timedelta(seconds=wait)))
