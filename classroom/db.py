@@ -7,6 +7,7 @@ once cannot both claim a job. Postgres (several machines) claims with
 """
 
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -113,13 +114,20 @@ def check_schema(engine):
 
 
 class Store:
-    """An engine plus a session factory; `with store.session() as s:` is one transaction."""
+    """An engine plus a session factory; `with store.session() as s:` is one transaction.
+
+    `kept` holds what is derived from this database and worth keeping between reads, {name: (version, value)},
+    each entry owned by one module (classroom/frames.py's class frame) that reads it again when its version
+    changes; it lives and dies with the store, under `kept_lock`.
+    """
 
     def __init__(self, url, check=True):
         self.engine = make_engine(url)
         if check:
             check_schema(self.engine)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
+        self.kept = {}
+        self.kept_lock = threading.Lock()
 
     @property
     def is_postgres(self):
