@@ -116,9 +116,9 @@ def check_schema(engine):
 class Store:
     """An engine plus a session factory; `with store.session() as s:` is one transaction.
 
-    `kept` holds what is derived from this database and worth keeping between reads, {name: (version, value)},
-    each entry owned by one module (classroom/frames.py's class frame) that reads it again when its version
-    changes; it lives and dies with the store, under `kept_lock`.
+    `kept(name)` holds what is derived from this database and worth keeping between reads: each entry is
+    owned by one module (classroom/frames.py's class frame, classroom/live.py's queue snapshot), which decides
+    when to read it again; entries live and die with the store.
     """
 
     def __init__(self, url, check=True):
@@ -126,8 +126,7 @@ class Store:
         if check:
             check_schema(self.engine)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
-        self.kept = {}
-        self.kept_lock = threading.Lock()
+        self._kept, self._kept_lock = {}, threading.Lock()
 
     @property
     def is_postgres(self):
@@ -139,8 +138,21 @@ class Store:
         with self._factory() as session, session.begin():
             yield session
 
+    def kept(self, name):
+        """This store's Kept entry `name` (empty at first use)."""
+        with self._kept_lock:
+            return self._kept.setdefault(name, Kept())
+
     def close(self):
         self.engine.dispose()
+
+
+class Kept:
+    """A value derived from a store's data and kept with it (value None until read); hold `lock` to use it."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.value = None
 
 
 def url_from_environment(secrets=None):

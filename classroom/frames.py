@@ -99,8 +99,9 @@ def class_frame(store):
     _version changes (a gradebook page's every filter, pick or visit reused 100,000 rows instead of reading
     them, ~1 s)."""
     version = _version(store)
-    with store.kept_lock:
-        kept = store.kept.get(KEPT)
-        if kept is None or kept[0] != version:
-            kept = store.kept[KEPT] = (version, submissions_frame(store))
-    return _with_people(kept[1].copy(), store)
+    entry = store.kept(KEPT)
+    with entry.lock:
+        if entry.value is None or entry.value[0] != version:
+            entry.value = (version, submissions_frame(store))
+        frame = entry.value[1]
+    return _with_people(frame.copy(), store)
