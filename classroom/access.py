@@ -12,7 +12,7 @@ AccessDenied before touching anything it may not. Roles:
 from sqlalchemy import select
 
 from . import analytics, exercises, frames, queue, store as store_ops
-from .models import ROLES, Job, Result, Submission, User
+from .models import ROLES, Result, Submission, User
 
 PERMISSIONS = {
     "submit": ROLES,
@@ -152,10 +152,3 @@ def set_limit(store, actor_id, key, value):
     """Change a class setting (submission limits, session length)."""
     require(store, actor_id, "rules")
     store_ops.set_setting(store, key, value)
-
-
-def jobs_in_flight(store, actor_id):
-    """Count of queued and running jobs (any signed-in user may see the queue length)."""
-    actor(store, actor_id)
-    with store.session() as session:
-        return len(list(session.scalars(select(Job.id).where(Job.state.in_(("queued", "running"))))))

@@ -37,11 +37,6 @@ def normalize_url(url):
     return url
 
 
-def is_sqlite(engine):
-    """Is this engine a SQLite database?"""
-    return engine.dialect.name == "sqlite"
-
-
 def make_engine(url):
     """An engine with the class store's connection settings."""
     url = normalize_url(url)
