@@ -273,12 +273,6 @@ def redeem_sign_in_token(store, token):
         return _new_session(session, link.user_id, now, hours)
 
 
-def session_for_user(store, user_id):
-    """A new session token for a user signed in by the identity provider (st.login)."""
-    with store.session() as session:
-        return _new_session(session, user_id, utcnow(), get_settings(store)["session_hours"])
-
-
 def _new_session(session, user_id, now, hours):
     token = new_token()
     session.add(LoginSession(user_id=user_id, token_hash=hash_token(token),
