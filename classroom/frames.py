@@ -7,7 +7,7 @@ from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
 from .models import Job, Result, Submission, User
-from .results import newest_result_ids
+from .which_counts import newest_result_ids
 
 PEOPLE = ("email", "name", "role")  # read from the roster on every call: a rename shows at once
 COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "created_at", "late",
