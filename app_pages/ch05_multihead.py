@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.trained_ui import transformer_heads
+from course.app.trained_ui import heads_side_by_side
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch05
 
@@ -99,5 +99,5 @@ prose("ch05.heading_why", "ch05.why_body", "ch05.formula_head", "ch05.why_middle
 width, head_count = tracer_section()
 params_section(width, head_count)
 heads_section()
-transformer_heads("ch05_trained")
+heads_side_by_side("ch05_trained")
 chapter_footer("ex05")

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.trained_ui import transformer_attention
+from course.app.trained_ui import attention_kinds
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch07
 
@@ -116,6 +116,6 @@ architecture_section()
 norm_section()
 masks_section()
 decoding_section()
-transformer_attention("ch07_trained")
+attention_kinds("ch07_trained")
 pitfalls_section()
 chapter_footer("ex07")

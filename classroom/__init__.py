@@ -4,7 +4,7 @@ Store (SQLAlchemy 2 + Alembic) in classroom/models.py and classroom/db.py, the
 job queue with leases in classroom/queue.py, the grading worker in
 classroom/worker.py (one job through the grader: classroom/grading.py; the
 stored verdict's fields: classroom/verdicts.py; which verdict counts:
-classroom/results.py), roles in classroom/access.py, gradebook and analytics in
+classroom/which_counts.py), roles in classroom/access.py, gradebook and analytics in
 classroom/analytics.py, and the command line `python -m classroom` in
 classroom/cli.py. The app's side (Streamlit; imported by app.py only, never by course/ or
 app_pages/): the class's Learner in classroom/learner.py (app.py builds it; pages reach it

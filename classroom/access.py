@@ -5,14 +5,16 @@ from the browser), reads the actor's role from the database, and raises
 AccessDenied before touching anything it may not. Roles:
 - learner: submit; read their own submissions, code and feedback only;
 - ta: read every learner's submissions and feedback, gradebook, analytics,
-  export, regrade; no roster, links or class rules;
-- instructor: everything.
+  regrade;
+- instructor: the same. The roster, sign-in links, deadlines and limits are
+  the command line's (`python -m classroom`), run by whoever runs the class's
+  machines, not actions of the app.
 """
 
 from sqlalchemy import select
 
 from . import analytics, exercises, frames, queue, store as store_ops
-from .models import ROLES, Job, Result, Submission, User
+from .models import ROLES, Result, Submission, User
 
 PERMISSIONS = {
     "submit": ROLES,
@@ -21,10 +23,6 @@ PERMISSIONS = {
     "regrade": ("ta", "instructor"),
     "gradebook": ("ta", "instructor"),
     "analytics": ("ta", "instructor"),
-    "export": ("ta", "instructor"),
-    "roster": ("instructor",),
-    "links": ("instructor",),
-    "rules": ("instructor",),
 }
 
 
@@ -89,16 +87,6 @@ def submission_detail(store, actor_id, submission_id):
         }
 
 
-def queue_state(store, actor_id, submission_id):
-    """(state, queue position or None) of a submission the actor may read."""
-    user = require(store, actor_id, "read_own")
-    with store.session() as session:
-        submission = session.get(Submission, submission_id)
-        if submission is None or not _may_read(user, submission.user_id):
-            raise AccessDenied(f"there is no submission {submission_id} of yours")
-    return queue.queue_position(store, submission_id)
-
-
 def history(store, actor_id, user_id=None, ex_id=None):
     """The submissions (newest verdict each) of a user: a learner only ever gets their own."""
     user = require(store, actor_id, "read_own")
@@ -128,34 +116,3 @@ def regrade(store, actor_id, submission_ids=None):
     """Queue regrade jobs (default: every submission) -> how many."""
     require(store, actor_id, "regrade")
     return queue.enqueue_regrade(store, submission_ids)
-
-
-def import_roster(store, actor_id, path):
-    """Import a roster CSV -> (added, updated, unchanged)."""
-    require(store, actor_id, "roster")
-    return store_ops.import_roster(store, path)
-
-
-def create_links(store, actor_id, emails, base_url):
-    """One-time sign-in links -> [(email, link, expires)]."""
-    require(store, actor_id, "links")
-    return [(email, *store_ops.create_sign_in_link(store, email, base_url)) for email in emails]
-
-
-def set_rule(store, actor_id, ex_id, deadline, late_policy="accept", late_window_h=0.0, late_penalty=0.0):
-    """Set an exercise's deadline and late policy."""
-    require(store, actor_id, "rules")
-    store_ops.set_rule(store, ex_id, deadline, late_policy, late_window_h, late_penalty)
-
-
-def set_limit(store, actor_id, key, value):
-    """Change a class setting (submission limits, session length)."""
-    require(store, actor_id, "rules")
-    store_ops.set_setting(store, key, value)
-
-
-def jobs_in_flight(store, actor_id):
-    """Count of queued and running jobs (any signed-in user may see the queue length)."""
-    actor(store, actor_id)
-    with store.session() as session:
-        return len(list(session.scalars(select(Job.id).where(Job.state.in_(("queued", "running"))))))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from course.common import ranking
 
-from .results import ATTEMPTED
+from .which_counts import ATTEMPTED
 
 FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
@@ -112,8 +112,3 @@ def mistake_bars(frame, ex_id, labels=None):
     out["share"] = out["count"] / len(failing)
     out["label"] = out["mistake_id"].map(lambda m: (labels or {}).get(m, m))
     return out.sort_values(["count", "mistake_id"], ascending=[False, True])[columns].reset_index(drop=True)
-
-
-def mistake_sentence(bar, ex_id):
-    """'41% of failing ex03 submissions: <label>' for one bar row."""
-    return f"{bar['share']:.0%} of failing {ex_id} submissions: {bar['label']}"

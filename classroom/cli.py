@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, exercises, frames, queue, results, store as store_ops
+from . import analytics, exercises, frames, queue, store as store_ops, which_counts
 from .db import ENV_VAR, SchemaError, Store
 from .lti import cli as lti_cli
 from .models import Job, Submission, User
@@ -279,8 +279,8 @@ def cmd_sessions(args):
 
 
 def newest_results(session, submission_ids=None):
-    """{submission id: newest Result} (see classroom/results.py)."""
-    return {s.id: r for s, r in results.newest_results(session, submission_ids=submission_ids)}
+    """{submission id: newest Result} (see classroom/which_counts.py)."""
+    return {s.id: r for s, r in which_counts.newest_results(session, submission_ids=submission_ids)}
 
 
 def cmd_regrade(args):

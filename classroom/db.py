@@ -7,6 +7,7 @@ once cannot both claim a job. Postgres (several machines) claims with
 """
 
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,11 +35,6 @@ def normalize_url(url):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix):]
     return url
-
-
-def is_sqlite(engine):
-    """Is this engine a SQLite database?"""
-    return engine.dialect.name == "sqlite"
 
 
 def make_engine(url):
@@ -113,13 +109,19 @@ def check_schema(engine):
 
 
 class Store:
-    """An engine plus a session factory; `with store.session() as s:` is one transaction."""
+    """An engine plus a session factory; `with store.session() as s:` is one transaction.
+
+    `kept(name)` holds what is derived from this database and worth keeping between reads: each entry is
+    owned by one module (classroom/frames.py's class frame, classroom/live.py's queue snapshot), which decides
+    when to read it again; entries live and die with the store.
+    """
 
     def __init__(self, url, check=True):
         self.engine = make_engine(url)
         if check:
             check_schema(self.engine)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
+        self._kept, self._kept_lock = {}, threading.Lock()
 
     @property
     def is_postgres(self):
@@ -131,8 +133,21 @@ class Store:
         with self._factory() as session, session.begin():
             yield session
 
+    def kept(self, name):
+        """This store's Kept entry `name` (empty at first use)."""
+        with self._kept_lock:
+            return self._kept.setdefault(name, Kept())
+
     def close(self):
         self.engine.dispose()
+
+
+class Kept:
+    """A value derived from a store's data and kept with it (value None until read); hold `lock` to use it."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.value = None
 
 
 def url_from_environment(secrets=None):

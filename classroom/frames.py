@@ -1,15 +1,13 @@
 """Read the store into pandas frames for the gradebook, analytics and export."""
 
 import json
-import threading
-import weakref
 
 import pandas as pd
 from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
 from .models import Job, Result, Submission, User
-from .results import newest_result_ids
+from .which_counts import newest_result_ids
 
 PEOPLE = ("email", "name", "role")  # read from the roster on every call: a rename shows at once
 COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "created_at", "late",
@@ -82,7 +80,7 @@ def learners(store):
             select(User.email, User.name).where(User.role == "learner").order_by(User.email))]
 
 
-_class_frames, _class_lock = weakref.WeakKeyDictionary(), threading.Lock()  # store -> (version, its frame)
+KEPT = "class_frame"  # this module's entry in Store.kept: (version, the class's submissions frame)
 
 
 def _version(store):
@@ -97,11 +95,13 @@ def _version(store):
 
 
 def class_frame(store):
-    """submissions_frame(store) of the whole class, kept per store and read again only when _version changes (a
-    gradebook page's every filter, pick or visit reused 100,000 rows instead of reading them, ~1 s)."""
+    """submissions_frame(store) of the whole class, kept on the store (Store.kept) and read again only when
+    _version changes (a gradebook page's every filter, pick or visit reused 100,000 rows instead of reading
+    them, ~1 s)."""
     version = _version(store)
-    with _class_lock:
-        kept = _class_frames.get(store)
-        if kept is None or kept[0] != version:
-            kept = _class_frames[store] = (version, submissions_frame(store))
-    return _with_people(kept[1].copy(), store)
+    entry = store.kept(KEPT)
+    with entry.lock:
+        if entry.value is None or entry.value[0] != version:
+            entry.value = (version, submissions_frame(store))
+        frame = entry.value[1]
+    return _with_people(frame.copy(), store)

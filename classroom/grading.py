@@ -5,7 +5,7 @@ The worker grades one job as
                       limits, sandbox=mode, references_for_dependencies=False, lang=lang)
 in either sandbox mode (`choose_sandbox` picks it with `grader.strict_problem()`):
 a job for ex05 gets the code of the learner's best passed ex01 and ex03
-submitted before it (classroom/results.py; a regrade sees them as they stood
+submitted before it (classroom/which_counts.py; a regrade sees them as they stood
 then), never the references. For a dependency
 without one the grader itself answers "pass ex03 first" (status "blocked")
 without running the learner's code; the class stores what the grader reports.
@@ -18,7 +18,7 @@ from course.common.i18n import t
 from grader import SandboxLimits, Submission, grade_submissions, notebook_submit, strict_problem
 from grader.warm_server import ServerFailed
 
-from . import exercises, results, verdicts
+from . import exercises, verdicts, which_counts
 
 SANDBOX_MODES = ("strict", "process")
 
@@ -53,8 +53,8 @@ def passed_dependencies(session, user_id, ex_id, before=None):
     """
     found = {}
     for dep in exercises.needs(ex_id):
-        graded = results.newest_results(session, user_id=user_id, exercise_id=dep, before=before)
-        best = results.best_result(graded)
+        graded = which_counts.newest_results(session, user_id=user_id, exercise_id=dep, before=before)
+        best = which_counts.best_result(graded)
         if best is not None and best[1].passed:
             found[dep] = best[0]
     return found

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .models import Note, utcnow
-from .results import best_per_exercise, newest_results
+from .which_counts import best_per_exercise, newest_results
 
 MAX_NOTE_CHARS = 100_000  # one page's note
 
@@ -18,7 +18,7 @@ MAX_NOTE_CHARS = 100_000  # one page's note
 def best_results(store, user_id):
     """{ex_id: {"passed", "score", "status", "summary"}}: the learner's best graded submission per exercise.
 
-    Each submission counts with its newest verdict; which is best: see classroom/results.py.
+    Each submission counts with its newest verdict; which is best: see classroom/which_counts.py.
     """
     with store.session() as session:
         best = best_per_exercise(newest_results(session, user_id=user_id))

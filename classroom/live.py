@@ -2,7 +2,7 @@
 
 A page follows its learner's newest submission: queued (position N), grading,
 or finished. Instead of each page asking the database (and re-reading its
-history) on every poll, the app process keeps one snapshot of the unfinished
+history) on every poll, the store keeps one snapshot (Store.kept) of the unfinished
 jobs, in claim order (queue.claim_order), plus the number of live workers,
 and refreshes it at most every MAX_AGE_S: 50 pages polling every POLL_S cost
 one small indexed query per MAX_AGE_S, not 50. A submission missing from the
@@ -10,7 +10,6 @@ snapshot has no unfinished job: its verdict is stored, and only then does its
 page read its history again.
 """
 
-import threading
 import time
 from dataclasses import dataclass
 
@@ -61,18 +60,19 @@ class Snapshot:
         return state if owner == user_id else _FINISHED
 
 
-_snapshots, _lock = {}, threading.Lock()  # id(store) -> Snapshot
+KEPT = "live_snapshot"  # this module's entry in Store.kept: the store's newest Snapshot
 
 
 def snapshot(store, max_age_s=None, read_after=None):
     """The shared snapshot of this store, read again when older than max_age_s or read before
     `read_after` (a time.monotonic() value: a submission acknowledged then is in it)."""
     max_age_s = MAX_AGE_S if max_age_s is None else max_age_s
-    with _lock:
-        current = _snapshots.get(id(store))
+    entry = store.kept(KEPT)
+    with entry.lock:
+        current = entry.value
         if (current is None or time.monotonic() - current.read_at > max_age_s
                 or (read_after is not None and current.read_at <= read_after)):
-            current = _snapshots[id(store)] = Snapshot(store)
+            current = entry.value = Snapshot(store)
         return current
 
 

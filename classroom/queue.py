@@ -249,18 +249,6 @@ def live_workers(session, now):
     return sum(_alive(w, now) for w in session.scalars(select(Worker)))
 
 
-def grading_delayed(store, submission_id):
-    """Does this submission wait on a dead or absent worker (queued with no live worker, or its lease lapsed)?"""
-    now = utcnow()
-    with store.session() as session:
-        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
-        if job is None or job.state not in ("queued", "running"):
-            return False
-        if job.state == "running" and job.lease_until is not None and job.lease_until < now:
-            return True
-        return job.state == "queued" and live_workers(session, now) == 0
-
-
 def queue_position(store, submission_id):
     """(state, position among queued jobs in claim order counting from 1, or None) of a submission's newest job."""
     with store.session() as session:

@@ -217,12 +217,6 @@ def set_rule(store, ex_id, deadline, late_policy="accept", late_window_h=0.0, la
                                    late_window_h=late_window_h, late_penalty=late_penalty))
 
 
-def get_rules(store):
-    """{exercise id: ExerciseRule} for the exercises that have one."""
-    with store.session() as session:
-        return {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
-
-
 def late_penalty(rule, when):
     """(late, penalty) of work handed in at `when` under an exercise's rule (None: no rule); never refuses."""
     if rule is None or rule.deadline is None or when <= rule.deadline:
@@ -277,12 +271,6 @@ def redeem_sign_in_token(store, token):
         if used != 1 or session.get(User, link.user_id).removed_at is not None:
             return None
         return _new_session(session, link.user_id, now, hours)
-
-
-def session_for_user(store, user_id):
-    """A new session token for a user signed in by the identity provider (st.login)."""
-    with store.session() as session:
-        return _new_session(session, user_id, utcnow(), get_settings(store)["session_hours"])
 
 
 def _new_session(session, user_id, now, hours):

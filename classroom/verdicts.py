@@ -5,23 +5,31 @@ workers kept dying), is a grader result kept as its JSON report (version 1),
 so the feedback reads back the same way for all of them (classroom/feedback.py).
 """
 
+import functools
 import hashlib
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-_VERSION = None
+VERSIONED = ("grader", "solutions")  # the folders whose sources make a verdict
+
+
+@functools.cache
+def source_digest(root, folders=VERSIONED):
+    """'src-' and a digest of the .py files under root/<folder> for each folder: their paths and bytes.
+
+    Cached per process on purpose: a worker grades with the grader it imported when it started, so the
+    version it stores is that of the files as they were then, not as a later checkout left them (a worker
+    restarted after an update digests the new files)."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted((Path(root) / folder).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return "src-" + digest.hexdigest()[:12]
 
 
 def grader_version():
-    """A digest of grader/ and solutions/: changes whenever either changes."""
-    global _VERSION
-    if _VERSION is None:
-        digest = hashlib.sha256()
-        for folder in ("grader", "solutions"):
-            for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
-                digest.update(str(path.relative_to(PROJECT_ROOT)).encode() + b"\0" + path.read_bytes())
-        _VERSION = "src-" + digest.hexdigest()[:12]
-    return _VERSION
+    """This process's grader version: the digest of grader/ and solutions/ (see source_digest)."""
+    return source_digest(PROJECT_ROOT)
 
 
 def mistake_ids(checks):

@@ -1,6 +1,6 @@
 """Run one piece of judging in a forked process of its own, under a deadline and a memory bound.
 
-The learner's results are checked before judging (grader/result_files.py), but a
+The learner's results are checked before judging (grader/untrusted_records.py), but a
 property check or a comparison may still meet data it handles badly. Judging
 one exercise therefore runs in a fork of the grader: it gets an address-space
 limit and a wall-clock deadline, its temporary files go to a folder removed

@@ -23,7 +23,6 @@ from course.common.exercise_index import get as get_exercise
 from . import checks as checks_registry
 from . import bounded, notebook_submit
 from .checks.demo import strict_variant
-from .diagnosis import explain as diagnosis_explain
 from .diagnosis import mutants as diagnosis_mutants
 from .harness import seed_call
 from .judge import PROCEDURES, judge_exercise
@@ -216,9 +215,8 @@ def _judge_bounded(s, checks, references, job, limits, variants, lang):
 
     def judge():
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-        data = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang,
-                              variants).to_dict()
-        return dict(data, needs_mutants=s.ex_id in diagnosis_explain.MISSING)
+        judged = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang, variants)
+        return dict(judged.result.to_dict(), needs_mutants=judged.mutants_missing)
 
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)
     if how == "ok" and data.pop("needs_mutants"):

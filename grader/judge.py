@@ -8,6 +8,7 @@ and once per exercise.
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -29,12 +30,21 @@ REPORT_BUDGET = 32000  # characters of messages one exercise's report holds befo
 PROCEDURES = load_procedures()
 
 
+class Judged(NamedTuple):
+    """One exercise's verdicts, and whether its diagnosis found no mutant cache (build it, then judge again)."""
+
+    result: ExerciseResult
+    mutants_missing: bool = False
+
+
 def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None):
-    """Turn one exercise's sandbox data into verdicts (variants: the run's MistakeVariants; default: its own)."""
+    """Turn one exercise's sandbox data into verdicts -> Judged (variants: the run's MistakeVariants; default:
+    its own)."""
     if variants is None:
         with MistakeVariants() as own:
             return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own)
     exercise = get_exercise(ex_id)
+    mutants_missing = False
     if job.import_error is not None:
         results = [_file_result(ex_id, job.import_error, learner_name, lang)]
     else:
@@ -45,7 +55,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
         add_error_hints(ex_id, checks, job.records, results, lang, named)
         if not rules and not any(r.hint for r in results):
-            add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+            mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
     results = _collapse_not_started(results, job.records if job.import_error is None else [],
@@ -61,12 +71,12 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     else:
         status = "failed"
     summary = failing[0].message if job.import_error is not None else summary_line(status, results, failing, lang)
-    return ExerciseResult(
+    return Judged(ExerciseResult(
         ex_id, t(f"exercises.{ex_id}.title", lang), exercise.filename, status, not failing,
         score_for(status, done, total), 0.0, summary, results,
         bounded(job.output, MAX_TEXT, lang),
         checks_passed=done, checks_total=total,
-    )
+    ), mutants_missing)
 
 
 def _bound_texts(results, lang):
@@ -303,11 +313,13 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
 
 def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
     """No known mistake explains the file: name the one automatic mutant that does, if exactly one does (its
-    stable id, explain.mistake_id, goes where a known mistake's would)."""
-    found = explain.diagnose(ex_id, checks, references, records, results, lang)
-    if found:
-        index, text, mistake = found
+    stable id, explain.mistake_id, goes where a known mistake's would). Returns whether the exercise's
+    mutant cache was missing."""
+    diagnosis = explain.diagnose(ex_id, checks, references, records, results, lang)
+    if diagnosis.found:
+        index, text, mistake = diagnosis.found
         results[index].hint, results[index].mistake = text, mistake
+    return diagnosis.mutants_missing
 
 
 def _raising_mistake(ex_id, error, target):

@@ -73,7 +73,7 @@ def _where(error, lang):
 def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en"):
     """A learner-facing sentence for an exception raised by their code."""
     kind = error["kind"]
-    if kind == "rejected":  # the result itself was unsafe or malformed (grader/result_files.py)
+    if kind == "rejected":  # the result itself was unsafe or malformed (grader/untrusted_records.py)
         return tr("error.rejected", lang, reason=render(error["reason"], lang))
     message = clean_text(error.get("message") or "")
     if kind == "not_implemented":

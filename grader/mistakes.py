@@ -10,7 +10,6 @@ own code, so they run in the grader's process.
 """
 
 import importlib
-import itertools
 import shutil
 import sys
 import tempfile
@@ -22,7 +21,6 @@ from .harness import load_procedures, seed_call
 
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
 PROCEDURES = load_procedures()
-_COUNTER = itertools.count()  # package names stay unique across runs, even concurrent ones
 
 
 def apply_mistake(source, mistake):
@@ -89,7 +87,8 @@ class MistakeVariants:
         if self._root is None:
             self._root = Path(tempfile.mkdtemp(prefix="attention-lab-mistake-"))
         exercise = get_exercise(ex_id)
-        package = f"_mistake_{ex_id}_{next(_COUNTER)}"
+        # unique across runs, even concurrent ones: named after this run's folder (mkdtemp's name is unique)
+        package = f"_mistake_{self._root.name.rpartition('-')[2]}_{ex_id}_{len(self._packages)}"
         shutil.copytree(SOLUTIONS_DIR, self._root / package, ignore=shutil.ignore_patterns("__pycache__"))
         target = self._root / package / exercise.filename
         target.write_text(apply_mistake(target.read_text(encoding="utf-8"), mistake), encoding="utf-8")

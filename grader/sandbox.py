@@ -13,7 +13,7 @@ references, or the learner's own in strict mode) and the inputs. One
   what is missing).
 
 Nothing from the child is trusted: result files are checked before and after
-`torch.load(weights_only=True)` (grader/result_files.py) and judged here. The deadline is kept by the
+`torch.load(weights_only=True)` (grader/untrusted_records.py) and judged here. The deadline is kept by the
 clock; the server's stdout is only read while it runs; a server that dies or
 stops leaves every exercise it had not finished reported as lost. The run
 directory is removed on every exit path; one left by a killed grader is
@@ -129,8 +129,8 @@ def _read_text(path, limit):
 def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
     """Read back everything a job's child left (`lost`: why the server never finished it).
 
-    Result files are hostile data (grader/result_files.py); all of one job's together hold at most max_bytes."""
-    from . import result_files  # (torch: imported where it is needed, so the CLI starts its sandbox first)
+    Result files are hostile data (grader/untrusted_records.py); all of one job's together hold at most max_bytes."""
+    from . import untrusted_records  # (torch: imported where it is needed, so the CLI starts its sandbox first)
 
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
@@ -151,9 +151,9 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
             size = 0
         if size > budget[0]:
             budget[0] = 0
-            return result_files.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
+            return untrusted_records.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
         budget[0] -= size
-        return result_files.read_record(path, budget[0] + size)
+        return untrusted_records.read_record(path, budget[0] + size)
 
     import_path = job_dir / "results" / "import.pt"
     import_error = None

@@ -57,6 +57,12 @@ def user_id(store, email):
     return store_ops.user_by_email(store, email).id
 
 
+def session_token(store, uid):
+    """A session token for a roster member, got the way a learner gets one: a sign-in link, redeemed."""
+    link, _ = store_ops.create_sign_in_link(store, store_ops.user_by_id(store, uid).email)
+    return store_ops.redeem_sign_in_token(store, link.split("token=", 1)[1])
+
+
 def add_graded(store, email, ex_id, score, status, mistakes=(), minutes=0, late=False):
     """A submission with a stored verdict, without running the grader (for gradebook tests)."""
     now = utcnow() + timedelta(minutes=minutes)

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from app_helpers import errors_of, markdown_text, metric, open_page
@@ -76,9 +77,10 @@ def test_receptive_cone_by_hand():
     assert ch01.receptive_cone(2, [1, 2, 4]).sum(axis=1).tolist() == [1, 2, 4, 8]
 
 
-def test_gradient_bound_is_rho_to_the_distance():
-    table = ch01.gradient_bound(0.9, 5)
-    assert np.allclose(table["bound"], [0.9**d for d in range(6)])
+def test_the_gradient_bound_is_rho_to_the_distance():
+    measured = pd.DataFrame({"distance": range(6), "norm": [1.0] * 6})
+    long = ch01.gradient_curves(0.9, 2.0, measured, {"bound": "b", "w_bound": "w", "measured": "m"})
+    assert np.allclose(long.loc[long["series"] == "b", "value"], [0.9**d for d in range(6)])
 
 
 def test_one_step_tanh_rnn_gradient_by_hand():

@@ -10,7 +10,7 @@ from classroom.models import Submission
 from classroom.worker import run_worker
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
-from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, user_id
+from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, session_token, user_id
 
 GRADEBOOK = "classroom/app_pages/gradebook.py"
 ANALYTICS = "classroom/app_pages/analytics.py"
@@ -69,7 +69,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
 
 @pytest.mark.parametrize("path", [GRADEBOOK, ANALYTICS])
 def test_a_learner_opening_instructor_pages_by_url_sees_no_data(hosted, path):
-    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
     at = _page(path, token)
     assert any("may not" in e.value for e in at.error)
     assert not at.dataframe and "bob@class.test" not in markdown_text(at)
@@ -84,7 +84,7 @@ def test_without_a_valid_session_only_the_sign_in_page_shows(hosted, path):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
-    token = store_ops.session_for_user(hosted, user_id(hosted, INSTRUCTOR))
+    token = session_token(hosted, user_id(hosted, INSTRUCTOR))
     at = _page(GRADEBOOK, token, lang)
     assert errors_of(at) == []
     assert at.title[0].value == t("classroom.gradebook_title", lang)
@@ -98,10 +98,10 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
 
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):
-    ta = store_ops.session_for_user(hosted, user_id(hosted, "ta@class.test"))
+    ta = session_token(hosted, user_id(hosted, "ta@class.test"))
     at = _page(GRADEBOOK, ta)
     assert errors_of(at) == [] and at.dataframe
-    ann = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    ann = session_token(hosted, user_id(hosted, "ann@class.test"))
     at = _page(PRACTICE, ann)
     assert errors_of(at) == []
     assert t("classroom.history_empty", "en") in [c.value for c in at.caption]  # bob's submission is not hers
@@ -110,7 +110,7 @@ def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(h
 def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
     from grader.report import status_label
 
-    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
     at = _page(PRACTICE, token, "zh")
     code = "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n"
     submit_ex00(at, code)
@@ -138,7 +138,7 @@ def test_class_mode_hides_the_page_that_runs_local_exercise_files(hosted):
 def _app_as(store, email):
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
-    at.session_state["class_session"] = store_ops.session_for_user(store, user_id(store, email))
+    at.session_state["class_session"] = session_token(store, user_id(store, email))
     return at.run()
 
 

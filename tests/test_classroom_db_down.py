@@ -10,10 +10,9 @@ import shutil
 
 import pytest
 
-from classroom import store as store_ops
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest
-from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, make_class, user_id
+from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, make_class, session_token, user_id
 from tests.test_classroom_app import ANALYTICS, GRADEBOOK, PRACTICE
 from tests.test_classroom_web import _everything_shown
 
@@ -44,8 +43,8 @@ def test_every_class_page_says_a_missing_sqlite_database_in_the_learners_words(t
     url = f"sqlite:///{disk / 'class.db'}"
     store = make_class(url, tmp_path)
     add_graded(store, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
-    learner = store_ops.session_for_user(store, user_id(store, "ann@class.test"))
-    instructor = store_ops.session_for_user(store, user_id(store, INSTRUCTOR))
+    learner = session_token(store, user_id(store, "ann@class.test"))
+    instructor = session_token(store, user_id(store, INSTRUCTOR))
     store.close()
     monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", url)
     monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
@@ -65,8 +64,8 @@ def test_a_stopped_postgres_is_said_on_every_class_page_and_nothing_is_lost(own_
     url = f"{own_postgres.url}/postgres"
     store = make_class(url, tmp_path)
     add_graded(store, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
-    learner = store_ops.session_for_user(store, user_id(store, "ann@class.test"))
-    instructor = store_ops.session_for_user(store, user_id(store, INSTRUCTOR))
+    learner = session_token(store, user_id(store, "ann@class.test"))
+    instructor = session_token(store, user_id(store, INSTRUCTOR))
     store.close()
     monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", url)
     monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))

@@ -87,6 +87,21 @@ def test_mistake_ids_come_from_the_ids_never_the_text():
     assert verdicts.mistake_ids([zh, dict(zh), {"hint": "x", "mistake": "custom"}]) == [mistake.id, "custom"]
 
 
+def test_the_grader_version_follows_the_sources_of_grader_and_solutions(tmp_path):
+    def tree(name, reference):
+        root = tmp_path / name
+        for rel, text in (("grader/core.py", "GRADE = 1\n"), ("solutions/ex01.py", reference),
+                          ("grader/notes.txt", name), ("course/other.py", name)):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        return root
+
+    same, changed = tree("a", "X = 1\n"), tree("b", "X = 2\n")
+    assert verdicts.source_digest(same) == verdicts.source_digest(tree("c", "X = 1\n"))  # other files don't count
+    assert verdicts.source_digest(same) != verdicts.source_digest(changed)
+    assert verdicts.source_digest(same).startswith("src-") and len(verdicts.source_digest(same)) == 16
+
+
 def test_worker_falls_back_to_process_mode_with_a_clear_line():
     lines = []
     mode = grading.choose_sandbox("strict", log=lines.append)

@@ -7,13 +7,13 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from classroom import learner_records, store as store_ops
+from classroom import learner_records
 from classroom.models import Note
 from course.app import progress
 from course.common import exercise_index
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, open_page
-from tests.classroom_support import ROOT, add_graded, user_id
+from tests.classroom_support import ROOT, add_graded, session_token, user_id
 
 TOTAL = len(exercise_index.EXERCISES)
 
@@ -31,7 +31,7 @@ def _signed_in(store, email, path, lang="en"):
     """The app as `email`, on `path` (through app.py, which makes the class the page's Learner)."""
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.session_state["app_lang"] = lang
-    at.session_state["class_session"] = store_ops.session_for_user(store, user_id(store, email))
+    at.session_state["class_session"] = session_token(store, user_id(store, email))
     at.run()
     return at.switch_page(path).run()
 
@@ -193,7 +193,7 @@ def test_sidebar_and_chapter_footers_show_the_signed_in_learners_results(hosted,
     for email in ("ann@class.test", "bob@class.test"):
         at = AppTest.from_file(str(APP), default_timeout=120)
         at.session_state["app_lang"] = "en"
-        at.session_state["class_session"] = store_ops.session_for_user(hosted, user_id(hosted, email))
+        at.session_state["class_session"] = session_token(hosted, user_id(hosted, email))
         at.run()
         sidebar = _sidebar_progress(at)
         at.switch_page("app_pages/ch01_seq2seq.py").run()

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, update
 from classroom import store as store_ops
 from classroom.db import SchemaError, Store, make_engine
 from classroom.models import Base, LoginSession, SignInToken, Submission, User, utcnow
-from tests.classroom_support import INSTRUCTOR, run_cli, user_id
+from tests.classroom_support import INSTRUCTOR, run_cli, session_token, user_id
 
 
 def test_store_refuses_a_database_without_schema(tmp_path):
@@ -90,7 +90,7 @@ def test_expired_links_and_sessions_are_refused(class_store):
     with class_store.session() as session:
         session.execute(update(SignInToken).values(expires_at=utcnow() - timedelta(seconds=1)))
     assert store_ops.redeem_sign_in_token(class_store, link.split("token=")[1]) is None
-    token = store_ops.session_for_user(class_store, user_id(class_store, "bob@class.test"))
+    token = session_token(class_store, user_id(class_store, "bob@class.test"))
     assert store_ops.user_for_session(class_store, token) is not None
     with class_store.session() as session:
         session.execute(update(LoginSession).values(expires_at=utcnow() - timedelta(seconds=1)))

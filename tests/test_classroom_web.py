@@ -10,7 +10,7 @@ from classroom import queue, store as store_ops
 from classroom.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
-from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, user_id
+from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, session_token, user_id
 from tests.test_classroom_app import GRADEBOOK, PRACTICE, submit_ex00
 
 HOSTILE_NAME = "**markdown** [link](https://evil.test)"
@@ -40,7 +40,7 @@ def _everything_shown(at):
 
 
 def test_a_session_token_in_the_address_bar_signs_nobody_in(hosted):
-    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.query_params["session"] = token  # a copied address of the old kind
@@ -64,7 +64,7 @@ def test_a_used_link_leaves_the_address_bar_on_a_chapter_page(hosted):
 def test_a_roster_name_is_plain_text_in_the_sidebar(hosted):
     with hosted.session() as session:
         session.execute(update(User).where(User.email == "ann@class.test").values(name=HOSTILE_NAME))
-    at = _practice(store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test")))
+    at = _practice(session_token(hosted, user_id(hosted, "ann@class.test")))
     assert errors_of(at) == []
     assert HOSTILE_NAME in [x.value for x in at.sidebar.text]
     assert "evil.test" not in "\n".join(m.value for m in [*at.sidebar.markdown, *at.sidebar.caption])
@@ -72,7 +72,7 @@ def test_a_roster_name_is_plain_text_in_the_sidebar(hosted):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_read_only_database_refuses_a_submit_in_the_learners_words(hosted, lang, tmp_path, monkeypatch):
-    token = store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test"))
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
     monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", f"sqlite:///file:{tmp_path / 'class.db'}?mode=ro&uri=true")
     at = _practice(token, lang)
     submit_ex00(at, "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n")
@@ -93,7 +93,7 @@ def _worker_seen(store, seconds_ago):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_learner_sees_that_grading_is_delayed_with_no_live_worker(hosted, lang):
     _worker_seen(hosted, 0)
-    at = _practice(store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test")), lang)
+    at = _practice(session_token(hosted, user_id(hosted, "ann@class.test")), lang)
     submit_ex00(at, "x = 1\n")
     delayed = t("classroom.grading_delayed", lang)
     assert delayed not in [w.value for w in at.warning]  # a live worker: the job merely waits its turn
@@ -106,7 +106,7 @@ def test_a_learner_sees_that_grading_is_delayed_with_no_live_worker(hosted, lang
 
 
 def test_each_exercise_has_its_own_uploader_and_the_limit_is_said(hosted):
-    at = _practice(store_ops.session_for_user(hosted, user_id(hosted, "ann@class.test")))
+    at = _practice(session_token(hosted, user_id(hosted, "ann@class.test")))
     uploaders = lambda: [e.proto.id for e in at.get("file_uploader")]  # noqa: E731
     first = uploaders()
     assert len(first) == 1 and t("classroom.upload_limit", "en") in [c.value for c in at.caption]
@@ -118,7 +118,7 @@ def test_each_exercise_has_its_own_uploader_and_the_limit_is_said(hosted):
 def test_the_gradebook_shows_a_dash_where_nothing_was_submitted(hosted):
     at = AppTest.from_file(str(ROOT / GRADEBOOK), default_timeout=60)
     at.session_state["app_lang"] = "en"
-    at.session_state["class_session"] = store_ops.session_for_user(hosted, user_id(hosted, INSTRUCTOR))
+    at.session_state["class_session"] = session_token(hosted, user_id(hosted, INSTRUCTOR))
     at.run()
     assert errors_of(at) == []
     import pyarrow as pa

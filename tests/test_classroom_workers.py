@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from classroom import queue, store as store_ops
+from classroom import live, queue, store as store_ops
 from classroom.db import ENV_VAR, Store
 from classroom.models import Job, Result, Worker, utcnow
 from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, user_id
@@ -33,14 +33,19 @@ def _alive_pids(store):
     return {w["pid"] for w in queue.queue_status(store)["workers"] if w["alive"]}
 
 
+def _delayed(store, sid):
+    """Does ann's Practice page (classroom/live.py) say that this submission's grading is delayed?"""
+    return live.Snapshot(store).of(user_id(store, "ann@class.test"), sid).delayed
+
+
 def test_a_queued_job_without_a_live_worker_is_delayed(class_store):
     sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
-    assert queue.grading_delayed(class_store, sid)  # no worker at all
+    assert _delayed(class_store, sid)  # no worker at all
     queue.register_worker(class_store, "w1", "host", 1, "process", lease_s=60)
-    assert not queue.grading_delayed(class_store, sid)
+    assert not _delayed(class_store, sid)
     with class_store.session() as session:  # its heartbeat stopped longer ago than its lease
         session.execute(update(Worker).values(last_seen=utcnow() - timedelta(seconds=61)))
-    assert queue.grading_delayed(class_store, sid)
+    assert _delayed(class_store, sid)
     status = queue.queue_status(class_store)
     assert [w["alive"] for w in status["workers"]] == [False]
     result = run_cli("status", "--db", class_store.engine.url.render_as_string(hide_password=False))
@@ -51,10 +56,10 @@ def test_a_running_job_whose_lease_lapsed_is_delayed_and_a_dead_worker_is_forgot
     sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
     queue.register_worker(class_store, "w1", "host", 1, "process", lease_s=60)
     claim = queue.claim(class_store, "w1", lease_s=60)
-    assert not queue.grading_delayed(class_store, sid)
+    assert not _delayed(class_store, sid)
     with class_store.session() as session:
         session.execute(update(Job).where(Job.id == claim.job_id).values(lease_until=utcnow() - timedelta(seconds=1)))
-    assert queue.grading_delayed(class_store, sid)
+    assert _delayed(class_store, sid)
     with class_store.session() as session:
         session.execute(update(Worker).values(last_seen=utcnow() - timedelta(seconds=queue.FORGET_S + 1)))
     assert queue.queue_status(class_store)["workers"] == []  # not listed forever

@@ -71,7 +71,7 @@ def test_the_shipped_models_get_the_chapter_4_sentence_wrong_as_its_heatmap_text
     assert result.text.rstrip("。") != "黑猫坐在垫子上"  # ch04.heatmap.body says they do not translate it correctly
 
 
-@pytest.mark.parametrize("name", sorted(demos.SHIPPED_RECIPES))
+@pytest.mark.parametrize("name", sorted(demos.shipped_recipes()))
 def test_the_missing_checkpoint_command_is_the_recipe_the_shipped_checkpoint_records(name):
     path = PROJECT_ROOT / "checkpoints" / f"{name}.pt"
     if not path.is_file():
@@ -184,7 +184,7 @@ def test_the_nadaraya_watson_training_text_quotes_the_runs_it_describes(lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_missing_checkpoint_note_states_the_shipped_recipe(lang):
-    minutes = sorted(r["minutes"] for r in demos.SHIPPED_RECIPES.values())
+    minutes = sorted(r["minutes"] for r in demos.shipped_recipes().values())
     assert "{minutes}" in texts(lang)["demos.common.missing"]
     assert "15" not in texts(lang)["demos.common.missing"] + texts(lang)["demos.common.missing_all"]
     assert f"20 {'to' if lang == 'en' else '到'} 55" in texts(lang)["demos.common.missing_all"]

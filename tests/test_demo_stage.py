@@ -146,3 +146,16 @@ def test_the_judge_counts_disagreeing_probes(use_checkpoints):
     assert not passed and message.startswith(f"{len(demos.PROBE_SENTENCES) - 2}/")
     assert demos.PROBE_SENTENCES[2] in message
     assert check.judge(reference, dict(reference), check.spec)[0]
+
+
+def test_a_checkpoint_trained_again_is_read_again(tmp_path, monkeypatch):
+    """The warm grading server keeps one process: a checkpoint replaced at the same path must not be served
+    from the cache of the one it replaced."""
+    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tmp_path))
+    write_tiny_checkpoints(tmp_path, names=("bahdanau",), reports=False, seed=0)
+    before = demo_check("ex04", "bahdanau").spec["state_dict"]
+    write_tiny_checkpoints(tmp_path, names=("bahdanau",), reports=False, seed=7)
+    after = demo_check("ex04", "bahdanau").spec["state_dict"]
+    written = load_checkpoint(tmp_path / "bahdanau.pt").model.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert all(torch.equal(after[k], written[k].float()) for k in written)

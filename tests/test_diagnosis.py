@@ -2,7 +2,7 @@
 registered known mistake) get a hint that names the function and the slip, or none; never a wrong one.
 
 The bug files are graded as a learner's would be; the engine (grader/diagnosis/) is never called here
-except to check its operators and texts.
+except to check its operators, texts and what it says when an exercise's mutant cache is missing.
 """
 
 import functools
@@ -10,12 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from course.common.exercise_index import EXERCISES
 from course.common.i18n import catalog
 from grader import checks as checks_registry
 from grader.core import Submission, grade_submissions
-from grader.diagnosis import mutants, operators
+from grader.diagnosis import explain, mutants, operators
+from grader.report import CheckResult
 from grader.text import hint_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,3 +151,11 @@ def test_the_cache_key_follows_the_references(tmp_path):
     assert before == mutants.source_digest((ROOT / "solutions",) + grader) == mutants.version_key()
     (copy / "ex01_softmax.py").write_text("# changed\n", encoding="utf-8")
     assert mutants.source_digest((copy,) + grader) != before
+
+
+def test_a_missing_mutant_cache_is_said_by_each_diagnosis_and_forgotten_once_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MUTANT_CACHE", str(tmp_path))
+    results = [CheckResult("first", True), CheckResult("second", False, kind="mismatch")]
+    assert explain.diagnose("ex03", [], [], [], results) == explain.Diagnosis(None, mutants_missing=True)
+    torch.save({"drawn": False, "mutants": []}, mutants.cache_path("ex03"))  # built: no mutant explains it
+    assert explain.diagnose("ex03", [], [], [], results) == explain.Diagnosis(None, mutants_missing=False)

@@ -130,7 +130,7 @@ def test_the_probe_has_distinct_digits_and_is_fixed():
     assert a.tolist() == b.tolist() and len(set(a[0].tolist())) == TINY.seq_len
 
 
-def test_results_check_names_what_is_missing():
+def test_shipped_check_names_what_is_missing():
     with pytest.raises(ValueError, match="runs"):
         tl.check_results({"config": {}, "seeds": [0]})
     with pytest.raises(ValueError, match=r"runs\[0\]\.variant"):

@@ -4,8 +4,8 @@ Every stored verdict (a submission graded, a regrade, a late penalty applied by
 one) bumps the row of its learner x exercise in each LMS course that learner
 belongs to, in the verdict's own transaction, so no change is ever lost. A row
 is `due` until a push of its newest version succeeded; the score pushed is read
-when it is pushed, by the gradebook's rule (classroom.results.best_result over
-the verdicts results.ATTEMPTED counts), so it is always the committed best.
+when it is pushed, by the gradebook's rule (classroom.which_counts.best_result over
+the verdicts which_counts.ATTEMPTED counts), so it is always the committed best.
 """
 
 from datetime import timedelta
@@ -14,7 +14,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..models import LtiContext, LtiMember, LtiScore, Result, Submission, utcnow
-from ..results import ATTEMPTED, best_result, newest_result_ids
+from ..which_counts import ATTEMPTED, best_result, newest_result_ids
 
 
 def passback_courses(session, user_id):

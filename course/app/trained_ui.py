@@ -1,4 +1,4 @@
-"""The trained translators inside the chapters: training curves, the Transformer's heads, a learned alignment.
+"""The trained translators inside the chapters: training curves, a multi-head model's heads, a learned alignment.
 
 Streamlit sections used by chapters 4, 5 and 7 and the demo pages. Models and
 translations come from demo_ui (cached per checkpoint file); the numbers from
@@ -16,6 +16,7 @@ from course.app.ui import current_lang, labeler, tr
 from course.common import charts
 from course.common.i18n import t
 from course.translation import demos, trained_views
+from course.translation.models import families_with
 
 KEEP = "session"  # persist_state: widget values survive page switches
 HEADS_SENTENCE = "i have two brothers."  # one of demos.EXAMPLE_SENTENCES: every shipped model gets it right
@@ -88,10 +89,17 @@ def _available(name):
     return False
 
 
+def heads_model():
+    """The model the heads sections show: the first registered family whose translations carry every head's
+    maps (attention_maps "heads")."""
+    return families_with("heads")[0]
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def _head_spec(stamp, sentence, kind, layer, head, lang):
-    """(heatmap dict, 'row → most-read column' text) of one Transformer attention map (head None: mean over heads)."""
-    result = translation("transformer", sentence)
+def _head_spec(name, stamp, sentence, kind, layer, head, lang):
+    """(heatmap dict, 'row → most-read column' text) of one attention map of model `name` (head None: mean over
+    heads); stamp: its checkpoint's, so that a retrained model is drawn again."""
+    result = translation(name, sentence)
     if head is None:
         heads = result.cross_attention_heads.shape[1]
         values = sum(demos.head_matrix(result, kind, layer, h)[0] for h in range(heads)) / heads
@@ -105,53 +113,57 @@ def _head_spec(stamp, sentence, kind, layer, head, lang):
     return attention_heatmap(frame, title, t("demos.inside.key_title", lang), t("demos.inside.query_title", lang)), tops
 
 
-def transformer_heads(key):
-    """Chapter 5: the trained Transformer's heads of one layer side by side, on one sentence."""
+def heads_side_by_side(key, name=None):
+    """Chapter 5: a trained multi-head model's heads of one layer side by side, on one sentence (default:
+    heads_model())."""
+    name = name or heads_model()
     st.header(tr("trained.heads.header"))
     st.markdown(tr("trained.heads.body"))
-    if not _available("transformer"):
+    if not _available(name):
         return
     left, mid, right = st.columns(3)
     sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
                               index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
-    result = translation("transformer", sentence)
+    result = translation(name, sentence)
     layers, heads = result.cross_attention_heads.shape[:2]
     kind = mid.radio(tr("demos.inside.kind_label"), ("cross", "encoder"), key=f"{key}_kind",
                      format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
     layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
                                 persist_state=KEEP)
     st.markdown(tr("trained.heads.output", text=result.text))
-    stamp = demos.checkpoint_stamp("transformer")
+    stamp = demos.checkpoint_stamp(name)
     for start in range(0, heads, 2):
         for col, head in zip(st.columns(2), range(start, min(start + 2, heads))):
-            spec, tops = _head_spec(stamp, sentence, kind, layer - 1, head, current_lang())
+            spec, tops = _head_spec(name, stamp, sentence, kind, layer - 1, head, current_lang())
             show_chart(col, spec, key=f"{key}_head_{head}")
             col.caption(tr("trained.heads.tops", tops=tops))
     st.markdown(tr("trained.heads.after"))
     demo_links("demo_inside")
 
 
-def transformer_attention(key):
-    """Chapter 7: the trained Transformer's three kinds of attention (mean over heads), its curve, the links."""
+def attention_kinds(key, name=None):
+    """Chapter 7: a trained multi-head model's three kinds of attention (mean over heads), its curve, the links
+    (default: heads_model())."""
+    name = name or heads_model()
     st.header(tr("trained.transformer.header"))
     st.markdown(tr("trained.transformer.body"))
-    if not _available("transformer"):
+    if not _available(name):
         return
     left, mid, right = st.columns(3)
     sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
                               index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
-    result = translation("transformer", sentence)
+    result = translation(name, sentence)
     layers = result.cross_attention_heads.shape[0]
     kind = mid.radio(tr("demos.inside.kind_label"), ("encoder", "decoder", "cross"), index=2, key=f"{key}_kind",
                      format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
     layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
                                 persist_state=KEEP)
     st.markdown(tr("trained.heads.output", text=result.text))
-    spec, tops = _head_spec(demos.checkpoint_stamp("transformer"), sentence, kind, layer - 1, None, current_lang())
+    spec, tops = _head_spec(name, demos.checkpoint_stamp(name), sentence, kind, layer - 1, None, current_lang())
     show_chart(st, spec, key=f"{key}_heatmap")
     st.caption(tr(f"demos.inside.captions.{kind}") + " " + tr("trained.heads.tops", tops=tops))
     st.markdown(tr("trained.transformer.after"))
-    training_curves(["transformer"], key)
+    training_curves([name], key)
     demo_links("demo_inside", "demo_translate")
 
 

@@ -60,12 +60,6 @@ def t_count(key, lang, count, **fields):
     return t(one if count == 1 and one in catalog(lang) else key, lang, count=count, **fields)
 
 
-def missing_keys():
-    """Keys present in one language but not another: {lang: sorted keys it lacks}."""
-    all_keys = set().union(*(catalog(lang).keys() for lang in LANGS))
-    return {lang: sorted(all_keys - catalog(lang).keys()) for lang in LANGS}
-
-
 def lang_from_locale(locale):
     """'zh' for a Chinese browser locale (zh, zh-CN, zh_TW...), else 'en'."""
     if locale and str(locale).lower().replace("_", "-").split("-")[0] == "zh":

@@ -5,7 +5,6 @@ Streamlit-free. Facts (years, authors, arXiv ids, formulas) live here; the prose
 them lives in the text catalogs under `ch08.`.
 """
 
-import ast
 from dataclasses import dataclass
 
 import altair as alt
@@ -15,7 +14,6 @@ import torch
 
 from course.common import charts, exercise_index
 from course.common.i18n import t
-from course.common.paths import PROJECT_ROOT
 from course.lessons.ch03 import parameter_counts
 from solutions.ex01_softmax import masked_softmax
 from solutions.ex08_structured_masks import MaskedDotProductAttention, graph_mask, sliding_window_mask, softmax_with_mask
@@ -125,12 +123,6 @@ def code_map_rows():
         ("course/translation/training.py", ("sequence_loss", "train"), "ch07"),
     ]
     return rows
-
-
-def defined_names(path):
-    """Top-level function and class names defined in a project file."""
-    tree = ast.parse((PROJECT_ROOT / path).read_text(encoding="utf-8"))
-    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
 def code_map_frame(lang):

@@ -38,11 +38,6 @@ class LoadReport:
     blank_lines: int = 0  # empty or whitespace-only lines (ignored)
     path: str = ""
 
-    @property
-    def num_lines(self):
-        """Lines read: pairs + skipped + blank."""
-        return len(self.pairs) + len(self.skipped) + self.blank_lines
-
     def summary(self):
         """One line for logs: counts and the first few skipped line numbers."""
         text = f"{len(self.pairs)} pairs from {self.path or 'input'}"

@@ -71,13 +71,9 @@ def learner_models():
     return [name for name in model_names() if family(name).impl_modules]
 
 
-# The settings the shipped checkpoints were trained with (checkpoints/README.md), beside --data and --out;
-# tests/test_demos.py checks them against the commands the checkpoints record.
-SHIPPED_RECIPES = {
-    "seq2seq": {"threads": 2, "minutes": 20, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
-    "bahdanau": {"threads": 1, "minutes": 52, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
-    "transformer": {"threads": 1, "minutes": 55, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.2},
-}
+def shipped_recipes():
+    """{model name: its family's recipe} of the families that ship a checkpoint (Family.recipe)."""
+    return {name: family(name).recipe for name in model_names() if family(name).recipe}
 
 
 def train_command(name, data=DATA_HINT, minutes=15):
@@ -91,9 +87,9 @@ def train_command(name, data=DATA_HINT, minutes=15):
 
 
 def shipped_command(name, data=DATA_HINT):
-    """The command with the shipped checkpoint's recipe (SHIPPED_RECIPES), or the plain one for another model."""
-    recipe = SHIPPED_RECIPES.get(name)
-    if recipe is None:
+    """The command with the shipped checkpoint's recipe (Family.recipe), or the plain one for another model."""
+    recipe = family(name).recipe if name in model_names() else None
+    if not recipe:
         return train_command(name, data)
     flags = " ".join(f"--{flag} {value:g}" for flag, value in recipe.items() if flag != "minutes")
     return f"{train_command(name, data, recipe['minutes'])} --device cpu {flags}"
@@ -101,7 +97,7 @@ def shipped_command(name, data=DATA_HINT):
 
 def shipped_minutes(name):
     """Minutes of CPU training of the shipped checkpoint of `name` (15, the plain command's, for another model)."""
-    return SHIPPED_RECIPES.get(name, {}).get("minutes", 15)
+    return shipped_recipes().get(name, {}).get("minutes", 15)
 
 
 def checkpoint_stamp(name):

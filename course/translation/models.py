@@ -40,6 +40,10 @@ class Family:
     attention_maps: tuple = ()  # which of ATTENTION_MAPS translate() fills for it
     train_defaults: dict = field(default_factory=dict)  # shape and optimiser defaults of `train --model NAME`
     adam_betas: tuple = (0.9, 0.999)
+    # The settings its shipped checkpoint was trained with (checkpoints/README.md), beside --data and --out:
+    # {train flag: value}, "minutes" included; empty for a family that ships no checkpoint.
+    # tests/test_course_claims.py checks them against the command the checkpoint records.
+    recipe: dict = field(default_factory=dict)
 
 
 FAMILIES = {}  # name -> Family, in the order the pages and menus list them
@@ -109,6 +113,7 @@ register(Family(
     "seq2seq", "Seq2Seq", "rnn", RNNConfig, lambda config, impl: RNNTranslator(config, impl, attention=False),
     train_defaults=dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, bidirectional=False,
                         batch_size=64, lr=2e-3, warmup=200, label_smoothing=0.1),
+    recipe={"threads": 2, "minutes": 20, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
 ))
 register(Family(
     "bahdanau", "Bahdanau", "rnn", RNNConfig, lambda config, impl: RNNTranslator(config, impl, attention=True),
@@ -116,6 +121,7 @@ register(Family(
     train_defaults=dict(embed_size=256, num_hiddens=256, num_layers=2, dropout=0.2, attention_dropout=0.0,
                         decoder_init="zeros", bidirectional=True, batch_size=128, lr=3e-3, warmup=200,
                         label_smoothing=0.1),
+    recipe={"threads": 1, "minutes": 52, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.3},
 ))
 register(Family(
     "transformer", "Transformer", "transformer", TransformerConfig, TransformerTranslator,
@@ -124,5 +130,6 @@ register(Family(
     train_defaults=dict(num_hiddens=256, ffn_num_hiddens=768, num_heads=4, num_layers=3, dropout=0.1,
                         batch_size=64, lr=1.4e-3, warmup=400, label_smoothing=0.1),
     adam_betas=(0.9, 0.98),
+    recipe={"threads": 1, "minutes": 55, "long-size": 200, "ema": 0.998, "ema-start": 0.5, "dropout": 0.2},
 ))
 MODEL_NAMES = model_names()  # the families that ship with the course

@@ -12,7 +12,6 @@ normalises references the same way, so a model is not asked to guess which
 form one translator happened to type.
 """
 
-import json
 import re
 from collections import Counter
 
@@ -47,12 +46,6 @@ def tokenize_zh(text):
 def detokenize_zh(tokens):
     """Chinese character tokens -> the sentence (characters joined with no spaces)."""
     return "".join(tokens)
-
-
-def detokenize_en(tokens):
-    """English tokens -> a readable sentence (no space before closing punctuation)."""
-    text = " ".join(tokens)
-    return re.sub(r" ([.,!?;:%)\]}])", r"\1", text)
 
 
 class Vocab:
@@ -131,12 +124,3 @@ class Vocab:
         if tuple(tokens[:4]) != SPECIALS:
             raise ValueError(f"a vocabulary must start with {SPECIALS}; got {tokens[:4]}")
         return cls(tokens[4:])
-
-    def to_json(self):
-        """JSON text of the token list."""
-        return json.dumps(self.to_list(), ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text):
-        """Vocabulary from to_json() text."""
-        return cls.from_list(json.loads(text))

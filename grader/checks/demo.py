@@ -34,8 +34,8 @@ MODEL_DIR = PROJECT_ROOT / "course" / "translation"
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_checkpoint(path, mtime_ns, size):
-    """A checkpoint read once, with float32 weights; keyed on the file's stamp."""
+def _cached_checkpoint(path, inode, mtime_ns, size):
+    """A checkpoint read once, with float32 weights; keyed on the file's identity and stamp."""
     payload = dict(read_checkpoint(path))
     payload["float_state_dict"] = {k: (v.float() if v.is_floating_point() else v)
                                    for k, v in payload["state_dict"].items()}
@@ -43,9 +43,16 @@ def _cached_checkpoint(path, mtime_ns, size):
 
 
 def _checkpoint(path):
-    """The checkpoint at path: one read serves ex05, ex06 and ex07 (same Transformer)."""
+    """The checkpoint at path: one read serves ex05, ex06 and ex07 (same Transformer).
+
+    The cache lives as long as the process (the warm `python -m grader serve` grades many runs), so its key
+    is what the file is, not only where: a checkpoint trained again is written atomically (a new inode) and
+    has a new mtime and size, so the next run reads it. Keyed rather than scoped to one grading run because
+    checks are built per exercise (`build()` takes no run object) and a read costs a torch.load per
+    exercise; at most 4 checkpoints stay in memory.
+    """
     stat = path.stat()
-    return _cached_checkpoint(str(path), stat.st_mtime_ns, stat.st_size)
+    return _cached_checkpoint(str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
 def demo_check(ex_id, model_name):

@@ -17,18 +17,25 @@ of the same reference. `label` words an id back in either language.
 """
 
 import os
+from typing import NamedTuple
 
 from ..compare import compare_values
 from ..text import render, tr
 from . import mutants
 
-MISSING = set()  # exercises diagnosed without a built cache in this process (the grader builds it, then rejudges)
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
 ID_PREFIX = "auto:"  # mistake ids of automatic mutants; the known mistakes' ids are plain names
 SITES = {"": "(return)", "?condition": "(condition)"}  # a line's role in an id, when it assigns no name
 LINE_OP = "line"  # the id's operator part when the line is wrong in one of a few ways
 DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
+
+
+class Diagnosis(NamedTuple):
+    """What diagnosing one exercise found: the slip named, and whether its mutant cache was missing."""
+
+    found: tuple | None = None  # (index of the first failing check, hint text, mistake id), or None
+    mutants_missing: bool = False  # no cache for this grader version: the grader builds it, then judges again
 
 
 def _agrees(mutant, got, keys, tolerance_dtype):
@@ -57,11 +64,11 @@ def explains(entry, failing, checks, references, records):
 
 
 def _entries(ex_id, checks, references, records, failing):
-    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run)."""
+    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run); None
+    when its cache is not built."""
     cached = mutants.load(ex_id)
     if cached is None:
-        MISSING.add(ex_id)
-        return []
+        return None
     if cached["drawn"]:
         return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing)
     return cached["mutants"]
@@ -141,17 +148,24 @@ def label(mistake, lang="en"):
 
 
 def diagnose(ex_id, checks, references, records, results, lang="en"):
-    """(index of the first failing check, hint text, mistake id) naming the one slip that explains the file,
-    or None."""
+    """Diagnosis of one exercise: found is (index of the first failing check, hint text, mistake id) naming
+    the one slip that explains the file, or None."""
     if os.environ.get("ATTENTION_LAB_DIAGNOSIS") == "0":
-        return None  # switched off (bench/grader.py measures what diagnosis costs)
+        return Diagnosis()  # switched off (bench/grader.py measures what diagnosis costs)
     failing = [i for i, r in enumerate(results) if not r.passed]
     if not failing or any(results[i].kind not in HINTABLE for i in failing):
-        return None
+        return Diagnosis()
     if not any(results[i].kind == "mismatch" for i in failing) and len(failing) == len(results):
-        return None  # every check raised: a mutant raising everywhere too says nothing about where
+        return Diagnosis()  # every check raised: a mutant raising everywhere too says nothing about where
     entries = _entries(ex_id, checks, references, records, failing)
-    matches = [e for e in entries if explains(e, failing, checks, references, records)]
+    if entries is None:
+        return Diagnosis(mutants_missing=True)
+    return Diagnosis(_named([e for e in entries if explains(e, failing, checks, references, records)],
+                            failing, lang))
+
+
+def _named(matches, failing, lang):
+    """(index, hint text, mistake id) when the matching mutants are one slip or one line, else None."""
     if not matches:
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways

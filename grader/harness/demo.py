@@ -12,6 +12,7 @@ logits; the grader judges (grader/checks/demo.py).
 import hashlib
 import sys
 import types
+import uuid
 
 import torch
 
@@ -53,13 +54,10 @@ def _course_models(sources):
     return sys.modules[f"{name}.models"]
 
 
-_IMPL_COUNTER = [0]
-
-
 def _impl_package(modules, spec):
-    """A package of exercise modules: the staged ones from `modules`, the rest from reference text."""
-    _IMPL_COUNTER[0] += 1
-    name = f"_demo_impl_{_IMPL_COUNTER[0]}"
+    """A package of exercise modules: the staged ones from `modules`, the rest from reference text (under a
+    name of its own, removed from sys.modules once the model is built)."""
+    name = f"_demo_impl_{uuid.uuid4().hex}"
     _package(name, {})
     for member in spec["impl_modules"]:  # in dependency order
         if member in spec["reference_sources"]:

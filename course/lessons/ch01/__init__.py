@@ -98,12 +98,6 @@ def receptive_cone(kernel_size, dilations):
     return cone
 
 
-def gradient_bound(rho, max_distance):
-    """The bound rho^(n-i) on ||dh_n/dh_i|| for distances 0..max_distance."""
-    distance = np.arange(max_distance + 1)  # (D + 1,)
-    return pd.DataFrame({"distance": distance, "bound": float(rho) ** distance})
-
-
 def rnn_states(weight, inputs, h0, activation=torch.tanh):
     """States h_1..h_T of h_t = act(W h_{t-1} + x_t); returns [h_0, h_1, ..., h_T]."""
     states = [h0]

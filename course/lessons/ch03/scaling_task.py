@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from course.lessons.results_check import requirement
+from course.lessons.shipped_check import requirement
 from course.lessons.torch_threads import cpu_threads
 from solutions.ex03_scoring import DotProductAttention
 

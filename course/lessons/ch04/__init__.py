@@ -112,14 +112,10 @@ def gradient_paths(s, hs, W_s, W_h, v, target):
     return {"value": values.grad[0], "score": keys.grad[0], "loss": float(loss.detach())}
 
 
-TENSOR_IDS = ("query", "keys", "proj_q", "proj_k", "features", "e", "alpha", "c",
-              "rnn_in", "rnn_out", "deep_in", "deep_out", "logits")
-
-
 def step_shapes(batch=4, src_len=7, num_hiddens=16, embed_size=8, vocab_size=50, seed=0):
     """[(step, tensor id, shape)] of the real tensors in one step of the reference Bahdanau decoder.
 
-    The ids (TENSOR_IDS order) name catalog texts ch04.tensor.<id>: the page shows them in the learner's language.
+    The ids name catalog texts ch04.tensor.<id>: the page shows them in the learner's language.
     """
     torch.manual_seed(seed)
     decoder = Seq2SeqAttentionDecoder(vocab_size, embed_size, num_hiddens, num_layers=1).eval()

@@ -21,7 +21,6 @@ from solutions.ex03_scoring import DotProductAttention
 SOURCE = ("I", "love", "green", "tea")  # the worked example: encoder side
 TARGET = ("我", "爱", "绿茶")  # decoder side, for cross-attention
 EXAMPLE_DIM = 4
-ARCHS = ("self-attention", "rnn", "cnn", "cnn-dilated")
 
 
 # --- self-attention versus cross-attention ---------------------------------------------------

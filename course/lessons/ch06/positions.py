@@ -68,11 +68,6 @@ def pe_heatmap(lang, length, num_hiddens):
     return frame, spec
 
 
-def default_columns(num_hiddens):
-    """The default curve columns that exist for this width."""
-    return [c for c in DEFAULT_COLUMNS if c < num_hiddens]
-
-
 def fit_columns(wanted, num_hiddens):
     """Split the learner's wanted curve columns into (drawn, set aside): the columns P has at this width
     and those beyond it (kept, to come back when num_hiddens grows again), each sorted and unique."""

@@ -1,7 +1,7 @@
-"""Per-job cost of treating results as hostile data: the safe read (grader/results.py) against a bare
+"""Per-job cost of treating results as hostile data: the safe read (grader/untrusted_records.py) against a bare
 torch.load, and judging in a bounded fork (grader/bounded.py) against a bare call.
 
-    python bench/result_checks.py [--repeats 5]
+    python bench/untrusted_records.py [--repeats 5]
 
 The result files are the references' own results of every check of the exercises, saved like
 the sandbox saves them. Prints, per exercise, the milliseconds both reads take for all its files,
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from course.common.exercise_index import EXERCISES  # noqa: E402
-from grader import bounded, checks, result_files  # noqa: E402
+from grader import bounded, checks, untrusted_records  # noqa: E402
 from grader.core import _run_reference, _warm_judging  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main():
                 torch.save({"ok": {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in out.items()}}, path)
                 paths.append(path)
             bare = _ms(lambda: [torch.load(p, weights_only=True) for p in paths], args.repeats)
-            safe = _ms(lambda: [result_files.read_record(p, 64 * 2**20) for p in paths], args.repeats)
+            safe = _ms(lambda: [untrusted_records.read_record(p, 64 * 2**20) for p in paths], args.repeats)
             size = sum(p.stat().st_size for p in paths) / 2**20
             print(f"{ex.id}: {len(paths)} result files ({size:.1f} MB): torch.load {bare:.1f} ms, "
                   f"checked read {safe:.1f} ms (+{safe - bare:.1f} ms)")

@@ -1,10 +1,10 @@
-"""Which verdict counts, defined once (classroom/results.py) and used by every reader of the store."""
+"""Which verdict counts, defined once (classroom/which_counts.py) and used by every reader of the store."""
 
 from sqlalchemy import select
 
 from classroom import cli, frames, grading, learner_records
 from classroom.models import Job, Result, Submission
-from classroom.results import best_result, newest_results
+from classroom.which_counts import best_result, newest_results
 from tests.classroom_support import add_graded, user_id
 
 
