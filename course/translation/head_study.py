@@ -10,13 +10,20 @@ on the report's `examples` (held-out test pairs, so the page needs no data file)
 - `head_ablation`: token accuracy and loss with one head's output zeroed before W_o, one head at a time.
 """
 
+import argparse
+import json
 import math
+import os
+import time
+from pathlib import Path
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
 from . import data as D
+from . import demos
+from .checkpoint import load_checkpoint
 from .decoding import source_tensor
 from .models import build_model
 from .vocab import PAD_ID, tokenize_zh
@@ -105,10 +112,11 @@ def score_gradients(model, batch):
     rows = []
     for (kind, layer), a in inner.items():
         g = a.grad  # (B * heads, n_q, n_k)
+        a = a.detach()
         scores = a * (g - (a * g).sum(-1, keepdim=True))  # (B * heads, n_q, n_k): through the softmax
         mha = modules[kind][layer]
         heads = mha.num_heads
-        tops = [rows_of(batch, kind, a.detach().reshape(-1, heads, *a.shape[1:]), i).max(-1).values.flatten()
+        tops = [rows_of(batch, kind, a.reshape(-1, heads, *a.shape[1:]), i).max(-1).values.flatten()
                 for i in range(batch.src.shape[0])]
         rows.append({"kind": kind, "layer": layer + 1, "largest": float(torch.cat(tops).mean()),
                      "scores": float(scores.norm()), "W_q": float(mha.W_q.weight.grad.norm()),
@@ -179,3 +187,65 @@ def softmax_jacobian_norm(top, n):
 def uniform_top(n):
     """The largest weight of a row of n equal scores, 1/n (what a fresh model's heads start near)."""
     return 1 / n if n else math.nan
+
+
+def study(path, report):
+    """Every table of this module for the checkpoint at `path`, on `report`'s shipped test examples.
+
+    Loads its own copy of the model (hooks and gradients never touch a model that others decode with).
+    {"pairs", "characters", "saturation", "bos", "gradients", "fresh_gradients", "ablation", "accuracy", "loss"}"""
+    loaded = load_checkpoint(path)
+    pairs = report_pairs(report)
+    if not pairs:
+        raise ValueError(f"the BLEU report of {path} ships no test examples to measure on")
+    batch = make_batch(pairs, loaded.src_vocab, loaded.tgt_vocab)
+    ablation, accuracy, loss = head_ablation(loaded.model, batch)
+    return {"pairs": len(pairs), "characters": num_characters(batch), "saturation": saturation(loaded.model, batch),
+            "bos": bos_share(loaded.model, batch), "gradients": score_gradients(loaded.model, batch),
+            "fresh_gradients": score_gradients(fresh_like(loaded), batch), "ablation": ablation,
+            "accuracy": accuracy, "loss": loss}
+
+
+TABLES = ("saturation", "bos", "gradients", "fresh_gradients", "ablation")
+
+
+def to_json(found):
+    """study()'s dict as plain JSON values (tables as lists of records, numbers rounded to 6 digits)."""
+    def plain(x):
+        return round(float(x), 6) if isinstance(x, float) else x
+    return {k: ([{c: plain(v) for c, v in row.items()} for row in v.to_dict("records")] if k in TABLES else plain(v))
+            for k, v in found.items()}
+
+
+def from_json(data):
+    """to_json's dict back with DataFrames."""
+    return {k: (pd.DataFrame(v) if k in TABLES else v) for k, v in data.items()}
+
+
+def shipped_path(name="transformer"):
+    """Where the figures of checkpoint `name` are shipped: beside it, <name>.heads.json."""
+    return demos.checkpoint_dir() / f"{name}.heads.json"
+
+
+def load_shipped(name="transformer"):
+    """The shipped figures (DataFrames), or None when the file is not there."""
+    path = shipped_path(name)
+    return from_json(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+
+def main(argv=None):
+    """Compute the figures for the shipped Transformer and write them beside it (atomically)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="default: checkpoints/transformer.heads.json")
+    args = parser.parse_args(argv)
+    out = args.out or shipped_path()
+    start = time.perf_counter()
+    found = study(demos.checkpoint_path("transformer"), demos.read_bleu_report("transformer"))
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(to_json(found), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    print(f"wrote {out} in {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
