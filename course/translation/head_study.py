@@ -125,9 +125,9 @@ def score_gradients(model, batch):
     return pd.DataFrame(rows)
 
 
-def fresh_like(loaded, seed=0):
-    """A newly initialised model of the checkpoint's shape (eval mode): what training started from."""
-    torch.manual_seed(seed)
+def fresh_like(loaded):
+    """A newly initialised model of the checkpoint's shape, seeded with the checkpoint's seed (eval mode)."""
+    torch.manual_seed(loaded.meta.get("seed", 0))
     model = build_model(loaded.name, type(loaded.model.config)(**loaded.meta["config"]))
     return model.eval()
 
@@ -210,9 +210,9 @@ TABLES = ("saturation", "bos", "gradients", "fresh_gradients", "ablation")
 
 
 def to_json(found):
-    """study()'s dict as plain JSON values (tables as lists of records, numbers rounded to 6 digits)."""
+    """study()'s dict as plain JSON values (tables as lists of records, numbers to 6 significant digits)."""
     def plain(x):
-        return round(float(x), 6) if isinstance(x, float) else x
+        return float(f"{x:.6g}") if isinstance(x, float) else x
     return {k: ([{c: plain(v) for c, v in row.items()} for row in v.to_dict("records")] if k in TABLES else plain(v))
             for k, v in found.items()}
 
