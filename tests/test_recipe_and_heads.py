@@ -81,3 +81,26 @@ def test_the_causal_mask_separates_identical_inputs_and_no_mask_does_not():
     causal, full = lab_symmetry.causal_position_spread(num_steps=5, seed=3)
     assert causal > 1e-3 and full < 1e-5
     assert lab_symmetry.uniform_bos(3) == pytest.approx([1, 0.5, 1 / 3])
+
+
+@pytest.mark.slow  # the app in AppTest, a rerun
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_7_draws_the_schedule_of_the_chosen_warmup_and_the_shipped_head_study(lang):
+    from app_helpers import charts, errors_of, open_page
+
+    from course.common import pages_index
+    from course.common.i18n import t
+
+    if head_study.load_shipped() is None:
+        pytest.skip("no checkpoints/transformer.heads.json")
+    at = open_page(pages_index.get("ch07").path, lang)
+    assert errors_of(at) == []
+    assert at.select_slider(key="ch07_warmup").value == 400  # the checkpoint's
+    found = charts(at)
+    schedule = found[t("ch07.recipe.chart_title", lang, warmup=400)][1][0]
+    assert schedule["lr"].idxmax() == schedule.index[schedule["step"] == 399][0]
+    assert t("ch07.inside.ablation_title", lang) in found
+    at.select_slider(key="ch07_warmup").set_value(0).run()
+    assert errors_of(at) == []
+    schedule = charts(at)[t("ch07.recipe.chart_title", lang, warmup=0)][1][0]
+    assert schedule["lr"].iloc[0] == schedule["lr"].max()  # no warmup: the peak at the first step
