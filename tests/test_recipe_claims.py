@@ -259,3 +259,24 @@ def test_the_shipped_head_study_is_what_the_checkpoint_gives(checkpoint, study):
                     assert y == x if isinstance(x, str) else y == pytest.approx(x, rel=1e-3, abs=1e-6), (key, column)
         else:
             assert fresh[key] == pytest.approx(value, rel=1e-4), key
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_curves_caption_says_the_validation_loss_is_plain_and_the_training_loss_smoothed(lang, checkpoint):
+    """The training command validates with sequence_loss's default (no smoothing) and trains with the recipe's."""
+    import inspect
+
+    from course.translation import training
+    from course.translation.checkpoint import read_checkpoint
+
+    assert inspect.signature(training.sequence_loss).parameters["label_smoothing"].default == 0.0
+    assert "sequence_loss(model(batch.src, batch.src_valid_lens, batch.tgt_in), batch.tgt_out))" in \
+        inspect.getsource(training.mean_loss)  # the validation loss: no smoothing passed
+    assert "sequence_loss(logits, batch.tgt_out, args.label_smoothing)" in inspect.getsource(training.train)
+    for name in ("seq2seq", "bahdanau", "transformer"):
+        path = checkpoint.with_name(f"{name}.pt")
+        if path.is_file():
+            assert read_checkpoint(path)["train"]["label_smoothing"] == 0.1, name
+    caption = text("trained.curves.caption", lang)
+    assert ("no label smoothing" in caption and "label smoothing of 0.1" in caption) if lang == "en" else \
+        ("不含标签平滑" in caption and "0.1 的标签平滑" in caption)
