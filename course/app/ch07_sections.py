@@ -28,7 +28,8 @@ smoothing_view = st.cache_data(max_entries=8, show_spinner=False)(recipe_views.s
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def study_views(stamp, lang):
-    """(found, gradient table, <bos> table, ablation heatmap) of the shipped head study, or None."""
+    """(found, gradient table, <bos> table, ablation heatmap) of the shipped head study, or None.
+    stamp: the checkpoint's and the study file's versions (a new file is read again)."""
     found = recipe_views.shipped_study()
     if found is None:
         return None
@@ -55,8 +56,9 @@ def recipe_section():
 def inside_section():
     """Where the decoder looks first, the one-hot layer 1 and its gradients, one head masked at a time."""
     prose("ch07.inside.heading")
-    views = study_views(demos.checkpoint_stamp("transformer"), current_lang()) \
-        if "transformer" in demos.available_models() else None
+    shipped = recipe_views.head_study.shipped_path()
+    views = study_views((demos.checkpoint_stamp("transformer"), shipped.stat().st_mtime_ns), current_lang()) \
+        if "transformer" in demos.available_models() and shipped.is_file() else None
     if views is None:
         st.info(tr("ch07.inside.missing"))
         return
