@@ -62,7 +62,7 @@ def ablation_spec(found, lang):
     heads = sorted(set(table["head"]))
     values = [[float(table[(table["kind"] == k) & (table["layer"] == n) & (table["head"] == h)]["d_loss"].iloc[0])
                for h in heads] for k, n in rows]
-    labels = [_kind_layer(k, n, lang) for k, n in rows]
+    labels = [t("ch07.inside.short_row", lang, kind=t(f"ch07.inside.short.{k}", lang), layer=n) for k, n in rows]
     reach = max(abs(v) for row in values for v in row) or 1.0  # a symmetric scale: 0 sits in the middle
     return charts.heatmap(values, labels, [t("ch07.inside.head", lang, head=h) for h in heads],
                           t("ch07.inside.ablation_title", lang), show_values=True, value_format=".3f",
