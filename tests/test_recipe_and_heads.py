@@ -104,3 +104,12 @@ def test_chapter_7_draws_the_schedule_of_the_chosen_warmup_and_the_shipped_head_
     assert errors_of(at) == []
     schedule = charts(at)[t("ch07.recipe.chart_title", lang, warmup=0)][1][0]
     assert schedule["lr"].iloc[0] == schedule["lr"].max()  # no warmup: the peak at the first step
+
+
+def test_a_checkpoint_without_recorded_settings_has_no_recipe(tmp_path):
+    from demo_fixtures import write_tiny_checkpoints
+
+    from course.translation import recipe_views
+
+    folder = write_tiny_checkpoints(tmp_path, names=("transformer",), reports=False)
+    assert recipe_views.shipped_recipe(folder / "transformer.pt") is None

@@ -44,6 +44,9 @@ def recipe_section():
         st.info(tr("ch07.recipe.missing"))
         return
     found = recipe_of(demos.checkpoint_stamp("transformer"))
+    if found is None:
+        st.info(tr("ch07.recipe.unrecorded"))
+        return
     warmup = st.select_slider(tr("ch07.recipe.warmup_label"), WARMUPS, found["warmup"] if found["warmup"] in WARMUPS
                               else WARMUPS[-2], key="ch07_warmup", persist_state=KEEP)
     show_chart(st, schedule_spec(found["lr"], warmup, found["steps"], current_lang()), key="ch07_schedule")

@@ -14,9 +14,13 @@ SMOOTHING_COLUMNS = ("class", "one_hot", "smoothed", "confident", "hedged")
 
 
 def shipped_recipe(path):
-    """The checkpoint's recipe (recipe.recipe_of) read from the file at `path`."""
+    """The checkpoint's recipe (recipe.recipe_of) read from the file at `path`, or None when the checkpoint
+    does not record its training settings and step count (one saved outside the training command)."""
     payload = read_checkpoint(path)
-    return recipe.recipe_of(payload["train"], payload["metrics"])
+    train, metrics = payload.get("train") or {}, payload.get("metrics") or {}
+    if any(key not in train for key in recipe.RECIPE_KEYS) or "steps" not in metrics:
+        return None
+    return recipe.recipe_of(train, metrics)
 
 
 def schedule_spec(lr, warmup, steps, lang):
