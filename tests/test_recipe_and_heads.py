@@ -113,3 +113,16 @@ def test_a_checkpoint_without_recorded_settings_has_no_recipe(tmp_path):
 
     folder = write_tiny_checkpoints(tmp_path, names=("transformer",), reports=False)
     assert recipe_views.shipped_recipe(folder / "transformer.pt") is None
+
+
+@pytest.mark.slow  # tiny checkpoints, the app in AppTest
+def test_chapter_7_with_a_checkpoint_that_records_nothing_says_so_in_both_new_sections(tiny_env):
+    from app_helpers import errors_of, open_page
+
+    from course.common import pages_index
+    from course.common.i18n import t
+
+    at = open_page(pages_index.get("ch07").path, "en")
+    assert errors_of(at) == []
+    infos = [i.value for i in at.info]
+    assert t("ch07.recipe.unrecorded", "en") in infos and t("ch07.inside.missing", "en") in infos
