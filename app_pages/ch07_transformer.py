@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
+from course.app.ch07_sections import inside_section, recipe_section
 from course.app.trained_ui import attention_kinds
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch07
@@ -117,5 +118,7 @@ norm_section()
 masks_section()
 decoding_section()
 attention_kinds("ch07_trained")
+recipe_section()
+inside_section()
 pitfalls_section()
 chapter_footer("ex07")

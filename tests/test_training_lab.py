@@ -175,6 +175,8 @@ CLAIMS = {
     ("one_head", "copy"): "close", ("one_head", "reverse"): "close", ("one_head", "sort"): "close",
     ("no_layernorm", "copy"): "close", ("no_layernorm", "reverse"): "close", ("no_layernorm", "sort"): "close",
     ("pre_norm", "copy"): "close", ("pre_norm", "reverse"): "close", ("pre_norm", "sort"): "close",
+    ("no_warmup", "copy"): "close", ("no_warmup", "reverse"): "close", ("no_warmup", "sort"): "close",
+    ("label_smoothing", "copy"): "close", ("label_smoothing", "reverse"): "close", ("label_smoothing", "sort"): "close",
 }
 
 
@@ -231,3 +233,17 @@ def test_the_shipped_sentence_pair_runs_hold_numbers_only():
     runs = [r for r in SHIPPED["runs"] if r["task"] == "tatoeba"]
     assert len(runs) == len(tl.VARIANTS) * len(tl.SEEDS)
     assert {s for r in runs for s in strings(r)} <= {"tatoeba", *tl.VARIANTS}
+
+
+def test_warmup_0_starts_at_the_peak_and_the_baseline_ramps_over_its_warmup():
+    base = tl.LabConfig()
+    assert tl.learning_rate(tl.variant_config("no_warmup"), 0) == base.lr
+    assert tl.learning_rate(base, 0) == pytest.approx(base.lr / base.warmup)
+    assert tl.learning_rate(base, base.warmup - 1) == pytest.approx(base.lr)
+
+
+def test_label_smoothing_changes_the_training_but_the_logged_loss_stays_the_plain_cross_entropy():
+    config = replace(TINY, task="copy", steps=3, log_every=1, snapshot_every=3)
+    plain, smoothed = (tl.train(replace(config, label_smoothing=e), keep_maps=False) for e in (0.0, 0.1))
+    assert plain["loss"][0] == smoothed["loss"][0]  # step 1: the same weights, the same plain loss logged
+    assert plain["loss"][1:] != smoothed["loss"][1:]  # the smoothed gradient moved the weights elsewhere

@@ -41,6 +41,8 @@ ABLATIONS = {
     "no_residual": {"residual": False},
     "no_layernorm": {"layernorm": False},
     "pre_norm": {"pre_norm": True},
+    "no_warmup": {"warmup": 0},  # the full learning rate from the first step
+    "label_smoothing": {"label_smoothing": 0.1},  # the checkpoints' smoothing; the baseline trains on plain targets
 }
 VARIANTS = ("baseline", *ABLATIONS)
 SEEDS = (0, 1)
@@ -71,6 +73,7 @@ class LabConfig:
     residual: bool = True  # residual connection around every sub-layer
     layernorm: bool = True  # layer normalisation in every sub-layer
     pre_norm: bool = False  # x + f(ln(x)) instead of the original post-norm ln(x + f(x))
+    label_smoothing: float = 0.0  # share of each target's probability spread evenly over all symbols
 
 
 def variant_config(variant, base=None):
@@ -280,7 +283,7 @@ def snapshot(model, config, step, data):
 
 
 def learning_rate(config, step):
-    """Linear warmup to lr over `warmup` steps, then constant."""
+    """Linear warmup to lr over `warmup` steps, then constant (warmup 0: lr from the first step)."""
     return config.lr * min(1.0, (step + 1) / max(config.warmup, 1))
 
 
@@ -318,14 +321,15 @@ def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutio
             src, tgt = data.batch(gen)  # (B, T), (B, T)
             mask = scored(data, tgt)  # (B, T)
             logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V)
-            loss = nn.functional.cross_entropy(logits[mask], tgt[mask])
+            loss = nn.functional.cross_entropy(logits[mask], tgt[mask], label_smoothing=c.label_smoothing)
+            plain = loss if c.label_smoothing == 0 else nn.functional.cross_entropy(logits[mask].detach(), tgt[mask])
             for group in opt.param_groups:
                 group["lr"] = learning_rate(c, step)
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), c.clip)
             opt.step()
-            window.append((loss.item(), float((logits.argmax(-1) == tgt)[mask].float().mean())))
+            window.append((plain.item(), float((logits.argmax(-1) == tgt)[mask].float().mean())))
             run["steps_done"] = step + 1
             if (step + 1) % c.log_every == 0:
                 run["loss"].append(round(sum(x for x, _ in window) / len(window), 4))

@@ -1,0 +1,282 @@
+"""Claims of the training-recipe and trained-attention texts (chapter 7, the lab's no-PE, no-warmup and
+label-smoothing runs): every figure is computed here, from the shipped results, the checkpoint and the
+course's own functions, and looked up in both languages."""
+
+import json
+import re
+
+import pytest
+
+from course.common import i18n
+from course.lessons import lab_symmetry, lab_views
+from course.lessons.lab_tasks import DIGIT_TASKS
+from course.lessons import training_lab as tl
+
+LANGS = i18n.LANGS
+SEP = {"en": ", ", "zh": "、"}  # how each language lists figures
+SHIPPED = tl.load_results() if tl.RESULTS.is_file() else None
+needs_results = pytest.mark.skipif(SHIPPED is None, reason="no shipped results file")
+
+
+def text(key, lang):
+    """One catalog string with its line breaks read as spaces (Markdown joins them)."""
+    return " ".join(i18n.t(key, lang).split("\n"))
+
+
+def pct(x, places=1):
+    """100 * x with `places` decimals and no trailing .0 ('93.8%', '100%')."""
+    out = f"{100 * x:.{places}f}"
+    return (out.rstrip("0").rstrip(".") if "." in out else out) + "%"
+
+
+def runs(task, variant):
+    """The shipped runs of (task, variant), one per seed."""
+    return [tl.find_run(SHIPPED, task, variant, s) for s in tl.SEEDS]
+
+
+def sci(x):
+    """'1.3e-5': two significant figures in the texts' notation."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+# ---- the lab: why sort learns without positions ------------------------------------------------------------
+
+
+@needs_results
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_no_pe_claim_quotes_the_order_free_bound_the_gaps_and_the_shipped_runs(lang):
+    claim = text("lab.ablations.no_pe.claim", lang)
+    bounds = [lab_symmetry.order_free_bound(tl.LabConfig(seed=s)) for s in tl.SEEDS]
+    assert " / ".join(pct(b[0]) for b in bounds) == "29.8% / 29.5%"
+    assert f"{100 * sum(b[1] for b in bounds) / len(bounds):.2f}%" == "0.02%"
+    copy = runs("copy", "no_pe")
+    assert all(r["final_token_acc"] <= b[0] and r["final_seq_acc"] == 0 for r, b in zip(copy, bounds))
+    assert " / ".join(pct(r["final_token_acc"], 0) for r in copy) == "22% / 21%"
+    assert lab_symmetry.source_order_gap(False) < 1e-6 and f"{lab_symmetry.source_order_gap(True):.2f}" == "0.05"
+    sort, base = runs("sort", "no_pe"), runs("sort", "baseline")
+    quoted = {"sort": " / ".join(pct(r["final_seq_acc"]) for r in sort),
+              "base": " / ".join(pct(r["final_seq_acc"]) for r in base)}
+    assert quoted == {"sort": "94.5% / 97.7%", "base": "93.8% / 100%"}
+    causal, full = lab_symmetry.causal_position_spread()
+    assert f"{causal:.2f}" == "0.33" and full < 1e-6
+    rows = lab_symmetry.shipped_bos_rows(SHIPPED)[1:]  # positions 2..8
+    uniform = lab_symmetry.uniform_bos(len(rows) + 1)[1:]
+    for figure in ("29.8% / 29.5%", "0.02%", "22% / 21%", "1e-6", "0.05", quoted["sort"], quoted["base"], "0.33",
+                   SEP[lang].join(f"{x:.2f}" for x in rows), SEP[lang].join(f"{x:.2f}" for x in uniform)):
+        assert figure in claim, figure
+
+
+# ---- the lab: no warmup, label smoothing ----------------------------------------------------------------
+
+
+@needs_results
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_no_warmup_claim_quotes_when_the_shipped_runs_pass_90_percent(lang):
+    every = SHIPPED["config"]["snapshot_every"]
+    steps = {}
+    for task in DIGIT_TASKS:
+        for seed in tl.SEEDS:
+            fast, slow = (lab_views.first_step_reaching(tl.find_run(SHIPPED, task, v, seed))
+                          for v in ("no_warmup", "baseline"))
+            assert fast + every == slow, (task, seed)  # one greedy test sooner, every task and seed
+            steps[(task, seed)] = (fast, slow)
+        finals = [abs(a["final_seq_acc"] - b["final_seq_acc"]) for a, b in zip(runs(task, "no_warmup"),
+                                                                                 runs(task, "baseline"))]
+        assert max(finals) < 0.03, (task, finals)
+    pairs = [abs(a["final_token_acc"] - b["final_token_acc"]) for a, b in zip(runs("tatoeba", "no_warmup"),
+                                                                               runs("tatoeba", "baseline"))]
+    assert max(pairs) < 0.02
+    assert steps[("copy", 0)] == steps[("copy", 1)] and steps[("sort", 0)] == steps[("sort", 1)]  # "twice"
+    listed = [*steps[("copy", 0)], *steps[("reverse", 0)], *steps[("reverse", 1)], *steps[("sort", 0)]]
+    numbers = [int(x) for x in re.findall(r"\d+", text("lab.ablations.no_warmup.claim", lang))]
+    head = {"en": [32, 90, every], "zh": [32, every, 90]}[lang]
+    assert numbers == [*head, *listed, 3, 2], numbers
+
+
+@needs_results
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_label_smoothing_texts_quote_the_targets_the_reach_and_the_loss_floor(lang):
+    from course.translation import recipe
+
+    config = tl.variant_config("label_smoothing")
+    target = recipe.smoothed_target(config.vocab_size, 1, config.label_smoothing)
+    assert (f"{float(target[1]):.2f}", f"{float(target[0]):.2f}") == ("0.91", "0.01")
+    what = text("lab.ablations.label_smoothing.what", lang)
+    assert "0.91" in what and "0.01" in what
+    for task in DIGIT_TASKS:
+        for seed in tl.SEEDS:
+            smooth, base = (tl.find_run(SHIPPED, task, v, seed) for v in ("label_smoothing", "baseline"))
+            assert abs(smooth["final_seq_acc"] - base["final_seq_acc"]) < 0.03
+            reach = (lab_views.first_step_reaching(smooth), lab_views.first_step_reaching(base))
+            assert (reach == (150, 125)) if (task, seed) == ("sort", 1) else reach[0] == reach[1], (task, seed)
+    quoted = {"copy": (0.095, 0.095), "reverse": (0.095, 0.095), "sort": (0.11, 0.097)}
+    for task, figures in quoted.items():
+        for run, figure in zip(runs(task, "label_smoothing"), figures):
+            assert abs(run["final_loss"] - figure) < 0.0006, (task, run["final_loss"], figure)
+    assert [r["final_loss"] for r in runs("copy", "baseline")] == [0.0025, 0.0028]
+    floor = recipe.smoothing_losses(config.vocab_size, config.label_smoothing)
+    assert (f"{floor['best'][0]:.3f}", f"{floor['best_p']:.2f}") == ("0.094", "0.91")
+    claim = text("lab.ablations.label_smoothing.claim", lang)
+    for figure in ("150", "125", "0.095 / 0.095", "0.11 / 0.097", "0.0025 / 0.0028", "0.91", "0.094"):
+        assert figure in claim, figure
+
+
+# ---- chapter 7: the recipe ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    """The shipped Transformer's file (read-only), or a skip."""
+    from course.translation import demos
+
+    path = demos.checkpoint_path("transformer")
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    return path
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_recipe_text_quotes_the_checkpoints_schedule_smoothing_and_average(lang, checkpoint):
+    from course.translation import recipe, recipe_views
+    from course.translation.checkpoint import read_checkpoint
+
+    found = recipe_views.shipped_recipe(checkpoint)
+    assert (found["lr"], found["warmup"], found["label_smoothing"], found["ema"]) == (1.4e-3, 400, 0.1, 0.998)
+    frame = recipe.schedule_frame(found["lr"], found["warmup"], found["steps"])
+    top = frame.loc[frame["lr"].idxmax()]
+    assert int(top["step"]) == found["warmup"] - 1  # the last warmup step (counting from 0)
+    assert f"{top['lr'] * 1e3:.2f}e-3" == "1.39e-3" and sci(frame["lr"].iloc[-1]) == "2.8e-5"
+    assert abs(frame["lr"].iloc[-1] / found["lr"] - 0.02) < 1e-4 and found["steps"] == 7789
+    small = recipe.smoothing_losses(recipe_views.SMOOTHING_CLASSES, found["label_smoothing"])
+    figures = {"confident_plain": f"{small['confident'][0]:.3f}", "hedged_plain": f"{small['hedged'][0]:.3f}",
+               "hedged_smooth": f"{small['hedged'][1]:.3f}", "confident_smooth": f"{small['confident'][1]:.3f}",
+               "best": f"{small['best'][1]:.3f}", "best_p": f"{small['best_p']:.2f}"}
+    assert figures == {"confident_plain": "0.010", "hedged_plain": "0.105", "hedged_smooth": "0.392",
+                       "confident_smooth": "0.489", "best": "0.390", "best_p": "0.92"}
+    assert small["hedged"][1] < small["confident"][1] and small["confident"][0] < small["hedged"][0]
+    payload = read_checkpoint(checkpoint)
+    characters = payload["config"]["tgt_vocab_size"]
+    cap = recipe.smoothing_losses(characters, found["label_smoothing"])["best_p"]
+    assert (f"{characters:,}", f"{cap:.2f}") == ("2,388", "0.90")
+    metrics = payload["metrics"]
+    ema = {"window": f"{recipe.ema_window(found['ema']):.0f}",
+           "share": f"{100 * recipe.ema_recent_share(found['ema'], 500):.0f}%",
+           "updates": f"{metrics['ema']['updates']:,}", "avg": f"{metrics['valid_loss']:.3f}",
+           "raw": f"{metrics['valid_loss_raw']:.3f}"}
+    assert ema == {"window": "500", "share": "63%", "updates": "3,933", "avg": "1.647", "raw": "1.648"}
+    body = " ".join(text(f"ch07.recipe.{k}", lang) for k in ("schedule_after", "smoothing_after", "ema"))
+    for figure in ("400", "1.39e-3", "1.4e-3", "2.8e-5", "7,789", *figures.values(), "2,388", "0.90",
+                   *ema.values()):
+        assert figure in body, figure
+
+
+# ---- chapter 7: what the trained attention relies on ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def study():
+    """The head study shipped beside the checkpoint (DataFrames), or a skip."""
+    from course.translation import head_study
+
+    found = head_study.load_shipped()
+    if found is None:
+        pytest.skip("no checkpoints/transformer.heads.json")
+    return found
+
+
+def by(table, kind, layer, column):
+    """One value of a (kind, layer, ...) table."""
+    return float(table[(table["kind"] == kind) & (table["layer"] == layer)][column].iloc[0])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_bos_and_saturation_texts_quote_the_shipped_study(lang, study):
+    from course.translation import head_study
+
+    bos = text("ch07.inside.bos", lang)
+    shares = [f"{x:.2f}" for x in study["bos"]["bos"]]
+    assert shares == ["0.32", "0.32", "0.39"] and f"{study['bos']['uniform'].iloc[0]:.2f}" == "0.16"
+    assert all(b / u > 1.9 for b, u in zip(study["bos"]["bos"], study["bos"]["uniform"]))  # "twice"
+    listed = {"en": "0.32, 0.32 and 0.39", "zh": "0.32、0.32 和 0.39"}[lang]
+    assert listed in bos and "0.16" in bos
+    sat, grads, fresh = study["saturation"], study["gradients"], study["fresh_gradients"]
+    later = [by(sat, k, n, "largest") for k in ("encoder", "decoder") for n in (2, 3)]
+    ratios = [by(grads, k, n, "scores") / by(grads, k, 1, "scores") for k in ("encoder", "decoder") for n in (2, 3)]
+    figures = [f"{by(sat, 'encoder', 1, 'largest'):.3f}", f"{by(sat, 'decoder', 1, 'largest'):.3f}",
+               f"{min(later):.2f}-{max(later):.2f}",
+               f"{head_study.softmax_jacobian_norm(0.997, 8):.4f}", f"{head_study.softmax_jacobian_norm(0.5, 8):.2f}",
+               sci(by(grads, "encoder", 1, "scores")), sci(by(grads, "decoder", 1, "scores")),
+               f"{round(min(ratios), -1):.0f}", f"{round(max(ratios), -1):.0f}",
+               sci(min(by(grads, k, n, "scores") for k in ("encoder", "decoder") for n in (2, 3))),
+               sci(max(by(grads, k, n, "scores") for k in ("encoder", "decoder") for n in (2, 3))),
+               f"{by(fresh, 'encoder', 1, 'largest'):.2f}", f"{by(fresh, 'decoder', 1, 'largest'):.2f}",
+               f"{min(by(fresh, k, n, 'largest') for k in ('encoder', 'decoder') for n in (2, 3)):.2f}-"
+               f"{max(by(fresh, k, n, 'largest') for k in ('encoder', 'decoder') for n in (2, 3)):.2f}",
+               f"{by(grads, 'encoder', 1, 'W_v'):.2f}", f"{by(grads, 'decoder', 1, 'W_v'):.2f}",
+               f"{min(by(grads, k, n, 'W_v') for k in ('encoder', 'decoder') for n in (2, 3)):.2f}",
+               f"{max(by(grads, k, n, 'W_v') for k in ('encoder', 'decoder') for n in (2, 3)):.2f}"]
+    assert figures == ["0.999", "0.999", "0.35-0.56", "0.0036", "0.34", "1.3e-5", "4.6e-5", "380", "730",
+                       "6.2e-3", "1.9e-2", "0.98", "0.98", "0.14-0.28", "0.25", "0.31", "0.25", "0.61"], figures
+    saturated = text("ch07.inside.saturated", lang)
+    for figure in figures:
+        assert figure in saturated, figure
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_head_ablation_text_quotes_the_shipped_study(lang, study):
+    table, chars = study["ablation"], study["characters"]
+    assert chars == 270 and f"{100 / chars:.2f}" == "0.37"
+    worst_acc = table["d_accuracy"].abs().max()
+    assert f"{100 * worst_acc:.1f}" == "1.9" and round(worst_acc * chars) == 5
+    worst = table.loc[table["d_loss"].idxmax()]
+    assert (worst["kind"], worst["layer"], worst["head"], f"{worst['d_loss']:.3f}") == ("cross", 3, 4, "0.075")
+    assert f"{100 * worst['d_loss'] / study['loss']:.0f}%" == "3%"
+    costliest = table.sort_values("d_loss", ascending=False)
+    top8, ninth = costliest.head(8), costliest.iloc[8]
+    assert set(top8["kind"]) <= {"decoder", "cross"} and set(top8["layer"]) <= {2, 3}
+    assert f"{top8['d_loss'].min():.3f}" == "0.029" and ninth["d_loss"] < 0.029
+    first = table[(table["kind"] == "encoder") & (table["layer"] == 1)]
+    assert first["d_loss"].abs().max() < 0.003
+    after = text("ch07.inside.heads_after", lang)
+    for figure in ("36", "1.9", "5", "0.075", "3%", "0.029", "0.003", "270", "0.37"):
+        assert figure in after, figure
+
+
+@pytest.mark.slow
+def test_the_shipped_head_study_is_what_the_checkpoint_gives(checkpoint, study):
+    """Recomputed from the checkpoint and its report (the command took 31 s at load 18): the shipped figures agree."""
+    from course.translation import demos, head_study
+
+    fresh = head_study.to_json(head_study.study(checkpoint, demos.read_bleu_report("transformer")))
+    shipped = json.loads(head_study.shipped_path().read_text(encoding="utf-8"))
+    assert fresh.keys() == shipped.keys()
+    for key, value in shipped.items():
+        if key in head_study.TABLES:
+            for mine, theirs in zip(fresh[key], value, strict=True):
+                for column, x in theirs.items():
+                    y = mine[column]
+                    assert y == x if isinstance(x, str) else y == pytest.approx(x, rel=1e-3, abs=1e-6), (key, column)
+        else:
+            assert fresh[key] == pytest.approx(value, rel=1e-4), key
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_curves_caption_says_the_validation_loss_is_plain_and_the_training_loss_smoothed(lang, checkpoint):
+    """The training command validates with sequence_loss's default (no smoothing) and trains with the recipe's."""
+    import inspect
+
+    from course.translation import training
+    from course.translation.checkpoint import read_checkpoint
+
+    assert inspect.signature(training.sequence_loss).parameters["label_smoothing"].default == 0.0
+    assert "sequence_loss(model(batch.src, batch.src_valid_lens, batch.tgt_in), batch.tgt_out))" in \
+        inspect.getsource(training.mean_loss)  # the validation loss: no smoothing passed
+    assert "sequence_loss(logits, batch.tgt_out, args.label_smoothing)" in inspect.getsource(training.train)
+    for name in ("seq2seq", "bahdanau", "transformer"):
+        path = checkpoint.with_name(f"{name}.pt")
+        if path.is_file():
+            assert read_checkpoint(path)["train"]["label_smoothing"] == 0.1, name
+    caption = text("trained.curves.caption", lang)
+    assert ("no label smoothing" in caption and "label smoothing of 0.1" in caption) if lang == "en" else \
+        ("不含标签平滑" in caption and "0.1 的标签平滑" in caption)
