@@ -95,12 +95,19 @@ def ordering(order, regrade_first=False):
 
 def regrade_due(session, now, age_s=REGRADE_AGE_S):
     """Should the next claim take a regrade first? Yes when one is queued and no regrade was claimed for age_s."""
-    oldest = session.scalar(select(func.min(Job.created_at)).where(Job.reason == "regrade", Job.state == "queued"))
+    due_in = regrade_due_in(session, now, age_s)
+    return due_in is not None and due_in <= 0
+
+
+def regrade_due_in(session, now, age_s=REGRADE_AGE_S):
+    """Seconds until a queued regrade is due (regrade_due; 0 or less: due now), or None when none is queued."""
+    oldest, last = session.execute(select(
+        func.min(case((and_(Job.reason == "regrade", Job.state == "queued"), Job.created_at))),
+        func.max(case((Job.reason == "regrade", Job.started_at))))).one()
     if oldest is None:
-        return False
-    last = session.scalar(select(func.max(Job.started_at)).where(Job.reason == "regrade"))
+        return None
     since = max(oldest, last) if last is not None else oldest
-    return (now - since).total_seconds() >= age_s
+    return age_s - (now - since).total_seconds()
 
 
 def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now=None):
