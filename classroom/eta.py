@@ -4,9 +4,10 @@ the live workers.
 The forecast replays the queue's own rules (classroom/queue.py) on estimated durations: each live worker
 takes the next job in claim order as soon as it is free (a busy one once its job's expected time has run
 out), submissions before regrades, except that a queued regrade goes first once REGRADE_AGE_S has passed
-without one (the aging rule). A job's expected time is the median grading time (claim to verdict) of the
+without one (the aging rule). A job's expected time is the mean grading time (claim to verdict) of the
 last HISTORY graded jobs of its exercise and kind of work (submission or regrade), else of the other kind,
-else DEFAULT_JOB_S. No live worker: no forecast (the page says no grader is running).
+else DEFAULT_JOB_S. The mean, not the median: a queue's wait is a sum of grading times, and the occasional
+slow job (a hang that runs into its time limit, a worker's first job starting its warm server) is part of it. No live worker: no forecast (the page says no grader is running).
 """
 
 import heapq
@@ -19,7 +20,7 @@ from course.common.i18n import t
 
 from .models import Job, Submission
 
-HISTORY = 20  # graded jobs per exercise and kind of work whose median is its expected time
+HISTORY = 30  # graded jobs per exercise and kind of work whose mean is its expected time
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 
 
@@ -33,7 +34,7 @@ class Pending:
 
 
 def expected_s(durations, exercise_id, batch):
-    """Expected grading seconds of a job: its exercise's median for this batch, else the other batch's, else the
+    """Expected grading seconds of a job: its exercise's mean for this batch, else the other batch's, else the
     default."""
     for key in ((exercise_id, batch), (exercise_id, 1 - batch)):
         if key in durations:
@@ -74,7 +75,7 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0):
 
 
 def durations(session, history=HISTORY):
-    """{(exercise id, batch): median seconds from claim to verdict of its last `history` graded jobs}."""
+    """{(exercise id, batch): mean seconds from claim to verdict of its last `history` graded jobs}."""
     batch = case((Job.reason == "regrade", 1), else_=0)
     place = func.row_number().over(partition_by=(Submission.exercise_id, batch), order_by=Job.id.desc()).label("n")
     recent = (select(Submission.exercise_id, batch.label("batch"), Job.started_at, Job.finished_at, place)
@@ -85,7 +86,7 @@ def durations(session, history=HISTORY):
     seen = {}
     for exercise_id, batch_, started, finished in rows:
         seen.setdefault((exercise_id, batch_), []).append((finished - started).total_seconds())
-    return {key: statistics.median(values) for key, values in seen.items()}
+    return {key: statistics.fmean(values) for key, values in seen.items()}
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds
