@@ -7,7 +7,8 @@ out), submissions before regrades, except that a queued regrade goes first once 
 without one (the aging rule). A job's expected time is the mean grading time (claim to verdict) of the
 last HISTORY graded jobs of its exercise and kind of work (submission or regrade), else of the other kind,
 else DEFAULT_JOB_S. The mean, not the median: a queue's wait is a sum of grading times, and the occasional
-slow job (a hang that runs into its time limit, a worker's first job starting its warm server) is part of it. No live worker: no forecast (the page says no grader is running).
+slow job (a hang that runs into its time limit, a worker's first job starting its warm server) is part of it.
+No live worker: no forecast (the page says no grader is running).
 """
 
 import heapq
