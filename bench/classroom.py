@@ -214,13 +214,14 @@ def wait_graded(store, submission_ids, timeout_s=900):
     raise TimeoutError(f"{len(submission_ids) - len(rows)} submissions were not graded in {timeout_s} s")
 
 
-def forecast_errors(acked, graded):
-    """[|forecast feedback time - actual| / actual wait] of the submissions that had a forecast."""
+def forecast_errors(acked, graded, signed=False):
+    """[|forecast feedback time - actual| / actual wait] of the submissions that had a forecast (signed: without
+    the absolute value, > 0 when the forecast was too long)."""
     errors = []
     for sid, (_, submitted, forecast) in acked.items():
         if forecast is not None:
-            actual = (graded[sid] - submitted).total_seconds()
-            errors.append(abs((forecast - graded[sid]).total_seconds()) / max(actual, 1e-3))
+            error = (forecast - graded[sid]).total_seconds() / max((graded[sid] - submitted).total_seconds(), 1e-3)
+            errors.append(error if signed else abs(error))
     return errors
 
 
@@ -230,7 +231,8 @@ def report_burst(name, acked, graded):
     errors = forecast_errors(acked, graded)
     print(f"  {name}: submit -> feedback p50 {statistics.median(waits):.1f} s, p95 {percentile(waits, 0.95):.1f} s; "
           f"forecast error |est - actual| / actual over {len(errors)}: median {statistics.median(errors):.0%}, "
-          f"p90 {percentile(errors, 0.9):.0%}")
+          f"p90 {percentile(errors, 0.9):.0%}; signed median {statistics.median(forecast_errors(acked, graded, True)):+.0%} "
+          f"(+: forecast too long)")
     return percentile(waits, 0.95), errors
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from classroom import eta, live, queue, store as store_ops
 from classroom.cli import submission_wait
-from classroom.models import Job, utcnow
+from classroom.models import Job, Worker, utcnow
 from course.common.i18n import t
 from tests.classroom_support import add_graded, run_cli, user_id
 
@@ -128,3 +128,20 @@ def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
     out = run_cli("status", "--db", sqlite_url, "--submission", sid)
     assert out.returncode == 0, out.stderr
     assert f"submission {sid}: queued, Position 1 in the queue: a few seconds to start" in out.stdout
+
+
+def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(class_store):
+    for _ in range(2):
+        _history(class_store, ANN, "ex00", 10)
+    queue.register_worker(class_store, "dead", "host", 1, "process", lease_s=5)
+    ann, bob = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py") for e in (ANN, BOB))
+    with class_store.session() as session:  # "dead" claimed ann's 20 s ago with a 5 s lease, and was not heard since
+        queue.claim_in(session, "dead", lease_s=5, now=utcnow() - timedelta(seconds=20))
+        session.execute(update(Worker).where(Worker.id == "dead").values(last_seen=utcnow() - timedelta(seconds=20)))
+    gone = live.Snapshot(class_store)
+    assert (gone.get(ann).state, gone.get(ann).delayed, gone.get(ann).finish_s) == ("running", True, None)
+    assert (gone.get(bob).position, gone.get(bob).delayed, gone.get(bob).start_s) == (1, True, None)
+    queue.register_worker(class_store, "fresh", "host", 2, "process")
+    back = live.Snapshot(class_store)  # the lapsed job is claimed first again (older), then bob's: 0-10, 10-20 s
+    assert (back.get(ann).start_s, back.get(ann).finish_s) == (0.0, 10.0)
+    assert (back.get(bob).start_s, back.get(bob).finish_s) == (10.0, 20.0)
