@@ -7,7 +7,8 @@ out), submissions before regrades, except that a queued regrade goes first once 
 without one (the aging rule). A job's expected time is the mean grading time (claim to verdict) of the
 last HISTORY graded jobs of its exercise and kind of work (submission or regrade), else of the other kind,
 else DEFAULT_JOB_S. The mean, not the median: a queue's wait is a sum of grading times, and the occasional
-slow job (a hang that runs into its time limit, a worker's first job starting its warm server) is part of it.
+slow job (a hang that runs into its time limit) is part of it. A worker's first job, which also starts its
+warm sandbox server, is left out.
 No live worker: no forecast (the page says no grader is running).
 """
 
@@ -78,10 +79,13 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0):
 def durations(session, history=HISTORY):
     """{(exercise id, batch): mean seconds from claim to verdict of its last `history` graded jobs}."""
     batch = case((Job.reason == "regrade", 1), else_=0)
-    place = func.row_number().over(partition_by=(Submission.exercise_id, batch), order_by=Job.id.desc()).label("n")
-    recent = (select(Submission.exercise_id, batch.label("batch"), Job.started_at, Job.finished_at, place)
-              .join(Submission, Submission.id == Job.submission_id)
-              .where(Job.state == "done", Job.started_at.is_not(None), Job.finished_at.is_not(None))).subquery()
+    turn = func.row_number().over(partition_by=Job.worker_id, order_by=Job.id).label("turn")
+    warm = (select(Submission.exercise_id, batch.label("batch"), Job.id, Job.started_at, Job.finished_at, turn)
+            .join(Submission, Submission.id == Job.submission_id)
+            .where(Job.state == "done", Job.started_at.is_not(None), Job.finished_at.is_not(None))).subquery()
+    place = func.row_number().over(partition_by=(warm.c.exercise_id, warm.c.batch), order_by=warm.c.id.desc())
+    recent = (select(warm.c.exercise_id, warm.c.batch, warm.c.started_at, warm.c.finished_at, place.label("n"))
+              .where(warm.c.turn > 1)).subquery()  # a worker's first job starts its warm server: not typical
     rows = session.execute(select(recent.c.exercise_id, recent.c.batch, recent.c.started_at, recent.c.finished_at)
                            .where(recent.c.n <= history)).all()
     seen = {}

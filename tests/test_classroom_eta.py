@@ -64,22 +64,24 @@ def test_waits_in_words():
     assert eta.sentence(None, 0, 8, "en") == "Feedback in a few seconds."
 
 
-def _history(store, email, ex_id, seconds, reason="submit", state="done"):
-    """A graded job that took `seconds` from claim to verdict."""
+def _history(store, email, ex_id, seconds, reason="submit", state="done", worker="w0"):
+    """A graded job that took `seconds` from claim to verdict on `worker`."""
     sid = add_graded(store, email, ex_id, 1.0, "passed")
     end = utcnow() - timedelta(minutes=5)
     with store.session() as session:
         session.execute(update(Job).where(Job.submission_id == sid).values(
-            reason=reason, state=state, started_at=end - timedelta(seconds=seconds), finished_at=end))
+            reason=reason, state=state, worker_id=worker, started_at=end - timedelta(seconds=seconds), finished_at=end))
     return sid
 
 
 def test_measured_times_are_means_of_the_last_jobs_per_exercise_and_kind(class_store):
+    _history(class_store, ANN, "ex01", 50)  # the worker's first job (it started its warm server): left out
     for seconds in (2, 4, 12):
         _history(class_store, ANN, "ex01", seconds)
     _history(class_store, ANN, "ex01", 1, reason="regrade")
     _history(class_store, ANN, "ex01", 100, state="error")  # given up: not a grading time
     _history(class_store, BOB, "ex03", 6)
+    _history(class_store, BOB, "ex03", 30, worker="w1")  # w1's first job: left out
     with class_store.session() as session:
         assert eta.durations(session) == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0}
         assert eta.durations(session, history=2)[("ex01", 0)] == 8.0  # the last two: 4 and 12
@@ -92,7 +94,7 @@ def _claim(store, worker, seconds_ago):
 
 def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store):
     for _ in range(3):
-        _history(class_store, ANN, "ex00", 10)  # ex00 takes 10 s here
+        _history(class_store, ANN, "ex00", 10)  # ex00 takes 10 s here (after the worker's first job)
     queue.register_worker(class_store, "w", "host", 1, "process")
     ann, bob, cy = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py")
                     for e in (ANN, BOB, CY))
