@@ -14,7 +14,7 @@ No live worker: no forecast (the page says no grader is running).
 
 import heapq
 import statistics
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy import case, func, select
 
@@ -26,8 +26,7 @@ HISTORY = 30  # graded jobs per exercise and kind of work whose mean is its expe
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(NamedTuple):
     """A job that will be claimed: its key, batch (0 submission, 1 regrade) and expected seconds."""
 
     key: object

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy import select
 
 from . import eta, queue
-from .models import Job, Submission, utcnow
+from .models import utcnow
 
 MAX_AGE_S = 0.25  # a snapshot older than this is read again
 POLL_S = 0.5  # how often a page looks: a change is seen within POLL_S + MAX_AGE_S = 0.75 s, drawn within 1 s
@@ -51,17 +51,18 @@ class Snapshot:
             due_in = queue.regrade_due_in(session, now)
             rows = session.execute(
                 select(order.c.submission_id, order.c.user_id, order.c.state, order.c.lease_until, order.c.job_id,
-                       order.c.batch, Submission.exercise_id, Job.started_at)
-                .join(Job, Job.id == order.c.job_id).join(Submission, Submission.id == order.c.submission_id)
+                       order.c.batch, order.c.exercise_id, order.c.started_at)
                 .order_by(*queue.ordering(order, due_in is not None and due_in <= 0))).all()
             self.workers = queue.live_workers(session, now)
             self.durations = _durations(store, session)
         self.read_at, self.regrade_due_in = time.monotonic(), due_in
         self.states, self.pending, self.left, self._times = {}, [], {}, None
-        position, newest = 0, {}
+        position, newest, expected = 0, {}, {}
         for submission_id, user_id, state, lease_until, job_id, batch, exercise_id, started_at in rows:
             lapsed = state == "running" and lease_until is not None and lease_until < now
-            seconds = eta.expected_s(self.durations, exercise_id, batch)
+            if (exercise_id, batch) not in expected:
+                expected[exercise_id, batch] = eta.expected_s(self.durations, exercise_id, batch)
+            seconds = expected[exercise_id, batch]
             if state == "queued" or lapsed:  # claimable: the forecast replays it
                 self.pending.append(eta.Pending(job_id, batch, seconds))
             else:

@@ -77,13 +77,13 @@ def _waits_for_dependency(session, job, submission):
 
 
 def claim_order():
-    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn), where
-    batch is 0 for a submission's job and 1 for a regrade, and turn is the job's place among its learner's
-    unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
+    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
+    exercise_id, started_at), where batch is 0 for a submission's job and 1 for a regrade, and turn is the job's
+    place among its learner's unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
     batch = case((Job.reason == "regrade", 1), else_=0).label("batch")
     turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
     return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
-                   batch, turn)
+                   batch, turn, Submission.exercise_id, Job.started_at)
             .join(Submission, Submission.id == Job.submission_id)
             .where(Job.state.in_(("queued", "running")))).subquery("unfinished")
 
