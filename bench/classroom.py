@@ -178,7 +178,8 @@ def percentile(values, q):
 
 def burst_with_forecasts(store, users, mix, tag):
     """Every learner in `users` submits mix[i] at once and reads the wait forecast its page would show ->
-    {submission id: (label, submitted at, forecast feedback at or None)} (utcnow times)."""
+    {submission id: (label, submitted at, forecast feedback at or None)} (utcnow times; None: no live worker,
+    or graded before the page's first look)."""
     from classroom import live
 
     acked, lock, gate = {}, threading.Lock(), threading.Barrier(len(users))
@@ -187,8 +188,9 @@ def burst_with_forecasts(store, users, mix, tag):
         label, ex_id, source = mix[i]
         gate.wait()
         sid = store_ops.submit(store, users[i], ex_id, source + f"\n# {tag}\n", f"{ex_id}.py")
-        shown_at = utcnow()
-        finish_s = live.Snapshot(store).get(sid).finish_s  # what the page shows just after the acknowledgement
+        acknowledged, shown_at = time.monotonic(), utcnow()
+        # what the page shows at its first poll: the app's shared snapshot, read after the acknowledgement
+        finish_s = live.state_of(store, users[i], sid, acknowledged).finish_s
         with lock:
             acked[sid] = (label, shown_at, None if finish_s is None else shown_at + timedelta(seconds=finish_s))
 
