@@ -227,10 +227,29 @@ def forecast_errors(acked, graded, signed=False):
     return errors
 
 
-def report_burst(name, acked, graded):
-    """Prints one burst's p50/p95 submit -> feedback and its forecast error -> (p95, errors)."""
+def worker_time(store, since, until):
+    """{reason: (jobs, seconds of grading)} of the jobs claimed between since and until."""
+    with store.session() as session:
+        rows = session.execute(select(Job.reason, Job.started_at, Job.finished_at)
+                               .where(Job.started_at >= since, Job.started_at <= until,
+                                      Job.finished_at.is_not(None))).all()
+    spent = {}
+    for reason, started, finished in rows:
+        jobs, seconds = spent.get(reason, (0, 0.0))
+        spent[reason] = (jobs + 1, seconds + (finished - started).total_seconds())
+    return spent
+
+
+def report_burst(name, acked, graded, store):
+    """Prints one burst's p50/p95 submit -> feedback, the workers' time in it and its forecast error -> (p95,
+    errors)."""
     waits = [(graded[sid] - submitted).total_seconds() for sid, (_, submitted, _) in acked.items()]
     errors = forecast_errors(acked, graded)
+    since, until = min(submitted for _, submitted, _ in acked.values()), max(graded.values())
+    spent = worker_time(store, since, until)
+    print(f"  {name}: all graded {(until - since).total_seconds():.1f} s after the first submission; jobs claimed "
+          f"meanwhile: " + ", ".join(f"{reason} {jobs} ({seconds:.1f} s of grading)"
+                                     for reason, (jobs, seconds) in sorted(spent.items())))
     print(f"  {name}: submit -> feedback p50 {statistics.median(waits):.1f} s, p95 {percentile(waits, 0.95):.1f} s; "
           f"forecast error |est - actual| / actual over {len(errors)}: median {statistics.median(errors):.0%}, "
           f"p90 {percentile(errors, 0.9):.0%}; signed median {statistics.median(forecast_errors(acked, graded, True)):+.0%} "
@@ -260,13 +279,14 @@ def regrade_burst(args, folder):
                 for i, (label, ex_id, source) in enumerate(mix[:5 * len(EASY)]) if not label.startswith("hostile")]
         wait_graded(store, warm)  # warm servers and a few measured grading times per exercise
         idle_acked = burst_with_forecasts(store, users, mix, "idle")
-        idle_p95, idle_errors = report_burst("idle queue", idle_acked, wait_graded(store, idle_acked))
+        idle_p95, idle_errors = report_burst("idle queue", idle_acked, wait_graded(store, idle_acked), store)
         queued = queue.enqueue_regrade(store, range(1, history + 1))
         while queue.queue_status(store)["jobs"]["done"] < len(warm) + len(idle_acked) + args.workers:
             time.sleep(0.2)  # the workers are grading regrades now
         print(f"  regrade: {queued} jobs queued; the second burst starts while they run")
         busy_acked = burst_with_forecasts(store, users, mix, "regrade")
-        busy_p95, busy_errors = report_burst("during the regrade", busy_acked, wait_graded(store, busy_acked))
+        busy_p95, busy_errors = report_burst("during the regrade", busy_acked, wait_graded(store, busy_acked),
+                                               store)
         left = queue.queue_status(store)["jobs"]["queued"]
     finally:
         pool.send_signal(signal.SIGTERM)
