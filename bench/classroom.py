@@ -2,6 +2,7 @@
 
     python bench/classroom.py [--learners 50] [--workers 2] [--idle-runs 5] [--book-learners 1000]
                               [--book-runs 3] [--skip-burst] [--skip-idle] [--gradebook-browser]
+                              [--skip-regrade] [--regrade-learners 300]
                               [--live-pages 50] [--live-rounds 5] [--skip-book]
 
 1. `--learners` learners submit at once (threads; 40% correct = solutions/, 40%
@@ -11,6 +12,14 @@
    them. Checks that every submission got exactly one verdict, prints the time
    to drain the queue and the p50/p95 time from submit to feedback (goals:
    drained < 90 s, p95 < 75 s).
+1b. The same burst three times on one class and one worker pool: a warm-up on the fresh class (its
+   forecasts have no measured grading times yet), then on an idle queue, then while a class-wide regrade
+   runs (--regrade-learners synthetic learners x 10 exercises, graded once, all queued just before).
+   Prints both p95s (submit -> feedback) and their ratio (goal: <= 1.2), and how far the wait forecast
+   each page showed just after its submission (classroom/eta.py) was from the actual wait: median and
+   p90 of |forecast - actual| / actual (goal: within 25%).
+1c. A new submission's position in claim order behind a 20,000-job regrade (200 learners x 10 exercises x
+   10 submissions), from queue.queue_position and from the page's live snapshot (goal: <= workers + 1).
 2. One submission on an idle queue: a learner's correct ex01, then --idle-runs
    correct ex03 one after another, each waited for -> submit -> feedback
    median (goal < 3 s; the first, which starts a worker's warm server, apart).
@@ -160,6 +169,162 @@ def burst(args, folder):
         print(f"    {label}: {status}")
     store.close()
     return not lost and not twice and in_db == len(acked)
+
+
+def percentile(values, q):
+    """The q-quantile of values (nearest rank)."""
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def burst_with_forecasts(store, users, mix, tag):
+    """Every learner in `users` submits mix[i] at once and reads the wait forecast its page would show ->
+    {submission id: (label, submitted at, forecast feedback at or None)} (utcnow times; None: no live worker,
+    or graded before the page's first look)."""
+    from classroom import live
+
+    acked, lock, gate = {}, threading.Lock(), threading.Barrier(len(users))
+
+    def learner(i):
+        label, ex_id, source = mix[i]
+        gate.wait()
+        sid = store_ops.submit(store, users[i], ex_id, source + f"\n# {tag}\n", f"{ex_id}.py")
+        acknowledged, shown_at = time.monotonic(), utcnow()
+        # what the page shows at its first poll: the app's shared snapshot, read after the acknowledgement
+        finish_s = live.state_of(store, users[i], sid, acknowledged).finish_s
+        with lock:
+            acked[sid] = (label, shown_at, None if finish_s is None else shown_at + timedelta(seconds=finish_s))
+
+    threads = [threading.Thread(target=learner, args=(i,)) for i in range(len(users))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return acked
+
+
+def wait_graded(store, submission_ids, timeout_s=900):
+    """{submission id: its first verdict's time}, once every one has a verdict."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with store.session() as session:
+            rows = session.execute(select(Result.submission_id, func.min(Result.created_at))
+                                   .where(Result.submission_id.in_(list(submission_ids)))
+                                   .group_by(Result.submission_id)).all()
+        if len(rows) == len(submission_ids):
+            return dict(rows)
+        time.sleep(0.2)
+    raise TimeoutError(f"{len(submission_ids) - len(rows)} submissions were not graded in {timeout_s} s")
+
+
+def forecast_errors(acked, graded, signed=False):
+    """[|forecast feedback time - actual| / actual wait] of the submissions that had a forecast (signed: without
+    the absolute value, > 0 when the forecast was too long)."""
+    errors = []
+    for sid, (_, submitted, forecast) in acked.items():
+        if forecast is not None:
+            error = (forecast - graded[sid]).total_seconds() / max((graded[sid] - submitted).total_seconds(), 1e-3)
+            errors.append(error if signed else abs(error))
+    return errors
+
+
+def worker_time(store, since, until):
+    """{reason: (jobs, seconds of grading)} of the jobs claimed between since and until."""
+    with store.session() as session:
+        rows = session.execute(select(Job.reason, Job.started_at, Job.finished_at)
+                               .where(Job.started_at >= since, Job.started_at <= until,
+                                      Job.finished_at.is_not(None))).all()
+    spent = {}
+    for reason, started, finished in rows:
+        jobs, seconds = spent.get(reason, (0, 0.0))
+        spent[reason] = (jobs + 1, seconds + (finished - started).total_seconds())
+    return spent
+
+
+def report_burst(name, acked, graded, store):
+    """Prints one burst's p50/p95 submit -> feedback, the workers' time in it and its forecast error -> (p95,
+    errors)."""
+    waits = [(graded[sid] - submitted).total_seconds() for sid, (_, submitted, _) in acked.items()]
+    errors = forecast_errors(acked, graded)
+    since, until = min(submitted for _, submitted, _ in acked.values()), max(graded.values())
+    spent = worker_time(store, since, until)
+    print(f"  {name}: all graded {(until - since).total_seconds():.1f} s after the first submission; jobs claimed "
+          f"meanwhile: " + ", ".join(f"{reason} {jobs} ({seconds:.1f} s of grading)"
+                                     for reason, (jobs, seconds) in sorted(spent.items())))
+    print(f"  {name}: submit -> feedback p50 {statistics.median(waits):.1f} s, p95 {percentile(waits, 0.95):.1f} s; "
+          f"forecast error |est - actual| / actual over {len(errors)}: median {statistics.median(errors):.0%}, "
+          f"p90 {percentile(errors, 0.9):.0%}; signed median {statistics.median(forecast_errors(acked, graded, True)):+.0%} "
+          f"(+: forecast too long)")
+    return percentile(waits, 0.95), errors
+
+
+def regrade_burst(args, folder):
+    """Part 1b -> the burst on an idle queue, then again while a class-wide regrade runs; prints both p95s, their
+    ratio (goal <= 1.2) and the wait forecast's error (goal: median and p90 within 25%)."""
+    from classroom import queue
+
+    url = f"sqlite:///{folder / 'regrade.db'}"
+    store = store_ops.init_class(url, "prof@bench.test")
+    for key in ("max_in_flight", "per_hour"):
+        store_ops.set_setting(store, key, 0)
+    history = fill_class(store, learners=args.regrade_learners, attempts=1)  # the class's graded past
+    roster = folder / "regrade-roster.csv"
+    roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
+                                                     for i in range(args.learners)))
+    store_ops.import_roster(store, roster)
+    users = [store_ops.user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.learners)]
+    mix = submissions_mix(args.learners)
+    pool, _ = start_pool(url, args.workers, folder, "regrade-workers.log")
+    try:
+        warm = burst_with_forecasts(store, users, mix, "warm-up")  # warm servers and a history of grading times
+        report_burst("warm-up burst on a fresh class (forecasts without history)", warm, wait_graded(store, warm),
+                     store)
+        idle_acked = burst_with_forecasts(store, users, mix, "idle")
+        idle_p95, idle_errors = report_burst("idle queue", idle_acked, wait_graded(store, idle_acked), store)
+        queued = queue.enqueue_regrade(store, range(1, history + 1))
+        while queue.queue_status(store)["jobs"]["done"] < len(warm) + len(idle_acked) + args.workers:
+            time.sleep(0.2)  # the workers are grading regrades now
+        print(f"  regrade: {queued} jobs queued; the second burst starts while they run")
+        busy_acked = burst_with_forecasts(store, users, mix, "regrade")
+        busy_p95, busy_errors = report_burst("during the regrade", busy_acked, wait_graded(store, busy_acked),
+                                               store)
+        left = queue.queue_status(store)["jobs"]["queued"]
+    finally:
+        pool.send_signal(signal.SIGTERM)
+        pool.wait(timeout=300)
+    ratio = busy_p95 / idle_p95
+    errors = idle_errors + busy_errors
+    print(f"burst of {args.learners} with {args.workers} workers: p95 idle {idle_p95:.1f} s, during a "
+          f"{queued}-job regrade {busy_p95:.1f} s ({left} regrade jobs still queued after it): ratio {ratio:.2f}; "
+          f"goal <= 1.20: {'met' if ratio <= 1.2 else 'NOT met'}")
+    print(f"  wait forecast shown at submission vs actual, all {len(errors)}: median error "
+          f"{statistics.median(errors):.0%}, p90 {percentile(errors, 0.9):.0%}; goal within 25%: "
+          f"{'met' if percentile(errors, 0.9) <= 0.25 else 'NOT met'}")
+    store.close()
+
+
+def regrade_position(args, folder):
+    """Part 1c -> prints the claim-order position of a new submission behind a 20,000-job regrade (goal <=
+    workers + 1), as queue.queue_position and the page's live snapshot give it."""
+    from classroom import live, queue
+
+    store = store_ops.init_class(f"sqlite:///{folder / 'position.db'}", "prof@bench.test")
+    fill_class(store, learners=200, attempts=10)
+    start = time.perf_counter()
+    queued = queue.enqueue_regrade(store)
+    queued_s = time.perf_counter() - start
+    user = store_ops.list_users(store, "learner")[57].id
+    sid = store_ops.submit(store, user, "ex00", "x = 2\n", "ex00.py")
+    start = time.perf_counter()
+    _, position = queue.queue_position(store, sid)
+    position_s = time.perf_counter() - start
+    start = time.perf_counter()
+    shown = live.Snapshot(store).get(sid).position
+    snapshot_s = time.perf_counter() - start
+    print(f"regrade of {queued} jobs (queued in {queued_s:.1f} s): a new submission is at position {position} in "
+          f"claim order ({position_s:.2f} s to compute), {shown} on its page (snapshot {snapshot_s:.2f} s); "
+          f"goal <= workers + 1 = {args.workers + 1}: {'met' if position <= args.workers + 1 else 'NOT met'}")
+    store.close()
 
 
 def start_pool(url, workers, folder, name):
@@ -498,6 +663,9 @@ def main():
     parser.add_argument("--book-runs", type=int, default=3)
     parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--skip-idle", action="store_true")
+    parser.add_argument("--skip-regrade", action="store_true", help="skip the burst during a regrade (1b, 1c)")
+    parser.add_argument("--regrade-learners", type=int, default=300,
+                        help="synthetic learners x 10 exercises graded once: the regrade of part 1b")
     parser.add_argument("--live-pages", type=int, default=0, help="time live feedback with this many open pages")
     parser.add_argument("--live-rounds", type=int, default=5)
     parser.add_argument("--skip-book", action="store_true")
@@ -508,6 +676,9 @@ def main():
     ok = True
     if not args.skip_burst:
         ok = burst(args, folder)
+    if not args.skip_regrade:
+        regrade_burst(args, folder)
+        regrade_position(args, folder)
     if not args.skip_idle:
         idle(args, folder)
     if not args.skip_book:

@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, exercises, frames, queue, store as store_ops, which_counts
+from . import analytics, eta, exercises, frames, live, queue, store as store_ops, which_counts
 from .db import ENV_VAR, SchemaError, Store
 from .lti import cli as lti_cli
 from .models import Job, Submission, User
@@ -90,6 +90,8 @@ def build_parser():
     p = commands.add_parser("status", help="queue and worker state")
     _db(p)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--submission", type=number(int, 1), default=None, metavar="ID",
+                   help="also its state and wait forecast (position, seconds to start and to feedback)")
 
     p = commands.add_parser("export", help="the gradebook as CSV")
     _db(p)
@@ -208,8 +210,19 @@ def cmd_submit(args):
     return 0
 
 
+def submission_wait(store, submission_id):
+    """A submission's state and wait forecast, as `status --submission` shows it -> dict."""
+    now = live.Snapshot(store).get(submission_id)
+    start, finish = (None, None) if now.start_s is None else (round(now.start_s, 1), round(now.finish_s, 1))
+    return {"id": submission_id, "state": now.state, "position": now.position, "delayed": now.delayed,
+            "start_s": start, "finish_s": finish}
+
+
 def cmd_status(args):
-    status = queue.queue_status(Store(args.db))
+    store = Store(args.db)
+    status = queue.queue_status(store)
+    if args.submission is not None:
+        status["submission"] = submission_wait(store, args.submission)
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
@@ -225,6 +238,13 @@ def cmd_status(args):
         print(f"worker {w['id']} ({w['sandbox']}): {w['jobs_done']} done, {doing}, seen {w['seen_s_ago']:.0f} s ago")
     if not any(w["alive"] for w in status["workers"]):
         print("no live worker: queued jobs wait until one starts (`python -m classroom worker`)")
+    wait = status.get("submission")
+    if wait is not None:
+        if wait["state"] == "finished":
+            print(f"submission {wait['id']}: no unfinished job")
+        else:
+            print(f"submission {wait['id']}: {wait['state']}, "
+                  + eta.sentence(wait["position"], wait["start_s"], wait["finish_s"], "en"))
     return 0
 
 

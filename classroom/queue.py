@@ -78,13 +78,13 @@ def _waits_for_dependency(session, job, submission):
 
 
 def claim_order():
-    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn), where
-    batch is 0 for a submission's job and 1 for a regrade, and turn is the job's place among its learner's
-    unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
+    """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
+    exercise_id, started_at), where batch is 0 for a submission's job and 1 for a regrade, and turn is the job's
+    place among its learner's unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
     batch = case((Job.reason == "regrade", 1), else_=0).label("batch")
     turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
     return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
-                   batch, turn)
+                   batch, turn, Submission.exercise_id, Job.started_at)
             .join(Submission, Submission.id == Job.submission_id)
             .where(Job.state.in_(("queued", "running")))).subquery("unfinished")
 
@@ -96,12 +96,19 @@ def ordering(order, regrade_first=False):
 
 def regrade_due(session, now, age_s=REGRADE_AGE_S):
     """Should the next claim take a regrade first? Yes when one is queued and no regrade was claimed for age_s."""
-    oldest = session.scalar(select(func.min(Job.created_at)).where(Job.reason == "regrade", Job.state == "queued"))
+    due_in = regrade_due_in(session, now, age_s)
+    return due_in is not None and due_in <= 0
+
+
+def regrade_due_in(session, now, age_s=REGRADE_AGE_S):
+    """Seconds until a queued regrade is due (regrade_due; 0 or less: due now), or None when none is queued."""
+    oldest, last = session.execute(select(
+        func.min(case((and_(Job.reason == "regrade", Job.state == "queued"), Job.created_at))),
+        func.max(case((Job.reason == "regrade", Job.started_at))))).one()
     if oldest is None:
-        return False
-    last = session.scalar(select(func.max(Job.started_at)).where(Job.reason == "regrade"))
+        return None
     since = max(oldest, last) if last is not None else oldest
-    return (now - since).total_seconds() >= age_s
+    return age_s - (now - since).total_seconds()
 
 
 def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now=None):

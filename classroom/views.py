@@ -15,7 +15,7 @@ from course.app.ui import current_lang, tr
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
-from . import access, analytics, exercises, live, web
+from . import access, analytics, eta, exercises, live, web
 from .feedback import feedback_text, mistake_labels
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
@@ -81,8 +81,9 @@ def just_graded(detail):
 
 @st.fragment(run_every=live.POLL_S)
 def live_state(user_id):
-    """'queued (position N) / grading / graded' of the followed submission, from the app's shared live snapshot
-    (classroom/live.py: one query for every open page); a change shows within a second.
+    """'queued (position N) / grading / graded' of the followed submission with its wait forecast (classroom/eta.py),
+    from the app's shared live snapshot (classroom/live.py: one read for every open page); a change shows within a
+    second.
 
     Once graded, the verdict is read (that one submission) and drawn here at once, then the whole page runs
     again for the history; later polls draw it from the session, without reading the database."""
@@ -97,6 +98,7 @@ def live_state(user_id):
             st.info(tr("classroom.state_queued", position=now.position), icon=":material/hourglass_top:")
         else:
             st.info(tr("classroom.state_running"), icon=":material/sync:")
+        st.caption(eta.sentence(now.position, now.start_s, now.finish_s, current_lang()))
         if now.delayed:  # no live worker, or its lease lapsed
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:

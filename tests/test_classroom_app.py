@@ -60,6 +60,7 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
                                .where(Submission.exercise_id == "ex00")).all()
     assert [tuple(r) for r in rows] == [(user_id(hosted, "ann@class.test"), code)]
     assert [i.value for i in at.info] == [t("classroom.state_queued", "en", position=1)]
+    assert t("classroom.eta_no_worker", "en") in [c.value for c in at.caption]  # no worker yet: no number
     run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
     at.run()
     feedback = "\n".join(c.value for c in at.code)

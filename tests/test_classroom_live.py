@@ -74,7 +74,7 @@ def test_fifty_open_pages_cost_one_read_per_interval(class_store, monkeypatch):
     assert [s.position for s in states].count(2) == len([i for i in range(50) if i % 3 == 1])
     late = time.monotonic()
     assert live.state_of(class_store, users[0], ids[0], late).state == "queued"  # followed from after the read
-    assert len(seen) == 2  # one snapshot: the unfinished jobs and the live workers
+    assert len(seen) == 3  # one snapshot: the regrade clock, the unfinished jobs and the live workers
 
 
 def test_a_change_shows_within_a_second(class_store):

@@ -1,0 +1,149 @@
+"""The wait forecast: the claim replay on hand-built queues (times worked out by hand in each test), the measured
+grading times, and what a page and `status --submission` show."""
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import update
+
+from classroom import eta, live, queue, store as store_ops
+from classroom.cli import submission_wait
+from classroom.models import Job, Worker, utcnow
+from course.common.i18n import t
+from tests.classroom_support import add_graded, run_cli, user_id
+
+ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
+
+
+def _submits(*seconds):
+    return [eta.Pending(f"s{i}", 0, s) for i, s in enumerate(seconds, 1)]
+
+
+def test_each_free_worker_takes_the_next_job_in_claim_order():
+    # worker 1 idle, worker 2 busy for 4 s: s1 on w1 0-10, s2 on w2 4-7, s3 on w2 7-13
+    times = eta.schedule(_submits(10, 3, 6), in_flight=[4.0], workers=2)
+    assert times == {"s1": (0, 10), "s2": (4, 7), "s3": (7, 13)}
+
+
+def test_a_due_regrade_goes_ahead_once_per_age():
+    # one worker; regrades due in 50 s, age 60 s: s1 0-30, s2 30-60, at 60 the regrade is due: r1 60-65 (next due
+    # at 120), s3 65-95, then only regrades: r2 95-100
+    pending = _submits(30, 30, 30) + [eta.Pending("r1", 1, 5), eta.Pending("r2", 1, 5)]
+    times = eta.schedule(pending, in_flight=[], workers=1, regrade_due_in=50, age_s=60)
+    assert times == {"s1": (0, 30), "s2": (30, 60), "r1": (60, 65), "s3": (65, 95), "r2": (95, 100)}
+
+
+def test_without_a_regrade_clock_regrades_wait_for_every_submission():
+    pending = [eta.Pending("r1", 1, 5)] + _submits(2, 2)  # the order given need not list submissions first
+    assert eta.schedule(pending, in_flight=[1.0], workers=1) == {"s1": (1, 3), "s2": (3, 5), "r1": (5, 10)}
+
+
+def test_no_live_worker_means_no_forecast():
+    assert eta.schedule(_submits(3), in_flight=[], workers=0) is None
+    assert eta.sentence(2, None, None, "en") == t("classroom.eta_no_worker", "en")
+
+
+def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
+    assert eta.schedule(_submits(1), in_flight=[8.0, 2.0], workers=1) == {"s1": (2, 3)}
+
+
+def test_expected_and_remaining_times():
+    durations = {("ex01", 0): 3.0, ("ex03", 1): 7.0}
+    assert eta.expected_s(durations, "ex01", 0) == 3.0
+    assert eta.expected_s(durations, "ex03", 0) == 7.0  # only regrades measured: their time
+    assert eta.expected_s(durations, "ex05", 1) == eta.DEFAULT_JOB_S
+    assert eta.remaining_s(10.0, 4.0) == 6.0
+    assert eta.remaining_s(10.0, 12.5) == 0.0  # overdue: expected any moment
+
+
+def test_waits_in_words():
+    assert [eta.about(s, "en") for s in (4, 12, 42, 58, 95, 7300)] == [
+        "a few seconds", "about 10 s", "about 40 s", "about 1 min", "about 2 min", "about 2 h"]
+    assert eta.sentence(3, 40, 65, "en") == "Position 3 in the queue: about 40 s to start, feedback in about 1 min."
+    assert eta.sentence(3, 40, 65, "zh") == "队列第 3 位：约 40 秒后开始评分，约 1 分钟后出结果。"
+    assert eta.sentence(None, 0, 8, "en") == "Feedback in a few seconds."
+
+
+def _history(store, email, ex_id, seconds, reason="submit", state="done", worker="w0"):
+    """A graded job that took `seconds` from claim to verdict on `worker`."""
+    sid = add_graded(store, email, ex_id, 1.0, "passed")
+    end = utcnow() - timedelta(minutes=5)
+    with store.session() as session:
+        session.execute(update(Job).where(Job.submission_id == sid).values(
+            reason=reason, state=state, worker_id=worker, started_at=end - timedelta(seconds=seconds), finished_at=end))
+    return sid
+
+
+def test_measured_times_are_means_of_the_last_jobs_per_exercise_and_kind(class_store):
+    _history(class_store, ANN, "ex01", 50)  # the worker's first job (it started its warm server): left out
+    for seconds in (2, 4, 12):
+        _history(class_store, ANN, "ex01", seconds)
+    _history(class_store, ANN, "ex01", 1, reason="regrade")
+    _history(class_store, ANN, "ex01", 100, state="error")  # given up: not a grading time
+    _history(class_store, BOB, "ex03", 6)
+    _history(class_store, BOB, "ex03", 30, worker="w1")  # w1's first job: left out
+    with class_store.session() as session:
+        assert eta.durations(session) == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0}
+        assert eta.durations(session, history=2)[("ex01", 0)] == 8.0  # the last two: 4 and 12
+
+
+def _claim(store, worker, seconds_ago):
+    with store.session() as session:
+        return queue.claim_in(session, worker, now=utcnow() - timedelta(seconds=seconds_ago))
+
+
+def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store):
+    for _ in range(3):
+        _history(class_store, ANN, "ex00", 10)  # ex00 takes 10 s here (after the worker's first job)
+    queue.register_worker(class_store, "w", "host", 1, "process")
+    ann, bob, cy = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py")
+                    for e in (ANN, BOB, CY))
+    _claim(class_store, "w", 4)  # ann's, claimed 4 s ago: 6 s left
+    snap = live.Snapshot(class_store)
+    # ann's has 6 s left (less the time since the claim); one worker: bob's runs from then for 10 s, then cy's
+    left = snap.get(ann).finish_s
+    assert snap.get(ann).state == "running" and 3 < left <= 6
+    got = snap.get(cy)
+    assert (got.state, got.position, got.delayed) == ("queued", 2, False)
+    assert (got.start_s, got.finish_s) == (pytest.approx(left + 10), pytest.approx(left + 20))
+    assert snap.of(user_id(class_store, BOB), cy) == live.LiveState("finished")  # not bob's to follow
+    queue.unregister_worker(class_store, "w")
+    gone = live.Snapshot(class_store).get(cy)
+    assert (gone.position, gone.delayed, gone.start_s, gone.finish_s) == (2, True, None, None)
+
+
+def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
+    old = [_history(class_store, e, "ex00", 2) for e in (ANN, ANN, BOB)]
+    queue.enqueue_regrade(class_store, old)
+    sid = store_ops.submit(class_store, user_id(class_store, CY), "ex00", "x = 1\n", "ex00.py")
+    snap = live.Snapshot(class_store)
+    assert snap.get(sid).position == 1  # ahead of the three regrades, as the workers will claim it
+    for submission in old + [sid]:
+        assert queue.queue_position(class_store, submission) == ("queued", snap.get(submission).position)
+
+
+def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
+    queue.register_worker(class_store, "w", "host", 1, "process")
+    sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
+    assert submission_wait(class_store, sid) == {"id": sid, "state": "queued", "position": 1, "delayed": False,
+                                                 "start_s": 0.0, "finish_s": eta.DEFAULT_JOB_S}
+    out = run_cli("status", "--db", sqlite_url, "--submission", sid)
+    assert out.returncode == 0, out.stderr
+    assert f"submission {sid}: queued, Position 1 in the queue: a few seconds to start" in out.stdout
+
+
+def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(class_store):
+    for _ in range(2):
+        _history(class_store, ANN, "ex00", 10)
+    queue.register_worker(class_store, "dead", "host", 1, "process", lease_s=5)
+    ann, bob = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py") for e in (ANN, BOB))
+    with class_store.session() as session:  # "dead" claimed ann's 20 s ago with a 5 s lease, and was not heard since
+        queue.claim_in(session, "dead", lease_s=5, now=utcnow() - timedelta(seconds=20))
+        session.execute(update(Worker).where(Worker.id == "dead").values(last_seen=utcnow() - timedelta(seconds=20)))
+    gone = live.Snapshot(class_store)
+    assert (gone.get(ann).state, gone.get(ann).delayed, gone.get(ann).finish_s) == ("running", True, None)
+    assert (gone.get(bob).position, gone.get(bob).delayed, gone.get(bob).start_s) == (1, True, None)
+    queue.register_worker(class_store, "fresh", "host", 2, "process")
+    back = live.Snapshot(class_store)  # the lapsed job is claimed first again (older), then bob's: 0-10, 10-20 s
+    assert (back.get(ann).start_s, back.get(ann).finish_s) == (0.0, 10.0)
+    assert (back.get(bob).start_s, back.get(bob).finish_s) == (10.0, 20.0)
