@@ -38,14 +38,14 @@ _FINISHED = LiveState("finished")
 class Snapshot:
     """{submission id: (user id, LiveState)} of every unfinished submission, read in one query."""
 
-    def __init__(self, store):
+    def __init__(self, store, clock=time.monotonic):
         now = utcnow()
         order = queue.claim_order()
         with store.session() as session:
             rows = session.execute(select(order.c.submission_id, order.c.user_id, order.c.state, order.c.lease_until)
                                    .order_by(order.c.turn, order.c.job_id)).all()
             workers = queue.live_workers(session, now)
-        self.read_at = time.monotonic()
+        self.read_at = clock()
         self.states, position = {}, 0
         for submission_id, user_id, state, lease_until in rows:  # a regrade's job comes after the first: newest wins
             if state == "queued":
@@ -64,19 +64,18 @@ class Snapshot:
 _snapshots, _lock = {}, threading.Lock()  # id(store) -> Snapshot
 
 
-def snapshot(store, max_age_s=None, read_after=None):
+def snapshot(store, max_age_s=None, read_after=None, clock=time.monotonic):
     """The shared snapshot of this store, read again when older than max_age_s or read before
-    `read_after` (a time.monotonic() value: a submission acknowledged then is in it)."""
+    `read_after` (a clock() value, by default time.monotonic(): a submission acknowledged then is in it)."""
     max_age_s = MAX_AGE_S if max_age_s is None else max_age_s
     with _lock:
         current = _snapshots.get(id(store))
-        if (current is None or time.monotonic() - current.read_at > max_age_s
+        if (current is None or clock() - current.read_at > max_age_s
                 or (read_after is not None and current.read_at <= read_after)):
-            current = _snapshots[id(store)] = Snapshot(store)
+            current = _snapshots[id(store)] = Snapshot(store, clock)
         return current
 
 
-def state_of(store, user_id, submission_id, submitted_at=None):
-    """The LiveState of a submission of user_id's, acknowledged at time.monotonic() `submitted_at` (a page polls
-    this)."""
-    return snapshot(store, read_after=submitted_at).of(user_id, submission_id)
+def state_of(store, user_id, submission_id, submitted_at=None, clock=time.monotonic):
+    """The LiveState of a submission of user_id's, acknowledged at clock() `submitted_at` (a page polls this)."""
+    return snapshot(store, read_after=submitted_at, clock=clock).of(user_id, submission_id)
