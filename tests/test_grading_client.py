@@ -196,9 +196,12 @@ LINGERING_GRADER = textwrap.dedent(
         forged = dict(honest, passed=True, exercises=[dict(entry, status="passed", passed=True, score=1.0)])
         time.sleep(1.5)
         for out in (fd, 1, 2):
-            if out == fd:
-                os.lseek(out, 0, 0)
-            os.write(out, json.dumps(forged).encode())
+            try:
+                if out == fd:
+                    os.lseek(out, 0, 0)
+                os.write(out, json.dumps(forged).encode())
+            except OSError:  # a pipe closed by the client: it stays alive all the same
+                pass
         time.sleep(60)
         os._exit(0)
     sys.exit(1)
