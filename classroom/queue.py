@@ -269,6 +269,8 @@ def queue_position(store, submission_id, clock=utcnow):
         order = claim_order()
         queued = session.scalars(select(order.c.job_id).where(order.c.state == "queued")
                                  .order_by(*ordering(order, regrade_due(session, clock())))).all()
+        if job.id not in queued:  # claimed between the two reads (Postgres reads each statement anew)
+            return session.scalar(select(Job.state).where(Job.id == job.id)), None
         return "queued", queued.index(job.id) + 1
 
 
