@@ -42,7 +42,7 @@ class Snapshot:
     workers, the regrade clock and, every DURATIONS_MAX_AGE_S, the measured grading times); the wait forecast
     is computed on the first question about a queued or running submission."""
 
-    def __init__(self, store):
+    def __init__(self, store, clock=time.monotonic):
         now = utcnow()
         order = queue.claim_order()
         with store.session() as session:
@@ -53,7 +53,7 @@ class Snapshot:
                 .order_by(*queue.ordering(order, due_in is not None and due_in <= 0))).all()
             self.workers = queue.live_workers(session, now)
             self.durations = _durations(store, session)
-        self.read_at, self.regrade_due_in = time.monotonic(), due_in
+        self.read_at, self.regrade_due_in = clock(), due_in
         self.states, self.pending, self.left, self._times = {}, [], {}, None
         position, newest, expected = 0, {}, {}
         for submission_id, user_id, state, lease_until, job_id, batch, exercise_id, started_at in rows:
@@ -117,20 +117,19 @@ def _durations(store, session):
 KEPT = "live_snapshot"  # this module's entry in Store.kept: the store's newest Snapshot
 
 
-def snapshot(store, max_age_s=None, read_after=None):
+def snapshot(store, max_age_s=None, read_after=None, clock=time.monotonic):
     """The shared snapshot of this store, read again when older than max_age_s or read before
-    `read_after` (a time.monotonic() value: a submission acknowledged then is in it)."""
+    `read_after` (a clock() value, by default time.monotonic(): a submission acknowledged then is in it)."""
     max_age_s = MAX_AGE_S if max_age_s is None else max_age_s
     entry = store.kept(KEPT)
     with entry.lock:
         current = entry.value
-        if (current is None or time.monotonic() - current.read_at > max_age_s
+        if (current is None or clock() - current.read_at > max_age_s
                 or (read_after is not None and current.read_at <= read_after)):
-            current = entry.value = Snapshot(store)
+            current = entry.value = Snapshot(store, clock)
         return current
 
 
-def state_of(store, user_id, submission_id, submitted_at=None):
-    """The LiveState of a submission of user_id's, acknowledged at time.monotonic() `submitted_at` (a page polls
-    this)."""
-    return snapshot(store, read_after=submitted_at).of(user_id, submission_id)
+def state_of(store, user_id, submission_id, submitted_at=None, clock=time.monotonic):
+    """The LiveState of a submission of user_id's, acknowledged at clock() `submitted_at` (a page polls this)."""
+    return snapshot(store, read_after=submitted_at, clock=clock).of(user_id, submission_id)

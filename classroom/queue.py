@@ -151,10 +151,10 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
     return None
 
 
-def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS):
-    """Claim the oldest claimable job in a transaction of its own -> Claim or None."""
+def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, clock=utcnow):
+    """Claim the oldest claimable job in a transaction of its own -> Claim or None (clock: now, naive UTC)."""
     with store.session() as session:
-        return claim_in(session, worker_id, lease_s, max_attempts)
+        return claim_in(session, worker_id, lease_s, max_attempts, now=clock())
 
 
 def _give_up(session, job, submission, now):
@@ -169,9 +169,9 @@ def _give_up(session, job, submission, now):
     outbox.mark_changed(session, submission.user_id, submission.exercise_id, now)  # the LMS's copy
 
 
-def renew(store, claim_, lease_s=LEASE_S):
+def renew(store, claim_, lease_s=LEASE_S, clock=utcnow):
     """Extend a claim's lease -> False when the claim is no longer this worker's."""
-    now = utcnow()
+    now = clock()
     with store.session() as session:
         renewed = session.execute(
             update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
@@ -181,9 +181,9 @@ def renew(store, claim_, lease_s=LEASE_S):
     return renewed == 1
 
 
-def finish(store, claim_, verdict):
+def finish(store, claim_, verdict, clock=utcnow):
     """Store a verdict (dict of Result fields) if the claim still holds -> True, else False."""
-    now = utcnow()
+    now = clock()
     with store.session() as session:
         held = session.execute(
             update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
@@ -204,12 +204,12 @@ def finish(store, claim_, verdict):
     return True
 
 
-def enqueue_regrade(store, submission_ids=None):
+def enqueue_regrade(store, submission_ids=None, clock=utcnow):
     """Queue a regrade job for the given submissions (default: every submission) -> job count.
 
     Lateness is decided again under the exercises' current deadlines (a regrade never refuses work).
     """
-    now = utcnow()
+    now = clock()
     with store.session() as session:
         query = select(Submission).order_by(Submission.id)
         if submission_ids is not None:
@@ -225,19 +225,19 @@ def enqueue_regrade(store, submission_ids=None):
     return count
 
 
-def register_worker(store, worker_id, host, pid, sandbox, lease_s=LEASE_S):
+def register_worker(store, worker_id, host, pid, sandbox, lease_s=LEASE_S, clock=utcnow):
     """Record a worker's start (for `status`), forgetting workers dead for longer than FORGET_S."""
-    now = utcnow()
+    now = clock()
     with store.session() as session:
         session.execute(delete(Worker).where(Worker.last_seen < now - timedelta(seconds=FORGET_S)))
         session.merge(Worker(id=worker_id, host=host, pid=pid, sandbox=sandbox, started_at=now,
                              last_seen=now, jobs_done=0, current_job_id=None, lease_s=lease_s))
 
 
-def heartbeat(store, worker_id):
+def heartbeat(store, worker_id, clock=utcnow):
     """An idle worker says it is alive (a grading one does so with every lease renewal)."""
     with store.session() as session:
-        session.execute(update(Worker).where(Worker.id == worker_id).values(last_seen=utcnow()))
+        session.execute(update(Worker).where(Worker.id == worker_id).values(last_seen=clock()))
 
 
 def unregister_worker(store, worker_id):
@@ -256,7 +256,7 @@ def live_workers(session, now):
     return sum(_alive(w, now) for w in session.scalars(select(Worker)))
 
 
-def queue_position(store, submission_id):
+def queue_position(store, submission_id, clock=utcnow):
     """(state, position among queued jobs in claim order counting from 1, or None) of a submission's newest job."""
     with store.session() as session:
         job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
@@ -266,13 +266,15 @@ def queue_position(store, submission_id):
             return job.state, None
         order = claim_order()
         queued = session.scalars(select(order.c.job_id).where(order.c.state == "queued")
-                                 .order_by(*ordering(order, regrade_due(session, utcnow())))).all()
+                                 .order_by(*ordering(order, regrade_due(session, clock())))).all()
+        if job.id not in queued:  # claimed between the two reads (Postgres reads each statement anew)
+            return session.scalar(select(Job.state).where(Job.id == job.id)), None
         return "queued", queued.index(job.id) + 1
 
 
-def queue_status(store):
+def queue_status(store, clock=utcnow):
     """Counts of jobs by state, expired leases, and the workers seen in the last FORGET_S (alive or dead) -> dict."""
-    now = utcnow()
+    now = clock()
     with store.session() as session:
         counts = dict(session.execute(select(Job.state, func.count(Job.id)).group_by(Job.state)).all())
         expired = session.scalar(select(func.count(Job.id)).where(Job.state == "running", Job.lease_until < now))

@@ -28,7 +28,7 @@ from sqlalchemy.exc import DBAPIError
 
 from . import grading, queue
 from .db import ENV_VAR, Store
-from .models import Job
+from .models import Job, utcnow
 
 
 def log_line(text):
@@ -37,18 +37,18 @@ def log_line(text):
 
 
 class _Lease(threading.Thread):
-    """Renews a claim's lease every lease_s / 4 until stopped."""
+    """Renews a claim's lease every lease_s / 4 (real seconds; the lease's end by `clock`) until stopped."""
 
-    def __init__(self, store, claim, lease_s):
+    def __init__(self, store, claim, lease_s, clock=utcnow):
         super().__init__(daemon=True)
-        self.store, self.claim, self.lease_s = store, claim, lease_s
+        self.store, self.claim, self.lease_s, self.clock = store, claim, lease_s, clock
         self.stopped = threading.Event()
         self.lost = False
 
     def run(self):
         while not self.stopped.wait(self.lease_s / 4):
             try:
-                if not queue.renew(self.store, self.claim, self.lease_s):
+                if not queue.renew(self.store, self.claim, self.lease_s, self.clock):
                     self.lost = True
                     return
             except Exception as err:  # a database hiccup: try again next time
@@ -83,10 +83,11 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=1.0, worker_id=None, log=log_line, handle_signals=False):
+               poll_s=1.0, worker_id=None, log=log_line, handle_signals=False, clock=utcnow):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
+    clock: now as a naive UTC datetime, for the queue's leases and heartbeats (tests pass a fake one).
     """
     stop = threading.Event()
     if handle_signals:
@@ -95,22 +96,24 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     store = retrying(lambda: Store(url), "connecting", log, stop.is_set)
     mode = grading.choose_sandbox(sandbox, require_strict, log)
     worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
-    retrying(lambda: queue.register_worker(store, worker_id, socket.gethostname(), os.getpid(), mode, lease_s),
+    host = socket.gethostname()
+    retrying(lambda: queue.register_worker(store, worker_id, host, os.getpid(), mode, lease_s, clock),
              "registering", log, stop.is_set)
     graded = 0
     beat = time.monotonic()
     log(f"{worker_id} ready ({'until the queue is empty' if once else 'Ctrl-C to stop'})")
     while not stop.is_set():
-        claim = retrying(lambda: queue.claim(store, worker_id, lease_s), "claiming a job", log, stop.is_set)
+        claim = retrying(lambda: queue.claim(store, worker_id, lease_s, clock=clock), "claiming a job", log,
+                         stop.is_set)
         if claim is None:
             if once and retrying(lambda: _unfinished(store), "reading the queue", log, stop.is_set) == 0:
                 break
             if time.monotonic() - beat >= lease_s / 4:
-                retrying(lambda: queue.heartbeat(store, worker_id), "sending a heartbeat", log, stop.is_set)
+                retrying(lambda: queue.heartbeat(store, worker_id, clock), "sending a heartbeat", log, stop.is_set)
                 beat = time.monotonic()
             stop.wait(poll_s)
             continue
-        graded += grade_job(store, claim, mode, lease_s, log)
+        graded += grade_job(store, claim, mode, lease_s, log, clock)
         beat = time.monotonic()
     try:
         queue.unregister_worker(store, worker_id)
@@ -121,9 +124,9 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     return graded
 
 
-def grade_job(store, claim, mode, lease_s, log):
+def grade_job(store, claim, mode, lease_s, log, clock=utcnow):
     """Grade one claimed job and store its verdict -> 1 if stored, 0 if the claim was lost."""
-    lease = _Lease(store, claim, lease_s)
+    lease = _Lease(store, claim, lease_s, clock)
     lease.start()
     started = time.monotonic()
     try:
@@ -135,7 +138,7 @@ def grade_job(store, claim, mode, lease_s, log):
     finally:
         lease.stopped.set()
     # The fencing token makes a retried finish safe: it stores nothing once another worker took the job.
-    stored = retrying(lambda: queue.finish(store, claim, verdict), f"storing the verdict of job {claim.job_id}",
+    stored = retrying(lambda: queue.finish(store, claim, verdict, clock), f"storing the verdict of job {claim.job_id}",
                       log)
     took = time.monotonic() - started
     if stored:

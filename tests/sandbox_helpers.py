@@ -90,16 +90,29 @@ class Listener:
                 conn, _ = self.sock.accept()
             except OSError:
                 continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.received.append(conn.recv(4096) or b"<connected>")
-                except OSError:
-                    self.received.append(b"<connected>")
+            self._record(conn)
+
+    def _record(self, conn):
+        """What one connection sent (or that it connected)."""
+        with conn:
+            conn.settimeout(1)
+            try:
+                self.received.append(conn.recv(4096) or b"<connected>")
+            except OSError:
+                self.received.append(b"<connected>")
 
     def close(self):
+        """Stop, recording every connection still waiting in the backlog: one made before close() is never missed
+        (call it once the processes that might connect are gone)."""
         self.stop.set()
         self.thread.join()
+        self.sock.setblocking(False)
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except BlockingIOError:
+                break
+            self._record(conn)
         self.sock.close()
 
 
@@ -121,9 +134,8 @@ class MemoryWatch:
         return 0.0
 
     def _watch(self):
-        while not self.stop.is_set():
+        while not self.stop.wait(0.02):  # a sample every 20 ms until stopped
             self.lowest = min(self.lowest, self._available())
-            time.sleep(0.02)
 
     def drop_mb(self):
         self.stop.set()
@@ -147,7 +159,8 @@ def sandbox_uid_processes(limits=SandboxLimits()):
 
 
 def processes_running(marker):
-    """Pids whose command line or open files mention marker (a hostile fixture's path or text)."""
+    """Pids of other processes whose command line mentions marker (a forked process keeps its parent's: the
+    sandbox server's names its run folder)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():

@@ -17,16 +17,16 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from classroom import store as store_ops
 from classroom.models import Job, Result
 from grader.sandbox import strict_problem
 from tests.classroom_support import ROOT, solution, user_id
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 SANDBOX = "process" if strict_problem() else "strict"  # the workers' sandbox: strict wherever it can run
@@ -60,6 +60,10 @@ class Hosts:
     def db_address(self, worker):
         """The database's address as that worker's host sees it."""
         return f"10.{self.net}.{1 if worker == 'w1' else 2}.1"
+
+    def address(self, worker):
+        """That worker host's own address (the client address Postgres sees)."""
+        return f"10.{self.net}.{1 if worker == 'w1' else 2}.2"
 
     def pids(self, role):
         """Processes in a namespace."""
@@ -132,12 +136,11 @@ def start_pool(hosts, role, port):
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def wait_for(condition, timeout_s=300, what="the condition"):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+def statements_running_from(store, address):
+    """How many statements of clients at address Postgres is still running (one might yet commit)."""
+    with store.session() as session:
+        return session.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE client_addr = CAST(:address AS inet) "
+                                   "AND state = 'active'"), {"address": address})
 
 
 def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
@@ -157,7 +160,7 @@ def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
                 running = session.scalars(select(Job.worker_id).where(Job.state == "running")).all()
             return any(worker.rsplit(":", 1)[-1] in w1 for worker in running if worker)
 
-        wait_for(w1_grading, what="a job running on the first host")
+        wait_until(w1_grading, 300, "a job running on the first host", interval=0.1)
         hosts.tear_down("w1")
         with store.session() as session:
             orphaned = session.scalar(select(func.count(Job.id)).where(Job.state == "running"))
@@ -167,8 +170,10 @@ def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
             with store.session() as session:
                 return session.scalar(select(func.count(func.distinct(Result.submission_id)))) == len(ids)
 
-        wait_for(all_graded, what="every submission graded")
-        time.sleep(LEASE_S)  # a late verdict from the torn-down host would arrive by now (it cannot)
+        wait_until(all_graded, 300, "every submission graded", interval=0.1)
+        # A late verdict from the torn-down host could only come from a statement Postgres still runs for it.
+        wait_until(lambda: statements_running_from(store, hosts.address("w1")) == 0, 60,
+                   "the torn-down host's statements to end")
         with store.session() as session:
             per_submission = dict(session.execute(select(Result.submission_id, func.count(Result.id))
                                                   .group_by(Result.submission_id)).all())

@@ -5,13 +5,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 from sqlalchemy import func, select
 
-from classroom import queue, store as store_ops
+from classroom import queue, store as store_ops, worker as worker_ops
 from classroom.models import Job, Result, Submission
 from tests.classroom_support import LEARNERS, ROOT, run_cli, solution, stub, user_id
+from tests.waiting import FakeClock, wait_until
 
 
 def _submit(store, email, ex_id, source):
@@ -25,17 +25,17 @@ def _verdict(score=1.0):
 
 def test_a_worker_that_lost_its_lease_cannot_store_a_second_verdict(class_store):
     _submit(class_store, "ann@class.test", "ex01", "x = 1\n")
-    first = queue.claim(class_store, "w1", lease_s=1.0)
-    assert queue.claim(class_store, "w2") is None  # leased (a second is ample, even on a loaded machine)
-    deadline, second = time.monotonic() + 30, None
-    while second is None and time.monotonic() < deadline:  # until the lease has run out
-        time.sleep(0.05)
-        second = queue.claim(class_store, "w2")
+    clock = FakeClock()
+    first = queue.claim(class_store, "w1", lease_s=60, clock=clock)
+    clock.advance(59)
+    assert queue.claim(class_store, "w2", clock=clock) is None  # still leased
+    clock.advance(2)  # the lease has run out
+    second = queue.claim(class_store, "w2", clock=clock)
     assert (second.job_id, second.attempt) == (first.job_id, 2)
-    assert not queue.renew(class_store, first)
-    assert queue.finish(class_store, first, _verdict(0.5)) is False
-    assert queue.finish(class_store, second, _verdict(1.0)) is True
-    assert queue.finish(class_store, second, _verdict(1.0)) is False  # and only once
+    assert not queue.renew(class_store, first, clock=clock)
+    assert queue.finish(class_store, first, _verdict(0.5), clock) is False
+    assert queue.finish(class_store, second, _verdict(1.0), clock) is True
+    assert queue.finish(class_store, second, _verdict(1.0), clock) is False  # and only once
     with class_store.session() as session:
         assert [r.score for r in session.scalars(select(Result))] == [1.0]
         assert session.get(Submission, first.submission_id).status == "done"
@@ -73,11 +73,12 @@ def test_jobs_of_a_learner_run_in_dependency_order(class_store):
 
 def test_a_job_whose_workers_keep_dying_gets_an_error_verdict(class_store):
     sid = _submit(class_store, "ann@class.test", "ex01", "x = 1\n")
+    clock = FakeClock()
     for attempt in range(queue.MAX_ATTEMPTS):
-        claim = queue.claim(class_store, f"w{attempt}", lease_s=0.01)
+        claim = queue.claim(class_store, f"w{attempt}", lease_s=60, clock=clock)
         assert claim.attempt == attempt + 1
-        time.sleep(0.03)
-    assert queue.claim(class_store, "last") is None
+        clock.advance(61)  # its worker died: the lease runs out
+    assert queue.claim(class_store, "last", clock=clock) is None
     with class_store.session() as session:
         job = session.scalar(select(Job))
         result = session.scalar(select(Result))
@@ -85,19 +86,10 @@ def test_a_job_whose_workers_keep_dying_gets_an_error_verdict(class_store):
         assert result.job_id == job.id and "grading stopped 3 times" in result.summary
 
 
-def _wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_worker_killed_mid_job_has_its_job_regraded_exactly_once(class_store, sqlite_url):
     sid = _submit(class_store, "ann@class.test", "ex01", solution("ex01"))
     worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--db", sqlite_url, "--once",
-                               "--sandbox", "process", "--lease", "3"], cwd=ROOT, start_new_session=True,
+                               "--sandbox", "process"], cwd=ROOT, start_new_session=True,
                               stderr=subprocess.PIPE, text=True)
 
     def running():
@@ -105,15 +97,22 @@ def test_a_worker_killed_mid_job_has_its_job_regraded_exactly_once(class_store, 
             return session.scalar(select(Job.state)) == "running"
 
     try:
-        _wait_for(running, 120, "the worker to claim the job")
+        wait_until(running, 120, "the worker to claim the job")
     finally:
         os.killpg(worker.pid, signal.SIGKILL)  # the worker and its sandbox, mid-job
         worker.wait()
     with class_store.session() as session:
         assert session.scalar(select(func.count(Result.id))) == 0  # killed before any verdict
         assert session.scalar(select(Job.state)) == "running"
-    result = run_cli("worker", "--db", sqlite_url, "--once", "--sandbox", "process", "--lease", "3")
-    assert result.returncode == 0, result.stderr
+    later = FakeClock()
+    later.advance(queue.LEASE_S + 1)
+    assert queue.queue_status(class_store, clock=later)["expired_leases"] == 1  # the killed worker's lease ran out
+    log, graded = [], []
+    second = threading.Thread(target=lambda: graded.append(worker_ops.run_worker(
+        sqlite_url, sandbox="process", once=True, poll_s=0.05, log=log.append, clock=later)), daemon=True)
+    second.start()
+    second.join(300)
+    assert graded == [1], f"a second worker (--once) did not grade the job alone within 300 s: {log}"
     with class_store.session() as session:
         job = session.scalar(select(Job))
         results = list(session.scalars(select(Result)))

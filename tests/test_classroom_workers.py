@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -16,17 +15,7 @@ from classroom import live, queue, store as store_ops
 from classroom.db import ENV_VAR, Store
 from classroom.models import Job, Result, Worker, utcnow
 from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, user_id
-
-
-def wait_for(condition, timeout=120, what="the condition"):
-    """condition()'s first truthy value, polled until timeout seconds have passed."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
+from tests.waiting import wait_until
 
 
 def _alive_pids(store):
@@ -71,19 +60,19 @@ def test_the_pool_restarts_a_killed_child_and_keeps_the_url_off_the_command_line
     pool = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--concurrency", "2", "--sandbox",
                              "process", "--lease", "2"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        first = wait_for(lambda: len(_alive_pids(class_store)) == 2 and _alive_pids(class_store),
-                         what="two live workers")
+        first = wait_until(lambda: len(_alive_pids(class_store)) == 2 and _alive_pids(class_store), 120,
+                           "two live workers")
         for pid in first:  # `ps` shows the command line: the database URL is not on it
             assert sqlite_url.split("///")[1] not in open(f"/proc/{pid}/cmdline").read()
         victim = min(first)
         os.kill(victim, signal.SIGKILL)
-        wait_for(lambda: len(_alive_pids(class_store) - first) == 1, what="a restarted worker")
-        dead = wait_for(lambda: [w for w in queue.queue_status(class_store)["workers"] if not w["alive"]],
-                        what="the killed worker shown dead")
+        wait_until(lambda: len(_alive_pids(class_store) - first) == 1, 120, "a restarted worker")
+        dead = wait_until(lambda: [w for w in queue.queue_status(class_store)["workers"] if not w["alive"]], 120,
+                          "the killed worker shown dead")
         assert [w["pid"] for w in dead] == [victim]
         sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"),
                                "ex00_paths.py")
-        wait_for(lambda: queue.queue_position(class_store, sid)[0] == "done", what="the job graded")
+        wait_until(lambda: queue.queue_position(class_store, sid)[0] == "done", 120, "the job graded")
     finally:
         pool.send_signal(signal.SIGTERM)
         _, log = pool.communicate(timeout=120)
@@ -109,17 +98,17 @@ def test_a_worker_outlives_a_postgres_restart_and_stores_its_verdict(tmp_path):
         worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--sandbox", "process"], cwd=ROOT,
                                   env=dict(os.environ, **{ENV_VAR: url}), stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: log.extend(worker.stderr), daemon=True).start()
-        wait_for(lambda: queue.queue_position(store, first)[0] == "running", what="the job claimed")
+        wait_until(lambda: queue.queue_position(store, first)[0] == "running", 120, "the job claimed")
         store.close()
         cluster.stop()  # down while it grades, so that storing the verdict fails
-        wait_for(lambda: any("database unavailable while storing the verdict" in line for line in log),
-                 timeout=300, what="the worker failing to store its verdict")
-        time.sleep(6)  # the outage being tested: six more seconds without a database
+        failed = "database unavailable while storing the verdict"  # the outage being tested outlasts three tries
+        wait_until(lambda: sum(failed in line for line in log) >= 3, 300, "three failed tries to store the verdict")
         cluster.start()
         store = Store(url)
-        wait_for(lambda: queue.queue_position(store, first)[0] == "done", what="the verdict stored after the restart")
+        wait_until(lambda: queue.queue_position(store, first)[0] == "done", 120,
+                   "the verdict stored after the restart")
         second = store_ops.submit(store, ann, "ex00", solution("ex00"), "ex00_paths.py")
-        wait_for(lambda: queue.queue_position(store, second)[0] == "done", what="the next job graded")
+        wait_until(lambda: queue.queue_position(store, second)[0] == "done", 120, "the next job graded")
         assert worker.poll() is None, "".join(log)  # the same worker, still running
         with store.session() as session:
             assert list(session.scalars(select(Result.passed).order_by(Result.id))) == [True, True]

@@ -3,7 +3,6 @@ exercises/ (a passing copy of the solutions; failing copies give a clear message
 
 import json
 import shutil
-import time
 from dataclasses import replace
 
 import pytest
@@ -12,6 +11,7 @@ from sandbox_helpers import pid_gone
 from course.app import lab_runner
 from course.common.paths import PROJECT_ROOT
 from course.lessons import training_lab as tl
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # each test starts a training child process
 
@@ -22,11 +22,7 @@ PASSED = {ex: {"passed": True} for ex in ("ex01", "ex03", "ex05", "ex06", "ex07"
 
 def finished(live, timeout=300):
     """The child's run once it ends (LabRunError passes through)."""
-    deadline = time.monotonic() + timeout
-    while (run := lab_runner.result(live)) is None:
-        assert time.monotonic() < deadline, "the training child did not finish"
-        time.sleep(0.1)
-    return run
+    return wait_until(lambda: lab_runner.result(live), timeout, "the training child to finish", interval=0.1)
 
 
 @pytest.fixture
