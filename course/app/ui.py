@@ -210,6 +210,10 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
 [data-testid="stHeaderActionElements"] a:focus-visible {  /* a heading's link: shown at once when focused */
   opacity: 1 !important; transition: none !important;
 }
+/* Captions: Streamlit draws them at 60% opacity (contrast 2.7 on white); text needs 4.5 (WCAG AA): opaque, in a
+   grey that keeps them quieter than the prose (6.4 on white). */
+[data-testid="stCaptionContainer"] { opacity: 1 !important; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] :is(p, em, strong, li) { color: #5c5e68 !important; }
 /* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
