@@ -21,8 +21,9 @@ pytestmark = pytest.mark.timeout(900)
 
 # (axe rule, data-testid of the Streamlit component the node sits in): allowed, with the reason.
 STREAMLIT_OWNED = (
-    # st.navigation's sidebar menu: Streamlit puts each section's header <div> directly in the <ul> of the
-    # page links, so the list holds a non-<li> child (list) and its <li>s count as outside a list (listitem).
+    # st.navigation's sidebar menu: Streamlit wraps each section (its <header> and its <li> page links) in a
+    # <div> placed directly in the <ul>, so the list holds non-<li> children (list) and each <li>'s parent is
+    # that <div>, not a list (listitem); app.py only passes the sections to st.navigation.
     # The links themselves have names and are reachable by Tab (test_browser_readable checks their ring).
     ("list", "stSidebarNavItems"),
     ("listitem", "stSidebarNavItems"),
