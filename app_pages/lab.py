@@ -3,6 +3,7 @@
 import streamlit as st
 
 from course.app import lab_live
+from course.app.chart_view import show_chart
 from course.app.ui import current_lang, labeler, tr
 from course.lessons import lab_views, training_lab
 from course.translation import lab_pairs
@@ -68,7 +69,7 @@ def maps_section(pair, tokens_of_runs, task, seed):
     tokens = (pairs_slice() or {}).get("tokens") if task == training_lab.PAIRS_TASK else None
     for col, run, token, name in zip(st.columns(2), pair, tokens_of_runs, ("baseline", pair[1]["variant"])):
         spec, shown, output = attention_view(token, task, name, seed, step, kind, layer, head, current_lang(), run)
-        col.vega_lite_chart(spec, width="stretch")
+        show_chart(col, spec, width="stretch")
         if probe is None:
             col.caption(tr("lab.maps.no_data", step=shown))
         else:
@@ -93,7 +94,7 @@ if shown:
     names, runs = zip(*shown)
     specs = comparison(curve_token, task, names, seed, results["config"]["log_every"], current_lang(), runs)
     for col, spec in zip(st.columns(2), specs):
-        col.vega_lite_chart(spec, width="stretch")
+        show_chart(col, spec, width="stretch")
 for run, name in ((live_run, variant), (mine, "mine")):
     if run:
         st.caption(tr("lab.live_caption", variant=tr(f"lab.variants.{name}"), steps=run["steps_done"],

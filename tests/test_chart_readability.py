@@ -31,6 +31,17 @@ def test_the_blues_ramp_ends_are_vegas():
         charts.scheme_colour("magma", 0.5)  # no such ramp: the message lists the known ones
 
 
+def test_heatmaps_default_to_viridis_whose_ramp_ends_are_vegas():
+    """Viridis: dark violet #440154 to yellow #fde725, lightness rising all the way (colour-blind safe)."""
+    spec = charts.heatmap([[0.0, 1.0]], show_values=True, domain=[0, 1]).to_dict()
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["scheme"] == "viridis"
+    assert charts.scheme_colour("viridis", 0) == pytest.approx((0x44, 0x01, 0x54))
+    assert charts.scheme_colour("viridis", 1) == pytest.approx((0xfd, 0xe7, 0x25))
+    lightness = [charts.relative_luminance(charts.scheme_colour("viridis", x / 20)) for x in range(21)]
+    assert lightness == sorted(lightness)
+    assert [row["label_colour"] for row in list(spec["datasets"].values())[0]] == ["white", "black"]
+
+
 def test_pale_cells_get_black_labels_whatever_the_other_cells_hold():
     """0.15 and 0.17 are the same pale shade: one label colour for both (the mean rule flipped at ~0.17)."""
     colours = charts.cell_label_colours([[0.15, 0.17], [0.0, 1.0]], "blues", [0, 1])
@@ -40,7 +51,7 @@ def test_pale_cells_get_black_labels_whatever_the_other_cells_hold():
 
 
 def test_every_heatmap_label_contrasts_at_least_4_5_with_its_cell():
-    for scheme, domain in (("blues", [0, 1]), ("redblue", [-1, 1])):
+    for scheme, domain in (("blues", [0, 1]), ("redblue", [-1, 1]), ("viridis", [0, 1])):
         low, high = domain
         for value in np.linspace(low, high, 101):
             background = charts.scheme_colour(scheme, (value - low) / (high - low))
@@ -49,7 +60,7 @@ def test_every_heatmap_label_contrasts_at_least_4_5_with_its_cell():
 
 
 def test_the_heatmap_spec_carries_each_cells_label_colour():
-    spec = charts.heatmap([[0.17, 1.0]], show_values=True, domain=[0, 1]).to_dict()
+    spec = charts.heatmap([[0.17, 1.0]], show_values=True, domain=[0, 1], scheme="blues").to_dict()
     datasets = list(spec["datasets"].values())
     assert [row["label_colour"] for row in datasets[0]] == ["black", "white"]
     assert "label_colour" in str(spec["layer"][1]["encoding"]["color"])

@@ -97,6 +97,7 @@ def test_the_text_grid_marks_one_cell_on_each_side():
 # Every known mistake of the attention exercises. DIFF: the first wrong quantity is a weight matrix, so the failing
 # check must carry the diff; the others must not (their first wrong quantity is something else, said in the reason).
 WEIGHTS_FIRST = {
+    "ex01": {"mask_fill_zero", "mask_off_by_one", "empty_row_nan", "mask_lens_per_query_ignored"},  # masked_softmax
     "ex02": {"no_half", "w_outside_square", "softmax_over_queries", "no_minus"},  # the kernel weights themselves
     "ex03": {"dot_no_scale", "dot_scale_by_d", "dot_softmax_over_queries", "additive_no_tanh", "additive_ignores_mask",
              "dot_ignores_mask", "weights_after_dropout", "dot_scale_value_size"},  # scores or softmax wrong
@@ -105,6 +106,9 @@ WEIGHTS_FIRST = {
     "ex08": {"mask_fill_zero", "mask_inverted", "empty_row_uniform", "torch_softmax_nan"},  # softmax_with_mask
 }
 NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
+    "ex01": {"softmax_no_shift": "softmax(X, dim) over any axis, not (queries, keys) weights",
+             "softmax_fixed_axis": "softmax(X, dim) over any axis, not (queries, keys) weights",
+             "builtin_softmax": "a rule on the source", "input_modified_in_place": "an input changed in place"},
     "ex03": {"weights_times_keys": "the output's shape", "no_dropout": "weights agree; dropout comes after",
              "dropout_on_output": "weights agree; dropout comes after"},
     "ex04": {"deep_output_order": "logits after the attention", "deep_output_no_tanh": "logits after the attention",

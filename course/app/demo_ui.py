@@ -126,7 +126,11 @@ def decoding_note(result):
               source=tr(f"demos.common.alpha_source.{d['alpha_source']}"), guard=guard)
 
 
+MAX_LABELLED = 12  # rows or columns up to which each cell shows its weight (wider grids would squeeze them)
+
+
 def attention_heatmap(frame, title, x_title, y_title):
     """An attention matrix (rows: queries, columns: keys) as a heatmap's Vega-Lite dict."""
     return charts.heatmap(frame, title=title, x_title=x_title, y_title=y_title,
-                          value_title=tr("demos.translate.value_title"), domain=[0, 1], show_values=False).to_dict()
+                          value_title=tr("demos.translate.value_title"), domain=[0, 1],
+                          show_values=max(frame.shape) <= MAX_LABELLED).to_dict()

@@ -210,6 +210,10 @@ label:has(input:focus-visible), [data-testid="stSlider"] div:has(> input:focus-v
 [data-testid="stHeaderActionElements"] a:focus-visible {  /* a heading's link: shown at once when focused */
   opacity: 1 !important; transition: none !important;
 }
+/* Captions: Streamlit draws them at 60% opacity (contrast 2.7 on white); text needs 4.5 (WCAG AA): opaque, in a
+   grey that keeps them quieter than the prose (6.4 on white). */
+[data-testid="stCaptionContainer"] { opacity: 1 !important; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] :is(p, em, strong, li) { color: #5c5e68 !important; }
 /* Page links in the main area (review cards, footers) wrap instead of ending in "…" mid-title. */
 [data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
@@ -234,6 +238,53 @@ SKIP_LINK_JS = """<script>
 </script>"""
 
 
+# Streamlit's own English on the page (the file uploader's button and size line, the heading links' names):
+# each text node or aria-label that reads exactly one of them gets the learner's language, again whenever
+# Streamlit redraws it. The text nodes are changed in place (nodeValue), so React keeps the node it owns.
+STREAMLIT_TEXT_JS = """<script>
+(() => {
+  const words = %s, size = %s;
+  const translate = text => {
+    const trimmed = text.trim();
+    if (words[trimmed] !== undefined) return words[trimmed];
+    for (const [pattern, wanted] of size) {
+      const match = trimmed.match(new RegExp(pattern));
+      if (match) return trimmed.replace(match[0], wanted.replace('{size}', match[1]));
+    }
+    return null;
+  };
+  const apply = () => {
+    for (const root of document.querySelectorAll('[data-testid="stFileUploader"]')) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement.closest('[data-testid="stWidgetLabel"], [data-testid="stFileUploaderFile"]')) continue;
+        const wanted = translate(node.nodeValue);
+        if (wanted !== null && wanted !== node.nodeValue) node.nodeValue = wanted;
+      }
+    }
+    for (const el of document.querySelectorAll('[data-testid="stFileUploaderDropzoneInput"], a[aria-label]')) {
+      const wanted = words[el.getAttribute('aria-label')];
+      if (wanted !== undefined && wanted !== el.getAttribute('aria-label')) el.setAttribute('aria-label', wanted);
+    }
+  };
+  if (window.attentionLabTexts) window.attentionLabTexts.disconnect();
+  window.attentionLabTexts = new MutationObserver(apply);
+  window.attentionLabTexts.observe(document.body, {childList: true, subtree: true, characterData: true,
+                                                   attributes: true, attributeFilter: ['aria-label']});
+  apply();
+})();
+</script>"""
+STREAMLIT_WORDS = ("upload", "browse", "drag_drop", "file_input", "heading_link")
+
+
+def streamlit_text_js(lang):
+    """STREAMLIT_TEXT_JS for `lang`: Streamlit's English words -> the catalog's, and the size lines' patterns."""
+    words = {t(f"app.streamlit.{key}", "en"): t(f"app.streamlit.{key}", lang) for key in STREAMLIT_WORDS}
+    size = [["^" + t(f"app.streamlit.{key}", "en").replace("{size}", r"(\S+)"), t(f"app.streamlit.{key}", lang)]
+            for key in ("limit_per_file", "per_file")]
+    return STREAMLIT_TEXT_JS % (json.dumps(words, ensure_ascii=False), json.dumps(size, ensure_ascii=False))
+
+
 def window_title(page_title):
     """The browser tab's title for a page: its own title, then the app's name."""
     return tr("app.window_title", page=page_title)
@@ -244,3 +295,5 @@ def keyboard_aids():
     st.html(FOCUS_CSS)
     st.sidebar.html(SKIP_LINK_JS % json.dumps(tr("app.skip_to_content"), ensure_ascii=False),
                     unsafe_allow_javascript=True)
+    if current_lang() != "en":  # Streamlit's own words are English already
+        st.sidebar.html(streamlit_text_js(current_lang()), unsafe_allow_javascript=True)

@@ -71,7 +71,7 @@ def diff_chart(diff, lang):
 def show_weights_diff(where, diff, lang, key):
     """Draw the diff in `where`: the sentence, the two heatmaps, the tables in an expander."""
     where.markdown(worst_sentence(diff, lang))
-    show_chart(where, diff_chart(diff, lang), key=key)
+    show_chart(where, diff_chart(diff, lang), key=key, describe=False)  # its own sentence and tables
     with where.expander(t("practice.weights_table", lang)):
         expected, got = diff_frames(diff, lang)
         st.caption(t("practice.weights_expected", lang))

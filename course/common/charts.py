@@ -28,12 +28,16 @@ def _label_expr(labels):
 
 
 # Vega's continuous colour schemes (vega-scale's palettes, the colours it interpolates in RGB between):
-# the heatmap needs the colour of each cell to choose a readable label colour.
+# the heatmap needs the colour of each cell to choose a readable label colour. Heatmaps default to viridis:
+# perceptually uniform, its lightness rising from dark violet to yellow, so it reads the same with the common
+# colour-vision deficiencies and in greyscale; redblue is kept for signed values around 0.
 SCHEME_RAMPS = {
     "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
     "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
-    "viridis": "4401543b528b21918c5ec962fde725",  # its colours at 0, 1/4, 1/2, 3/4, 1 (enough for label contrast)
+    "viridis": "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d"
+               "1f988b1fa08822a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725",
 }
+DEFAULT_SCHEME = "viridis"
 
 
 def scheme_colour(scheme, position):
@@ -81,7 +85,7 @@ def cell_label_colours(values, scheme, domain=None):
 
 def heatmap(
     data, row_labels=None, col_labels=None, title="", *,
-    x_title="", y_title="", value_title=None, scheme="blues",
+    x_title="", y_title="", value_title=None, scheme=DEFAULT_SCHEME,
     show_values=False, value_format=".2f", domain=None, cell_size=None,
 ):
     """A heatmap of a 2-D array or DataFrame: rows on the y axis, columns on x.

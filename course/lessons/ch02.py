@@ -12,6 +12,7 @@ import altair as alt
 import pandas as pd
 import torch
 
+from course.common import charts
 from solutions.ex02_nadaraya_watson import (
     NWKernelRegression,
     gaussian_kernel_weights,
@@ -136,7 +137,7 @@ def weights_chart(weights, row_values, col_values, row_title, col_title):
     return alt.Chart(frame).mark_rect().encode(
         x=alt.X("col:O", title=col_title, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("row:O", title=row_title, axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("weight:Q", title="α", scale=alt.Scale(scheme="reds")),
+        color=alt.Color("weight:Q", title="α", scale=alt.Scale(scheme=charts.DEFAULT_SCHEME)),
         tooltip=[alt.Tooltip("query:Q", title=row_title), alt.Tooltip("key:Q", title=col_title),
                  alt.Tooltip("weight:Q", title="α", format=".3f")],
     ).properties(height=300)

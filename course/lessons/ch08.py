@@ -251,5 +251,5 @@ def local_view(lang, kind, half_width, causal, layers):
                              x_title=x, y_title=y, domain=[0, 1], show_values=True, cell_size=48)
     seen = charts.heatmap(reach(mask, layers).to(torch.float32).numpy(), labels, labels,
                           t("ch08.local.reach_title", lang, layers=layers), x_title=x, y_title=y,
-                          scheme="greens", domain=[0, 1], cell_size=48)
+                          domain=[0, 1], show_values=True, value_format=".0f", cell_size=48)
     return {"weights": weights.to_dict(), "reach": seen.to_dict(), "stats": local_stats(kind, half_width, causal, layers)}

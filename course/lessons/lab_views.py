@@ -140,5 +140,6 @@ def attention_spec(run, config, step, kind, layer, head, title, lang, pairs=None
     head = min(head, len(layer_maps) - 1)  # the one-head model has only head 0
     rows, cols = map_labels(config, run["task"], kind, pairs)
     chart = charts.heatmap(layer_maps[head], rows, cols, title=title, domain=[0, 1],
+                           show_values=max(len(rows), len(cols)) <= 12, cell_size=32,
                            x_title=t(f"lab.maps.x_{kind}", lang), y_title=t(f"lab.maps.y_{kind}", lang))
     return chart.to_dict(), snap["step"], snap["prediction"]

@@ -30,7 +30,7 @@ def _masked(name, X, valid_lens, seed):
     return Check(name, call_desc("masked_softmax", ["X", "valid_lens"], [X, valid_lens]),
                  "call_without_builtin_softmax", spec,
                  properties=(_no_softmax_op, weights_property("output", 1), unchanged_input("X")),
-                 target="masked_softmax")
+                 target="masked_softmax", weights=("output",))  # its output is attention weights: diffed when wrong
 
 
 def _no_softmax_op(results, spec):

@@ -31,7 +31,7 @@ def cone(kernel_size, dilations, texts):
     rows = [texts["output"]] + [texts["layer"].format(layer=n) for n in range(layers - 1, 0, -1)] + [texts["input"]]
     matrix = ch01.receptive_cone(kernel_size, list(dilations))  # (L + 1, R)
     return charts.heatmap(matrix, rows, list(range(matrix.shape[1])), texts["title"],
-                          x_title=texts["position"], value_title="", cell_size=22)
+                          x_title=texts["position"], value_title="", cell_size=22, show_values=True, value_format=".0f")
 
 
 def gradients(rho, w_norm, measured_rows, texts):

@@ -1,0 +1,87 @@
+"""axe-core in the browser tests' Chromium: inject it, run it on the page, move a page's widgets first.
+
+axe-core is an npm package that .ci/install-axe puts in the git-ignored .axe/ folder.
+"""
+
+import os
+
+import pytest
+
+from tests.browser_support import ROOT, wait_until_rendered
+
+AXE_JS = ROOT / ".axe" / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")  # the impacts a page may not have (outside the allow-list)
+
+# Each node also gets `owners`: the data-testid of it and its ancestors (Streamlit marks its components so).
+RUN_AXE_JS = """
+const done = arguments[arguments.length - 1];
+const owners = target => {
+  const found = [];
+  for (let el = document.querySelector(target[0]); el; el = el.parentElement)
+    if (el.dataset && el.dataset.testid) found.push(el.dataset.testid);
+  return found;
+};
+axe.run(document, {resultTypes: ['violations']}).then(result => done(result.violations.map(v => ({
+  id: v.id, impact: v.impact, help: v.help,
+  nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 300), owners: owners(n.target),
+                            summary: (n.failureSummary || '').slice(0, 300)}))}))))
+  .catch(error => done({error: String(error)}));
+"""
+
+
+def require_axe():
+    """The axe-core script's text; skip without it, but fail in CI, which must run this test."""
+    if not AXE_JS.is_file():
+        problem = f"axe-core is not installed at {AXE_JS.relative_to(ROOT)} (run .ci/install-axe)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the accessibility test: {problem}")
+        pytest.skip(problem)
+    return AXE_JS.read_text(encoding="utf-8")
+
+
+def axe_violations(driver, source):
+    """axe-core's violations on the current page (injected into it when missing): [{id, impact, help, nodes}]."""
+    if not driver.execute_script("return typeof window.axe !== 'undefined'"):
+        driver.execute_script(source)
+    driver.set_script_timeout(120)
+    found = driver.execute_async_script(RUN_AXE_JS)
+    if isinstance(found, dict):
+        pytest.fail(f"axe-core failed on {driver.current_url}: {found['error']}")
+    return found
+
+
+def blocking(violations, allowed=()):
+    """The serious and critical nodes that no (rule, data-testid) of `allowed` covers (the node is inside an
+    element with that data-testid) -> [(rule, target, html)]."""
+    bad = []
+    for violation in violations:
+        if violation["impact"] not in BLOCKING:
+            continue
+        for node in violation["nodes"]:
+            if not any(rule == violation["id"] and owner in node["owners"] for rule, owner in allowed):
+                summary = " ".join(node["summary"].split())
+                bad.append((violation["id"], node["target"], f"{node['html'][:160]}  [{summary}]"))
+    return bad
+
+
+def counts_by_rule(violations):
+    """{rule id (impact): number of nodes} of serious and critical violations."""
+    return {f"{v['id']} ({v['impact']})": len(v["nodes"]) for v in violations if v["impact"] in BLOCKING}
+
+
+def move_widgets(driver, limit=3):
+    """Move the first `limit` sliders of the main area one step right (a rerun each), as a learner would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    selector = '[data-testid="stMain"] [data-testid="stSlider"] [role="slider"]'
+    count = min(limit, len(driver.find_elements(By.CSS_SELECTOR, selector)))
+    for i in range(count):
+        sliders = driver.find_elements(By.CSS_SELECTOR, selector)
+        if i >= len(sliders):
+            break
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", sliders[i])
+        ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
+        wait_until_rendered(driver)
+    return count

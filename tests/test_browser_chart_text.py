@@ -1,0 +1,154 @@
+"""Every chart's text alternative in Chromium, and Streamlit's own words in Chinese on zh pages.
+
+Each drawn Vega-Lite chart is followed by its one-sentence summary (also the chart's accessible name) and an
+expander with its numbers as a table, which the keyboard reaches with Tab and opens with Enter.
+"""
+
+import os
+
+import pytest
+
+from course.common.i18n import t
+from tests.browser_support import main_text, require_browser, running_app, wait_for, wait_until_rendered
+from tests.test_browser import close_dialogs, open_through_root
+
+pytestmark = pytest.mark.timeout(900)
+# The pages that draw charts as they open (the tabs of ch03 and ch06 draw theirs when opened).
+CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "demo_translate",
+               "demo_bottleneck", "demo_inside", "lab")
+
+# For each visible chart: its title (none when drawn on a canvas), the caption and expander summary that follow
+# it in its container, the summary's tab index, and the chart's accessible name (the spec's description).
+CHART_TEXT_JS = """
+const out = [];
+for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+  if (!chart.checkVisibility()) continue;
+  let box = chart;
+  while (box.parentElement && box.parentElement.children.length < 3) box = box.parentElement;
+  const after = [...box.parentElement.children].slice([...box.parentElement.children].indexOf(box) + 1);
+  const caption = after.length ? after[0].querySelector('[data-testid="stCaptionContainer"]') : null;
+  const summary = after.length > 1 ? after[1].querySelector('[data-testid="stExpander"] summary') : null;
+  const svg = chart.querySelector('svg'), title = svg && svg.querySelector('[aria-roledescription="title"]');
+  out.push({title: title ? title.textContent : '', canvas: !svg, caption: caption ? caption.innerText : null,
+            expander: summary ? summary.innerText : null, tabindex: summary ? summary.tabIndex : null,
+            name: chart.getAttribute('aria-label')});
+}
+return out;
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
+    require_browser()
+    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
+        yield url
+
+
+def drawn_charts(driver):
+    """CHART_TEXT_JS's list, once every chart on the page has drawn its SVG."""
+    from selenium.webdriver.common.by import By
+
+    def drawn(d):
+        charts = [c for c in d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]') if c.is_displayed()]
+        return charts and all(c.find_elements(By.CSS_SELECTOR, "svg, canvas") for c in charts)  # big ones: canvas
+
+    wait_for(driver, drawn, "the page's charts were not drawn")
+    return driver.execute_script(CHART_TEXT_JS)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("key", CHART_PAGES)
+def test_every_chart_is_followed_by_its_summary_and_a_table(server, browsers, key, lang):
+    driver = browsers(lang)
+    open_through_root(driver, server, key)
+    close_dialogs(driver)
+    charts = drawn_charts(driver)
+    prefix = t("charts.table", lang, title="")
+    untitled = t("charts.untitled", lang)
+    bad = [c for c in charts
+           if not c["caption"] or not (c["canvas"] or c["caption"].startswith(c["title"] or untitled))
+           or not c["expander"] or prefix.strip() not in c["expander"] or c["tabindex"] < 0
+           or c["name"] != c["caption"]]
+    assert charts and bad == [], f"{key} ({lang}): charts without their summary or table: {bad}"
+
+
+# The last element the keyboard reaches before arguments[0] (in document order), focused.
+FOCUS_BEFORE_JS = """
+const target = arguments[0];
+const stops = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')]
+  .filter(e => e.tabIndex >= 0 && e.checkVisibility() && !e.disabled
+          && (e.compareDocumentPosition(target) & Node.DOCUMENT_POSITION_FOLLOWING));
+const before = stops[stops.length - 1];
+before.scrollIntoView({block: 'center'});
+before.focus();
+return before.tagName;
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_charts_table_opens_from_the_keyboard(server, browsers, lang):
+    """Tab reaches the expander under a chart, Enter opens it, and the table shows the chart's numbers."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browsers(lang)
+    open_through_root(driver, server, "ch04")
+    close_dialogs(driver)
+    drawn_charts(driver)
+    prefix = t("charts.table", lang, title="").strip()
+    summaries = [s for s in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stExpander"] summary')
+                 if prefix in s.text]
+    target = summaries[0]
+    driver.execute_script(FOCUS_BEFORE_JS, target)
+    for _ in range(10):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.execute_script("return document.activeElement === arguments[0]", target):
+            break
+    else:
+        pytest.fail(f"Tab did not reach {target.text!r}")
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    expander = target.find_element(By.XPATH, "./ancestor::*[@data-testid='stExpander'][1]")
+
+    def table(d):
+        found = expander.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"] td')
+        return found if found and found[0].is_displayed() else None
+
+    cells = wait_for(driver, table, "Enter did not open the table")
+    assert len(cells) >= 2 and all(c.text for c in cells)
+
+
+@pytest.mark.parametrize("page_key", ["practice"])
+def test_streamlit_words_are_chinese_on_zh_pages_and_stay_so(server, browsers, page_key):
+    """The uploader's button and size line, its input's name and the heading links' names, in Chinese;
+    still so after another page was shown in between (Streamlit draws them anew)."""
+    from selenium.webdriver.common.by import By
+
+    driver = browsers("zh")
+    open_through_root(driver, server, page_key)
+    close_dialogs(driver)
+    english = ("Upload", "Browse files", "Drag and drop", "per file", "Link to heading", "file upload")
+
+    def chinese(d):
+        box = d.find_elements(By.CSS_SELECTOR, '[data-testid="stFileUploader"]')
+        if not box:
+            return None
+        names = d.execute_script("return [...document.querySelectorAll('a[aria-label], "
+                                 "[data-testid=\"stFileUploaderDropzoneInput\"]')].map(e => e.getAttribute("
+                                 "'aria-label'))")
+        shown = box[0].text + "\n" + "\n".join(names)
+        return shown if not any(word in shown for word in english) else None
+
+    for _ in range(2):
+        shown = wait_for(driver, chinese, lambda: f"English left on the page: {main_text(driver)[:1500]}", 30)
+        assert t("app.streamlit.upload", "zh") in shown
+        assert t("app.streamlit.per_file", "zh", size="1MB") in shown
+        assert t("app.streamlit.heading_link", "zh") in shown and t("app.streamlit.file_input", "zh") in shown
+        link = driver.find_element(By.XPATH, f'//*[@data-testid="stSidebar"]//a[.//*[text()="{t("nav.ch01", "zh")}"]]')
+        link.click()
+        wait_for(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="stFileUploader"]'), "ch01")
+        wait_until_rendered(driver)
+        back = driver.find_element(By.XPATH, f'//*[@data-testid="stSidebar"]//a[.//*[text()="{t("nav.practice", "zh")}"]]')
+        back.click()
+        wait_until_rendered(driver)

@@ -1,0 +1,82 @@
+"""The text alternative of charts (course/common/chart_text.py): sentences and tables from hand-picked data."""
+
+import pandas as pd
+import pyarrow as pa
+
+from course.common import chart_text, charts
+from course.lessons.ch06.positions import pe_heatmap
+
+WEIGHTS = [[0.7, 0.2, 0.1],
+           [0.05, 0.05, 0.9],
+           [0.3, 0.6, 0.1]]
+
+
+def test_attention_weights_are_summarised_by_their_strongest_cells_in_each_language():
+    spec = charts.heatmap(WEIGHTS, ["I", "love", "tea"], ["I", "love", "tea"], "self-attention",
+                          show_values=True).to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "self-attention: attention weights of 3 queries (rows) over 3 keys (columns); "
+        "the strongest: love → tea (0.9); I → I (0.7); tea → love (0.6).")
+    assert chart_text.summary(spec, "zh") == (
+        "self-attention：3 个查询（行）对 3 个键（列）的注意力权重；"
+        "最强的是 love → tea（0.9）；I → I（0.7）；tea → love（0.6）。")
+
+
+def test_a_grid_that_is_not_weights_says_its_range_and_largest_values():
+    spec = charts.heatmap([[-1.5, 2.0], [0.25, -0.5]], title="scores", scheme="redblue").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "scores: a grid of 2 × 2 values from -1.5 to 2; the largest: 0 → 1 (2); 1 → 0 (0.25); 1 → 1 (-0.5).")
+
+
+def test_rows_that_do_not_sum_to_one_are_not_weights():
+    assert chart_text.are_weights([(0, 0, 0.5), (0, 1, 0.5), (1, 0, 0.0), (1, 1, 0.0)])  # a fully masked row
+    assert not chart_text.are_weights([(0, 0, 0.5), (0, 1, 0.6)])
+    assert not chart_text.are_weights([(0, 0, 1.5), (0, 1, -0.5)])
+
+
+def test_a_repeated_word_keeps_its_own_row_and_column_in_the_table():
+    spec = charts.heatmap([[1.0, 0.0], [0.25, 0.75]], ["the", "the"], ["a", "b"], "t").to_dict()
+    frame = chart_text.table(spec, "en")
+    assert list(frame.index) == ["the (0)", "the (1)"] and list(frame.columns) == ["a", "b"]
+    assert frame.loc["the (1)", "b"] == "0.75"
+
+
+def test_lines_name_each_series_with_its_first_and_last_value():
+    frame = pd.DataFrame({"step": [0, 1, 2, 0, 1, 2], "loss": [2.0, 1.0, 0.5, 2.0, 1.5, 1.25],
+                          "run": ["scaled"] * 3 + ["unscaled"] * 3})
+    spec = charts.line_chart(frame, "step", "loss", color="run", title="Training loss", x_title="step",
+                             y_title="loss").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "Training loss: loss against step: scaled from 2 at 0 to 0.5 at 2; unscaled from 2 at 0 to 1.25 at 2.")
+    assert chart_text.summary(spec, "zh") == (
+        "Training loss：loss随step的变化——scaled在 0 处为 2，到 2 处为 0.5；unscaled在 0 处为 2，到 2 处为 1.25。")
+    table = chart_text.table(spec, "en")
+    assert table.to_dict("list") == {"step": ["0", "1", "2"], "scaled": ["2", "1", "0.5"],
+                                     "unscaled": ["2", "1.5", "1.25"]}
+
+
+def test_bars_name_the_highest_and_the_lowest():
+    frame = pd.DataFrame({"word": ["The", "cat", "sat"], "alpha": [0.2, 0.7, 0.1]})
+    spec = charts.bar_chart(frame, "word", "alpha", y_title="α").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "This chart: 3 bars of α; the highest is cat (0.7), the lowest sat (0.1).")
+    assert chart_text.table(spec, "zh").to_dict("list") == {"word": ["The", "cat", "sat"], "α": ["0.2", "0.7", "0.1"]}
+
+
+def test_position_bars_use_the_words_on_their_axis():
+    spec = charts.position_bar_chart(["the", "cat", "the"], [0.1, 0.3, 0.6], y_title="weight").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "This chart: 3 bars of weight; the highest is the (0.6), the lowest the (0.1).")
+
+
+def test_data_passed_beside_the_spec_as_arrow_is_read():
+    table, spec = pe_heatmap("en", 4, 4)
+    assert isinstance(table, pa.Table)
+    sentence = chart_text.summary(spec, "en", table)
+    assert sentence.startswith(f"{spec['title']}: a grid of 4 × 4 values from ")
+    assert chart_text.table(spec, "en", table).shape == (4, 4)
+
+
+def test_a_spec_without_a_data_mark_has_no_summary():
+    assert chart_text.summary({"mark": "text", "encoding": {"text": {"field": "a"}}}, "en") is None
+    assert chart_text.table({"mark": "rule"}, "en") is None
