@@ -198,7 +198,13 @@ def mistake_chart(user_id, frame, ex_id):
         tooltip=["mistake_id", "label", "count", alt.Tooltip("share:Q", format=".0%")],
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.5)),
     ).add_params(pick)
-    event = st.altair_chart(chart, on_select="rerun", key=f"class_analytics_chart_{ex_id}")
+    event = st.altair_chart(chart.properties(description=tr("classroom.mistakes_title", ex_id=ex_id)),
+                            on_select="rerun", key=f"class_analytics_chart_{ex_id}")
+    with st.expander(t("charts.table", current_lang(), title=tr("classroom.mistakes_title", ex_id=ex_id)),
+                     key=f"class_analytics_table_{ex_id}"):  # the chart's numbers, for keyboard and screen readers
+        st.table(bars.assign(share=bars["share"].map("{:.0%}".format))[["label", "count", "share"]].rename(
+            columns={"label": tr("classroom.bar_mistake"), "count": tr("classroom.col_count"),
+                     "share": tr("classroom.bar_share")}))
     clicked = [p.get("mistake_id") for p in (event.selection.get("bar") or [])] if event else []
     options = bars["mistake_id"].tolist()
     chosen = st.selectbox(tr("classroom.pick_bar"), options, key=f"class_analytics_pick_{ex_id}",

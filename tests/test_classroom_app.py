@@ -96,6 +96,9 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     assert errors_of(at) == []
     label = feedback.mistake_labels("ex03", lang)["dot_no_scale"]
     assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
+    mistake_col, count_col = t("classroom.bar_mistake", lang), t("classroom.col_count", lang)
+    tables = [table.value for table in at.table if mistake_col in table.value.columns]  # the chart's table
+    assert tables and tables[0][mistake_col].tolist()[0] == label and int(tables[0][count_col].tolist()[0]) >= 1
 
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):
