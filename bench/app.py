@@ -156,7 +156,7 @@ def main():
     parser.add_argument("--no-cold-start", action="store_true", help="skip the cold-start figures")
     args = parser.parse_args()
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="bench-lab-")  # never touch real notes
-    from course.app import pages_index
+    from course.common import pages_index
 
     print(f"page rerun after one widget change (median of {args.runs}; goal < {GOAL_MS} ms)")
     for page in [p for p in pages_index.existing() if not args.page or p.key in args.page]:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from course.common.exercise_index import EXERCISES  # noqa: E402
 from grader import bounded, checks, untrusted_records  # noqa: E402
-from grader.core import _run_reference, _warm_judging  # noqa: E402
+from grader.core import _run_reference  # noqa: E402
 
 
 def _ms(fn, repeats):
@@ -39,7 +39,6 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    _warm_judging()
     with tempfile.TemporaryDirectory() as folder:
         for ex in EXERCISES:
             paths = []

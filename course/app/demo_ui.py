@@ -29,6 +29,11 @@ def _load(path, mtime_ns, size):
     return loaded
 
 
+def loaded_model(name):
+    """The reference LoadedModel for `name` (the checkpoint must exist)."""
+    return _load(*demos.checkpoint_stamp(name))
+
+
 def load_models(names):
     """{name: LoadedModel}; when some still have to be loaded, a status line says so, then how long it took."""
     stamps = {name: demos.checkpoint_stamp(name) for name in names}
