@@ -87,3 +87,25 @@ def charts(at):
 
 
 __all__ = ["AppTest", "Block", "open_page", "utc_plus_8", "widgets", "errors_of", "metric", "markdown_text", "charts"]
+
+
+def _chart_alternatives(at, kind):
+    """ids of the `kind` elements ("table" or "dataframe") inside the expanders that hold a chart's numbers
+    (course/app/chart_view.py titles each with `charts.table`)."""
+    from course.common.i18n import LANGS, t
+
+    prefixes = tuple(t("charts.table", lang, title="") for lang in LANGS)
+    return {id(element.proto) for expander in at.expander if expander.label.startswith(prefixes)
+            for element in getattr(expander, kind)}
+
+
+def page_tables(at):
+    """The page's own st.table elements, in order, without the tables the charts carry as their text alternative."""
+    alternatives = _chart_alternatives(at, "table")
+    return [table for table in at.table if id(table.proto) not in alternatives]
+
+
+def page_dataframes(at):
+    """The page's own st.dataframe elements, in order, without the charts' number grids."""
+    alternatives = _chart_alternatives(at, "dataframe")
+    return [frame for frame in at.dataframe if id(frame.proto) not in alternatives]

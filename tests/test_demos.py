@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from app_helpers import errors_of, open_page, widgets
+from app_helpers import errors_of, open_page, page_dataframes, widgets
 from sandbox_helpers import pid_gone
 
 from course.app import demo_runner, progress
@@ -163,14 +163,14 @@ def test_bottleneck_table_shows_the_reports_numbers(tiny):
 def test_inside_decoder_self_attention_is_causal_and_heads_differ():
     at = open_page(INSIDE, lang="en")
     at.radio(key="demo_inside_kind").set_value("decoder").run()
-    first = next(df.value for df in at.dataframe).to_numpy()
+    first = page_dataframes(at)[0].value.to_numpy()
     assert np.allclose(np.triu(first, k=1), 0) and np.allclose(first.sum(axis=1), 1, atol=5e-3)
     at.selectbox(key="demo_inside_head").set_value(2).run()
     at.selectbox(key="demo_inside_layer").set_value(2).run()
-    second = next(df.value for df in at.dataframe).to_numpy()
+    second = page_dataframes(at)[0].value.to_numpy()
     assert second.shape == first.shape and not np.allclose(first, second)
     at.radio(key="demo_inside_kind").set_value("cross").run()
-    cross = next(df.value for df in at.dataframe)
+    cross = page_dataframes(at)[0].value
     src_vocab = load_checkpoint(demos.checkpoint_path("transformer")).src_vocab  # BPE pieces in the fixture
     assert cross.shape[1] == len(src_vocab.segment(tokenize_en(SENTENCE))) and errors_of(at) == []
 

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from app_helpers import errors_of, open_page
+from app_helpers import errors_of, open_page, page_tables
 from streamlit import dataframe_util
 
 from course.common import i18n
@@ -67,7 +67,7 @@ def test_ch02_w_slider_training_and_state_across_pages():
     assert float(metrics[1]) == pytest.approx(nw_mse(1.0), abs=1e-4)
     at.slider(key="ch02_w").set_value(3.0).run()
     assert float(at.metric[1].value) == pytest.approx(nw_mse(3.0), abs=1e-4)
-    assert "(50, 1, 49)" in at.table[0].value.to_string()
+    assert "(50, 1, 49)" in page_tables(at)[0].value.to_string()
 
     at.slider(key="ch02_epochs").set_value(4).run()
     at.button(key="ch02_train").click().run()
@@ -127,7 +127,7 @@ def test_ch03_shift_temperature_and_comparison():
     at.slider(key="ch03_dq").set_value(8).run()
     at.slider(key="ch03_dk").set_value(6).run()
     at.slider(key="ch03_hidden").set_value(10).run()
-    params = at.table[0].value.iloc[:, 2].astype(int).tolist()
+    params = page_tables(at)[0].value.iloc[:, 2].astype(int).tolist()
     assert params == [10 * (8 + 6) + 10, 0, 0, 8 * 6]
     ms = frame_with(at, "median ms per forward pass").iloc[:, 1]
     assert len(ms) == 4 and (ms > 0).all()

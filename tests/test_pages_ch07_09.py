@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from app_helpers import errors_of, markdown_text, metric, open_page
+from app_helpers import errors_of, markdown_text, metric, open_page, page_tables
 from streamlit import dataframe_util
 
 from course.app import progress
@@ -156,11 +156,12 @@ def test_ch08_tables_links_and_reading_checklist(lang):
     at = opened(CH08, lang)
     at.slider(key="ch08_d").set_value(10).run()
     at.slider(key="ch08_h").set_value(7).run()
-    scores = at.table[1].value
+    tables = page_tables(at)  # the page's own tables, not the charts' number tables
+    scores = tables[1].value
     assert scores.iloc[:, 3].tolist() == [7 * 20 + 7, 0, 100, 0]
-    timeline = at.table[0].value
+    timeline = tables[0].value
     assert timeline.iloc[:, 0].tolist() == ["2014", "2014", "2015", "2017"]
-    assert len(at.table[2].value) == len(exercise_index.EXERCISES) + 4  # each reference file, then four model files
+    assert len(tables[2].value) == len(exercise_index.EXERCISES) + 4  # each reference file, then four model files
     text = markdown_text(at)
     for arxiv in ("1409.3215", "1409.0473", "1508.04025", "1706.03762"):
         assert f"(https://arxiv.org/abs/{arxiv})" in text

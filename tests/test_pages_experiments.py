@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_helpers import charts, open_page
+from app_helpers import charts, open_page, page_tables
 
 from course.common import i18n
 from course.lessons import ch03
@@ -122,7 +122,7 @@ def test_the_button_trains_both_models_and_the_page_keeps_the_run(monkeypatch):
 def test_examples_are_a_wrapping_table_in_both_languages():
     for lang in ("en", "zh"):
         at = open_page(BOTTLENECK, lang)
-        table = at.table[0].value
+        table = page_tables(at)[0].value
         assert table.index.name == i18n.t("demos.bottleneck.col_en", lang)
         assert list(table.columns)[0] == i18n.t("demos.bottleneck.col_reference", lang)
         assert len(table.columns) == 4  # reference + three models, all on the page
