@@ -120,6 +120,19 @@ NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
              "causal_wrong_side": "a boolean mask", "graph_transposed": "a boolean mask",
              "graph_no_self_loops": "a boolean mask", "no_scale": "the attention output (weights not returned)",
              "no_dropout": "the attention output (weights not returned)"},
+    # ex07 records each sub-layer's output, not the weights inside it: its three causal-mask mistakes
+    # (decoder_not_causal, causal_sees_next, causal_sees_nothing) get wrong weights first but are located at the
+    # masked self-attention's output or the causality property, so they are left out here until the decoder's
+    # self-attention weights are recorded as a step
+    "ex07": {"norm_before_residual": "the layer norm's input", "no_residual": "the layer norm's input",
+             "ffn_no_relu": "the FFN's hidden layer", "cache_not_extended": "incremental decoding (the state)",
+             "cross_attention_on_x": "the cross-attention's queries", "addnorm_no_dropout": "the layer norm's input",
+             "addnorm_args_swapped": "the residual AddNorm gets"},
+    "ex09": {"rotation_direction": "the rotated output", "half_split_pairs": "the rotated output",
+             "not_a_rotation": "the rotated output", "exponent_j_over_d": "the cos table",
+             "positions_from_one": "the cos table", "offset_ignored": "the scores' output",
+             "values_rotated": "the output", "no_scale": "the output", "no_dropout": "the output",
+             "tables_persistent": "the module's state_dict", "absolute_import": "the import"},
 }
 
 
