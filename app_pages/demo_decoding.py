@@ -4,10 +4,9 @@ import sacrebleu
 import streamlit as st
 
 from course.app import decoding_ui as ui
-from course.app.demo_ui import show_missing
+from course.app.demo_ui import available_or_stop
 from course.app.ui import labeler, tr
 from course.translation import bleu_steps, decoding_views, demos
-from course.translation.models import MODEL_NAMES
 
 KEEP = "session"  # persist_state: widget values survive page switches
 SIZES = (1, 2, 4, 8)  # beam sizes offered; 4 is what the evaluation and the Translate page use
@@ -103,11 +102,7 @@ def corpus_section(name, examples):
 
 st.title(tr("demos.nav.decoding"))
 st.markdown(tr("decoding.intro"))
-names = demos.available_models()
-if not names:
-    st.info(tr("demos.common.missing_all", dir=demos.checkpoint_dir()))
-    show_missing(MODEL_NAMES)
-    st.stop()
+names = available_or_stop()
 name = st.radio(tr("decoding.model_label"), names, index=len(names) - 1, format_func=labeler("demos.models.{}"),
                 horizontal=True, key="demo_decoding_model", persist_state=KEEP)
 pieces_section(name)

@@ -6,7 +6,7 @@ import streamlit as st
 from course.app.chart_view import show_chart
 from course.app.trained_ui import training_curves
 from course.app.demo_ui import (attention_heatmap, decoding_note, load_models, model_label, note_unknown,
-                                sentence_input, show_missing, translation)
+                                available_or_stop, sentence_input, show_missing, translation)
 from course.app.ui import labeler, tr
 from course.common import charts
 from course.translation import demos
@@ -57,11 +57,7 @@ def show_step(result, step):
 
 st.title(tr("demos.translate.title"))
 st.markdown(tr("demos.translate.intro"))
-names = demos.available_models()
-if not names:
-    st.info(tr("demos.common.missing_all", dir=demos.checkpoint_dir()))
-    show_missing(MODEL_NAMES)
-    st.stop()
+names = available_or_stop()
 about_models(load_models(names))
 sentence = sentence_input("demo_translate_sentence", demos.EXAMPLE_SENTENCES)
 if sentence is None:

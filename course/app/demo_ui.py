@@ -13,6 +13,7 @@ import streamlit as st
 from course.app.ui import tr
 from course.common import charts
 from course.translation import demos
+from course.translation.models import MODEL_NAMES
 from course.translation.checkpoint import load_checkpoint
 from course.translation.decoding import translate
 from course.translation.vocab import UNK, tokenize_en
@@ -71,6 +72,16 @@ def show_missing(names):
         st.info(tr("demos.common.missing", model=model_label(name), path=demos.checkpoint_path(name),
                    minutes=demos.shipped_minutes(name)))
         st.code(demos.shipped_command(name), language="bash")
+
+
+def available_or_stop():
+    """The names of the models whose checkpoints exist; with none, the page says how to train each and stops."""
+    names = demos.available_models()
+    if not names:
+        st.info(tr("demos.common.missing_all", dir=demos.checkpoint_dir()))
+        show_missing(MODEL_NAMES)
+        st.stop()
+    return names
 
 
 def sentence_input(key, examples=()):
