@@ -200,3 +200,19 @@ def pid_gone(pid, seconds=5.0):
             return False
         time.sleep(0.02)
     return True
+
+
+def leave_grandchild(marker):
+    """Source a learner's module can run at import: it double-forks a grandchild that keeps the parent's pipes
+    open, writes its pid to `marker` and sleeps 120 s, and waits until that pid is written."""
+    return f"""
+import os as _os, time as _time
+if _os.fork() == 0:  # detached, holding the child's stdout and stderr
+    if _os.fork() == 0:
+        open({str(marker)!r}, "w").write(str(_os.getpid()))
+        _time.sleep(120)
+    _os._exit(0)
+_os.wait()
+while not _os.path.exists({str(marker)!r}):
+    _time.sleep(0.01)
+"""

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from app_helpers import errors_of, open_page, page_dataframes, widgets
-from sandbox_helpers import pid_gone
+from sandbox_helpers import leave_grandchild, pid_gone
 
 from course.app import demo_runner, progress
 from course.common import pages_index
@@ -253,18 +253,8 @@ def learner_with(solutions_copy, folder, code):
 
 def test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_is_killed(solutions_copy, tmp_path):
     marker = tmp_path / "grandchild.pid"
-    learner = learner_with(solutions_copy, tmp_path / "learner", f"""
-        import os as _os, time as _time
-        if _os.fork() == 0:  # detached, holding the child's stdout and stderr
-            if _os.fork() == 0:
-                open({str(marker)!r}, "w").write(str(_os.getpid()))
-                _time.sleep(120)
-            _os._exit(0)
-        _os.wait()
-        while not _os.path.exists({str(marker)!r}):
-            _time.sleep(0.01)
-        raise RuntimeError("after the fork")
-    """)
+    learner = learner_with(solutions_copy, tmp_path / "learner",
+                           leave_grandchild(marker) + 'raise RuntimeError("after the fork")\n')
     start = time.monotonic()
     with pytest.raises(demo_runner.RunnerError, match="RuntimeError: after the fork"):
         demo_runner.run_learner("bahdanau", SENTENCE, results={"ex04": {"passed": True}}, exercises_dir=learner,

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import replace
 
 import pytest
-from sandbox_helpers import pid_gone
+from sandbox_helpers import leave_grandchild, pid_gone
 
 from course.app import lab_runner
 from course.common.paths import PROJECT_ROOT
@@ -76,17 +76,7 @@ def test_a_crashing_learner_module_is_reported_with_its_line(learner_dir):
 def test_a_process_the_learners_module_leaves_running_ends_with_the_run(learner_dir, tmp_path):
     marker = tmp_path / "left.pid"
     ffn = learner_dir / "ex07_transformer.py"
-    ffn.write_text(ffn.read_text() + f"""
-import os as _os, time as _time
-if _os.fork() == 0:  # left behind: it outlives the training child unless its group is killed
-    if _os.fork() == 0:
-        open({str(marker)!r}, "w").write(str(_os.getpid()))
-        _time.sleep(120)
-    _os._exit(0)
-_os.wait()
-while not _os.path.exists({str(marker)!r}):
-    _time.sleep(0.01)
-""")
+    ffn.write_text(ffn.read_text() + leave_grandchild(marker))  # it outlives the training unless its group is killed
     run = finished(lab_runner.start(TINY, "baseline", learner=PASSED, exercises_dir=learner_dir))
     assert run["steps_done"] == TINY.steps
     assert pid_gone(int(marker.read_text())), "the learner's process outlived its training run"
