@@ -114,6 +114,14 @@ def new_driver(lang, profile):
 
 
 @pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A running `streamlit run app.py` with a fresh data folder, one per test module; yields its URL."""
+    require_browser()
+    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browsers():
     """One headless Chromium per language (by locale), created on first use."""
     made, profiles = {}, []

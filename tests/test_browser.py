@@ -9,7 +9,6 @@ under artifacts/screenshots/. Needs Debian's `chromium` and `chromium-driver`
 (CI=true), where a missing browser is a failure.
 """
 
-import os
 import shutil
 import subprocess
 import unicodedata
@@ -21,20 +20,12 @@ import pytest
 from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
-from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
-                                   running_app, wait_for, wait_for_text, wait_until_rendered)
+from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, wait_for,
+                                   wait_for_text, wait_until_rendered)
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
              "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
 pytestmark = pytest.mark.timeout(600)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 # Emoji blocks: drawn from an emoji font, which CI's Debian image (and many learners') lacks.

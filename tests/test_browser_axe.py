@@ -6,7 +6,6 @@ page. A failure lists every offending rule with its nodes. Violations inside Str
 which the app's markup cannot change, are listed in STREAMLIT_OWNED with the reason; nothing else is allowed.
 """
 
-import os
 
 import pytest
 
@@ -14,7 +13,7 @@ from course.app.ui import TOPICS
 from course.common import pages_index
 from course.common.i18n import t
 from tests.axe_support import axe_violations, blocking, move_widgets, require_axe
-from tests.browser_support import require_browser, running_app, wait_until_rendered
+from tests.browser_support import wait_until_rendered
 from tests.test_browser import close_dialogs, open_tab, open_through_root
 
 pytestmark = pytest.mark.timeout(900)
@@ -28,14 +27,6 @@ STREAMLIT_OWNED = (
     ("list", "stSidebarNavItems"),
     ("listitem", "stSidebarNavItems"),
 )
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,11 @@ Each drawn Vega-Lite chart is followed by its one-sentence summary (also the cha
 expander with its numbers as a table, which the keyboard reaches with Tab and opens with Enter.
 """
 
-import os
 
 import pytest
 
 from course.common.i18n import t
-from tests.browser_support import main_text, require_browser, running_app, wait_for, wait_until_rendered
+from tests.browser_support import main_text, wait_for, wait_until_rendered
 from tests.test_browser import close_dialogs, open_through_root
 
 pytestmark = pytest.mark.timeout(900)
@@ -35,14 +34,6 @@ for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]')
 }
 return out;
 """
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 def drawn_charts(driver):

@@ -2,24 +2,16 @@
 with the keyboard, wait for the metrics the lessons compute, no error box, and a full-page screenshot each
 (artifacts/screenshots/<lang>_<page>_experiment.png)."""
 
-import os
 
 import pytest
 
 from course.common.i18n import t
 from course.lessons import ch08, ch10
-from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, running_app, wait_for,
+from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, wait_for,
                                    wait_until_rendered)
 from tests.test_browser import open_through_root, press_on_slider
 
 pytestmark = pytest.mark.timeout(600)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 def metric_value(driver, label):

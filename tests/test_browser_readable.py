@@ -5,27 +5,18 @@ every label in a colour that contrasts with its own cell; the diagrams' text siz
 page's browser title; the skip link and a visible focus ring; Chinese texts where English leaked.
 """
 
-import os
 
 import pytest
 
 from course.app import grading_client
 from course.common.charts import contrast_ratio
 from course.common.i18n import t
-from tests.browser_support import (heatmap_labels, main_text, require_browser, rgb, running_app, slider_to_end,
+from tests.browser_support import (heatmap_labels, main_text, rgb, slider_to_end,
                                    wait_for, wait_for_text, wait_until_rendered)
 
 pytestmark = pytest.mark.timeout(600)
 LANGS = ["en", "zh"]
 MIN_CONTRAST = 4.5  # WCAG AA for text
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 def open_page(driver, server, url_path):

@@ -19,14 +19,6 @@ NEEDS_MODELS = pytest.mark.skipif(not (ROOT / "checkpoints" / "transformer.pt").
 DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
-
-
 def errors_on(driver):
     """Exception and error boxes on the page, and any dialog (the "Page not found" modal), as text."""
     from selenium.webdriver.common.by import By

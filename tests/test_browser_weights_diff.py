@@ -17,7 +17,7 @@ from course.common import pages_index
 from course.common.i18n import t
 from grader import checks as checks_registry
 from grader.mistakes import apply_mistake
-from tests.browser_support import full_page_screenshot, main_text, require_browser, running_app, wait_for, \
+from tests.browser_support import full_page_screenshot, main_text, wait_for, \
     wait_until_rendered
 
 pytestmark = pytest.mark.timeout(600)
@@ -31,13 +31,6 @@ def buggy_ex03(folder):
     path = Path(folder) / "ex03_scoring.py"
     path.write_text(apply_mistake((ROOT / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8"), mistake))
     return path
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

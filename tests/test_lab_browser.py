@@ -3,15 +3,14 @@ step scrubber, attention kind, layer, head), check the charts are drawn with the
 then train a live run end to end (progress bar, then its curve and caption). Screenshots under
 artifacts/screenshots/lab_*.png. Waits on conditions only."""
 
-import os
 
 import pytest
 
 from course.common import pages_index
 from course.common.i18n import t
 from course.lessons import training_lab
-from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, main_text, require_browser, running_app,
-                                   wait_for, wait_for_text, wait_until_rendered)
+from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, main_text, wait_for, wait_for_text,
+                                   wait_until_rendered)
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow,
               pytest.mark.skipif(not training_lab.RESULTS.is_file(), reason="no shipped results file")]
@@ -31,14 +30,6 @@ return [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg')].map
 def overlaps(a, b):
     """True when two [left, top, right, bottom] boxes intersect."""
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running app with a fresh data folder; yields its URL."""
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
 
 
 def click_label(driver, text, within='[data-testid="stMain"]', index=-1):
