@@ -103,11 +103,12 @@ def test_a_charts_table_opens_from_the_keyboard(server, browsers, lang):
     expander = target.find_element(By.XPATH, "./ancestor::*[@data-testid='stExpander'][1]")
 
     def table(d):
+        """The table's cells once the expander has finished opening (every cell shown, with its text)."""
         found = expander.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"] td')
-        return found if found and found[0].is_displayed() else None
+        return found if len(found) >= 2 and all(c.is_displayed() and c.text for c in found) else None
 
-    cells = wait_for(driver, table, "Enter did not open the table")
-    assert len(cells) >= 2 and all(c.text for c in cells)
+    wait_for(driver, table, lambda: "Enter did not open the table, or some of its cells stayed empty: "
+             f"{[c.text for c in expander.find_elements(By.CSS_SELECTOR, '[data-testid=stTable] td')]}")
 
 
 @pytest.mark.parametrize("page_key", ["practice"])
