@@ -1,0 +1,165 @@
+"""Code similarity between submissions of one exercise, calibrated per exercise (copy detection evidence).
+
+Fingerprints are copydetect's (winnowing over a token stream whose names, strings and comments are
+already abstracted: variables become V, functions F, strings S), with the exercise's stub as boilerplate.
+Before fingerprinting, a file is put in a canonical form with the standard library (`canonical`):
+docstrings dropped, top-level definitions and the methods of each class sorted by name (their names
+are the exercise's API, so a copier keeps them), and `ast.unparse` for layout and quotes. A pair's
+score is copydetect's: the larger of the two shares of a file's (non-stub) code found in the other.
+
+Short PyTorch exercises converge on similar code, so a fixed threshold flags innocent learners
+(copydetect's own 0.33 display threshold puts 30 of the 64 pairs of independent correct files in
+tests/variants and solutions/ above it; `python bench/similarity.py` prints it). Hence the threshold is
+chosen per exercise from a null distribution: the scores of pairs known or presumed independent
+(every pair of the reference and tests/variants files, and, once NULL_MIN_LEARNERS learners passed,
+every pair of the class's own passing submissions). On the logit scale each exercise's null is
+centred on its median; the spread is pooled over all exercises (1.4826 x the median absolute
+deviation, robust to the few copies a class's pairs contain), and the threshold is that normal
+model's QUANTILE (0.999) quantile, never below FLOOR nor above CEILING. A pair is flagged only when
+its score is above its exercise's threshold.
+"""
+
+import ast
+import functools
+import io
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+from copydetect import CodeFingerprint, compare_files, defaults
+
+from . import exercises
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = PROJECT_ROOT / "tests" / "variants"  # independent correct files, one folder per exercise
+NOISE = defaults.NOISE_THRESHOLD  # copydetect's k: the shortest match it counts (characters of the token stream)
+WINDOW = defaults.GUARANTEE_THRESHOLD - defaults.NOISE_THRESHOLD + 1  # copydetect's default winnowing window
+QUANTILE = 0.999  # the share of independent pairs a threshold lets through, under the null model
+FLOOR = 0.6  # never flag a pair sharing less than this share of its code
+CEILING = 0.95  # always flag a pair sharing more, whatever an exercise's null says
+CLIP = 0.02  # scores are clipped into [CLIP, 1 - CLIP] before the logit (0 and 1 have none)
+NULL_MIN_LEARNERS = 8  # the class's passing submissions join the null once this many learners passed
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """An exercise's flagging threshold and the null it came from."""
+
+    ex_id: str
+    value: float  # flag a pair scoring above this
+    center: float  # the null's median score
+    quantile: float  # QUANTILE
+    reference_pairs: int  # null pairs among the reference and tests/variants files
+    class_pairs: int  # null pairs among the class's passing submissions (0 until NULL_MIN_LEARNERS passed)
+
+
+def _strip_docstrings(tree):
+    """The tree without docstrings (a body left empty gets `pass`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+def _sort_definitions(tree):
+    """Top-level definitions, and each class's methods, sorted by name in the slots they held."""
+    is_def = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in [tree, *(n for n in tree.body if isinstance(n, ast.ClassDef))]:
+        slots = [i for i, stmt in enumerate(node.body) if isinstance(stmt, is_def)]
+        for slot, definition in zip(slots, sorted((node.body[i] for i in slots), key=lambda d: d.name)):
+            node.body[slot] = definition
+    return tree
+
+
+def canonical(source):
+    """The source without docstrings, its definitions sorted by name, laid out by ast.unparse (unchanged
+    when it does not parse)."""
+    try:
+        return ast.unparse(_sort_definitions(_strip_docstrings(ast.parse(source))))
+    except (SyntaxError, ValueError, RecursionError):
+        return source
+
+
+def code_of(source, kind=".py"):
+    """A submission's Python code: the file, or a notebook's code cells joined."""
+    if kind != ".ipynb":
+        return source
+    try:
+        cells = json.loads(source).get("cells", [])
+        return "\n\n".join("".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+                           for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    except (ValueError, AttributeError, TypeError):
+        return ""
+
+
+def fingerprint(source, boilerplate=None):
+    """copydetect's fingerprint of the source's canonical form, without the boilerplate hashes."""
+    return CodeFingerprint("submission.py", NOISE, WINDOW, boilerplate, fp=io.StringIO(canonical(source)))
+
+
+@functools.cache
+def stub_hashes(ex_id):
+    """The hashes of an exercise's stub (its boilerplate: every learner starts from it)."""
+    stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
+    return np.unique(np.array(sorted(fingerprint(stub).hashes), dtype=np.int64))
+
+
+def exercise_fingerprint(ex_id, source, kind=".py"):
+    """The fingerprint of one submission of an exercise (its stub as boilerplate)."""
+    return fingerprint(code_of(source, kind), stub_hashes(ex_id))
+
+
+def score(a, b):
+    """copydetect's similarity of two fingerprints: the larger share of either file found in the other."""
+    _, (first, second), _ = compare_files(a, b)
+    return float(max(first, second))
+
+
+def all_scores(prints):
+    """{(i, j): score} for every pair i < j of fingerprints."""
+    return {(i, j): score(prints[i], prints[j]) for i, j in itertools.combinations(range(len(prints)), 2)}
+
+
+def reference_files(ex_id):
+    """The independent correct files of an exercise: the reference and every tests/variants file."""
+    reference = PROJECT_ROOT / "solutions" / exercises.get(ex_id).filename
+    return [reference, *sorted((VARIANTS / ex_id).glob("*.py"))]
+
+
+@functools.cache
+def reference_null(ex_id):
+    """The scores of every pair of an exercise's independent correct files (a tuple)."""
+    prints = [exercise_fingerprint(ex_id, p.read_text(encoding="utf-8")) for p in reference_files(ex_id)]
+    return tuple(all_scores(prints).values())
+
+
+def _logit(values):
+    """The logits of scores clipped into [CLIP, 1 - CLIP]."""
+    clipped = np.clip(np.asarray(values, dtype=float), CLIP, 1 - CLIP)
+    return np.log(clipped / (1 - clipped))
+
+
+def calibrate(nulls, class_pairs=None):
+    """{ex_id: Threshold} from each exercise's null scores ({ex_id: scores}; see the module docstring).
+
+    class_pairs: {ex_id: how many of those scores are pairs of class submissions} (for the record)."""
+    logits = {ex_id: _logit(scores) for ex_id, scores in nulls.items() if len(scores)}
+    centers = {ex_id: float(np.median(values)) for ex_id, values in logits.items()}
+    residuals = np.concatenate([values - centers[ex_id] for ex_id, values in logits.items()] or [np.zeros(1)])
+    spread = 1.4826 * float(np.median(np.abs(residuals)))  # the MAD, scaled to a normal's standard deviation
+    z = NormalDist().inv_cdf(QUANTILE)
+    thresholds = {}
+    for ex_id, scores in nulls.items():
+        center = centers.get(ex_id, _logit([CLIP])[0])
+        value = 1 / (1 + math.exp(-(center + z * spread)))
+        thresholds[ex_id] = Threshold(ex_id, min(CEILING, max(FLOOR, value)), 1 / (1 + math.exp(-center)), QUANTILE,
+                                      len(scores) - (class_pairs or {}).get(ex_id, 0),
+                                      (class_pairs or {}).get(ex_id, 0))
+    return thresholds
