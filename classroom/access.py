@@ -13,7 +13,7 @@ AccessDenied before touching anything it may not. Roles:
 
 from sqlalchemy import select
 
-from . import analytics, exercises, frames, queue, store as store_ops
+from . import analytics, copy_flags, exercises, frames, queue, store as store_ops
 from .models import ROLES, Result, Submission, User
 
 PERMISSIONS = {
@@ -110,6 +110,12 @@ def class_frame(store, actor_id):
     """Every submission with its newest verdict, for the analytics page."""
     require(store, actor_id, "analytics")
     return frames.class_frame(store)
+
+
+def similarity_flags(store, actor_id):
+    """The class's similarity flags and each exercise's threshold (classroom/copy_flags.py): TAs and instructors."""
+    require(store, actor_id, "analytics")
+    return copy_flags.class_flags(store)
 
 
 def regrade(store, actor_id, submission_ids=None):
