@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from classroom import access, exercises, views, web
+from classroom import access, exercises, similarity_view, views, web
 from course.app.ui import tr
 
 user = web.page_user("analytics")
@@ -14,3 +14,4 @@ views.summary_table(frame)
 ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="class_analytics_ex",
                      format_func=views.exercise_label(), index=exercises.EXERCISE_IDS.index("ex03"))
 views.mistake_chart(user.id, frame, ex_id)
+similarity_view.flags_section(user.id)
