@@ -72,19 +72,27 @@ def _best(graded):
 
 
 def _scores(memory, ex_id, chosen):
-    """{(user a, user b): score} for every pair of the chosen submissions of one exercise (a < b)."""
+    """{(user a, user b): score} for every pair of the chosen submissions of one exercise (a < b); only pairs
+    not kept yet are compared (all of them at once, similarity.shares)."""
     for submission, _ in chosen.values():
         if submission.id not in memory.prints:
             memory.prints[submission.id] = similarity.exercise_fingerprint(ex_id, submission.source, submission.kind)
     users = sorted(chosen)
-    out = {}
-    for i, a in enumerate(users):
-        for b in users[i + 1:]:
-            key = (ex_id, *sorted((chosen[a][0].id, chosen[b][0].id)))
-            if key not in memory.scores:
-                memory.scores[key] = similarity.score(memory.prints[key[1]], memory.prints[key[2]])
-            out[(a, b)] = memory.scores[key]
-    return out
+    ids = [chosen[u][0].id for u in users]
+    keys = {(a, b): (ex_id, *sorted((chosen[a][0].id, chosen[b][0].id)))
+            for i, a in enumerate(users) for b in users[i + 1:]}
+    new = sorted({s for key in keys.values() if key not in memory.scores for s in key[1:]})
+    if new:
+        prints = {s: memory.prints[s] for s in ids}
+        found = similarity.shares(prints, new, ids)  # (new, all): share of the new file found in each
+        back = similarity.shares(prints, ids, new)  # (all, new): share of each file found in the new one
+        at = {s: n for n, s in enumerate(ids)}
+        for n, s in enumerate(new):
+            for other in ids:
+                if other != s:
+                    key = (ex_id, *sorted((s, other)))
+                    memory.scores.setdefault(key, float(max(found[n, at[other]], back[at[other], n])))
+    return {pair: memory.scores[key] for pair, key in keys.items()}
 
 
 def compute(memory, learners, graded):

@@ -122,9 +122,45 @@ def score(a, b):
     return float(max(first, second))
 
 
+def _marked(fp):
+    """(positions, hashes) of a fingerprint's winnowed k-grams in position order (int64 arrays)."""
+    found = sorted((int(i), int(h)) for h, positions in fp.hash_idx.items() for i in positions)
+    return np.array([i for i, _ in found], dtype=np.int64), np.array([h for _, h in found], dtype=np.int64)
+
+
+def shares(prints, rows, cols):
+    """(len(rows), len(cols)) array: the share of row file's code found in col file, exactly as compare_files
+    counts it (the tokens under k-grams whose hash the other file has, over the file's token coverage), for
+    many pairs at once: copydetect compares one pair in ~0.3 ms, a class has 20,000 pairs per exercise."""
+    out = np.zeros((len(rows), len(cols)))
+    vocabulary = np.unique(np.concatenate([np.array(sorted(prints[c].hashes), dtype=np.int64) for c in cols]
+                                          + [np.zeros(0, dtype=np.int64)]))
+    if not len(vocabulary):
+        return out
+    member = np.zeros((len(cols), len(vocabulary) + 1), dtype=bool)  # (cols, hashes); the last column: none
+    for n, c in enumerate(cols):
+        member[n, np.searchsorted(vocabulary, np.array(sorted(prints[c].hashes), dtype=np.int64))] = True
+    for r, row in enumerate(rows):
+        fp = prints[row]
+        positions, hashes = _marked(fp)
+        if not len(positions) or not len(fp.filtered_code) or not fp.token_coverage:
+            continue
+        where = np.minimum(np.searchsorted(vocabulary, hashes), len(vocabulary) - 1)  # (positions,)
+        where = np.where(vocabulary[where] == hashes, where, len(vocabulary))  # a k-gram's column, or "none"
+        marks = member[:, where]  # (cols, positions): does the col file have this k-gram?
+        starts = np.zeros((len(cols), len(fp.filtered_code) + fp.k + 1), dtype=np.int32)  # (cols, tokens)
+        np.add.at(starts, (slice(None), positions), marks.astype(np.int32))
+        running = np.cumsum(starts, axis=1)  # (cols, tokens): shared k-grams starting at or before each token
+        window = running.copy()
+        window[:, fp.k:] -= running[:, :-fp.k]  # (cols, tokens): shared k-grams covering each token
+        out[r] = (window > 0).sum(axis=1) / fp.token_coverage
+    return out
+
+
 def all_scores(prints):
-    """{(i, j): score} for every pair i < j of fingerprints."""
-    return {(i, j): score(prints[i], prints[j]) for i, j in itertools.combinations(range(len(prints)), 2)}
+    """{(i, j): score} for every pair i < j of fingerprints (the larger share, as `score`)."""
+    both = shares(prints, range(len(prints)), range(len(prints)))  # (files, files)
+    return {(i, j): float(max(both[i, j], both[j, i])) for i, j in itertools.combinations(range(len(prints)), 2)}
 
 
 def reference_files(ex_id):
