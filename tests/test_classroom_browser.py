@@ -154,6 +154,9 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     driver.get(f"{server}/gradebook")  # not this learner's page, even by its address
     wait_until_rendered(driver)
     assert t("classroom.gradebook_title", "en") not in main_text(driver) and "bob@class.test" not in main_text(driver)
+    driver.get(f"{server}/analytics")  # nor the similarity flags on the analytics page
+    wait_until_rendered(driver)
+    assert t("classroom.similarity_title", "en") not in main_text(driver)
 
 
 def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browsers):
@@ -187,6 +190,8 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     wait_for_text(driver, t("classroom.analytics_title", "zh"))
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]'), "no chart")
     assert "100%" in main_text(driver) and _errors(driver) == []
+    wait_for_text(driver, t("classroom.similarity_title", "zh"))  # the copy-detection section, for staff only
+    wait_for_text(driver, t("classroom.similarity_none", "zh"))  # no pair here above its exercise's threshold
     full_page_screenshot(driver, SHOTS / "zh_class_analytics.png")
 
 
