@@ -114,3 +114,11 @@ def test_a_learner_never_sees_the_section(hosted):
         at = _page(path, token)
         assert t("classroom.similarity_title", "en") not in [h.value for h in at.subheader]
         assert "ann@class.test" not in markdown_text(at) + " ".join(c.value for c in at.code)
+
+
+def test_the_classes_own_passing_pairs_join_the_null_once_enough_learners_passed(copied, monkeypatch):
+    monkeypatch.setattr(similarity, "NULL_MIN_LEARNERS", 3)  # ann, bob and cy passed ex03
+    flags, thresholds = access.similarity_flags(copied, user_id(copied, INSTRUCTOR))
+    assert thresholds["ex03"].class_pairs == 3 and thresholds["ex05"].class_pairs == 0  # nobody passed ex05
+    assert thresholds["ex03"].reference_pairs == len(similarity.reference_null("ex03"))
+    assert [(f.first.email, f.second.email) for f in flags] == [("ann@class.test", "bob@class.test")]
