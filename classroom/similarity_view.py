@@ -28,7 +28,7 @@ def trace_sentence(shared, lang):
               learners=shared.learners)
 
 
-def flags_table(flags, lang):
+def flags_table(flags):
     """The flagged pairs as a table (names and emails as plain cells)."""
     return pd.DataFrame({
         tr("classroom.col_exercise"): [f.ex_id for f in flags],
@@ -71,7 +71,7 @@ def flags_section(user_id):
     if not flags:
         st.caption(tr("classroom.similarity_none"))
     else:
-        st.dataframe(flags_table(flags, lang), hide_index=True, key="class_analytics_similarity_table")
+        st.dataframe(flags_table(flags), hide_index=True, key="class_analytics_similarity_table")
         pick = st.selectbox(tr("classroom.similarity_pick"), range(len(flags)), key="class_analytics_similarity_pick",
                             format_func=lambda i: f"{flags[i].ex_id} · {flags[i].first.email} · "
                                                   f"{flags[i].second.email} · {_percent(flags[i].score)}")
