@@ -2,19 +2,27 @@
 
 Each page is opened at 1400x1000 (the browser tests' window) through the app's root, its first sliders are
 moved (a rerun each), each topic tab of a long chapter is opened, and axe-core (.ci/install-axe) checks the
-page. A failure lists every offending rule with its nodes. Violations inside Streamlit's own components,
+page. The Practice page is checked again after a grading that shows a weights diff, and class mode's pages
+(sign-in, a learner's Practice, an instructor's gradebook and analytics) once each per language. A failure
+lists every offending rule with its nodes. Violations inside Streamlit's own components,
 which the app's markup cannot change, are listed in STREAMLIT_OWNED with the reason; nothing else is allowed.
 """
 
 
+import os
+
 import pytest
 
+from classroom import store as store_ops
 from course.app.ui import TOPICS
 from course.common import pages_index
 from course.common.i18n import t
 from tests.axe_support import axe_violations, blocking, move_widgets, require_axe
-from tests.browser_support import wait_until_rendered
+from tests.browser_support import SHOTS, full_page_screenshot, require_browser, running_app, wait_for_text, \
+    wait_until_rendered
+from tests.classroom_support import INSTRUCTOR, add_graded, make_class
 from tests.test_browser import close_dialogs, open_tab, open_through_root
+from tests.test_browser_weights_diff import grade_buggy_upload
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -63,6 +71,59 @@ def test_page_has_no_serious_or_critical_axe_violation(server, browsers, axe_sou
         bad = blocking(axe_violations(driver, axe_source), STREAMLIT_OWNED)
         if bad:
             problems.append(report(f"{page.url_path}{suffix} ({lang})", bad))
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_practice_after_a_grading_with_its_weights_diff_has_no_serious_or_critical_axe_violation(
+        server, browsers, axe_source, lang, tmp_path):
+    """The Practice page as a failing ex03 leaves it: the feedback, the two heatmaps and their tables."""
+    driver = browsers(lang)
+    grade_buggy_upload(driver, server, lang, tmp_path)
+    full_page_screenshot(driver, SHOTS / f"axe-practice-graded-{lang}.png")
+    bad = blocking(axe_violations(driver, axe_source), STREAMLIT_OWNED)
+    assert bad == [], report(f"practice after grading ({lang})", bad)
+
+
+@pytest.fixture(scope="module")
+def class_server(tmp_path_factory):
+    """(URL, store) of the app in class mode (SQLite): a learner with a graded submission, a class with mistakes."""
+    require_browser()
+    folder = tmp_path_factory.mktemp("axe_class")
+    url = f"sqlite:///{folder / 'class.db'}"
+    store = make_class(url, folder)
+    add_graded(store, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
+    add_graded(store, "bob@class.test", "ex05", 1.0, "passed")
+    env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
+    with running_app(env) as app:
+        yield app, store
+    store.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_class_mode_pages_have_no_serious_or_critical_axe_violation(class_server, browsers, axe_source, lang):
+    """Sign-in, a learner's Practice, and an instructor's gradebook and analytics: one visit each."""
+    server, store = class_server
+    driver = browsers(lang)
+    driver.set_window_size(1400, 1000)
+    driver.delete_all_cookies()
+    states = (("sign-in", None, "practice", "classroom.signin_title"),
+              ("learner practice", "ann@class.test", "practice", "classroom.practice_title"),
+              ("gradebook", INSTRUCTOR, "gradebook", "classroom.gradebook_title"),
+              ("analytics", None, "analytics", "classroom.analytics_title"))  # still the instructor's session
+    problems = []
+    for name, email, page, title in states:
+        if email:
+            driver.delete_all_cookies()
+            link, _ = store_ops.create_sign_in_link(store, email, f"{server}/{page}")
+            driver.get(link)
+        else:
+            driver.get(f"{server}/{page}")
+        wait_for_text(driver, t(title, lang))
+        full_page_screenshot(driver, SHOTS / f"axe-class-{page}-{name.replace(' ', '-')}-{lang}.png")
+        bad = blocking(axe_violations(driver, axe_source), STREAMLIT_OWNED)
+        if bad:
+            problems.append(report(f"class mode {name} ({lang})", bad))
     assert problems == [], "\n".join(problems)
 
 
