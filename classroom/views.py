@@ -118,8 +118,8 @@ def feedback(detail):
     if detail["late"]:
         st.caption(tr("classroom.late", penalty=f"{100 * detail['penalty']:.0f}"))
     text = feedback_text(result["report"]) or result["summary"]
-    if text:
-        st.code(text, language=None)
+    if text:  # lines wrapped: a block that scrolls sideways is one a keyboard cannot scroll (axe: serious)
+        st.code(text, language=None, wrap_lines=True)
 
 
 def history(user_id, owner_id=None, key="practice_class"):

@@ -33,18 +33,17 @@ def buggy_ex03(folder):
     return path
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_practice_page_shows_the_weights_side_by_side(server, browsers, lang, tmp_path):
+def grade_buggy_upload(driver, server, lang, folder):
+    """On the Practice page, upload buggy_ex03 as a learner would, press Grade, and wait for the weights diff."""
     from selenium.webdriver.common.by import By
 
-    driver = browsers(lang)
     driver.set_window_size(1400, 1000)
     driver.get(f"{server}/")
     wait_until_rendered(driver)
     driver.get(f"{server}/{pages_index.get('practice').url_path}")
     wait_until_rendered(driver)
     upload = driver.find_element(By.CSS_SELECTOR, "[data-testid='stFileUploaderDropzoneInput']")
-    upload.send_keys(str(buggy_ex03(tmp_path)))
+    upload.send_keys(str(buggy_ex03(folder)))
     box = driver.find_element(By.CSS_SELECTOR, ".st-key-practice_upload_ex [data-testid='stSelectbox']")
     box.click()  # the uploader's exercise defaults to ex00: choose ex03 as a learner does, from the list
     option = wait_for(driver, lambda d: [o for o in d.find_elements(By.CSS_SELECTOR, "[role='option']")
@@ -56,6 +55,15 @@ def test_the_practice_page_shows_the_weights_side_by_side(server, browsers, lang
     next(b for b in driver.find_elements(By.TAG_NAME, "button") if b.text == grade).click()
     said = t("practice.weights_expected", lang)
     wait_for(driver, lambda d: said in main_text(d), "the weights diff after grading", timeout=300)
+    wait_until_rendered(driver)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_practice_page_shows_the_weights_side_by_side(server, browsers, lang, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    driver = browsers(lang)
+    grade_buggy_upload(driver, server, lang, tmp_path)
     text = main_text(driver)
     # the sentence names the failing example (1: valid length 2) and the worst cell, from the report's data
     named = "for example 1" if lang == "en" else "第 1 个样本"

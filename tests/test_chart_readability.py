@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from course.common import charts
-from course.lessons import ch07
+from course.common import chart_text, charts
+from course.lessons import ch02, ch07, ch10
+from course.lessons.ch06 import positions
 
 PALE_BLUE = (207, 225, 242)  # the lightest "blues" colour, #cfe1f2
 DARK_BLUE = (10, 74, 144)  # the darkest, #0a4a90
@@ -83,3 +84,66 @@ def test_transformer_diagram_labels_its_stacks_at_the_left():
                                        "decoder", "stack")}
     dot = ch07.transformer_dot(labels, 6)
     assert dot.count('subgraph cluster_') == 2 and dot.count('labeljust="l"') == 2
+
+
+def test_a_label_fits_its_cell_by_its_characters_widths():
+    assert charts.label_width_px("0.25") == pytest.approx(11 * (3 * 0.56 + 0.28))
+    assert charts.labels_fit([0.25, 1.0], ".2f", 28)  # 21.6 px wide
+    assert not charts.labels_fit([-7.31], ".2f", 30)  # 27.9 px + margins
+    assert charts.labels_fit([-7.31], ".2f", 36)
+    assert not charts.labels_fit([0.5], ".2f", 40, cell_height=6)  # a 6 px row holds no 11 px text
+
+
+def test_a_heatmap_too_small_for_its_values_prints_none_and_says_its_table_holds_them():
+    values = np.linspace(0, 1, 30 * 30).reshape(30, 30)
+    spec = charts.heatmap(values, show_values=True, domain=[0, 1]).to_dict()  # 30 columns in 640 px: 21 px each
+    assert "layer" not in spec and chart_text.values_in_table(spec)
+    assert "table below holds every one" in chart_text.summary(spec, "en")
+    assert "表格" in chart_text.summary(spec, "zh")
+    small = charts.heatmap(values[:3, :3], show_values=True, domain=[0, 1]).to_dict()
+    assert "layer" in small and not chart_text.values_in_table(small)
+
+
+def _printed_or_tabled(spec, values, data=None):
+    """Assert a heatmap either prints every cell's value, readable (labels that fit, black or white by the
+    cell), or says its values are in its table, which holds every one of them."""
+    table = chart_text.table(spec, "en", data)
+    assert table.shape == values.shape
+    cells = np.array([[float(v.replace("–", "nan")) for v in row] for row in table.to_numpy()])
+    np.testing.assert_allclose(cells, values, rtol=5e-3, atol=5e-4)  # 3 significant digits
+    if chart_text.values_in_table(spec):
+        for lang, said in (("en", "table below holds every one"), ("zh", "下方的表格")):
+            assert said in chart_text.summary(spec, lang, data)
+        return "table"
+    texts = [layer for layer in spec.get("layer", []) if "text" in str(layer.get("mark"))]
+    assert texts, "a heatmap that neither prints its values nor says they are in its table"
+    rows = chart_text.records(data) if data is not None else list(spec["datasets"].values())[0]
+    assert {row["label_colour"] for row in rows} <= {"black", "white"} and len(rows) == values.size
+    n_q, n_k = values.shape
+    plot_height = spec["height"] - (120 if "datasets" in spec else 0)  # charts.heatmap leaves 120 px for the rest
+    assert charts.labels_fit(values, ".2f", spec["width"] / n_k, plot_height / n_q)
+    return "printed"
+
+
+def test_ch02s_50_by_50_weights_say_their_values_are_in_the_table():
+    spec = ch02.weights_spec(1.0, "queries", "keys")
+    data = ch02.default_data()
+    weights = ch02.nw_predict(data, 1.0)[1].numpy()  # (50, 50)
+    assert _printed_or_tabled(spec, weights) == "table"
+    assert chart_text.table(spec, "en").index[0] == f"x = {float(data.x_test[0]):.2f}"  # rows named by their x
+
+
+@pytest.mark.parametrize("length, num_hiddens, shown", [(8, 4, "printed"), (21, 16, "printed"), (22, 16, "table"),
+                                                        (16, 20, "table"), (60, 32, "table"), (100, 128, "table")])
+def test_ch06s_positional_encoding_prints_its_values_while_its_cells_can_hold_them(length, num_hiddens, shown):
+    data, spec = positions.pe_heatmap("en", length, num_hiddens)
+    assert _printed_or_tabled(spec, positions.module_table(length, num_hiddens), data) == shown
+
+
+@pytest.mark.parametrize("scheme", ch10.POSITION_SCHEMES)
+def test_ch10s_score_heatmaps_print_every_value(scheme):
+    for d in (8, 16, 32, 64):
+        for shift in (0, 40):
+            spec = ch10.positions_view("en", scheme, d, shift)["spec"]
+            scores = ch10.position_scores(scheme, d, shift)
+            assert _printed_or_tabled(spec, scores) == "printed"

@@ -11,7 +11,8 @@ import torch
 
 from grader import SandboxLimits, Submission, grade_submissions
 from grader import checks as checks_registry
-from grader import weight_diff
+from grader import judge, weight_diff
+from grader.harness import procedures
 from grader.mistakes import apply_mistake
 from course.common.exercise_index import get as get_exercise
 from course.common.paths import PROJECT_ROOT
@@ -83,6 +84,33 @@ def test_only_a_weights_key_that_is_the_first_wrong_quantity_is_shown():
     assert weight_diff.first_wrong_weights(["output"], reference, wrong_output, declared=("output",)) == "output"
 
 
+def test_a_located_property_failure_shows_the_weights_its_localisation_found():
+    reference = {"full": torch.zeros(1, 2, 3), "probe.dec0_attention1_weights": uniform(1, 2, 2)}
+    got = {"full": torch.ones(1, 2, 3), "probe.dec0_attention1_weights": uniform(1, 2, 2) + 0.1}
+    located = ("step.first_differs", {"step": ("step.name.dec_attention1_weights", {"block": 0}),
+                                      "index": "(0, 0, 0)", "probe": "probe.dec0_attention1_weights"})
+    shown = judge._property_shown(("prop.not_causal", {"t": 1}), located)
+    assert weight_diff.first_wrong_weights(["full"], reference, got, shown) == "probe.dec0_attention1_weights"
+    # a property that names its result keeps it
+    leak = ("prop.weight_leaked", {"result": "attention_weights", "k": 1, "q": 0, "b": 0})
+    assert judge._property_shown(leak, located) == leak
+    assert judge._property_shown(("prop.not_causal", {"t": 1}), None) == ("prop.not_causal", {"t": 1})
+
+
+def test_a_probe_can_record_what_a_submodule_keeps_after_its_call():
+    class Keeper(torch.nn.Module):
+        def forward(self, X):
+            self.attention_weights = X.softmax(dim=-1)  # (B, n_q, n_k)
+            return X * 2
+
+    root = torch.nn.Sequential(Keeper())
+    results, X = {}, torch.randn(2, 3, 4)
+    with procedures._Probes(root, [("kept_weights", "0", "attr:attention_weights"), ("out", "0", "out")], results):
+        root(X)
+    torch.testing.assert_close(results["probe.kept_weights"], X.softmax(dim=-1))
+    torch.testing.assert_close(results["probe.out"], X * 2)
+
+
 def test_the_text_grid_marks_one_cell_on_each_side():
     want = uniform(1, 2, 3)
     got = want.clone()
@@ -104,6 +132,8 @@ WEIGHTS_FIRST = {
     "ex04": {"query_bottom_layer", "cat_order", "no_valid_lens", "state_not_updated"},  # the attention query/mask
     "ex05": {"lens_tiled", "weights_head_axis"},  # the per-head weights
     "ex08": {"mask_fill_zero", "mask_inverted", "empty_row_uniform", "torch_softmax_nan"},  # softmax_with_mask
+    # the decoder's masked self-attention weights (a probe step): the causality failure or the output is located there
+    "ex07": {"decoder_not_causal", "causal_sees_next", "causal_sees_nothing"},
 }
 NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
     "ex01": {"softmax_no_shift": "softmax(X, dim) over any axis, not (queries, keys) weights",
@@ -120,10 +150,6 @@ NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
              "causal_wrong_side": "a boolean mask", "graph_transposed": "a boolean mask",
              "graph_no_self_loops": "a boolean mask", "no_scale": "the attention output (weights not returned)",
              "no_dropout": "the attention output (weights not returned)"},
-    # ex07 records each sub-layer's output, not the weights inside it: its three causal-mask mistakes
-    # (decoder_not_causal, causal_sees_next, causal_sees_nothing) get wrong weights first but are located at the
-    # masked self-attention's output or the causality property, so they are left out here until the decoder's
-    # self-attention weights are recorded as a step
     "ex07": {"norm_before_residual": "the layer norm's input", "no_residual": "the layer norm's input",
              "ffn_no_relu": "the FFN's hidden layer", "cache_not_extended": "incremental decoding (the state)",
              "cross_attention_on_x": "the cross-attention's queries", "addnorm_no_dropout": "the layer norm's input",
@@ -155,6 +181,8 @@ def test_every_known_mistake_whose_first_wrong_quantity_is_weights_carries_a_dif
         expected = mistake.id in WEIGHTS_FIRST.get(ex_id, ())
         if bool(first.weights) != expected:
             wrong.append(f"{ex_id} {mistake.id}: diff {'missing' if expected else 'shown'} ({first.message[:120]})")
+        if first.weights and ex_id == "ex07":  # the decoder's self-attention weights of one example and head
+            assert first.weights["result"].endswith("attention1_weights") and len(first.weights["example"]) == 2
         if first.weights:
             q, k = first.weights["worst"]
             assert first.weights["expected"][q - first.weights["rows_from"]][k - first.weights["cols_from"]] \

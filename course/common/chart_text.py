@@ -12,6 +12,7 @@ import math
 import pandas as pd
 import pyarrow as pa
 
+from course.common.charts import CELL_VALUES
 from course.common.i18n import t
 
 DATA_MARKS = ("rect", "bar", "line", "area", "point", "circle", "square", "tick")
@@ -243,7 +244,15 @@ def summary(spec, lang, data=None):
         return None
     unit, rows = units[0]
     title = _title(unit if unit.get("title") else spec, lang)
-    return SUMMARIES[_kind(unit)](unit, rows, title, lang)
+    said = SUMMARIES[_kind(unit)](unit, rows, title, lang)
+    if values_in_table(spec):
+        said = t("charts.values_in_table", lang, summary=said)
+    return said
+
+
+def values_in_table(spec):
+    """Does the chart say its cells are too small to print their values (course.common.charts.values_in_table)?"""
+    return (spec.get("usermeta") or {}).get(CELL_VALUES) == "table"
 
 
 def _unique(names):

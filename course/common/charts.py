@@ -38,6 +38,12 @@ SCHEME_RAMPS = {
                "1f988b1fa08822a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725",
 }
 DEFAULT_SCHEME = "viridis"
+MAIN_WIDTH_PX = 930  # the page's main column at a 1400 px wide window (the sidebar open)
+LABEL_FONT_PX = 11  # the value labels drawn in heatmap cells
+# Widths (em) of the labels' characters in Vega's sans-serif (Arial/Helvetica metrics); d3 writes minus as U+2212.
+CHAR_EM = {".": 0.28, ",": 0.28, "-": 0.59, "\u2212": 0.59, **{digit: 0.56 for digit in "0123456789"}}
+CELL_MARGIN_PX = 4  # a label keeps 2 px clear of its cell's edges
+CELL_VALUES = "cell_values"  # the spec's usermeta key: "table" when the cells are too small for their values
 
 
 def scheme_colour(scheme, position):
@@ -83,6 +89,25 @@ def cell_label_colours(values, scheme, domain=None):
     ]
 
 
+def label_width_px(text, font_px=LABEL_FONT_PX):
+    """How wide a value label is drawn, in px (an unknown character counts as a wide one)."""
+    return sum(CHAR_EM.get(ch, 0.62) for ch in text) * font_px
+
+
+def labels_fit(values, value_format, cell_width, cell_height=None, font_px=LABEL_FONT_PX):
+    """Does every finite value, written with `value_format` (a fixed format such as '.2f'), fit inside a cell of
+    cell_width x cell_height px (square when no height) with CELL_MARGIN_PX to spare?"""
+    finite = [v for v in np.asarray(values, float).ravel() if np.isfinite(v)]
+    widest = max((label_width_px(format(v, value_format), font_px) for v in finite), default=0.0)
+    return widest + CELL_MARGIN_PX <= cell_width and font_px + CELL_MARGIN_PX <= (cell_height or cell_width)
+
+
+def values_in_table(spec):
+    """A heatmap's Vega-Lite dict marked as one whose values are read in its table, its cells being too small to
+    print them (course.common.chart_text says so in the chart's description)."""
+    return {**spec, "usermeta": {**spec.get("usermeta", {}), CELL_VALUES: "table"}}
+
+
 def heatmap(
     data, row_labels=None, col_labels=None, title="", *,
     x_title="", y_title="", value_title=None, scheme=DEFAULT_SCHEME,
@@ -93,7 +118,8 @@ def heatmap(
     Rows and columns keep their order, and repeated labels (two "the"s) stay
     separate cells. A DataFrame supplies its index/columns as labels unless
     labels are passed. `value_title` names the colour legend (none by default: no English
-    "value" in a Chinese page).
+    "value" in a Chinese page). With `show_values`, each cell prints its value when every label fits
+    the cells as drawn (labels_fit); otherwise the chart is marked as one read in its table (values_in_table).
     """
     if isinstance(data, pd.DataFrame):
         row_labels = list(data.index) if row_labels is None else row_labels
@@ -112,6 +138,10 @@ def heatmap(
             for j in range(num_cols)
         ]
     )
+    size = cell_size or 28
+    width, height = min(640, size * num_cols), min(720, size * num_rows + 120)
+    too_small = show_values and not labels_fit(values, value_format, width / num_cols, (height - 120) / num_rows)
+    show_values = show_values and not too_small
     if show_values:  # each label black or white by the luminance of its own cell's colour
         frame["label_colour"] = cell_label_colours(values, scheme, domain)
     scale = alt.Scale(scheme=scheme, domain=domain) if domain else alt.Scale(scheme=scheme)
@@ -129,16 +159,14 @@ def heatmap(
     )
     chart = cells
     if show_values:
-        text = base.mark_text(fontSize=11).encode(
+        text = base.mark_text(fontSize=LABEL_FONT_PX).encode(
             text=alt.Text("value:Q", format=value_format),
             color=alt.condition(alt.datum.label_colour == "white", alt.value("white"), alt.value("black")),
         )
         chart = cells + text
-    size = cell_size or 28
     # Streamlit fits the whole chart (title and axes too) into `height`: leave room for them.
-    return chart.properties(
-        title=title, width=min(640, size * num_cols), height=min(720, size * num_rows + 120)
-    )
+    chart = chart.properties(title=title, width=width, height=height)
+    return chart.properties(usermeta={CELL_VALUES: "table"}) if too_small else chart
 
 
 def line_chart(

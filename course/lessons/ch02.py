@@ -124,23 +124,32 @@ def fit_chart(data, curves, labels):
     return (dots + line).properties(height=300)
 
 
+WEIGHTS_HEIGHT_PX = 300  # the weights heatmap's plot height; its width is the page's
+
+
 def weights_chart(weights, row_values, col_values, row_title, col_title):
-    """Heatmap of an attention-weight matrix: rows are queries, columns keys."""
+    """Heatmap of an attention-weight matrix: rows are queries, columns keys (each named by its x in the table).
+    Its 50 x 50 cells are too small for their values: the chart says its table holds them."""
     n_q, n_k = weights.shape
     frame = pd.DataFrame({
         "query": [round(float(row_values[i]), 2) for i in range(n_q) for _ in range(n_k)],
         "key": [round(float(col_values[j]), 2) for _ in range(n_q) for j in range(n_k)],
         "row": [i for i in range(n_q) for _ in range(n_k)],
         "col": [j for _ in range(n_q) for j in range(n_k)],
+        "row_label": [f"x = {float(row_values[i]):.2f}" for i in range(n_q) for _ in range(n_k)],
+        "col_label": [f"x = {float(col_values[j]):.2f}" for _ in range(n_q) for j in range(n_k)],
         "weight": weights.detach().reshape(-1).numpy(),
     })
-    return alt.Chart(frame).mark_rect().encode(
+    chart = alt.Chart(frame).mark_rect().encode(
         x=alt.X("col:O", title=col_title, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("row:O", title=row_title, axis=alt.Axis(labels=False, ticks=False)),
         color=alt.Color("weight:Q", title="α", scale=alt.Scale(scheme=charts.DEFAULT_SCHEME)),
         tooltip=[alt.Tooltip("query:Q", title=row_title), alt.Tooltip("key:Q", title=col_title),
                  alt.Tooltip("weight:Q", title="α", format=".3f")],
-    ).properties(height=300)
+    ).properties(height=WEIGHTS_HEIGHT_PX)
+    if charts.labels_fit(frame["weight"], ".2f", charts.MAIN_WIDTH_PX / n_k, WEIGHTS_HEIGHT_PX / n_q):
+        return chart  # not at 50 x 50 (cells about 6 px high)
+    return chart.properties(usermeta={charts.CELL_VALUES: "table"})
 
 
 def loss_chart(history, epoch_title, loss_title):

@@ -211,7 +211,7 @@ def attention_masks(src_len, src_valid_len, tgt_len):
 
 
 MASK_CELL_PX = 32  # a heatmap cell: wide enough for its label "0.33" at 11 px
-MAIN_WIDTH_PX = 930  # the page's main column at a 1400 px wide window (the sidebar open)
+MAIN_WIDTH_PX = charts.MAIN_WIDTH_PX
 CHART_OVERHEAD_PX = 130  # a heatmap's axis title and labels, and its colour legend, beside the cells
 
 

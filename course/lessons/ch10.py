@@ -172,6 +172,7 @@ def cost_spec(rows, column, texts):
 
 POSITION_SCHEMES = ("absolute", "rotary", "alibi")
 SCORE_LEN = 12  # positions 0..11 for queries and keys
+SCORE_CELL_PX = 36  # a score heatmap's cell: wide enough for a label such as "-7.31" at 11 px
 ALIBI_SLOPE = 0.5  # the first of ALiBi's eight head slopes, 2^-1
 
 
@@ -235,7 +236,8 @@ def positions_view(lang, scheme, d, shift):
     """{'spec': heatmap dict of the scores at positions shift.., 'spread': diagonal_spread, 'change': shift_change}."""
     scores = position_scores(scheme, d, shift)  # (T, T)
     labels = [str(shift + i) for i in range(SCORE_LEN)]
+    reach = float(np.abs(scores).max()) or 1.0  # a symmetric scale: a score of 0 is the scheme's pale middle
     chart = charts.heatmap(scores, labels, labels, t(f"ch10.rope.title_{scheme}", lang),
                            x_title=t("ch10.rope.x", lang), y_title=t("ch10.rope.y", lang), scheme="redblue",
-                           value_format=".2f", cell_size=30)
+                           domain=[-reach, reach], show_values=True, value_format=".2f", cell_size=SCORE_CELL_PX)
     return {"spec": chart.to_dict(), "spread": diagonal_spread(scores), "change": shift_change(scheme, d, shift)}

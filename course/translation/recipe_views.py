@@ -69,7 +69,7 @@ def ablation_spec(found, lang):
     labels = [t("ch07.inside.short_row", lang, kind=t(f"ch07.inside.short.{k}", lang), layer=n) for k, n in rows]
     reach = max(abs(v) for row in values for v in row) or 1.0  # a symmetric scale: 0 sits in the middle
     return charts.heatmap(values, labels, [t("ch07.inside.head", lang, head=h) for h in heads],
-                          t("ch07.inside.ablation_title", lang), show_values=True, value_format=".3f",
+                          t("ch07.inside.ablation_title", lang), show_values=True, value_format=".3f", cell_size=44,
                           x_title=t("ch07.inside.ablation_x", lang), y_title=t("ch07.inside.ablation_y", lang),
                           scheme="redblue", domain=[-reach, reach]).to_dict()
 

@@ -21,9 +21,17 @@ PROBES = {
         ("enc_addnorm1", "addnorm1", "out"), ("enc_ffn_input", "ffn", [0, "X"]), ("enc_ffn", "ffn", "out"),
         ("enc_residual2", "addnorm2", [0, "X"]), ("enc_addnorm2", "addnorm2", "out")),
 }
-DECODER_PROBES = (  # per block i, under "<i>." (the blocks are a list)
-    ("attention1", "out"), ("addnorm1", "out"), ("attention2", [0, "queries"]), ("attention2", "out"),
+DECODER_PROBES = (  # per block i, under "<i>." (the blocks are a list); "attr:" a value the submodule keeps
+    ("attention1", "attr:attention_weights"), ("attention1", "out"), ("addnorm1", "out"),
+    ("attention2", [0, "queries"]), ("attention2", "out"),
     ("addnorm2", "out"), ("ffn", "out"), ("addnorm3", "out"))
+
+
+def _slot_part(slot):
+    """A probe name's last part: 'out', 'in', or the kept attribute's last word ('weights')."""
+    if isinstance(slot, str) and slot.startswith("attr:"):
+        return slot.rsplit("_", 1)[-1]
+    return "out" if slot == "out" else "in"
 
 
 def _decoder_probes(num_blocks, with_state=True):
@@ -32,7 +40,7 @@ def _decoder_probes(num_blocks, with_state=True):
     probes, steps = [], []
     for i in range(num_blocks):
         for path, slot in DECODER_PROBES:
-            part = f"{path}_{'out' if slot == 'out' else 'in'}"
+            part = f"{path}_{_slot_part(slot)}"
             probes.append((f"dec{i}_{part}", f"{i}.{path}", slot))
             steps.append((f"{PROBE_PREFIX}dec{i}_{part}", f"dec_{part}", {"block": i}))
     if with_state:

@@ -91,7 +91,8 @@ class _Probes:
     """Forward hooks that record intermediate values of a module's call, each the first time it is seen,
     as results `probe.<name>`. spec["probes"] lists (name, submodule path, slot): slot "out" records the
     submodule's output (its first tensor), [index, keyword] its input argument given at that position or
-    under that keyword. A submodule the code does not have, or never calls, records nothing."""
+    under that keyword, "attr:<name>" the attribute the submodule holds once its call returns (the attention
+    weights a MultiHeadAttention keeps). A submodule the code does not have, or never calls, records nothing."""
 
     def __init__(self, root, probes, results):
         self.handles = []
@@ -116,6 +117,8 @@ def _probe_hook(key, slot, results):
             return None
         if slot == "out":
             value = output
+        elif isinstance(slot, str) and slot.startswith("attr:"):
+            value = getattr(module, slot[len("attr:"):], None)
         else:
             index, keyword = slot
             value = args[index] if len(args) > index else kwargs.get(keyword)

@@ -14,12 +14,14 @@ import pandas as pd
 import pyarrow as pa
 import torch
 
+from course.common import charts
 from course.common.arrow import arrow_spec, arrow_table
 from course.common.i18n import t
 from course.lessons.ch05 import build_layer, embed
 from solutions.ex06_positional_encoding import PositionalEncoding
 
 BASE = 10000.0
+MAX_HEATMAP_PX = (640, 720)  # (width, height) a heatmap of printed cells may take
 DEFAULT_COLUMNS = (0, 1, 8, 20)  # columns of P drawn as curves until the learner picks others
 
 
@@ -44,28 +46,46 @@ def module_table(length, num_hiddens):
     return PositionalEncoding(num_hiddens, 0.0, max_len=length).P[0].numpy()  # (T, d)
 
 
+PE_CELL_PX = 34  # a cell of P's heatmap when its value is printed in it ("−0.99" at 11 px)
+PE_ROW_PX = 6  # a row of P's heatmap when the table is too big for that: the values are in its table
+
+
 def pe_heatmap(lang, length, num_hiddens):
     """(Arrow table, Vega-Lite spec) of the module's P as a heatmap: positions down, dimensions across.
 
+    Each cell prints its value (black or white by its own colour) while P is small enough for cells of
+    PE_CELL_PX; a larger P is drawn in thin rows and says its values are read in its table.
     The spec is written by hand and the data passed apart as an Arrow table (sent as is, no pandas
     conversion on every rerun), because it has up to length x d cells, more than Altair inlines.
     """
     P = module_table(length, num_hiddens)  # (T, d)
     pos, dim = np.meshgrid(np.arange(length), np.arange(num_hiddens), indexing="ij")  # (T, d) each
-    frame = pa.table({"position": pos.ravel(), "dimension": dim.ravel(), "P": P.ravel().round(4)})
+    columns = {"position": pos.ravel(), "dimension": dim.ravel(), "P": P.ravel().round(4)}
+    printed = num_hiddens * PE_CELL_PX <= MAX_HEATMAP_PX[0] and length * PE_CELL_PX <= MAX_HEATMAP_PX[1] \
+        and charts.labels_fit(P, ".2f", PE_CELL_PX)
+    if printed:
+        columns["label_colour"] = charts.cell_label_colours(P, "redblue", [-1, 1])
     every = lambda count: list(range(0, count, max(1, count // 16)))  # noqa: E731 (axis tick positions)
     title, x_title, y_title = (t(f"ch06.{key}", lang) for key in ("heatmap_title", "axis_dimension", "axis_position"))
+    cells = {"mark": "rect", "encoding": {
+        "color": {"field": "P", "type": "quantitative", "scale": {"scheme": "redblue", "domain": [-1, 1]}},
+        "tooltip": [{"field": f, "type": "quantitative"} for f in ("position", "dimension", "P")]}}
     spec = {
-        "mark": "rect", "title": title, "height": min(420, 6 * length + 60),
+        "title": title,
         "encoding": {
             "x": {"field": "dimension", "type": "ordinal", "title": x_title,
                   "axis": {"values": every(num_hiddens), "labelAngle": 0}},
             "y": {"field": "position", "type": "ordinal", "title": y_title, "axis": {"values": every(length)}},
-            "color": {"field": "P", "type": "quantitative", "scale": {"scheme": "redblue", "domain": [-1, 1]}},
-            "tooltip": [{"field": f, "type": "quantitative"} for f in ("position", "dimension", "P")],
         },
     }
-    return frame, spec
+    if not printed:
+        return pa.table(columns), {**spec, **cells, "encoding": {**spec["encoding"], **cells["encoding"]},
+                                   "height": min(420, PE_ROW_PX * length + 60), "usermeta": {charts.CELL_VALUES: "table"}}
+    labels = {"mark": {"type": "text", "fontSize": charts.LABEL_FONT_PX}, "encoding": {
+        "text": {"field": "P", "type": "quantitative", "format": ".2f"},
+        "color": {"condition": {"test": "datum.label_colour == 'white'", "value": "white"}, "value": "black"}}}
+    return pa.table(columns), {**spec, "width": num_hiddens * PE_CELL_PX, "height": length * PE_CELL_PX,
+                               "layer": [cells, labels]}
 
 
 def fit_columns(wanted, num_hiddens):
