@@ -163,8 +163,13 @@ def _weights_shown(check, reference, got, shown):
     try:
         keys = check.keys if check.keys is not None else [k for k in judged_keys(reference)]
         key = weight_diff.first_wrong_weights(keys, reference, got, shown, check.weights)
-        named = shown[1].get("b") if isinstance(shown[1], dict) else None  # the example the message names
-        return None if key is None else weight_diff.weights_diff(key, reference.get(key), got.get(key), named)
+        fields = shown[1] if isinstance(shown[1], dict) else {}
+        diff = None if key is None else weight_diff.weights_diff(key, reference.get(key), got.get(key),
+                                                                  fields.get("b"))  # the example it names
+        step = fields.get("step")
+        if diff is not None and fields.get("probe") == key and isinstance(step, tuple) and len(step) == 2:
+            diff["name"] = [f"grader.{step[0]}", dict(step[1])]  # a probe's key read as the step it records
+        return diff
     except Exception:  # hostile or odd results: the check's own message stands
         return None
 

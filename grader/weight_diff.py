@@ -17,6 +17,8 @@ import unicodedata
 
 import torch
 
+from course.common.i18n import t_pair
+
 from .compare import tolerance
 from .text import tr
 
@@ -84,7 +86,7 @@ def weights_diff(key, expected, got, example=None):
     rows, cols = _window(want.shape[-2], q), _window(want.shape[-1], k)
     pick = tuple(example) + (slice(*rows), slice(*cols))
     return {
-        "result": key,
+        "result": key,  # the result's key; the judge adds "name", [catalog key, fields], for a probe's step
         "example": example,  # leading indices: (batch,) or (batch, head)
         "rows_from": rows[0],
         "cols_from": cols[0],
@@ -101,7 +103,7 @@ def worst_sentence(diff, lang="en"):
     """One sentence naming the worst (query, key) cell, and the crop when the matrices are cropped."""
     q, k = diff["worst"]
     example = ", ".join(str(i) for i in diff["example"]) or "0"
-    said = tr("weights.worst", lang, result=diff["result"], example=example, q=q, k=k,
+    said = tr("weights.worst", lang, result=t_pair(diff.get("name"), lang, diff["result"]), example=example, q=q, k=k,
               expected=f"{diff['expected_value']:.4g}", got=f"{diff['got_value']:.4g}")
     n_q, n_k = diff.get("shape", [None, None])[-2:] if diff.get("shape") else (None, None)
     rows, cols = len(diff["got"]), len(diff["got"][0]) if diff["got"] else 0

@@ -183,8 +183,26 @@ def test_every_known_mistake_whose_first_wrong_quantity_is_weights_carries_a_dif
             wrong.append(f"{ex_id} {mistake.id}: diff {'missing' if expected else 'shown'} ({first.message[:120]})")
         if first.weights and ex_id == "ex07":  # the decoder's self-attention weights of one example and head
             assert first.weights["result"].endswith("attention1_weights") and len(first.weights["example"]) == 2
+            assert "masked self-attention's weights" in weight_diff.worst_sentence(first.weights)  # words, not a key
         if first.weights:
             q, k = first.weights["worst"]
             assert first.weights["expected"][q - first.weights["rows_from"]][k - first.weights["cols_from"]] \
                 is not None
     assert wrong == []
+
+
+def test_a_diff_located_at_a_recorded_step_is_named_in_words_on_every_view():
+    """A probe's key ('probe.dec0_attention1_weights') never reaches the learner: the CLI's sentence and the
+    Practice page's use the step's words from the diff's `name`, in each language; a diff without one keeps its key."""
+    from course.app.weights_view import worst_sentence as page_sentence
+
+    want = uniform(2, 3, 3).view(1, 2, 3, 3)  # (B, heads, n_q, n_k)
+    diff = weight_diff.weights_diff("probe.dec0_attention1_weights", want, want + 0.1)
+    plain = weight_diff.worst_sentence(diff)
+    assert "probe.dec0_attention1_weights" in plain
+    diff["name"] = ["grader.step.name.dec_attention1_weights", {"block": 1}]
+    for lang, words in (("en", "masked self-attention's weights of each head in block 1"), ("zh", "第 1 个块中带掩码的自注意力")):
+        for sentence in (weight_diff.worst_sentence(diff, lang), page_sentence(diff, lang)):
+            assert "probe." not in sentence and words in sentence
+    diff["name"] = ["no.such.key", {}]  # stored data that names nothing falls back to the key
+    assert "probe.dec0_attention1_weights" in weight_diff.worst_sentence(diff)

@@ -12,7 +12,7 @@ import streamlit as st
 
 from course.app.chart_view import show_chart
 from course.common.charts import cell_label_colours
-from course.common.i18n import t
+from course.common.i18n import t, t_pair
 
 SCHEME = "viridis"  # perceptually uniform and readable with the common colour-vision deficiencies
 CELL = 34  # pixels per cell
@@ -22,7 +22,7 @@ def worst_sentence(diff, lang):
     """The one sentence that names the failing example and its worst cell, in `lang`."""
     q, k = diff["worst"]
     example = ", ".join(str(i) for i in diff["example"]) or "0"
-    return t("practice.weights_worst", lang, result=diff["result"], example=example, q=q, k=k,
+    return t("practice.weights_worst", lang, result=t_pair(diff.get("name"), lang, diff["result"]), example=example, q=q, k=k,
              expected=f"{diff['expected_value']:.4g}", got=f"{diff['got_value']:.4g}")
 
 

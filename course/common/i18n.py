@@ -53,6 +53,15 @@ def t(key, lang, **fields):
     return value.format(**fields) if fields else value
 
 
+def t_pair(pair, lang, default):
+    """The text of a stored [key, fields] pair (data from a report, e.g. a weights diff's `name`), else
+    `default` when there is none or it is not such a pair."""
+    if isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) \
+            and isinstance(pair[1], dict) and pair[0] in catalog(lang):
+        return t(pair[0], lang, **{k: v for k, v in pair[1].items() if isinstance(k, str)})
+    return default
+
+
 def t_count(key, lang, count, **fields):
     """t() for a sentence about `count` things: `<key>_one` when count is 1 and the catalog has it ("1 check
     passed"), else `key` ("3 checks passed"); `count` is passed on as a field."""
