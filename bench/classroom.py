@@ -305,8 +305,8 @@ def regrade_burst(args, folder):
 
 def regrade_position(args, folder):
     """Part 1c -> prints the claim-order position of a new submission behind a 20,000-job regrade (goal <=
-    workers + 1), as queue.queue_position and the page's live snapshot give it."""
-    from classroom import live, queue
+    workers + 1), as line.position and the page's live snapshot give it."""
+    from classroom import line, live, queue
 
     store = store_ops.init_class(f"sqlite:///{folder / 'position.db'}", "prof@bench.test")
     fill_class(store, learners=200, attempts=10)
@@ -316,7 +316,7 @@ def regrade_position(args, folder):
     user = store_ops.list_users(store, "learner")[57].id
     sid = store_ops.submit(store, user, "ex00", "x = 2\n", "ex00.py")
     start = time.perf_counter()
-    _, position = queue.queue_position(store, sid)
+    _, position = line.position(store, sid)
     position_s = time.perf_counter() - start
     start = time.perf_counter()
     shown = live.Snapshot(store).get(sid).position

@@ -48,6 +48,19 @@ def remaining_s(expected, elapsed):
     return max(expected - elapsed, 0.0)
 
 
+def mean_s(pending, batch):
+    """The mean expected seconds of the pending jobs of one batch (DEFAULT_JOB_S without one)."""
+    values = [job.seconds for job in pending if job.batch == batch]
+    return statistics.fmean(values) if values else DEFAULT_JOB_S
+
+
+def behind_s(times, jobs_between, pending, workers):
+    """The start of a regrade behind the jobs replayed (times): once the last of them finishes, jobs_between more
+    regrades of their mean time, shared by the workers."""
+    last = max((finish for _, finish in times.values()), default=0.0)
+    return last + max(jobs_between, 0) * mean_s(pending, 1) / workers
+
+
 def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0):
     """Replay the claims -> {key: (start s, finish s)} from now, or None without a live worker.
 

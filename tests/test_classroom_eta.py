@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from classroom import eta, live, queue, store as store_ops
+from classroom import eta, line, live, queue, store as store_ops
 from classroom.cli import submission_wait
 from classroom.models import Job, Worker, utcnow
 from course.common.i18n import t
@@ -119,7 +119,7 @@ def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
     snap = live.Snapshot(class_store)
     assert snap.get(sid).position == 1  # ahead of the three regrades, as the workers will claim it
     for submission in old + [sid]:
-        assert queue.queue_position(class_store, submission) == ("queued", snap.get(submission).position)
+        assert line.position(class_store, submission) == ("queued", snap.get(submission).position)
 
 
 def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
