@@ -2,13 +2,17 @@
 the live workers.
 
 The forecast replays the queue's own rules (classroom/queue.py) on estimated durations: each live worker
-takes the next job in claim order as soon as it is free (a busy one once its job's expected time has run
-out), submissions before regrades, except that a queued regrade goes first once REGRADE_AGE_S has passed
-without one (the aging rule). A job's expected time is the mean grading time (claim to verdict) of the
-last HISTORY graded jobs of its exercise and kind of work (submission or regrade), else of the other kind,
-else DEFAULT_JOB_S. The mean, not the median: a queue's wait is a sum of grading times, and the occasional
-slow job (a hang that runs into its time limit) is part of it. A worker's first job, which also starts its
-warm sandbox server, is left out.
+takes the next job in claim order as soon as it is free, submissions before regrades, except that a queued
+regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A worker is free:
+- busy: once its job's expected time has run out, plus the measured overhead (`Measured.overhead_s`: the mean
+  time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
+  thread, the next claim's transaction), and again after each job it takes;
+- idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
+A job's expected time is the mean grading time (claim to verdict) of the last HISTORY graded jobs of its
+exercise and kind of work (submission or regrade), else of the other kind, else DEFAULT_JOB_S. The mean, not
+the median: a queue's wait is a sum of grading times, and the occasional slow job (a hang that runs into its
+time limit) is part of it. A worker's first job, which also starts its warm sandbox server, is left out.
+Both measurements are read together (`measured`), here only.
 No live worker: no forecast (the page says no grader is running).
 """
 
@@ -24,6 +28,16 @@ from .models import Job, Submission
 
 HISTORY = 30  # graded jobs per exercise and kind of work whose mean is its expected time
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
+IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
+GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
+DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
+
+
+class Measured(NamedTuple):
+    """What the forecast learns from the graded jobs (read together by `measured`)."""
+
+    durations: dict  # {(exercise id, batch): mean seconds from claim to verdict}
+    overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
 
 
 class Pending(NamedTuple):
@@ -61,16 +75,18 @@ def behind_s(times, jobs_between, pending, workers):
     return last + max(jobs_between, 0) * mean_s(pending, 1) / workers
 
 
-def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0):
+def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overhead_s=0.0, idle_s=0.0):
     """Replay the claims -> {key: (start s, finish s)} from now, or None without a live worker.
 
     pending: Pending jobs in claim order with no regrade due (submissions first); in_flight: the expected
     seconds left of each job being graded; regrade_due_in: seconds until a queued regrade is due (None: the
-    rule does not apply), after which each claimed regrade restarts the age_s clock.
+    rule does not apply), after which each claimed regrade restarts the age_s clock; overhead_s: from a
+    verdict to the worker's next claim; idle_s: until an idle worker's next poll.
     """
     if workers <= 0:
         return None
-    free = sorted(in_flight)[:workers] + [0.0] * max(workers - len(in_flight), 0)  # when each worker is free
+    busy = [left + overhead_s for left in sorted(in_flight)[:workers]]
+    free = busy + [idle_s] * max(workers - len(in_flight), 0)  # when each worker claims next
     heapq.heapify(free)
     submits = [job for job in pending if job.batch == 0][::-1]  # stacks: the next claim at the end
     regrades = [job for job in pending if job.batch == 1][::-1]
@@ -84,7 +100,7 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0):
         else:
             job = submits.pop()
         times[job.key] = (now, now + job.seconds)
-        heapq.heappush(free, now + job.seconds)
+        heapq.heappush(free, now + job.seconds + overhead_s)
     return times
 
 
@@ -104,6 +120,24 @@ def durations(session, history=HISTORY):
     for exercise_id, batch_, started, finished in rows:
         seen.setdefault((exercise_id, batch_), []).append((finished - started).total_seconds())
     return {key: statistics.fmean(values) for key, values in seen.items()}
+
+
+def overhead_s(session, gaps=GAPS):
+    """Mean seconds from a worker's verdict to its next claim, over its last `gaps` claims of a job that was
+    already queued at that verdict (else DEFAULT_OVERHEAD_S)."""
+    previous = func.lag(Job.finished_at, type_=Job.finished_at.type).over(partition_by=Job.worker_id, order_by=Job.started_at)
+    claims = (select(Job.id, Job.created_at, Job.started_at, previous.label("previous"))
+              .where(Job.worker_id.is_not(None), Job.started_at.is_not(None))).subquery()
+    rows = session.execute(select(claims.c.started_at, claims.c.previous)
+                           .where(claims.c.previous.is_not(None), claims.c.created_at <= claims.c.previous)
+                           .order_by(claims.c.id.desc()).limit(gaps)).all()
+    seen = [(started - previous).total_seconds() for started, previous in rows]
+    return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
+
+
+def measured(session):
+    """The grading times and the overhead between claims, as the forecast uses them."""
+    return Measured(durations(session), overhead_s(session))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

@@ -51,7 +51,7 @@ class Snapshot:
         with store.session() as session:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
-            self.durations = _durations(store, session)
+            self.durations, self.overhead_s = _measured(store, session)
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
         newest, expected = {}, {}
@@ -75,7 +75,7 @@ class Snapshot:
         """{job id: (start s, finish s)} from the snapshot's reading, or None without a live worker."""
         if self._times is None:
             self._times = eta.schedule(self.pending, list(self.left.values()), self.workers, self.regrade_due_in,
-                                       queue.REGRADE_AGE_S) or {}
+                                       queue.REGRADE_AGE_S, self.overhead_s, eta.IDLE_POLL_S / 2) or {}
         return self._times if self.workers else None
 
     def _entry(self, submission_id):
@@ -122,16 +122,17 @@ class Snapshot:
 
 
 DURATIONS_MAX_AGE_S = 10.0  # measured grading times are read again at most this often
-DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, durations)
+DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, eta.Measured)
 
 
-def _durations(store, session):
-    """The store's measured grading times (eta.durations), read again when older than DURATIONS_MAX_AGE_S."""
+def _measured(store, session):
+    """The store's measured grading times and overhead (eta.measured), read again when older than
+    DURATIONS_MAX_AGE_S."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:
         read_at, found = entry.value or (None, None)
         if read_at is None or time.monotonic() - read_at > DURATIONS_MAX_AGE_S:
-            found = eta.durations(session)
+            found = eta.measured(session)
             entry.value = (time.monotonic(), found)
         return found
 
