@@ -11,7 +11,8 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
 A job's expected time is the mean grading time (claim to verdict) of the last HISTORY graded jobs of its
 exercise and kind of work (submission or regrade), else of the other kind, else DEFAULT_JOB_S. The mean, not
 the median: a queue's wait is a sum of grading times, and the occasional slow job (a hang that runs into its
-time limit) is part of it. A worker's first job, which also starts its warm sandbox server, is left out.
+time limit) is part of it. A worker's first job of each exercise is left out: its first of all also starts
+the warm sandbox server, and the first of an exercise loads what grading it needs (a second or more).
 Both measurements are read together (`measured`), here only.
 No live worker: no forecast (the page says no grader is running).
 """
@@ -107,13 +108,13 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
 def durations(session, history=HISTORY):
     """{(exercise id, batch): mean seconds from claim to verdict of its last `history` graded jobs}."""
     batch = case((Job.reason == "regrade", 1), else_=0)
-    turn = func.row_number().over(partition_by=Job.worker_id, order_by=Job.id).label("turn")
+    turn = func.row_number().over(partition_by=(Job.worker_id, Submission.exercise_id), order_by=Job.id).label("turn")
     warm = (select(Submission.exercise_id, batch.label("batch"), Job.id, Job.started_at, Job.finished_at, turn)
             .join(Submission, Submission.id == Job.submission_id)
             .where(Job.state == "done", Job.started_at.is_not(None), Job.finished_at.is_not(None))).subquery()
     place = func.row_number().over(partition_by=(warm.c.exercise_id, warm.c.batch), order_by=warm.c.id.desc())
     recent = (select(warm.c.exercise_id, warm.c.batch, warm.c.started_at, warm.c.finished_at, place.label("n"))
-              .where(warm.c.turn > 1)).subquery()  # a worker's first job starts its warm server: not typical
+              .where(warm.c.turn > 1)).subquery()  # a worker's first job of an exercise: a cold start, not typical
     rows = session.execute(select(recent.c.exercise_id, recent.c.batch, recent.c.started_at, recent.c.finished_at)
                            .where(recent.c.n <= history)).all()
     seen = {}
