@@ -9,7 +9,8 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
   thread, the next claim's transaction), and again after each job it takes;
 - idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
 A job's expected time is the mean grading time (claim to verdict) of the last HISTORY graded jobs of its
-exercise and kind of work (submission or regrade), else of the other kind, else DEFAULT_JOB_S. The mean, not
+exercise and kind of work (submission or regrade), else of the other kind, else the mean over the exercises
+measured, else DEFAULT_JOB_S. The mean, not
 the median: a queue's wait is a sum of grading times, and the occasional slow job (a hang that runs into its
 time limit) is part of it. A worker's first job of each exercise is left out: its first of all also starts
 the warm sandbox server, and the first of an exercise loads what grading it needs (a second or more).
@@ -51,11 +52,11 @@ class Pending(NamedTuple):
 
 def expected_s(durations, exercise_id, batch):
     """Expected grading seconds of a job: its exercise's mean for this batch, else the other batch's, else the
-    default."""
+    mean of the exercises measured (the same workers), else the default."""
     for key in ((exercise_id, batch), (exercise_id, 1 - batch)):
         if key in durations:
             return durations[key]
-    return DEFAULT_JOB_S
+    return statistics.fmean(durations.values()) if durations else DEFAULT_JOB_S
 
 
 def remaining_s(expected, elapsed):

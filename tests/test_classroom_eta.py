@@ -72,10 +72,11 @@ def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
 
 
 def test_expected_and_remaining_times():
-    durations = {("ex01", 0): 3.0, ("ex03", 1): 7.0}
+    durations = {("ex01", 0): 3.0, ("ex03", 1): 9.0}
     assert eta.expected_s(durations, "ex01", 0) == 3.0
-    assert eta.expected_s(durations, "ex03", 0) == 7.0  # only regrades measured: their time
-    assert eta.expected_s(durations, "ex05", 1) == eta.DEFAULT_JOB_S
+    assert eta.expected_s(durations, "ex03", 0) == 9.0  # only regrades measured: their time
+    assert eta.expected_s(durations, "ex05", 1) == 6.0  # not measured: the mean of those measured
+    assert eta.expected_s({}, "ex05", 1) == eta.DEFAULT_JOB_S
     assert eta.remaining_s(10.0, 4.0) == 6.0
     assert eta.remaining_s(10.0, 12.5) == 0.0  # overdue: expected any moment
 

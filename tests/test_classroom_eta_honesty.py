@@ -14,7 +14,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from bench.classroom import burst_with_forecasts, forecast_errors, percentile, start_pool, wait_graded
+from bench.classroom import burst_with_forecasts, error_summary, forecast_errors, start_pool, wait_graded
 from classroom import store as store_ops
 from tests.classroom_support import make_class, solution, stub, user_id
 
@@ -44,9 +44,9 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
         pool.wait(timeout=300)
         store.close()
     errors = forecast_errors(acked, graded)
-    median, p90 = statistics.median(errors), percentile(errors, 0.9)
-    print(f"forecast error |est - actual| / actual over {len(errors)}: median {median:.0%}, p90 {p90:.0%} "
-          f"(load {os.getloadavg()})")
+    signed = statistics.median(forecast_errors(acked, graded, signed=True))
+    print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
+          f"{signed:+.0%} (load {os.getloadavg()})")
     assert len(errors) == len(acked)  # two live workers: every page showed a forecast
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
                           for sid, (_, submitted, forecast) in acked.items()], columns=["forecast", "actual"])
