@@ -8,12 +8,14 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
   time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
   thread, the next claim's transaction), and again after each job it takes;
 - idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
-A job's expected time is the mean grading time (claim to verdict) of the last HISTORY graded jobs of its
+A job's expected time is the typical grading time (claim to verdict) of the last HISTORY graded jobs of its
 exercise and kind of work (submission or regrade), else of the other kind, else the mean over the exercises
-measured, else DEFAULT_JOB_S. The mean, not
-the median: a queue's wait is a sum of grading times, and the occasional slow job (a hang that runs into its
-time limit) is part of it. A worker's first job of each exercise is left out: its first of all also starts
-the warm sandbox server, and the first of an exercise loads what grading it needs (a second or more).
+measured, else DEFAULT_JOB_S. Typical: the mean of those within HANG_FACTOR times their median. A hang that runs
+into its time limit (10-20 times a normal job) is rare and lies ahead of few of the forecasts; spread over
+every job by a plain mean it made most forecasts a third too long in the bench (bench/classroom.py, part 1b),
+while the median alone, which drops every slower job, made them a quarter too short. A worker's first job of
+each exercise is left out: its first of all also starts the warm sandbox server, and the first of an exercise
+loads what grading it needs (a second or more).
 Both measurements are read together (`measured`), here only.
 No live worker: no forecast (the page says no grader is running).
 """
@@ -28,7 +30,8 @@ from course.common.i18n import t
 
 from .models import Job, Submission
 
-HISTORY = 30  # graded jobs per exercise and kind of work whose mean is its expected time
+HISTORY = 30  # graded jobs per exercise and kind of work whose typical time is its expected time
+HANG_FACTOR = 4.0  # a grading time over this many times its exercise's median is a hang, left out of the mean
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
@@ -38,7 +41,7 @@ DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about
 class Measured(NamedTuple):
     """What the forecast learns from the graded jobs (read together by `measured`)."""
 
-    durations: dict  # {(exercise id, batch): mean seconds from claim to verdict}
+    durations: dict  # {(exercise id, batch): typical seconds from claim to verdict}
     overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
 
 
@@ -107,7 +110,7 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
 
 
 def durations(session, history=HISTORY):
-    """{(exercise id, batch): mean seconds from claim to verdict of its last `history` graded jobs}."""
+    """{(exercise id, batch): typical seconds from claim to verdict of its last `history` graded jobs}."""
     batch = case((Job.reason == "regrade", 1), else_=0)
     turn = func.row_number().over(partition_by=(Job.worker_id, Submission.exercise_id), order_by=Job.id).label("turn")
     warm = (select(Submission.exercise_id, batch.label("batch"), Job.id, Job.started_at, Job.finished_at, turn)
@@ -121,7 +124,13 @@ def durations(session, history=HISTORY):
     seen = {}
     for exercise_id, batch_, started, finished in rows:
         seen.setdefault((exercise_id, batch_), []).append((finished - started).total_seconds())
-    return {key: statistics.fmean(values) for key, values in seen.items()}
+    return {key: typical_s(values) for key, values in seen.items()}
+
+
+def typical_s(values):
+    """The mean of the grading times within HANG_FACTOR times their median (the hangs left out)."""
+    limit = HANG_FACTOR * statistics.median(values)
+    return statistics.fmean(value for value in values if value <= limit)
 
 
 def overhead_s(session, gaps=GAPS):
