@@ -19,7 +19,7 @@
    each page showed just after its submission (classroom/eta.py) was from the actual wait: median and
    p90 of |forecast - actual| / actual and the share within 25% (goal: at least 80%).
 1c. A new submission's position in claim order behind a 20,000-job regrade (200 learners x 10 exercises x
-   10 submissions), from queue.queue_position and from the page's live snapshot (goal: <= workers + 1).
+   10 submissions), from line.position and from the page's live snapshot (goal: <= workers + 1).
 2. One submission on an idle queue: a learner's correct ex01, then --idle-runs
    correct ex03 one after another, each waited for -> submit -> feedback
    median (goal < 3 s; the first, which starts a worker's warm server, apart).
