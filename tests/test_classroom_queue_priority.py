@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, insert, select
 
-from classroom import line, live, queue, store as store_ops
+from classroom import eta, line, live, queue, store as store_ops
 from classroom.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import make_class, user_id
 
@@ -55,7 +55,7 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     assert state == "queued" and position <= WORKERS + 1
     queue.register_worker(any_store, "w0", "host", 1, "process")
     snap = _cheapest_snapshot(any_store, queued_at)
-    assert (snap.get(sid).position, snap.get(sid).start_s) == (position, 0.0)  # one worker, free: at once
+    assert (snap.get(sid).position, snap.get(sid).start_s) == (position, eta.IDLE_POLL_S / 2)  # its next poll
     assert len(snap.line.rows) <= line.REGRADES_READ + 1  # the first regrades only; the rest are counted
     behind = snap.get(_newest_submission(any_store, ids[199]))  # a regrade far down the line
     assert behind.state == "queued" and behind.position > line.REGRADES_READ and behind.start_s > 0
