@@ -2,13 +2,16 @@
 
 A page follows its learner's newest submission: queued (position N), grading,
 or finished. Instead of each page asking the database (and re-reading its
-history) on every poll, the store keeps one snapshot (Store.kept) of the unfinished
-jobs, in claim order (queue.claim_order, queue.ordering), plus the number of live
-workers and the measured grading times that the wait forecast (classroom/eta.py)
-needs, and refreshes it at most every MAX_AGE_S: 50 pages polling every POLL_S cost
-three small queries per MAX_AGE_S (the jobs, the workers, the regrade clock), not 150. A submission missing from the
-snapshot has no unfinished job: its verdict is stored, and only then does its
-page read its history again.
+history) on every poll, the store keeps one snapshot (Store.kept) of the waiting
+line (classroom/line.py: the unfinished jobs a wait needs, in claim order, with
+their positions), plus the number of live workers and the measured grading times
+that the wait forecast (classroom/eta.py) needs, and refreshes it at most every
+MAX_AGE_S: 50 pages polling every POLL_S cost five small queries per MAX_AGE_S
+(the regrade clock, the submissions' jobs, the first regrades, the running
+regrades, the workers), not 250, and a 20,000-job regrade does not make them
+larger. A submission missing from the snapshot has no unfinished job (or, during
+a large regrade, is looked up once per snapshot): its verdict is stored, and only
+then does its page read its history again.
 """
 
 import time
@@ -16,8 +19,8 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import select
 
-from . import eta, queue
-from .models import utcnow
+from . import eta, line, queue
+from .models import Job, Submission, utcnow
 
 MAX_AGE_S = 0.25  # a snapshot older than this is read again
 POLL_S = 0.5  # how often a page looks: a change is seen within POLL_S + MAX_AGE_S = 0.75 s, drawn within 1 s
@@ -38,25 +41,21 @@ _FINISHED = LiveState("finished")
 
 
 class Snapshot:
-    """{submission id: (user id, LiveState)} of every unfinished submission, read in one query (with the live
-    workers, the regrade clock and, every DURATIONS_MAX_AGE_S, the measured grading times); the wait forecast
-    is computed on the first question about a queued or running submission."""
+    """{submission id: (user id, LiveState)} of every unfinished submission in the waiting line (classroom/line.py:
+    every submission's job and the first regrades, with the live workers, the regrade clock and, every
+    DURATIONS_MAX_AGE_S, the measured grading times); the wait forecast is computed on the first question about
+    a queued or running submission. A regrade behind the line read is looked up when a page asks for it."""
 
-    def __init__(self, store, clock=time.monotonic):
-        now = utcnow()
-        order = queue.claim_order()
+    def __init__(self, store, clock=time.monotonic, now=None):
+        now = now or utcnow()
         with store.session() as session:
-            due_in = queue.regrade_due_in(session, now)
-            rows = session.execute(
-                select(order.c.submission_id, order.c.user_id, order.c.state, order.c.lease_until, order.c.job_id,
-                       order.c.batch, order.c.exercise_id, order.c.started_at)
-                .order_by(*queue.ordering(order, due_in is not None and due_in <= 0))).all()
+            self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
-            self.durations = _durations(store, session)
-        self.read_at, self.regrade_due_in = clock(), due_in
-        self.states, self.pending, self.left, self._times = {}, [], {}, None
-        position, newest, expected = 0, {}, {}
-        for submission_id, user_id, state, lease_until, job_id, batch, exercise_id, started_at in rows:
+            self.durations, self.overhead_s = _measured(store, session)
+        self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
+        self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
+        newest, expected = {}, {}
+        for job_id, submission_id, user_id, state, lease_until, batch, exercise_id, started_at in self.line.rows:
             lapsed = state == "running" and lease_until is not None and lease_until < now
             if (exercise_id, batch) not in expected:
                 expected[exercise_id, batch] = eta.expected_s(self.durations, exercise_id, batch)
@@ -65,12 +64,10 @@ class Snapshot:
                 self.pending.append(eta.Pending(job_id, batch, seconds))
             else:
                 self.left[job_id] = eta.remaining_s(seconds, (now - started_at).total_seconds())
-            if state == "queued":
-                position += 1
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job
                 continue
             newest[submission_id] = job_id
-            live = LiveState("queued", position, self.workers == 0) if state == "queued" else \
+            live = LiveState("queued", self.line.positions[job_id], self.workers == 0) if state == "queued" else \
                 LiveState("running", None, lapsed)
             self.states[submission_id] = (user_id, live, job_id)
 
@@ -78,38 +75,64 @@ class Snapshot:
         """{job id: (start s, finish s)} from the snapshot's reading, or None without a live worker."""
         if self._times is None:
             self._times = eta.schedule(self.pending, list(self.left.values()), self.workers, self.regrade_due_in,
-                                       queue.REGRADE_AGE_S) or {}
+                                       queue.REGRADE_AGE_S, self.overhead_s, eta.IDLE_POLL_S / 2) or {}
         return self._times if self.workers else None
+
+    def _entry(self, submission_id):
+        """(user id, LiveState, job id) of an unfinished submission, or None; a regrade behind the line read is
+        looked up once per snapshot."""
+        if submission_id in self.states or not self.line.regrades_unread():
+            return self.states.get(submission_id)
+        if submission_id not in self._behind:
+            self._behind[submission_id] = self._look_up(submission_id)
+        return self._behind[submission_id]
+
+    def _look_up(self, submission_id):
+        """(user id, LiveState, job id) of a submission whose newest job is a queued regrade behind the line read."""
+        with self.store.session() as session:
+            found = session.execute(select(Job.id, Job.state, Submission.user_id)
+                                    .join(Submission, Submission.id == Job.submission_id)
+                                    .where(Job.submission_id == submission_id)
+                                    .order_by(Job.id.desc()).limit(1)).first()
+            position = found and found[1] == "queued" and self.line.position_of(session, found[0])
+        if not position:
+            return None
+        return found[2], LiveState("queued", position, self.workers == 0), found[0]
 
     def get(self, submission_id):
         """The LiveState of any submission, with its forecast (finished when it has no unfinished job)."""
-        if submission_id not in self.states:
+        entry = self._entry(submission_id)
+        if entry is None:
             return _FINISHED
-        _, state, job_id = self.states[submission_id]
+        _, state, job_id = entry
         times = self.times()
         if times is None:
             return state
         if job_id in times:  # queued, or its lease lapsed: claimed again in turn
             return replace(state, start_s=times[job_id][0], finish_s=times[job_id][1])
+        if job_id not in self.left:  # a regrade behind the line read
+            start = eta.behind_s(times, state.position - len(self.line.positions) - 1, self.pending, self.workers)
+            return replace(state, start_s=start, finish_s=start + eta.mean_s(self.pending, 1))
         return replace(state, start_s=0.0, finish_s=self.left[job_id])  # being graded
 
     def of(self, user_id, submission_id):
         """The state of one of user_id's submissions (finished when it has no unfinished job, or is not theirs)."""
-        owner = self.states.get(submission_id, (user_id,))[0]
-        return self.get(submission_id) if owner == user_id else _FINISHED
+        entry = self._entry(submission_id)
+        return self.get(submission_id) if entry is not None and entry[0] == user_id else _FINISHED
 
 
 DURATIONS_MAX_AGE_S = 10.0  # measured grading times are read again at most this often
-DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, durations)
+DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, eta.Measured)
 
 
-def _durations(store, session):
-    """The store's measured grading times (eta.durations), read again when older than DURATIONS_MAX_AGE_S."""
+def _measured(store, session):
+    """The store's measured grading times and overhead (eta.measured), read again when older than
+    DURATIONS_MAX_AGE_S."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:
         read_at, found = entry.value or (None, None)
         if read_at is None or time.monotonic() - read_at > DURATIONS_MAX_AGE_S:
-            found = eta.durations(session)
+            found = eta.measured(session)
             entry.value = (time.monotonic(), found)
         return found
 

@@ -77,16 +77,20 @@ def _waits_for_dependency(session, job, submission):
     return earlier > 0
 
 
-def claim_order():
+def claim_order(regrades=None):
     """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
     exercise_id, started_at), where batch is 0 for a submission's job and 1 for a regrade, and turn is the job's
-    place among its learner's unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim."""
+    place among its learner's unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim.
+    regrades: True for the regrade jobs only, False for the others only (a smaller window), None for all."""
     batch = case((Job.reason == "regrade", 1), else_=0).label("batch")
     turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
-    return (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
-                   batch, turn, Submission.exercise_id, Job.started_at)
-            .join(Submission, Submission.id == Job.submission_id)
-            .where(Job.state.in_(("queued", "running")))).subquery("unfinished")
+    query = (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
+                    batch, turn, Submission.exercise_id, Job.started_at)
+             .join(Submission, Submission.id == Job.submission_id)
+             .where(Job.state.in_(("queued", "running"))))
+    if regrades is not None:
+        query = query.where(Job.reason == "regrade" if regrades else Job.reason != "regrade")
+    return query.subquery("unfinished")
 
 
 def ordering(order, regrade_first=False):
@@ -254,22 +258,6 @@ def _alive(worker, now):
 def live_workers(session, now):
     """How many workers have been heard from within their lease."""
     return sum(_alive(w, now) for w in session.scalars(select(Worker)))
-
-
-def queue_position(store, submission_id, clock=utcnow):
-    """(state, position among queued jobs in claim order counting from 1, or None) of a submission's newest job."""
-    with store.session() as session:
-        job = session.scalar(select(Job).where(Job.submission_id == submission_id).order_by(Job.id.desc()))
-        if job is None:
-            return None, None
-        if job.state != "queued":
-            return job.state, None
-        order = claim_order()
-        queued = session.scalars(select(order.c.job_id).where(order.c.state == "queued")
-                                 .order_by(*ordering(order, regrade_due(session, clock())))).all()
-        if job.id not in queued:  # claimed between the two reads (Postgres reads each statement anew)
-            return session.scalar(select(Job.state).where(Job.id == job.id)), None
-        return "queued", queued.index(job.id) + 1
 
 
 def queue_status(store, clock=utcnow):

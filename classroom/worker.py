@@ -26,7 +26,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from . import grading, queue
+from . import eta, grading, queue
 from .db import ENV_VAR, Store
 from .models import Job, utcnow
 
@@ -83,7 +83,7 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=1.0, worker_id=None, log=log_line, handle_signals=False, clock=utcnow):
+               poll_s=eta.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from classroom import eta, live, queue, store as store_ops
+from classroom import eta, line, live, queue, store as store_ops
 from classroom.cli import submission_wait
 from classroom.models import Job, Worker, utcnow
 from course.common.i18n import t
@@ -38,6 +38,30 @@ def test_without_a_regrade_clock_regrades_wait_for_every_submission():
     assert eta.schedule(pending, in_flight=[1.0], workers=1) == {"s1": (1, 3), "s2": (3, 5), "r1": (5, 10)}
 
 
+def test_each_claim_comes_an_overhead_after_a_verdict_and_an_idle_worker_at_its_next_poll():
+    # w1 busy for 4 s, then 1 s to its next claim; w2 idle, polls in 0.5 s: s1 on w2 0.5-3.5, s2 on w2 4.5-6.5
+    # (free at 3.5 + 1), s3 on w1 5-11 (free at 4 + 1)
+    times = eta.schedule(_submits(3, 2, 6), in_flight=[4.0], workers=2, overhead_s=1.0, idle_s=0.5)
+    assert times == {"s1": (0.5, 3.5), "s2": (4.5, 6.5), "s3": (5.0, 11.0)}
+
+
+def test_the_overhead_is_measured_between_back_to_back_claims(class_store):
+    uid = user_id(class_store, ANN)
+    base = utcnow() - timedelta(minutes=10)
+    # (queued at, claimed at, verdict at) in seconds after base, all on one worker
+    jobs = [(0, 1, 5), (2, 5.4, 8), (3, 8.8, 9), (20, 21, 22)]  # gaps 0.4 and 0.8; the last was queued idle
+    for queued, claimed, done in jobs:
+        sid = store_ops.submit(class_store, uid, "ex00", f"x = {claimed}\n", "ex00.py")
+        at = [base + timedelta(seconds=x) for x in (queued, claimed, done)]
+        with class_store.session() as session:
+            session.execute(update(Job).where(Job.submission_id == sid).values(
+                state="done", worker_id="w", created_at=at[0], started_at=at[1], finished_at=at[2]))
+    with class_store.session() as session:
+        assert eta.overhead_s(session) == pytest.approx(0.6)
+        assert eta.measured(session).overhead_s == pytest.approx(0.6)
+        assert eta.overhead_s(session, gaps=1) == pytest.approx(0.8)  # the newest claim only
+
+
 def test_no_live_worker_means_no_forecast():
     assert eta.schedule(_submits(3), in_flight=[], workers=0) is None
     assert eta.sentence(2, None, None, "en") == t("classroom.eta_no_worker", "en")
@@ -48,10 +72,11 @@ def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
 
 
 def test_expected_and_remaining_times():
-    durations = {("ex01", 0): 3.0, ("ex03", 1): 7.0}
+    durations = {("ex01", 0): 3.0, ("ex03", 1): 9.0}
     assert eta.expected_s(durations, "ex01", 0) == 3.0
-    assert eta.expected_s(durations, "ex03", 0) == 7.0  # only regrades measured: their time
-    assert eta.expected_s(durations, "ex05", 1) == eta.DEFAULT_JOB_S
+    assert eta.expected_s(durations, "ex03", 0) == 9.0  # only regrades measured: their time
+    assert eta.expected_s(durations, "ex05", 1) == 6.0  # not measured: the mean of those measured
+    assert eta.expected_s({}, "ex05", 1) == eta.DEFAULT_JOB_S
     assert eta.remaining_s(10.0, 4.0) == 6.0
     assert eta.remaining_s(10.0, 12.5) == 0.0  # overdue: expected any moment
 
@@ -74,16 +99,20 @@ def _history(store, email, ex_id, seconds, reason="submit", state="done", worker
     return sid
 
 
-def test_measured_times_are_means_of_the_last_jobs_per_exercise_and_kind(class_store):
+def test_measured_times_are_typical_times_of_the_last_jobs_per_exercise_and_kind(class_store):
     _history(class_store, ANN, "ex01", 50)  # the worker's first job (it started its warm server): left out
     for seconds in (2, 4, 12):
         _history(class_store, ANN, "ex01", seconds)
     _history(class_store, ANN, "ex01", 1, reason="regrade")
     _history(class_store, ANN, "ex01", 100, state="error")  # given up: not a grading time
+    _history(class_store, BOB, "ex03", 9)  # w0's first ex03 (it loads what grading ex03 needs): left out
     _history(class_store, BOB, "ex03", 6)
     _history(class_store, BOB, "ex03", 30, worker="w1")  # w1's first job: left out
+    for seconds in (5, 1, 1, 2, 30):  # the first: a cold start; 30 s: a hang (over 4 x the median 1.5 s)
+        _history(class_store, CY, "ex02", seconds)
     with class_store.session() as session:
-        assert eta.durations(session) == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0}
+        assert eta.durations(session) == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0,
+                                          ("ex02", 0): pytest.approx(4 / 3)}
         assert eta.durations(session, history=2)[("ex01", 0)] == 8.0  # the last two: 4 and 12
 
 
@@ -100,12 +129,13 @@ def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store
                     for e in (ANN, BOB, CY))
     _claim(class_store, "w", 4)  # ann's, claimed 4 s ago: 6 s left
     snap = live.Snapshot(class_store)
-    # ann's has 6 s left (less the time since the claim); one worker: bob's runs from then for 10 s, then cy's
-    left = snap.get(ann).finish_s
+    # ann's has 6 s left (less the time since the claim); one worker: bob's runs from then for 10 s, then cy's,
+    # each claim eta.DEFAULT_OVERHEAD_S after the verdict before it (no back-to-back claim measured yet)
+    left, gap = snap.get(ann).finish_s, eta.DEFAULT_OVERHEAD_S
     assert snap.get(ann).state == "running" and 3 < left <= 6
     got = snap.get(cy)
     assert (got.state, got.position, got.delayed) == ("queued", 2, False)
-    assert (got.start_s, got.finish_s) == (pytest.approx(left + 10), pytest.approx(left + 20))
+    assert (got.start_s, got.finish_s) == (pytest.approx(left + gap + 10 + gap), pytest.approx(left + 2 * gap + 20))
     assert snap.of(user_id(class_store, BOB), cy) == live.LiveState("finished")  # not bob's to follow
     queue.unregister_worker(class_store, "w")
     gone = live.Snapshot(class_store).get(cy)
@@ -119,14 +149,15 @@ def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
     snap = live.Snapshot(class_store)
     assert snap.get(sid).position == 1  # ahead of the three regrades, as the workers will claim it
     for submission in old + [sid]:
-        assert queue.queue_position(class_store, submission) == ("queued", snap.get(submission).position)
+        assert line.position(class_store, submission) == ("queued", snap.get(submission).position)
 
 
 def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
     queue.register_worker(class_store, "w", "host", 1, "process")
     sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
+    poll = eta.IDLE_POLL_S / 2  # the idle worker's next poll, on average
     assert submission_wait(class_store, sid) == {"id": sid, "state": "queued", "position": 1, "delayed": False,
-                                                 "start_s": 0.0, "finish_s": eta.DEFAULT_JOB_S}
+                                                 "start_s": poll, "finish_s": poll + eta.DEFAULT_JOB_S}
     out = run_cli("status", "--db", sqlite_url, "--submission", sid)
     assert out.returncode == 0, out.stderr
     assert f"submission {sid}: queued, Position 1 in the queue: a few seconds to start" in out.stdout
@@ -144,6 +175,7 @@ def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(cl
     assert (gone.get(ann).state, gone.get(ann).delayed, gone.get(ann).finish_s) == ("running", True, None)
     assert (gone.get(bob).position, gone.get(bob).delayed, gone.get(bob).start_s) == (1, True, None)
     queue.register_worker(class_store, "fresh", "host", 2, "process")
-    back = live.Snapshot(class_store)  # the lapsed job is claimed first again (older), then bob's: 0-10, 10-20 s
-    assert (back.get(ann).start_s, back.get(ann).finish_s) == (0.0, 10.0)
-    assert (back.get(bob).start_s, back.get(bob).finish_s) == (10.0, 20.0)
+    back = live.Snapshot(class_store)  # the lapsed job is claimed first again (older), then bob's: at the fresh
+    poll, gap = eta.IDLE_POLL_S / 2, eta.DEFAULT_OVERHEAD_S  # worker's next poll, and after ann's verdict
+    assert (back.get(ann).start_s, back.get(ann).finish_s) == (poll, poll + 10.0)
+    assert (back.get(bob).start_s, back.get(bob).finish_s) == (poll + 10.0 + gap, poll + 20.0 + gap)

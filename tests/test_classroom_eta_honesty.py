@@ -1,11 +1,12 @@
 """The wait forecast against real workers: 12 submissions at once to a pool of two, each compared with the
-forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale).
+forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale, without
+its hangs).
 
-The goal is a forecast within 25% of the actual wait; at this scale the error measured on a quiet machine is
-about 40% at the median (12 jobs, a few samples per exercise), so this test does not hold the goal (the bench
-reports it). Its waits are a second or two, where a worker's idle poll (1 s) dominates the error: it checks that a
-later place in the queue is forecast later (rank correlation at least 0.7; a forecast that ignores the queue ahead
-is flat) and that no forecast is off by more than the wait itself plus that poll."""
+Its waits are one to seven seconds, where a worker's idle poll (1 s) and the gap from a verdict to the next claim
+weigh most: a forecast without them was off by about 40% at the median. With them it was 6% at the median and
+92% within 25% at a load average of 17 on 2 cores. The test holds half the forecasts within 25% and the median
+error within 25%, a later place in the queue forecast later (rank correlation at least 0.7), and no forecast off
+by more than the wait itself plus that poll."""
 
 import os
 import signal
@@ -14,7 +15,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from bench.classroom import burst_with_forecasts, forecast_errors, percentile, start_pool, wait_graded
+from bench.classroom import burst_with_forecasts, error_summary, forecast_errors, start_pool, wait_graded, within
 from classroom import store as store_ops
 from tests.classroom_support import make_class, solution, stub, user_id
 
@@ -44,10 +45,11 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
         pool.wait(timeout=300)
         store.close()
     errors = forecast_errors(acked, graded)
-    median, p90 = statistics.median(errors), percentile(errors, 0.9)
-    print(f"forecast error |est - actual| / actual over {len(errors)}: median {median:.0%}, p90 {p90:.0%} "
-          f"(load {os.getloadavg()})")
+    signed = statistics.median(forecast_errors(acked, graded, signed=True))
+    print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
+          f"{signed:+.0%} (load {os.getloadavg()})")
     assert len(errors) == len(acked)  # two live workers: every page showed a forecast
+    assert within(errors, 0.25) >= 0.5 and statistics.median(errors) <= 0.25, error_summary(errors)
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
                           for sid, (_, submitted, forecast) in acked.items()], columns=["forecast", "actual"])
     print(pairs.sort_values("actual").round(2).to_string())

@@ -6,7 +6,7 @@ import time
 
 from sqlalchemy import event, select
 
-from classroom import feedback, grading, live, queue, store as store_ops
+from classroom import feedback, grading, line, live, queue, store as store_ops
 from classroom.models import Result
 from course.common.i18n import t
 from grader.warm_server import ServerFailed
@@ -28,8 +28,8 @@ def _verdict():
 def test_one_learners_many_jobs_do_not_hold_back_the_others(class_store):
     ann = [_submit(class_store, ANN, f"x = {i}\n") for i in range(4)]
     bob, cy = _submit(class_store, BOB), _submit(class_store, CY)
-    assert queue.queue_position(class_store, bob) == ("queued", 2)
-    assert queue.queue_position(class_store, ann[1]) == ("queued", 4)
+    assert line.position(class_store, bob) == ("queued", 2)
+    assert line.position(class_store, ann[1]) == ("queued", 4)
     order = []
     while (claim := queue.claim(class_store, "w")) is not None:
         order.append(claim.submission_id)
@@ -41,7 +41,7 @@ def test_a_learner_with_a_job_running_waits_behind_the_others_first(class_store)
     first = queue.claim(class_store, "w1")
     assert first.submission_id == ann[0]
     bob = _submit(class_store, BOB)  # submitted after ann's queue was long
-    assert queue.queue_position(class_store, bob) == ("queued", 1)
+    assert line.position(class_store, bob) == ("queued", 1)
     assert queue.claim(class_store, "w2").submission_id == bob
 
 
@@ -75,7 +75,7 @@ def test_fifty_open_pages_cost_one_read_per_interval(class_store, monkeypatch):
     assert [s.position for s in states].count(2) == len([i for i in range(50) if i % 3 == 1])
     late = time.monotonic()
     assert live.state_of(class_store, users[0], ids[0], late).state == "queued"  # followed from after the read
-    assert len(seen) == 3  # one snapshot: the regrade clock, the unfinished jobs and the live workers
+    assert len(seen) == 5  # one snapshot: the regrade clock, the submissions, the first and the running regrades, the workers
 
 
 def test_a_change_shows_within_a_second(class_store):

@@ -1,11 +1,13 @@
 """Queue priorities on SQLite and Postgres: submissions before regrades, regrades never starve, outages."""
 
+import os
+import time
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import func, insert, select
 
-from classroom import queue, store as store_ops
+from classroom import eta, line, live, queue, store as store_ops
 from classroom.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import make_class, user_id
 
@@ -49,10 +51,42 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     queued_at = utcnow()  # the clock stays here: on a loaded machine the inserts may outlast REGRADE_AGE_S
     assert queue.enqueue_regrade(any_store, clock=lambda: queued_at) == 20_000
     sid = store_ops.submit(any_store, ids[57], "ex00", "x = 2\n", "ex00.py")
-    state, position = queue.queue_position(any_store, sid, clock=lambda: queued_at)
+    state, position = line.position(any_store, sid, now=queued_at)
     assert state == "queued" and position <= WORKERS + 1
+    queue.register_worker(any_store, "w0", "host", 1, "process")
+    snap = _cheapest_snapshot(any_store, queued_at)
+    assert (snap.get(sid).position, snap.get(sid).start_s) == (position, eta.IDLE_POLL_S / 2)  # its next poll
+    assert len(snap.line.rows) <= line.REGRADES_READ + 1  # the first regrades only; the rest are counted
+    behind = snap.get(_newest_submission(any_store, ids[199]))  # a regrade far down the line
+    assert behind.state == "queued" and behind.position > line.REGRADES_READ and behind.start_s > 0
     first = _claim(any_store, "w1", now=queued_at)
     assert first.submission_id == sid  # the workers take it next, not after 20,000 regrades
+
+
+SNAPSHOT_CPU_S = 0.2  # one snapshot of the 20,000-job line, in this thread's CPU seconds (SQLite runs in it)
+SNAPSHOT_WALL_S = 1.0  # ... and in wall seconds, with margin for a loaded machine (it took 1.6-1.9 s reading all)
+
+
+def _cheapest_snapshot(store, now):
+    """The page's live snapshot read three times: the best CPU and wall times must stay small -> the last one."""
+    cpu, wall = [], []
+    for _ in range(3):
+        cpu_start, wall_start = time.thread_time(), time.perf_counter()
+        snap = live.Snapshot(store, now=now)
+        snap.times()  # the forecast too, as the first page that asks computes it
+        cpu.append(time.thread_time() - cpu_start)
+        wall.append(time.perf_counter() - wall_start)
+    print(f"snapshot of a 20,000-job line: CPU {min(cpu):.3f} s, wall {min(wall):.3f} s (load {os.getloadavg()})")
+    if store.engine.dialect.name == "sqlite":
+        assert min(cpu) < SNAPSHOT_CPU_S, cpu
+    assert min(wall) < SNAPSHOT_WALL_S, wall
+    return snap
+
+
+def _newest_submission(store, uid):
+    with store.session() as session:
+        return session.scalar(select(func.max(Submission.id)).where(Submission.user_id == uid,
+                                                                    Submission.source == "x = 1\n"))
 
 
 def test_round_robin_by_learner_holds_within_each_class_of_work(any_store):

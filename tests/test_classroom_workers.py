@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from classroom import live, queue, store as store_ops
+from classroom import line, live, queue, store as store_ops
 from classroom.db import ENV_VAR, Store
 from classroom.models import Job, Result, Worker, utcnow
 from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, user_id
@@ -72,7 +72,7 @@ def test_the_pool_restarts_a_killed_child_and_keeps_the_url_off_the_command_line
         assert [w["pid"] for w in dead] == [victim]
         sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"),
                                "ex00_paths.py")
-        wait_until(lambda: queue.queue_position(class_store, sid)[0] == "done", 120, "the job graded")
+        wait_until(lambda: line.position(class_store, sid)[0] == "done", 120, "the job graded")
     finally:
         pool.send_signal(signal.SIGTERM)
         _, log = pool.communicate(timeout=120)
@@ -98,17 +98,17 @@ def test_a_worker_outlives_a_postgres_restart_and_stores_its_verdict(tmp_path):
         worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--sandbox", "process"], cwd=ROOT,
                                   env=dict(os.environ, **{ENV_VAR: url}), stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: log.extend(worker.stderr), daemon=True).start()
-        wait_until(lambda: queue.queue_position(store, first)[0] == "running", 120, "the job claimed")
+        wait_until(lambda: line.position(store, first)[0] == "running", 120, "the job claimed")
         store.close()
         cluster.stop()  # down while it grades, so that storing the verdict fails
         failed = "database unavailable while storing the verdict"  # the outage being tested outlasts three tries
         wait_until(lambda: sum(failed in line for line in log) >= 3, 300, "three failed tries to store the verdict")
         cluster.start()
         store = Store(url)
-        wait_until(lambda: queue.queue_position(store, first)[0] == "done", 120,
+        wait_until(lambda: line.position(store, first)[0] == "done", 120,
                    "the verdict stored after the restart")
         second = store_ops.submit(store, ann, "ex00", solution("ex00"), "ex00_paths.py")
-        wait_until(lambda: queue.queue_position(store, second)[0] == "done", 120, "the next job graded")
+        wait_until(lambda: line.position(store, second)[0] == "done", 120, "the next job graded")
         assert worker.poll() is None, "".join(log)  # the same worker, still running
         with store.session() as session:
             assert list(session.scalars(select(Result.passed).order_by(Result.id))) == [True, True]

@@ -126,6 +126,7 @@ def test_three_resyncs_and_a_regrade_add_no_line_item_and_no_score(lms):
     grade(store, "bob@class.test", "ex01", 1.0, True)  # a real change: exactly one more score
     drain(store)
     assert len(lms.score_posts) == posts + 1 and lms_scores(lms) == gradebook_scores(store)
+    assert lms.token_requests == 1  # one access token for every pass: the course's client is kept with the store
 
 
 def make_due_now(store):

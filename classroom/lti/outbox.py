@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import load_only
 
 from ..models import LtiContext, LtiMember, LtiScore, Result, Submission, utcnow
 from ..which_counts import ATTEMPTED, best_result, newest_result_ids
@@ -62,7 +63,9 @@ def best_scores(session, user_ids):
     rows = session.execute(
         select(Submission, Result).join(newest, newest.c.submission_id == Submission.id)
         .join(Result, Result.id == newest.c.result_id)
-        .where(Submission.user_id.in_(list(user_ids)), Result.status.in_(ATTEMPTED))).all()
+        .where(Submission.user_id.in_(list(user_ids)), Result.status.in_(ATTEMPTED))
+        .options(load_only(Submission.id, Submission.user_id, Submission.exercise_id),  # what the rank reads
+                 load_only(Result.id, Result.passed, Result.score))).all()
     graded = {}
     for submission, result in rows:
         graded.setdefault((submission.user_id, submission.exercise_id), []).append((submission, result))

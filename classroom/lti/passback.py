@@ -11,8 +11,11 @@ after the LMS accepted the score.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+import os
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import requests
 from pylti1p3.assignments_grades import AssignmentsGradesService
@@ -28,7 +31,7 @@ from . import config, outbox
 AGS_SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
               "https://purl.imsglobal.org/spec/lti-ags/scope/score")
 TIMEOUT_S = 15.0  # an LMS request that takes longer counts as failed (and is retried)
-POSTS_AT_ONCE = 8  # scores in flight to one LMS at a time
+POSTS_AT_ONCE = 16  # scores in flight to one LMS at a time (AGS has no batch post)
 CHUNK = 200  # scores recorded per commit
 
 
@@ -41,18 +44,67 @@ class PushReport:
 
 
 class Http(requests.Session):
-    """A requests session whose calls time out (pylti1p3 sets none)."""
+    """A requests session whose calls time out (pylti1p3 sets none) and that reads the environment (proxies, CA
+    bundle) once per host instead of on every call, and never reads ~/.netrc (the LMS's token is the only auth)."""
 
-    def request(self, *args, **kwargs):
+    def __init__(self):
+        super().__init__()
+        self.trust_env = False
+        self.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        self._proxies = {}
+
+    def request(self, method, url, *args, **kwargs):
         kwargs.setdefault("timeout", TIMEOUT_S)
-        return super().request(*args, **kwargs)
+        host = urlsplit(url)[:2]
+        if host not in self._proxies:
+            self._proxies[host] = requests.utils.get_environ_proxies(url)
+        kwargs.setdefault("proxies", self._proxies[host])
+        return super().request(method, url, *args, **kwargs)
 
 
 def ags_service(platform, context, key, http=None):
-    """pylti1p3's AGS client of one course (a fresh token per drain pass)."""
+    """pylti1p3's AGS client of one course, with its access token fetched."""
     connector = ServiceConnector(config.registration(platform, key), requests_session=http or Http())
     scopes = [scope for scope in AGS_SCOPES if scope in (context.ags_scopes or AGS_SCOPES)]
+    connector.get_access_token(scopes)  # once, before the posts run at once (pylti1p3 keeps it)
     return AssignmentsGradesService(connector, {"scope": scopes, "lineitems": context.lineitems_url})
+
+
+SERVICE_REUSE_S = 300.0  # a course's AGS client (its token and connections) serves passes this long
+SERVICES = "lti_services"  # this module's entry in Store.kept: {(platform, course, tool key): (monotonic, client)}
+
+
+def kept_service(store, platform, context, key):
+    """The course's AGS client kept with the store: one token and one connection pool for SERVICE_REUSE_S of
+    passes (a refused token drops it: forget_service)."""
+    entry = store.kept(SERVICES)
+    name = (platform.id, context.id, key.kid)
+    with entry.lock:
+        entry.value = entry.value or {}
+        made_at, service = entry.value.get(name, (None, None))
+        if made_at is None or time.monotonic() - made_at > SERVICE_REUSE_S:
+            service = ags_service(platform, context, key)
+            entry.value[name] = (time.monotonic(), service)
+        return service
+
+
+def forget_service(store, platform, context, key):
+    """Fetch a fresh token for this course next time (the LMS refused the kept one, or it is down)."""
+    entry = store.kept(SERVICES)
+    with entry.lock:
+        (entry.value or {}).pop((platform.id, context.id, key.kid), None)
+
+
+def post_pool(store):
+    """The store's thread pool for score posts (POSTS_AT_ONCE threads, started once)."""
+    entry = store.kept(POOL)
+    with entry.lock:
+        if entry.value is None:
+            entry.value = ThreadPoolExecutor(POSTS_AT_ONCE, thread_name_prefix="lti-post")
+        return entry.value
+
+
+POOL = "lti_post_pool"  # this module's entry in Store.kept
 
 
 def line_item_url(store, ags, context_pk, exercise_id):
@@ -83,7 +135,6 @@ def _grade(score, sub, stamp):
 
 def push_course(store, platform, context, rows, subs, best, key, report, http=None):
     """Push one course's due rows; a failure leaves that row (and, when the LMS is unreachable, the rest) due."""
-    ags = ags_service(platform, context, key, http)
     todo, held = [], []
     for row in rows:
         score = best.get((row.user_id, row.exercise_id))
@@ -94,27 +145,32 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
     with store.session() as session:
         outbox.record_pushed(session, [(row.id, row.version, row.pushed_score, row.pushed_at) for row, _ in held])
     report.unchanged += len(held)
+    if not todo:
+        return
     try:
+        ags = ags_service(platform, context, key, http) if http else kept_service(store, platform, context, key)
         urls = {ex_id: line_item_url(store, ags, context.id, ex_id) for ex_id in sorted({r.exercise_id for r, _ in todo})}
     except (LtiException, requests.RequestException) as err:
+        forget_service(store, platform, context, key)
         _fail(store, [row for row, _ in todo], err, context, report)
         return
-    with ThreadPoolExecutor(POSTS_AT_ONCE) as pool:
-        for start in range(0, len(todo), CHUNK):
-            chunk = todo[start:start + CHUNK]
-            outcomes = list(pool.map(lambda item: _post(ags, urls, subs, *item), chunk))
-            done = [(row.id, row.version, score, when)
-                    for (row, score), (when, err) in zip(chunk, outcomes) if err is None]
-            with store.session() as session:  # one commit per chunk, each row only after the LMS took it
-                outbox.record_pushed(session, done)
-            report.pushed += len(done)
-            failed = [(row, err) for (row, _score), (_when, err) in zip(chunk, outcomes) if err is not None]
-            for row, err in failed:
-                _fail(store, [row], err, context, report)
-            _forget_missing_line_items(store, context.id, failed)
-            if any(_unreachable(err) for _row, err in failed):
-                _fail(store, [row for row, _ in todo[start + CHUNK:]], failed[0][1], context, report)
-                return
+    pool = post_pool(store)
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start:start + CHUNK]
+        outcomes = list(pool.map(lambda item: _post(ags, urls, subs, *item), chunk))
+        done = [(row.id, row.version, score, when)
+                for (row, score), (when, err) in zip(chunk, outcomes) if err is None]
+        with store.session() as session:  # one commit per chunk, each row only after the LMS took it
+            outbox.record_pushed(session, done)
+        report.pushed += len(done)
+        failed = [(row, err) for (row, _score), (_when, err) in zip(chunk, outcomes) if err is not None]
+        for row, err in failed:
+            _fail(store, [row], err, context, report)
+        _forget_missing_line_items(store, context.id, failed)
+        if any(_unreachable(err) for _row, err in failed):
+            forget_service(store, platform, context, key)  # a refused token or an outage: a fresh one next time
+            _fail(store, [row for row, _ in todo[start + CHUNK:]], failed[0][1], context, report)
+            return
 
 
 def _forget_missing_line_items(store, context_pk, failed):
