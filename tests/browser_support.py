@@ -24,6 +24,7 @@ CHROMIUM_FLAGS = (
 )
 # Streamlit exceptions, st.error boxes, and formulas KaTeX could not parse (shown in red).
 ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"], .katex-error'
+POLL_S = 0.1  # between two checks of a waited-for condition: each wait ends at most this long after it holds
 
 
 def find_browser():
@@ -64,8 +65,8 @@ def wait_for_health(url, child, timeout=90):
                     return
         except OSError:
             pass
-        try:  # between two probes, wait for the server to exit (a failure) for at most 0.3 s
-            child.wait(timeout=0.3)
+        try:  # between two probes, wait for the server to exit (a failure) for at most POLL_S
+            child.wait(timeout=POLL_S)
             pytest.fail(f"streamlit exited with {child.returncode}:\n{child.stdout.read()}")
         except subprocess.TimeoutExpired:
             pass
@@ -180,7 +181,7 @@ def wait_for(driver, condition, message, timeout=90):
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.25,
+        return WebDriverWait(driver, timeout, poll_frequency=POLL_S,
                              ignored_exceptions=(StaleElementReferenceException,)).until(condition)
     except TimeoutException:
         pytest.fail(f"{driver.current_url}: {message() if callable(message) else message} (after {timeout} s)")
