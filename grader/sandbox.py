@@ -59,6 +59,7 @@ class SandboxLimits:
     uid_base: int = 1_750_000_000  # strict: first uid of the reserved range, one uid per running job
     uid_count: int = 1000  # strict: size of that range (no account may use these uids)
     warm: bool = False  # serve the run from this process's warm server (grader/warm_server.py)
+    stall_grace_s: float = 30.0  # silence of the server beyond timeout_s + this (its start, a loaded machine) is a hang
 
 
 @dataclass
@@ -201,7 +202,7 @@ def run_jobs(jobs, limits, on_done=None):
         (run_dir / "plan.json").write_text(json.dumps(plan))
         if limits.warm:
             deadline = time.monotonic() + 60 + limits.timeout_s * (len(jobs) / max(limits.parallel, 1) + 1)
-            _, anomaly = warm_server.serve_run(limits.mode, run_dir, deadline, limits.timeout_s + 30, on_done,
+            _, anomaly = warm_server.serve_run(limits.mode, run_dir, deadline, limits.timeout_s + limits.stall_grace_s, on_done,
                                                HARNESS_DIR, RUN_PREFIX)
             lost = anomaly and _warm_lost(anomaly)
         else:
@@ -266,7 +267,7 @@ def _serve(run_dir, limits, num_jobs, on_done):
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(run_dir)}
     start = time.monotonic()
     deadline = start + 60 + limits.timeout_s * (num_jobs / max(limits.parallel, 1) + 1)
-    stall_s = limits.timeout_s + 30  # no job may run longer than timeout_s: silence beyond this is a hang
+    stall_s = limits.timeout_s + limits.stall_grace_s  # no job may run longer than timeout_s: longer silence is a hang
     finished, last, hung = set(), start, False  # finished: for on_done only; status.json decides
 
     def saw(line):

@@ -24,6 +24,7 @@ CHROMIUM_FLAGS = (
 )
 # Streamlit exceptions, st.error boxes, and formulas KaTeX could not parse (shown in red).
 ERROR_SELECTOR = '[data-testid="stException"], [data-testid="stAlertContentError"], .katex-error'
+POLL_S = 0.1  # between two checks of a waited-for condition: each wait ends at most this long after it holds
 
 
 def find_browser():
@@ -64,8 +65,8 @@ def wait_for_health(url, child, timeout=90):
                     return
         except OSError:
             pass
-        try:  # between two probes, wait for the server to exit (a failure) for at most 0.3 s
-            child.wait(timeout=0.3)
+        try:  # between two probes, wait for the server to exit (a failure) for at most POLL_S
+            child.wait(timeout=POLL_S)
             pytest.fail(f"streamlit exited with {child.returncode}:\n{child.stdout.read()}")
         except subprocess.TimeoutExpired:
             pass
@@ -121,23 +122,57 @@ def server(tmp_path_factory):
         yield url
 
 
+def reset_driver(driver):
+    """Ready a used Chromium for another test module (True), as a fresh one would be: one blank window at
+    1400x1000, no cookies, an empty cache; False if it no longer answers."""
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        for handle in driver.window_handles[1:]:
+            driver.switch_to.window(handle)
+            driver.close()
+        driver.switch_to.window(driver.window_handles[0])
+        driver.get("about:blank")
+        driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+        driver.execute_cdp_cmd("Network.clearBrowserCache", {})
+        driver.set_window_size(1400, 1000)
+        return True
+    except WebDriverException:
+        return False
+
+
+@pytest.fixture(scope="session")
+def chromiums():
+    """{lang: (driver, profile folder)}: the run's headless Chromiums, shared by the test modules (a start costs
+    seconds); `browsers` starts and resets them."""
+    made = {}
+    yield made
+    for driver, profile in made.values():
+        with contextlib.suppress(Exception):
+            driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def browsers():
-    """One headless Chromium per language (by locale), created on first use."""
-    made, profiles = {}, []
+def browsers(chromiums):
+    """One headless Chromium per language (by locale): the run's, reset at this module's first use of it (started
+    on first use, again if it died)."""
+    ready = set()
 
     def get(lang):
-        if lang not in made:
-            profile = tempfile.mkdtemp(prefix="chromium-profile-")
-            profiles.append(profile)
-            made[lang] = new_driver(lang, profile)
-        return made[lang]
+        if lang not in ready:
+            if lang in chromiums and not reset_driver(chromiums[lang][0]):
+                driver, profile = chromiums.pop(lang)
+                with contextlib.suppress(Exception):
+                    driver.quit()
+                shutil.rmtree(profile, ignore_errors=True)
+            if lang not in chromiums:
+                profile = tempfile.mkdtemp(prefix="chromium-profile-")
+                chromiums[lang] = (new_driver(lang, profile), profile)
+            ready.add(lang)
+        return chromiums[lang][0]
 
-    yield get
-    for driver in made.values():
-        driver.quit()
-    for profile in profiles:
-        shutil.rmtree(profile, ignore_errors=True)
+    return get
 
 
 def wait_for(driver, condition, message, timeout=90):
@@ -146,7 +181,7 @@ def wait_for(driver, condition, message, timeout=90):
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.25,
+        return WebDriverWait(driver, timeout, poll_frequency=POLL_S,
                              ignored_exceptions=(StaleElementReferenceException,)).until(condition)
     except TimeoutException:
         pytest.fail(f"{driver.current_url}: {message() if callable(message) else message} (after {timeout} s)")

@@ -7,12 +7,13 @@ import tempfile
 
 import pytest
 
-from tests.browser_support import browsers, server
+from tests.browser_support import browsers, chromiums, server
 from tests.app_helpers import utc_plus_8
 from tests.classroom_support import class_store, own_postgres, pg_url, postgres_server, sqlite_url
 
 # fixtures for every test file
-__all__ = ["browsers", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "sqlite_url", "utc_plus_8"]
+__all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "sqlite_url",
+           "utc_plus_8"]
 
 # Set before any test runs (course.common.paths reads it at each call): grader runs in tests must not
 # touch the learner's real progress file.

@@ -18,6 +18,7 @@ from grader.core import Submission, grade, grade_submissions
 from grader.mistakes import MistakeVariants, apply_mistake
 from grader.sandbox import SandboxLimits
 from grader.text import hint_text
+from tests.grading_support import known_mistake_results
 
 pytestmark = pytest.mark.slow  # grades the references, stubs and every known mistake in child processes; CLI runs
 
@@ -93,9 +94,7 @@ MISTAKE_ITEMS = _mistake_items()
 
 @pytest.fixture(scope="module")
 def mistake_results():
-    submissions = [Submission(ex.id, apply_mistake(reference_source(ex), m), f"{m.id}.py")
-                   for ex, m in MISTAKE_ITEMS]
-    return dict(zip([(ex.id, m.id) for ex, m in MISTAKE_ITEMS], grade_submissions(submissions)))
+    return known_mistake_results()  # graded once per run, shared with test_weight_diff
 
 
 def test_at_least_three_known_mistakes_per_exercise():

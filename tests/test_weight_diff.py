@@ -9,13 +9,10 @@ import math
 import pytest
 import torch
 
-from grader import SandboxLimits, Submission, grade_submissions
 from grader import checks as checks_registry
 from grader import judge, weight_diff
 from grader.harness import procedures
-from grader.mistakes import apply_mistake
-from course.common.exercise_index import get as get_exercise
-from course.common.paths import PROJECT_ROOT
+from tests.grading_support import known_mistake_results
 
 
 def uniform(B, n_q, n_k):
@@ -169,12 +166,8 @@ def test_every_known_mistake_whose_first_wrong_quantity_is_weights_carries_a_dif
              if m.id in WEIGHTS_FIRST.get(ex_id, ()) or m.id in NOT_WEIGHTS.get(ex_id, {})]
     listed = sum(len(v) for v in WEIGHTS_FIRST.values()) + sum(len(v) for v in NOT_WEIGHTS.values())
     assert len(cases) == listed  # every listed id is a known mistake
-    submissions = []
-    for ex_id, mistake in cases:
-        exercise = get_exercise(ex_id)
-        source = (PROJECT_ROOT / "solutions" / exercise.filename).read_text(encoding="utf-8")
-        submissions.append(Submission(ex_id, apply_mistake(source, mistake), exercise.filename, None))
-    results = grade_submissions(submissions, SandboxLimits(parallel=2))
+    graded = known_mistake_results()  # graded once per run, shared with test_grader
+    results = [graded[ex_id, mistake.id] for ex_id, mistake in cases]
     wrong = []
     for (ex_id, mistake), result in zip(cases, results):
         first = next(c for c in result.checks if not c.passed)

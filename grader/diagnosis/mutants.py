@@ -21,6 +21,7 @@ import hashlib
 import os
 import signal
 import tempfile
+import time
 import types
 from pathlib import Path
 
@@ -38,6 +39,9 @@ from .operators import mutations
 PROCEDURES = load_procedures()
 CALL_LIMIT_S = 30.0  # a mutant call that runs longer (an endless loop) is dropped; generous, so that a
 # loaded machine never drops a slow but finite mutant (only pure-Python loops can hang)
+CALL_CPU_FLOOR_S = 3.0  # at build time a call is also dropped past this much CPU time, or CALL_CPU_FACTOR times
+CALL_CPU_FACTOR = 20  # the reference's CPU time on that check if more: CPU time does not grow with the machine's load,
+# so an endless loop is given up in seconds instead of CALL_LIMIT_S, and a finite mutant is still kept
 BUILD_TIMEOUT_S = 600
 BUILD_MEMORY_MB = 2048
 GRADER_DIR = Path(__file__).resolve().parent.parent
@@ -100,8 +104,9 @@ def mutant_module(ex_id, source, number):
     return module
 
 
-def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S):
-    """The mutant's results on check `index` ({"error": (type, message)} if it raises or runs past limit_s)."""
+def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S, cpu_limit_s=None):
+    """The mutant's results on check `index` ({"error": (type, message)} if it raises or runs past limit_s seconds,
+    or past cpu_limit_s seconds of this process's CPU time)."""
     import importlib
 
     own = get_exercise(ex_id).module
@@ -110,7 +115,10 @@ def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S):
         return module if name == own else importlib.import_module(f"solutions.{name}")
 
     previous = signal.signal(signal.SIGALRM, _on_alarm)
+    previous_prof = signal.signal(signal.SIGPROF, _on_alarm) if cpu_limit_s else None
     signal.setitimer(signal.ITIMER_REAL, limit_s)
+    if cpu_limit_s:
+        signal.setitimer(signal.ITIMER_PROF, cpu_limit_s)
     try:
         seed_call(index)
         return PROCEDURES[check.procedure](modules, check.spec)
@@ -119,6 +127,9 @@ def run_mutant(ex_id, module, index, check, limit_s=CALL_LIMIT_S):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if cpu_limit_s:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous_prof)
 
 
 def timed_out(results):
@@ -138,8 +149,9 @@ def differs(reference, results, check):
     return compare_results(reference, results, observable(reference), check.tolerance_dtype) is not None
 
 
-def evaluate(ex_id, entries, checks, references):
-    """Fill each entry's `fails` ({check index: results there}) by running it; entries that differ nowhere go."""
+def evaluate(ex_id, entries, checks, references, cpu_limits=None):
+    """Fill each entry's `fails` ({check index: results there}) by running it; entries that differ nowhere go.
+    cpu_limits: per check, the CPU seconds a call may take (none: only CALL_LIMIT_S)."""
     kept = []
     for number, entry in enumerate(entries):
         try:
@@ -148,7 +160,7 @@ def evaluate(ex_id, entries, checks, references):
             continue
         fails = {}
         for index, (check, reference) in enumerate(zip(checks, references)):
-            results = run_mutant(ex_id, module, index, check)
+            results = run_mutant(ex_id, module, index, check, cpu_limit_s=cpu_limits[index] if cpu_limits else None)
             if timed_out(results):
                 fails = None  # an endless loop: not a slip a learner's finished run can match
                 break
@@ -173,12 +185,15 @@ def _reference_modules(name):
 
 
 def _reference_results(checks):
-    """The references' results on the checks, each call seeded as the grader seeds it."""
-    results = []
+    """The references' results on the checks, each call seeded as the grader seeds it -> (results, the CPU limit
+    of a mutant's call on each check: CALL_CPU_FACTOR times the reference's CPU time, at least CALL_CPU_FLOOR_S)."""
+    results, cpu_limits = [], []
     for index, check in enumerate(checks):
         seed_call(index)
+        started = time.process_time()
         results.append(PROCEDURES[check.procedure](_reference_modules, check.spec))
-    return results
+        cpu_limits.append(max(CALL_CPU_FLOOR_S, CALL_CPU_FACTOR * (time.process_time() - started)))
+    return results, cpu_limits
 
 
 def _build(ex_id):
@@ -188,7 +203,8 @@ def _build(ex_id):
     module = checks_registry.for_exercise(ex_id)
     drawn = getattr(module, "CASES_DRAWN", False)
     checks = module.build(seed=0) if drawn else module.build()
-    entries = evaluate(ex_id, entries, checks, _reference_results(checks))
+    references, cpu_limits = _reference_results(checks)
+    entries = evaluate(ex_id, entries, checks, references, cpu_limits)
     if drawn:  # a sample draw weeds out the mutants that hang or never differ; the results come per run
         entries = [{k: v for k, v in e.items() if k != "fails"} for e in entries]
     torch.set_num_threads(1)
