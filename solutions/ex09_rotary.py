@@ -22,7 +22,11 @@ class RotaryEmbedding(nn.Module):
         """Build the cosines and sines once and keep them as buffers.
 
         omega_j = 1 / base**(2j / num_hiddens) for j = 0 .. num_hiddens/2 - 1
-        (the frequencies of chapter 6's table P), and for every position
+        (the frequencies of chapter 6's table P; base is 10000 in the
+        published exercise, and in a class your exercise variant gives you
+        your own: the Practice page and `python -m grader --variant N` show
+        it, write it as the default here and in RotaryDotProductAttention,
+        which passes it on), and for every position
         m < max_len:
 
             self.cos[m, j] = cos(m * omega_j),  self.sin[m, j] = sin(m * omega_j)
