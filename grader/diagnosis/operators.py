@@ -13,6 +13,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from ..variants import PARAMETERS
+
 DIM_VALUES = (-1, 0, 1, 2)
 SHAPE_INDICES = (0, 1, 2, -1)
 PERMUTERS = {"permute", "transpose"}
@@ -342,6 +344,25 @@ def _unparse(tree):
         return None
 
 
+VARIANT_DEFAULTS = {p.name for p in PARAMETERS.values()}  # published constants that became parameters
+
+
+def _default_mutations(tree, fn):
+    """(op, fields, text, target) for the constant default of a variant parameter (grader/variants.py: ex06's
+    base was a constant in the line that uses it, and is still mistyped like one); the target is the first
+    statement that reads the parameter."""
+    args = fn.args.args[len(fn.args.args) - len(fn.args.defaults):]
+    for arg, default in zip(args, fn.args.defaults):
+        if arg.arg not in VARIANT_DEFAULTS or not isinstance(default, ast.Constant):
+            continue
+        user = next((stmt for stmt in _statements(fn) if not _is_docstring(stmt) and any(
+            isinstance(n, ast.Name) and n.id == arg.arg for n in _expressions(stmt))), None)
+        for op, fields, new in _candidates(default, set()):
+            text = _unparse(_replace(tree, default, new))
+            if text:
+                yield op, tuple(fields), text, _target_of(user) if user is not None else ""
+
+
 def mutations(source):
     """Every one-place mistaken variant of the reference `source` (see the module docstring)."""
     tree = ast.parse(source)
@@ -369,6 +390,10 @@ def mutations(source):
                             if text and text not in seen:
                                 seen.add(text)
                                 yield Mutation(text, "old_returned", qualname, "", (("param", param),))
+        for op, fields, text, target in _default_mutations(tree, fn):
+            if text not in seen:
+                seen.add(text)
+                yield Mutation(text, op, qualname, target, fields)
         for i, method, callee, receiver, moved in _statement_moves(fn):
             stmt = fn.body[i]
             nxt = fn.body[i + 1]
