@@ -44,6 +44,7 @@ def load_module(ex_id, source, tag):
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = types.ModuleType(spec.name)
     module.__package__ = "solutions"
+    module.EXERCISE_MODULE = exercise_module  # the name the procedures ask for
     sys.modules[name] = module
     exec(compile(source, f"<{tag}:{exercise_module}>", "exec"), module.__dict__)
     return module
@@ -63,10 +64,8 @@ def built(ex_id, number):
 def judge_in_process(module, checks, references):
     """The failing check ids of a module graded on prepared checks (learner side without the variant's
     explicit parameters, as in the sandbox)."""
-    exercise_module = module.__name__.rpartition("_variant_")[2].split("_", 1)[1]
-
     def modules(name):
-        return module if name == exercise_module else reference_modules(name)
+        return module if name == module.EXERCISE_MODULE else reference_modules(name)
 
     failing = []
     for index, (check, reference) in enumerate(zip(checks, references)):
