@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from course.common.i18n import LANGS
 
-from grader import variants
+from course.common import exercise_variants as variants
 
 from . import exercises
 from .db import Store, migrate
