@@ -7,12 +7,16 @@ from course.common.exercise_variants import (  # noqa: F401  (the grader's names
 
 def apply(checks, chosen):
     """The checks with the variant's parameters given explicitly to the reference (spec["init_kwargs"]) and
-    listed in spec["variant_kwargs"], which the learner's job leaves out (learner_spec)."""
+    listed in spec["variant_kwargs"], which the learner's job leaves out (learner_spec); the demo stage's model
+    gets the published value explicitly (its weights were trained with it)."""
     parameter = PARAMETERS.get(chosen.ex_id)
     if parameter is None or chosen.number == 0:
         return checks
     for check in checks:
-        if check.spec.get("cls") in parameter.classes:
+        if check.procedure == "demo_translations" and parameter.model_config and "config" in check.spec:
+            # the trained weights need the published value: the model passes it explicitly to the learner's class
+            check.spec = dict(check.spec, config={**check.spec["config"], parameter.model_config: parameter.default})
+        elif check.spec.get("cls") in parameter.classes:
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
     return checks

@@ -36,6 +36,7 @@ class Parameter:
     default: float  # variant 0's value, also the solutions' default
     classes: tuple  # the classes (spec["cls"]) whose constructor takes it
     choices: tuple  # the values other variants draw from (the default and known mistakes' values excluded)
+    model_config: str = ""  # the trained translators' config key that takes the default explicitly (demo stage)
 
 
 def _round_numbers(low, high, exclude=()):
@@ -52,7 +53,7 @@ def _round_numbers(low, high, exclude=()):
 _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
 
 PARAMETERS = {
-    "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES),
+    "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
 }
 

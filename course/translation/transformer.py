@@ -13,7 +13,6 @@ Two ways to decode one token at a time:
   sentence. Same logits within float rounding (tests/test_kv_cache.py).
 """
 
-import inspect
 import math
 from dataclasses import dataclass, field
 
@@ -34,21 +33,15 @@ class TransformerConfig:
     dropout: float = 0.1  # residual, attention and positional-encoding dropout
     max_len: int = 512  # longest sequence the positional table covers
     tie_embeddings: bool = False  # the decoder's output layer reuses its token embedding matrix (Vaswani et al.)
-
-PE_BASE = 10000  # the base the checkpoints were trained with (exercise 6's published default)
-
+    # the positional-encoding base given explicitly to the PositionalEncoding class (None: the class's default,
+    # 10000 in the references); the grader's demo stage sets it for a learner whose exercise variant changed
+    # the default (grader/variants.py), so that the trained weights still fit
+    pe_base: int | None = None
 
 def positional_encoding(pe_mod, config):
-    """pe_mod's PositionalEncoding for this model, with the trained base given explicitly, so that a learner's
-    module whose default base is their exercise variant's still fits the checkpoints (a module without the
-    `base` argument has the published default)."""
-    cls = pe_mod.PositionalEncoding
-    try:
-        takes_base = "base" in inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        takes_base = False
-    extra = {"base": PE_BASE} if takes_base else {}
-    return cls(config.num_hiddens, config.dropout, config.max_len, **extra)
+    """pe_mod's PositionalEncoding for this model: with config.pe_base explicitly where it is set."""
+    extra = {} if config.pe_base is None else {"base": config.pe_base}
+    return pe_mod.PositionalEncoding(config.num_hiddens, config.dropout, config.max_len, **extra)
 
 
 class TransformerEncoder(nn.Module):
