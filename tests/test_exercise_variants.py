@@ -151,3 +151,13 @@ def test_known_mistakes_are_named_on_a_variant(number):
     for mistake, result in zip(mistakes, grade_submissions(submissions)):
         assert result.status == "failed"
         assert mistake.id in {c.mistake for c in result.checks}, (mistake.id, [c.hint for c in result.checks])
+
+
+def test_the_command_line_takes_a_variant_and_refuses_a_bad_one(capsys):
+    from grader.options import parse_args
+
+    assert parse_args(["ex06", "--variant", "5"]).variant == 5
+    assert parse_args(["ex06"]).variant == 0  # self-study: the published exercise
+    with pytest.raises(SystemExit):
+        parse_args(["ex06", "--variant", "-1"])
+    assert "--variant: variant -1 is out of range" in capsys.readouterr().err
