@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
+import torch
 
 from grader import checks as checks_registry
 from grader import variants
@@ -78,6 +79,15 @@ def test_the_variant_text_says_the_value_in_both_languages():
 
 
 # ---- many variants, in process ----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: one torch thread, as the grader runs them (many threads thrash a loaded machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.slow  # grades every correct file on 200 variants of each exercise with a parameter
