@@ -62,3 +62,28 @@ def test_graded_and_regraded_on_the_stored_variant_and_exported(class_store, sql
     exported = {r["email"]: r for r in csv.DictReader(out.open(encoding="utf-8-sig"))}
     assert exported["ann@class.test"]["ex06_variant"] == str(store_ops.learner_variant(class_store, ann, "ex06"))
     assert exported["bob@class.test"]["ex06_variant"] == str(store_ops.learner_variant(class_store, bob, "ex06"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_class_practice_page_says_the_learners_own_value(class_store, sqlite_url, monkeypatch, tmp_path, lang):
+    from tests.app_helpers import AppTest, errors_of
+    from tests.classroom_support import ROOT, session_token
+    from tests.test_classroom_app import PRACTICE
+
+    monkeypatch.setenv("ATTENTION_LAB_CLASS_DB", sqlite_url)
+    monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path))
+    ann = user_id(class_store, "ann@class.test")
+    at = AppTest.from_file(str(ROOT / PRACTICE), default_timeout=60)
+    at.session_state["app_lang"] = lang
+    at.session_state["class_session"] = session_token(class_store, ann)
+    at.run()
+    assert errors_of(at) == []
+    at.selectbox(key="practice_class_ex").set_value("ex06")
+    at.run()
+    number = store_ops.learner_variant(class_store, ann, "ex06")
+    value = variants.describe(variants.variant("ex06", number))[0][1]
+    shown = [i.value for i in at.info]
+    assert variants.variant_line("ex06", number, lang) in shown and f"base={value}" in " ".join(shown)
+    at.selectbox(key="practice_class_ex").set_value("ex03")  # no parameter: no variant text
+    at.run()
+    assert not [i for i in at.info if "base=" in i.value]
