@@ -87,3 +87,23 @@ def test_the_class_practice_page_says_the_learners_own_value(class_store, sqlite
     at.selectbox(key="practice_class_ex").set_value("ex03")  # no parameter: no variant text
     at.run()
     assert not [i for i in at.info if "base=" in i.value]
+
+
+def test_migration_0006_goes_down_and_up_keeping_the_submissions(class_store):
+    from alembic import command
+    from sqlalchemy import inspect
+
+    from classroom.db import alembic_config, schema_versions
+
+    ann = user_id(class_store, "ann@class.test")
+    sid = store_ops.submit(class_store, ann, "ex06", solution("ex06"), "ex06_positional_encoding.py")
+    config_ = alembic_config(class_store.engine)
+    command.downgrade(config_, "0005")
+    assert schema_versions(class_store.engine)[0] == "0005"
+    tables = inspect(class_store.engine)
+    assert "variant_assignments" not in tables.get_table_names()
+    assert "variant" not in {c["name"] for c in tables.get_columns("submissions")}
+    command.upgrade(config_, "head")
+    assert schema_versions(class_store.engine) == ("0006", "0006")
+    with class_store.session() as session:
+        assert session.get(Submission, sid).variant == 0  # a submission from before variants: the published one
