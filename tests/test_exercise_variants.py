@@ -148,19 +148,26 @@ def test_a_file_is_graded_on_its_own_variant_whatever_it_claims(monkeypatch):
     assert broken.status == "error" and not broken.passed and "variant -3" in broken.checks[0].message
 
 
+KNOWN = {"ex06": ("sin_cos_swapped", "multiply_not_divide", "positions_from_one"),
+         "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored")}
+
+
 @pytest.mark.slow  # grades known mistakes in the sandbox on two variants
 @pytest.mark.parametrize("number", [5, 123456])
 def test_known_mistakes_are_named_on_a_variant(number):
-    from grader.checks import ex06 as checks06
     from grader.mistakes import apply_mistake
 
-    source = correct_files("ex06")[0].read_text(encoding="utf-8")
-    mistakes = [m for m in checks06.MISTAKES if m.id in ("sin_cos_swapped", "multiply_not_divide", "positions_from_one")]
-    submissions = [Submission("ex06", personalise(apply_mistake(source, m), "ex06", number), f"{m.id}.py",
-                              variant=number) for m in mistakes]
-    for mistake, result in zip(mistakes, grade_submissions(submissions)):
+    submissions, expected = [], []
+    for ex_id, ids in KNOWN.items():
+        source = correct_files(ex_id)[0].read_text(encoding="utf-8")
+        for mistake in (m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id in ids):
+            submissions.append(Submission(ex_id, personalise(apply_mistake(source, mistake), ex_id, number),
+                                          f"{mistake.id}.py", variant=number))
+            expected.append(mistake.id)
+    assert len(expected) == 6
+    for mistake_id, result in zip(expected, grade_submissions(submissions)):
         assert result.status == "failed"
-        assert mistake.id in {c.mistake for c in result.checks}, (mistake.id, [c.hint for c in result.checks])
+        assert mistake_id in {c.mistake for c in result.checks}, (mistake_id, [c.hint for c in result.checks])
 
 
 def test_the_command_line_takes_a_variant_and_refuses_a_bad_one(capsys):
