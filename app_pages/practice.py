@@ -9,7 +9,7 @@ from course.app.feedback_text import code_names
 from course.app.learner import current
 from course.app.weights_view import show_weights_diff
 from course.app.ui import FAILED_CHECK_ICON, current_lang, status_label, status_of, status_text, tr
-from course.common import exercise_index, paths
+from course.common import exercise_index, exercise_variants, paths
 from course.common.exercise_index import saved_score
 from course.common.i18n import t, t_count
 
@@ -115,6 +115,8 @@ chosen = st.selectbox(
     format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}",
 )
 st.caption(tr(f"exercises.{chosen}.summary"))
+if chosen in exercise_variants.PARAMETERS:  # self-study: the published variant 0, its parameter said
+    st.caption(exercise_variants.variant_line(chosen, 0, current_lang()))
 left, right = st.columns(2)
 if left.button(tr("practice.grade_one", ex_id=chosen), key="practice_grade_one", type="primary"):
     grade([chosen])

@@ -57,6 +57,12 @@ def submit(store, actor_id, ex_id, data, filename, lang="en"):
     return store_ops.submit(store, user.id, ex_id, data, filename, lang=lang)
 
 
+def own_variant(store, actor_id, ex_id):
+    """The actor's own exercise variant (assigned at this first look if need be), for the exercise text."""
+    user = require(store, actor_id, "submit")
+    return store_ops.learner_variant(store, user.id, ex_id)
+
+
 def _may_read(user, owner_id):
     return user.id == owner_id or allowed(user.role, "read_any")
 

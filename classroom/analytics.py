@@ -32,7 +32,8 @@ def gradebook(frame, exercise_ids, learners=None, removed=()):
 
     Columns: email, name, removed, then per exercise `exNN` (the best submission's score, best by
     course.common.ranking as everywhere else; blank if never graded or only blocked), `exNN_attempts`
-    (submissions), `exNN_late` (1 if that best submission was late). `learners` (email, name) adds learners who
+    (submissions), `exNN_late` (1 if that best submission was late), `exNN_variant` (the exercise variant
+    it was graded on, grader/variants.py; blank if never graded). `learners` (email, name) adds learners who
     never submitted. `removed` (emails taken off the roster) sets the `removed` column to 1.
     """
     best = ranking.best_first(attempted(frame), order="submission_id").drop_duplicates(["email", "exercise_id"])
@@ -44,14 +45,17 @@ def gradebook(frame, exercise_ids, learners=None, removed=()):
     book["removed"] = book.index.isin(list(removed)).astype(int)
     scores = best.pivot(index="email", columns="exercise_id", values="score")
     lates = best.pivot(index="email", columns="exercise_id", values="late")
+    chosen = best.pivot(index="email", columns="exercise_id", values="variant") if "variant" in best else {}
     counts = attempts.unstack("exercise_id")
     for ex_id in exercise_ids:
         book[ex_id] = scores[ex_id] if ex_id in scores else float("nan")
         book[f"{ex_id}_attempts"] = (counts[ex_id] if ex_id in counts else 0)
         book[f"{ex_id}_late"] = (lates[ex_id] if ex_id in lates else False)
+        book[f"{ex_id}_variant"] = (chosen[ex_id] if ex_id in chosen else float("nan"))
     for ex_id in exercise_ids:
         book[f"{ex_id}_attempts"] = book[f"{ex_id}_attempts"].fillna(0).astype(int)
         book[f"{ex_id}_late"] = book[f"{ex_id}_late"].astype("boolean").fillna(False).astype(int)
+        book[f"{ex_id}_variant"] = pd.to_numeric(book[f"{ex_id}_variant"]).astype("Int64")
     return book.reset_index()
 
 

@@ -135,6 +135,9 @@ def build_parser():
     p.add_argument("--per-hour", type=number(int), help="submissions per learner per hour (0: no limit)")
     p.add_argument("--session-hours", type=number(int, above=True), help="how long a sign-in lasts (default 12)")
     p.add_argument("--link-hours", type=number(int, above=True), help="how long a new sign-in link stays valid (default 72)")
+    p.add_argument("--variants", type=int, choices=(0, 1),
+                   help="1 (default): each learner gets their own exercise variants, stored at first need and "
+                        "kept; 0: everyone gets the published exercises (learners already assigned keep theirs)")
     lti_cli.add_commands(commands, _db)
     return parser
 
@@ -367,6 +370,8 @@ def cmd_limits(args):
         store_ops.set_setting(store, "session_hours", args.session_hours)
     if args.link_hours is not None:
         store_ops.set_setting(store, "link_hours", args.link_hours)
+    if args.variants is not None:
+        store_ops.set_setting(store, "variants", args.variants)
     print(json.dumps(store_ops.get_settings(store)))
     return 0
 

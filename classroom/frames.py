@@ -11,7 +11,7 @@ from .which_counts import newest_result_ids
 
 PEOPLE = ("email", "name", "role")  # read from the roster on every call: a rename shows at once
 COLUMNS = ["submission_id", "user_id", "email", "name", "role", "exercise_id", "created_at", "late",
-           "submission_status", "status", "passed", "score", "raw_score", "mistake_ids", "summary"]
+           "submission_status", "status", "passed", "score", "raw_score", "mistake_ids", "summary", "variant"]
 
 
 def _raw(column):
@@ -46,7 +46,8 @@ def submissions_frame(store, user_id=None):
     query = (
         select(Submission.id, Submission.user_id, Submission.exercise_id,
                _raw(Submission.created_at), _raw(Submission.late), Submission.status, Result.status,
-               _raw(Result.passed), Result.score, Result.raw_score, _raw(Result.mistake_ids), Result.summary)
+               _raw(Result.passed), Result.score, Result.raw_score, _raw(Result.mistake_ids), Result.summary,
+               Submission.variant)
         .outerjoin(newest, newest.c.submission_id == Submission.id)
         .outerjoin(Result, Result.id == newest.c.result_id)
         .order_by(Submission.id)

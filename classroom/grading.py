@@ -79,7 +79,8 @@ def grade_claim(store, claim, sandbox, limits=None):
                         for dep, s in passed_dependencies(session, claim.user_id, claim.exercise_id,
                                                           before=claim.submission_id).items()}
     code, name, label = code_of(claim.exercise_id, claim.source, claim.kind, claim.filename)
-    submission = Submission(claim.exercise_id, code, name, label, dependencies=dependencies)
+    submission = Submission(claim.exercise_id, code, name, label, dependencies=dependencies,
+                            variant=claim.variant)  # the stored variant, whatever the code claims
     [result] = grade_submissions([submission], limits or SandboxLimits(parallel=1, warm=True), sandbox=sandbox,
                                  references_for_dependencies=False, lang=claim.lang)
     return verdicts.verdict(result, f"submission {claim.submission_id}", claim.lang, claim.penalty, sandbox)

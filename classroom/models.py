@@ -74,7 +74,22 @@ class Submission(Base):
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     penalty: Mapped[float] = mapped_column(Float, default=0.0)  # fraction of the score removed for lateness
     lang: Mapped[str] = mapped_column(String(8), default="en", server_default="en")  # the learner's feedback language
+    # the learner's exercise variant (grader/variants.py), from their VariantAssignment when submitted: graded on
+    # it, regraded on it, exported; never read from the submitted file
+    variant: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     user: Mapped[User] = relationship()
+
+
+class VariantAssignment(Base):
+    """A learner's exercise variant, assigned once (first view or first submission) and kept."""
+
+    __tablename__ = "variant_assignments"
+    __table_args__ = (UniqueConstraint("user_id", "exercise_id", name="uq_variant_assignments_user_exercise"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    variant: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Job(Base):

@@ -59,6 +59,7 @@ class Claim:
     penalty: float
     claimed_at: object
     lang: str = "en"  # the submission's feedback language
+    variant: int = 0  # the submission's stored exercise variant (grader/variants.py)
 
 
 def _claimable(now):
@@ -151,7 +152,7 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
         session.execute(update(Worker).where(Worker.id == worker_id).values(current_job_id=job.id, last_seen=now))
         return Claim(job.id, worker_id, job.attempts, submission.id, submission.user_id,
                      submission.exercise_id, submission.source, submission.kind, submission.filename,
-                     submission.penalty, now, submission.lang or "en")
+                     submission.penalty, now, submission.lang or "en", submission.variant or 0)
     return None
 
 

@@ -13,19 +13,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 
 from course.common.i18n import LANGS
+
+from course.common import exercise_variants as variants
 
 from . import exercises
 from .db import Store, migrate
 from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
-    Submission, User, utcnow
+    Submission, User, VariantAssignment, utcnow
 
 DEFAULT_SETTINGS = {
     "max_in_flight": 1,  # a learner's submissions queued or grading at once (0: no limit)
     "per_hour": 30,  # a learner's submissions per rolling hour (0: no limit)
     "session_hours": 12,  # how long a sign-in lasts
     "link_hours": 72,  # how long a one-time sign-in link stays valid
+    "variants": 1,  # 1: each learner gets their own exercise variants (grader/variants.py); 0: the published ones
 }
 MAX_SOURCE_BYTES = 1_000_000  # a submission's text (a notebook with outputs can be large)
 EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
@@ -199,6 +203,8 @@ def set_setting(store, key, value):
     if key not in DEFAULT_SETTINGS:
         raise ValueError(f"unknown setting {key!r}; use one of {', '.join(DEFAULT_SETTINGS)}")
     value = type(DEFAULT_SETTINGS[key])(value)
+    if key == "variants" and value not in (0, 1):
+        raise ValueError(f"variants {value}: use 1 (each learner their own exercise variants) or 0 (the published ones)")
     if value < 0 or (key in LIFETIMES and value == 0):
         raise ValueError(f"{key} {value}: use a whole number {'above' if key in LIFETIMES else 'of at least'} 0")
     with store.session() as session:
@@ -380,12 +386,55 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
         late, penalty = lateness(session.get(ExerciseRule, ex_id), now)
         submission = Submission(user_id=user.id, exercise_id=ex_id, source=source, kind=kind,
                                 filename=str(filename)[-255:], created_at=now, late=late, penalty=penalty,
-                                lang=lang)
+                                lang=lang, variant=assigned_variant(session, user.id, ex_id))
         session.add(submission)
         session.flush()
         session.add(Job(submission_id=submission.id, created_at=now))
         submission_id = submission.id
     return submission_id
+
+
+VARIANT_SECRET = "variant_secret"  # the settings row holding the class's variant secret (not a class setting)
+
+
+def _variant_secret(session):
+    """The class's secret for assigning variants, made at first need (32 random bytes, hex)."""
+    row = session.get(Setting, VARIANT_SECRET)
+    if row is not None:
+        return row.value
+    try:
+        with session.begin_nested():
+            session.add(Setting(key=VARIANT_SECRET, value=secrets.token_hex(32)))
+    except IntegrityError:  # another transaction made it first: use theirs
+        pass
+    return session.get(Setting, VARIANT_SECRET, populate_existing=True).value
+
+
+def assigned_variant(session, user_id, ex_id):
+    """The learner's variant of an exercise (grader/variants.py): stored at its first need, from the class
+    secret and the learner's id, and the same ever after (never taken from what the learner sends)."""
+    query = select(VariantAssignment.variant).where(VariantAssignment.user_id == user_id,
+                                                    VariantAssignment.exercise_id == ex_id)
+    found = session.scalar(query)
+    if found is not None:
+        return found
+    switch = session.get(Setting, "variants")
+    if switch is not None and int(switch.value) == 0:
+        return 0  # a class without variants: nothing is stored, so turning them on later assigns one
+    number = variants.assign(_variant_secret(session), user_id, ex_id)
+    try:
+        with session.begin_nested():
+            session.add(VariantAssignment(user_id=user_id, exercise_id=ex_id, variant=number, created_at=utcnow()))
+    except IntegrityError:  # assigned meanwhile by another transaction: that one stands
+        return session.scalar(query)
+    return number
+
+
+def learner_variant(store, user_id, ex_id):
+    """The learner's variant of an exercise, assigned now if it is their first look (for the exercise text)."""
+    exercises.get(ex_id)
+    with store.session() as session:
+        return assigned_variant(session, user_id, ex_id)
 
 
 def _check_limits(session, user_id, settings, now):

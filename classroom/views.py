@@ -12,6 +12,7 @@ import streamlit as st
 
 from course.app import ui
 from course.app.ui import current_lang, tr
+from course.common import exercise_variants
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
 
@@ -41,6 +42,17 @@ CODE_FONT = """<style>[class*="st-key-practice_class_code_"] textarea {
 }</style>"""  # the class code box: code is read in a monospace font
 
 
+def show_variant(user, ex_id):
+    """The learner's exercise variant and the value(s) to write as defaults, where the exercise has one."""
+    if ex_id not in exercise_variants.PARAMETERS:
+        return
+    try:
+        number = access.own_variant(web.store(), user.id, ex_id)
+    except Exception:  # a database fault: the submit button says it; the text stays out
+        return
+    st.info(exercise_variants.variant_line(ex_id, number, current_lang()), icon=":material/tune:")
+
+
 def submit_form(user):
     """Exercise choice, code box (the exercise stub to start from) or upload, and the submit button.
 
@@ -51,6 +63,7 @@ def submit_form(user):
     ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="practice_class_ex",
                          format_func=exercise_label())
     stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
+    show_variant(user, ex_id)
     st.html(CODE_FONT)
     code = st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
     upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], key=f"practice_class_upload_{ex_id}")

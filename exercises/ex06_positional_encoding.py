@@ -8,14 +8,19 @@ from torch import nn
 class PositionalEncoding(nn.Module):
     """Add the sinusoidal table P to a batch of embeddings, then dropout."""
 
-    def __init__(self, num_hiddens, dropout, max_len=1000):
+    def __init__(self, num_hiddens, dropout, max_len=1000, base=10000):
         """Build the table P once and keep it as a buffer.
 
         P has shape (1, max_len, num_hiddens) with, for position i and
         column pair (2j, 2j + 1):
 
-            P[0, i, 2j]     = sin(i / 10000**(2j / num_hiddens))
-            P[0, i, 2j + 1] = cos(i / 10000**(2j / num_hiddens))
+            P[0, i, 2j]     = sin(i / base**(2j / num_hiddens))
+            P[0, i, 2j + 1] = cos(i / base**(2j / num_hiddens))
+
+        base is 10000 in the published exercise. In a class your exercise
+        variant gives you your own base (the Practice page and
+        `python -m grader --variant N` show it): write it as the default
+        here; the grader builds PositionalEncoding without it.
 
         With an odd num_hiddens the last column is a sine. Register it with
         self.register_buffer("P", P, persistent=False) (it is not learned, so

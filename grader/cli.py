@@ -23,7 +23,7 @@ from course.common.i18n import LANGS
 from course.common.paths import atomic_write_text, waiting_reports_dir
 
 from . import checks as checks_registry
-from . import notebook_submit, warm_server
+from . import notebook_submit, variants, warm_server
 from .options import parse_args
 from .report import print_table
 from .sandbox import HARNESS_DIR, RUN_PREFIX, SandboxLimits
@@ -55,7 +55,11 @@ def run_once(args, ex_ids):
 
     if not args.json:
         print(tr("cli.grading", args.lang, target=args.target, total=total), file=sys.stderr, flush=True)
-    report = grade(args.target, ex_ids, limits, on_progress=on_progress, on_ran=on_ran, lang=args.lang)
+        if args.variant:
+            for ex_id in ex_ids:
+                print("  " + variants.variant_line(ex_id, args.variant, args.lang), file=sys.stderr, flush=True)
+    report = grade(args.target, ex_ids, limits, on_progress=on_progress, on_ran=on_ran, lang=args.lang,
+                   variant=args.variant)
     if not args.json:
         print(file=sys.stderr)
     if not args.json and args.report_fd is None:

@@ -21,7 +21,7 @@ from course.common.exercise_index import EXERCISES
 from course.common.exercise_index import get as get_exercise
 
 from . import checks as checks_registry
-from . import bounded, notebook_submit
+from . import bounded, notebook_submit, variants
 from .checks.demo import strict_variant
 from .diagnosis import mutants as diagnosis_mutants
 from .harness import seed_call
@@ -66,16 +66,18 @@ class Submission:
     # The learner's own sources of the exercises this one builds on, {ex_id: source}, each one that
     # passed (hosted mode); None: the references, or in strict mode this run's own submissions.
     dependencies: dict | None = None
+    variant: int = 0  # the learner's exercise variant (grader/variants.py): 0 is the published exercise
 
 
 def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None,
-          sandbox=None, references_for_dependencies=None, lang="en"):
+          sandbox=None, references_for_dependencies=None, lang="en", variant=0):
     """Grade the exercises `ex_ids` (default all) of a target directory -> Report.
 
     `sources` ({ex_id: (source text or None, display name)}) overrides reading
     the files from `target` (notebooks, uploads). `on_progress(done, total,
     ex_id, status)` is called as each exercise is judged, `on_ran(ex_id)` as
-    each exercise's sandboxed run ends. `sandbox` and
+    each exercise's sandboxed run ends. `variant` is the exercise variant every exercise is graded on
+    (grader/variants.py; 0, the published exercises, in self-study). `sandbox` and
     `references_for_dependencies`: see grade_submissions. Without references,
     the exercises the requested ones build on are graded too (not reported),
     and the learner's own passing files are used. Messages are written in `lang`.
@@ -87,7 +89,7 @@ def grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_r
     sources = dict(sources) if sources is not None else read_sources(target, ex_ids, lang)
     if extra:
         sources.update({ex_id: value for ex_id, value in read_sources(target, extra, lang).items() if ex_id not in sources})
-    submissions = [Submission(ex_id, *sources[ex_id]) for ex_id in extra + ex_ids]
+    submissions = [Submission(ex_id, *sources[ex_id], variant=variant) for ex_id in extra + ex_ids]
     exercises = grade_submissions(submissions, limits, on_progress, on_ran, mode, use_references, lang)
     return Report(str(Path(target).resolve()) if target else "", exercises[len(extra):], lang)
 
@@ -142,13 +144,21 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     nonce = secrets.token_bytes(16)  # cases whose expected values the feedback shows differ in every run
     plans = _dependencies(submissions, use_references)
     runs = {i for i, s in enumerate(submissions) if s.source is not None and not plans[i][2]}
-    # checks and reference results only for what runs: an unreadable or blocked one is answered without them
-    built = {ex_id: _build_checks(ex_id, submissions, nonce) for ex_id in {submissions[i].ex_id for i in runs}}
+    # checks and reference results only for what runs: an unreadable or blocked one is answered without them;
+    # one exercise's checks per variant graded (a variant that fails to generate is an error, not a pass)
+    built, broken = {}, {}
+    for key in {_key(submissions[i]) for i in runs}:
+        try:
+            built[key] = _build_checks(key, submissions, nonce)
+        except Exception as err:
+            broken[key] = err
+    runs = {i for i in runs if _key(submissions[i]) in built}
     if limits.mode == "strict":  # no reference text in a strict job: the demo stage uses the learner's own modules
-        built = {ex_id: [strict_variant(c) for c in checks] for ex_id, checks in built.items()}
+        built = {key: [strict_variant(c) for c in checks] for key, checks in built.items()}
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,
-                    [{"procedure": c.procedure, "spec": c.spec} for c in built[s.ex_id]], plans[i][0])
+                    [{"procedure": c.procedure, "spec": variants.learner_spec(c.spec)} for c in built[_key(s)]],
+                    plans[i][0])
         for i, s in enumerate(submissions) if i in runs
     }
     outcome = {}
@@ -166,13 +176,14 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
     translated = {}  # this run's reference translations, one per model and probe set (ex05-ex07 share one)
-    references = {ex_id: [_run_reference(i, c, translated) for i, c in enumerate(checks)]
-                  for ex_id, checks in built.items()}
+    references = {key: [_run_reference(i, c, translated) for i, c in enumerate(checks)]
+                  for key, checks in built.items()}
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
-    with MistakeVariants() as variants:  # this run's known-mistake variants, removed when it ends
-        exercises = [_judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, variants, lang)
+    with MistakeVariants() as mistaken:  # this run's known-mistake variants, removed when it ends
+        exercises = [_variant_error(s, broken[_key(s)], lang) if _key(s) in broken else
+                     _judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, mistaken, lang)
                      for i, s in enumerate(submissions)]
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
@@ -183,22 +194,36 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     return exercises
 
 
-def _build_checks(ex_id, submissions, nonce):
-    """An exercise's checks; those that draw their cases per run (CASES_DRAWN) get a seed from the
-    exercise's submitted source and this run's nonce."""
+def _key(submission):
+    """What a submission's checks depend on: (exercise, variant number)."""
+    return submission.ex_id, submission.variant
+
+
+def _build_checks(key, submissions, nonce):
+    """An exercise variant's checks (grader/variants.py: the reference gets the variant's parameters); those
+    that draw their cases per run (CASES_DRAWN) get a seed from the exercise's submitted source and this
+    run's nonce. Raises for a variant that does not generate."""
+    ex_id, number = key
+    chosen = variants.variant(ex_id, number)
     module = checks_registry.for_exercise(ex_id)
     if not getattr(module, "CASES_DRAWN", False):
-        return module.build()
-    source = next((s.source or "" for s in submissions if s.ex_id == ex_id), "")
+        return variants.apply(module.build(), chosen)
+    source = next((s.source or "" for s in submissions if _key(s) == key), "")
     digest = hashlib.sha256(nonce + ex_id.encode() + source.encode("utf-8", "replace")).digest()
-    return module.build(seed=int.from_bytes(digest[:8], "big"))
+    return variants.apply(module.build(seed=int.from_bytes(digest[:8], "big")), chosen)
+
+
+def _variant_error(s, err, lang):
+    """The error verdict of a submission whose variant did not generate (never a pass)."""
+    return _error_result(s.ex_id, tr("variant.failed", lang, variant=s.variant, error=bounded_text(str(err), 300, lang)),
+                         "variant", lang)
 
 
 JUDGE_MEMORY_MB = 1024  # address space the judging of one exercise may add to the grader's
 JUDGE_GRACE_S = 10  # judging one exercise may take the exercise's timeout plus this
 
 
-def _judge(s, plan, job, built, references, limits, variants, lang):
+def _judge(s, plan, job, built, references, limits, mistaken, lang):
     """Submission s's ExerciseResult from its sandboxed job (its dependencies' verdicts not yet considered)."""
     if s.source is None:
         return _missing_file(s.ex_id, s.name, lang)
@@ -206,16 +231,16 @@ def _judge(s, plan, job, built, references, limits, variants, lang):
         return ExerciseResult.blocked(s.ex_id, plan[2], s.dependencies is not None, lang)
     if "lost" in job.status or "sandbox_error" in job.status:
         return _lost(s.ex_id, job.status, lang)
-    return _judge_bounded(s, built[s.ex_id], references[s.ex_id], job, limits, variants, lang)
+    return _judge_bounded(s, built[_key(s)], references[_key(s)], job, limits, mistaken, lang)
 
 
-def _judge_bounded(s, checks, references, job, limits, variants, lang):
+def _judge_bounded(s, checks, references, job, limits, mistaken, lang):
     """judge_exercise in a fork of its own, under the exercise's timeout and JUDGE_MEMORY_MB: whatever
     the results do to it, this exercise gets a verdict or an error, and the grader goes on."""
 
     def judge():
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-        judged = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang, variants)
+        judged = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang, mistaken)
         return dict(judged.result.to_dict(), needs_mutants=judged.mutants_missing)
 
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)

@@ -7,7 +7,7 @@ from pathlib import Path
 from course.common.exercise_index import BY_ID
 from course.common.i18n import LANGS
 
-from . import notebook_submit
+from . import notebook_submit, variants
 from .sandbox import INSTALL_LINE, MODES, strict_problem
 from .text import default_lang
 
@@ -35,12 +35,19 @@ def parse_args(argv):
                         help="process: fast, for grading your own work (default); strict: each exercise in its "
                              "own unprivileged bubblewrap sandbox, for code you do not trust (needs root, "
                              f"bubblewrap and setpriv: `{INSTALL_LINE}`)")
+    parser.add_argument("--variant", default="0",
+                        help="your exercise variant (a class gives each learner one; 0, the default, is the "
+                             "published exercise): its parameter values are printed before the report")
     parser.add_argument("--report-fd", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--watch-max-runs", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     unknown = [e for e in args.exercises if e not in BY_ID]
     if unknown:
         parser.error(f"unknown exercise {unknown[0]!r}; use one of {', '.join(BY_ID)}")
+    try:
+        args.variant = variants.check_number(args.variant)
+    except variants.VariantError as err:
+        parser.error(f"--variant: {err}")
     if not (Path(args.target).is_dir() or notebook_submit.is_notebook_file(args.target)):
         parser.error(f"--target {args.target!r} is not a directory or a .ipynb notebook")
     if args.watch and notebook_submit.is_notebook_file(args.target):

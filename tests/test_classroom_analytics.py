@@ -55,12 +55,13 @@ def test_export_csv(graded_class, sqlite_url, tmp_path):
     assert [r["email"] for r in rows] == ["ann@class.test", "bob@class.test", "cy@class.test"]
     header = list(rows[0])
     assert header[:6] == ["email", "name", "removed", "ex00", "ex00_attempts", "ex00_late"]
-    assert len(header) == 3 + 3 * len(EXERCISE_IDS)
+    assert header[6] == "ex00_variant" and len(header) == 3 + 4 * len(EXERCISE_IDS)
     ann, bob, cy = rows
     assert (ann["ex03"], ann["ex03_attempts"], ann["ex03_late"]) == ("1", "3", "0")
     assert (cy["ex03"], cy["ex03_attempts"]) == ("0.3", "2")
     assert (cy["ex01"], cy["ex01_late"]) == ("0.9", "1")
     assert (bob["ex01"], bob["ex01_attempts"], bob["ex01_late"]) == ("", "0", "0")
+    assert (ann["ex03_variant"], bob["ex01_variant"]) == ("0", "")  # stored with each submission; none: blank
 
 
 def test_gradebook_lists_learners_who_never_submitted(class_store):

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from classroom import grading, store as store_ops
 from classroom.models import Result, Submission
 from classroom.worker import run_worker
-from tests.classroom_support import solution, user_id
+from tests.classroom_support import own_solution, solution, user_id
 
 MARK = "ann's own softmax was imported"
 
@@ -28,8 +28,8 @@ def test_ex08_and_ex09_are_graded_in_class_with_the_learners_own_ex01(class_stor
                                      "ex01_softmax.py"),
         "ann_ex08": store_ops.submit(class_store, ann, "ex08", solution("ex08"), "ex08_structured_masks.py"),
         "ann_ex08_transposed": store_ops.submit(class_store, ann, "ex08", transposed, "ex08_structured_masks.py"),
-        "ann_ex09": store_ops.submit(class_store, ann, "ex09", solution("ex09"), "ex09_rotary.py"),
-        "bob_ex09": store_ops.submit(class_store, bob, "ex09", solution("ex09"), "ex09_rotary.py"),
+        "ann_ex09": store_ops.submit(class_store, ann, "ex09", own_solution(class_store, ann, "ex09"), "ex09_rotary.py"),
+        "bob_ex09": store_ops.submit(class_store, bob, "ex09", own_solution(class_store, bob, "ex09"), "ex09_rotary.py"),
     }
     assert run_worker(sqlite_url, sandbox="strict", once=True, log=lambda _: None) == 5
     with class_store.session() as session:

@@ -111,4 +111,5 @@ def test_the_migration_goes_down_and_up_again(class_store):
     command.downgrade(config_, "0004")
     assert schema_versions(class_store.engine)[0] == "0004"
     command.upgrade(config_, "head")
-    assert schema_versions(class_store.engine) == ("0005", "0005")
+    current, head = schema_versions(class_store.engine)
+    assert current == head and current >= "0005"

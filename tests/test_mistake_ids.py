@@ -63,6 +63,7 @@ def test_an_automatic_hint_records_its_id_in_every_language():
 
 @pytest.mark.slow  # a real worker grades three submissions
 def test_class_analytics_group_and_label_automatic_mistakes(class_store, sqlite_url):
+    store_ops.set_setting(class_store, "variants", 0)  # the bugs are written for the published exercise
     base_1000 = (BUGS / "ex06" / "base_1000.py").read_text(encoding="utf-8")
     odd = (BUGS / "ex06" / "odd_num_hiddens_breaks.py").read_text(encoding="utf-8")
     name = "ex06_positional_encoding.py"

@@ -33,6 +33,16 @@ class TransformerConfig:
     dropout: float = 0.1  # residual, attention and positional-encoding dropout
     max_len: int = 512  # longest sequence the positional table covers
     tie_embeddings: bool = False  # the decoder's output layer reuses its token embedding matrix (Vaswani et al.)
+    # the positional-encoding base given explicitly to the PositionalEncoding class (None: the class's default,
+    # 10000 in the references); the grader's demo stage sets it for a learner whose exercise variant changed
+    # the default (grader/variants.py), so that the trained weights still fit
+    pe_base: int | None = None
+
+def positional_encoding(pe_mod, config):
+    """pe_mod's PositionalEncoding for this model: with config.pe_base explicitly where it is set."""
+    extra = {} if config.pe_base is None else {"base": config.pe_base}
+    return pe_mod.PositionalEncoding(config.num_hiddens, config.dropout, config.max_len, **extra)
+
 
 class TransformerEncoder(nn.Module):
     """Embedding * sqrt(d) + positional encoding, then encoder blocks."""
@@ -42,7 +52,7 @@ class TransformerEncoder(nn.Module):
         c = config
         self.num_hiddens = c.num_hiddens
         self.embedding = nn.Embedding(c.src_vocab_size, c.num_hiddens)
-        self.pos_encoding = pe_mod.PositionalEncoding(c.num_hiddens, c.dropout, c.max_len)
+        self.pos_encoding = positional_encoding(pe_mod, c)
         self.blks = nn.ModuleList(
             tr_mod.TransformerEncoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout)
             for _ in range(c.num_layers)
@@ -65,7 +75,7 @@ class TransformerDecoder(nn.Module):
         c = config
         self.num_hiddens, self.num_layers, self.max_len = c.num_hiddens, c.num_layers, c.max_len
         self.embedding = nn.Embedding(c.tgt_vocab_size, c.num_hiddens)
-        self.pos_encoding = pe_mod.PositionalEncoding(c.num_hiddens, c.dropout, c.max_len)
+        self.pos_encoding = positional_encoding(pe_mod, c)
         self.blks = nn.ModuleList(
             tr_mod.TransformerDecoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout, i)
             for i in range(c.num_layers)

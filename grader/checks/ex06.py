@@ -34,7 +34,9 @@ def _table_entry(reference, got, spec):
         return None
     _, row, col = first
     num_hiddens = spec["init_args"][0]
+    base = spec.get("init_kwargs", {}).get("base", 10000)  # the variant's base (grader/variants.py)
     return ("step.pe_entry", {"row": row, "col": col, "fn": "sin" if col % 2 == 0 else "cos", "two_j": col - col % 2,
+                              "base": f"{base:g}",
                               "d": num_hiddens, "expected": f"{want[0, row, col].item():.6g}",
                               "got": f"{have[0, row, col].item():.6g}"})
 
@@ -107,13 +109,13 @@ MISTAKES = (
     ),
     Mistake(
         "exponent_j_over_d",
-        "angles = positions / torch.pow(10000.0, even_dims / num_hiddens)",
-        "angles = positions / torch.pow(10000.0, even_dims / 2 / num_hiddens)",
+        "angles = positions / torch.pow(float(base), even_dims / num_hiddens)",
+        "angles = positions / torch.pow(float(base), even_dims / 2 / num_hiddens)",
     ),
     Mistake(
         "multiply_not_divide",
-        "angles = positions / torch.pow(10000.0, even_dims / num_hiddens)",
-        "angles = positions * torch.pow(10000.0, even_dims / num_hiddens)",
+        "angles = positions / torch.pow(float(base), even_dims / num_hiddens)",
+        "angles = positions * torch.pow(float(base), even_dims / num_hiddens)",
     ),
     Mistake(
         "positions_from_one",

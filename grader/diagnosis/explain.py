@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from ..compare import compare_values
 from ..text import render, tr
+from .. import variants
 from . import mutants
 
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
@@ -64,12 +65,13 @@ def explains(entry, failing, checks, references, records):
 
 
 def _entries(ex_id, checks, references, records, failing):
-    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run); None
+    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run and for an
+    exercise variant other than 0); None
     when its cache is not built."""
     cached = mutants.load(ex_id)
     if cached is None:
         return None
-    if cached["drawn"]:
+    if cached["drawn"] or variants.on_variant(checks):  # the cache holds variant 0's results only
         return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing)
     return cached["mutants"]
 

@@ -13,6 +13,8 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from ..variants import PARAMETERS
+
 DIM_VALUES = (-1, 0, 1, 2)
 SHAPE_INDICES = (0, 1, 2, -1)
 PERMUTERS = {"permute", "transpose"}
@@ -342,6 +344,34 @@ def _unparse(tree):
         return None
 
 
+VARIANT_DEFAULTS = {p.name for p in PARAMETERS.values()}  # published constants that became parameters
+
+
+def _default_mutations(tree):
+    """(op, fields, text, function, target) for the constant default of a variant parameter (grader/variants.py:
+    ex06's and ex09's base were a constant in the line that uses them, and are still mistyped like one): the
+    same slip in every default of that parameter at once (a learner writes their value once per constructor),
+    named at the first function that has it, at its first statement that reads it."""
+    sites = {}  # parameter -> [(qualname, fn, index in fn.args.defaults)]
+    for qualname, fn in _functions(tree):
+        args = fn.args.args[len(fn.args.args) - len(fn.args.defaults):]
+        for index, (arg, default) in enumerate(zip(args, fn.args.defaults)):
+            if arg.arg in VARIANT_DEFAULTS and isinstance(default, ast.Constant):
+                sites.setdefault(arg.arg, []).append((qualname, fn, index))
+    for name, found in sites.items():
+        qualname, fn, index = found[0]
+        user = next((stmt for stmt in _statements(fn) if not _is_docstring(stmt) and any(
+            isinstance(n, ast.Name) and n.id == name for n in _expressions(stmt))), None)
+        for op, fields, new in _candidates(fn.args.defaults[index], set()):
+            memo = {}
+            copied = copy.deepcopy(tree, memo)
+            for _, other, i in found:
+                memo[id(other)].args.defaults[i] = copy.deepcopy(new)
+            text = _unparse(copied)
+            if text:
+                yield op, tuple(fields), text, qualname, _target_of(user) if user is not None else ""
+
+
 def mutations(source):
     """Every one-place mistaken variant of the reference `source` (see the module docstring)."""
     tree = ast.parse(source)
@@ -383,3 +413,8 @@ def mutations(source):
                 yield Mutation(text, "moved_after", qualname, _target_of(stmt),
                                (("call", method), ("after", _short(callee))))
             del nxt
+
+    for op, fields, text, function, target in _default_mutations(tree):
+        if text not in seen:
+            seen.add(text)
+            yield Mutation(text, op, function, target, fields)

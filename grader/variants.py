@@ -1,0 +1,36 @@
+"""Exercise variants in grading: the reference gets the variant's parameters explicitly, the learner's code
+its own defaults (the variants themselves: course/common/exercise_variants.py)."""
+
+from course.common.exercise_variants import (  # noqa: F401  (the grader's names for them)
+    MAX_VARIANT, PARAMETERS, Variant, VariantError, assign, check_number, describe, variant, variant_line)
+
+
+def apply(checks, chosen):
+    """The checks with the variant's parameters given explicitly to the reference (spec["init_kwargs"]) and
+    listed in spec["variant_kwargs"], which the learner's job leaves out (learner_spec); the demo stage's model
+    gets the published value explicitly (its weights were trained with it)."""
+    parameter = PARAMETERS.get(chosen.ex_id)
+    if parameter is None or chosen.number == 0:
+        return checks
+    for check in checks:
+        if check.procedure == "demo_translations" and parameter.model_config and "config" in check.spec:
+            # the trained weights need the published value: the model passes it explicitly to the learner's class
+            check.spec = dict(check.spec, config={**check.spec["config"], parameter.model_config: parameter.default})
+        elif check.spec.get("cls") in parameter.classes:
+            check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
+                              variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
+    return checks
+
+
+def learner_spec(spec):
+    """The spec the learner's code is run with: the variant's parameters left to the learner's defaults."""
+    names = spec.get("variant_kwargs")
+    if not names:
+        return spec
+    kwargs = {k: v for k, v in spec.get("init_kwargs", {}).items() if k not in names}
+    return {k: v for k, v in dict(spec, init_kwargs=kwargs).items() if k not in ("variant_kwargs", "variant")}
+
+
+def on_variant(checks):
+    """Do these checks run a non-default variant (so results cached for variant 0 do not hold)?"""
+    return any(check.spec.get("variant") for check in checks)

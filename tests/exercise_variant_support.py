@@ -1,0 +1,79 @@
+"""Helpers for the exercise-variant tests: a learner's file rewritten for a variant, and grading in process.
+
+`personalise` writes what a learner who follows their variant text writes: the variant's value as the
+parameter's default (or, in a file without the parameter, in place of the published constant).
+`judge_in_process` grades trusted test files (references, tests/variants/, tests/learner_bugs/) in this
+process with the grader's own procedures and verdicts, skipping the demo stage, so that hundreds of variants
+take seconds instead of a sandboxed run each.
+"""
+
+import importlib.util
+import re
+import sys
+import types
+
+from grader import checks as checks_registry
+from grader import variants
+from grader.core import reference_modules
+from grader.harness import load_procedures, seed_call
+from grader.judge import judge_check
+from grader.sandbox import SandboxLimits
+
+PROCEDURES = load_procedures()
+PUBLISHED = {"ex06": "10000", "ex09": "10000"}  # the constant a file without the parameter writes
+
+
+def personalise(source, ex_id, number):
+    """The file as a learner of variant `number` writes it: the parameter's default (else the published
+    constant) replaced by the variant's value."""
+    chosen = variants.variant(ex_id, number)
+    if not chosen.params:
+        return source
+    (name, value), = chosen.params
+    text = f"{value:g}"
+    pattern = rf"\b{name}\s*=\s*{PUBLISHED[ex_id]}(?:\.0*)?\b"
+    if re.search(pattern, source):
+        return re.sub(pattern, f"{name}={text}", source)
+    return re.sub(rf"(?<![\w.]){PUBLISHED[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
+
+
+def load_module(ex_id, source, tag):
+    """Import a trusted exercise source as a module whose relative imports reach solutions/."""
+    exercise_module = checks_registry.for_exercise(ex_id).MODULE
+    name = f"solutions._variant_{tag}_{exercise_module}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = types.ModuleType(spec.name)
+    module.__package__ = "solutions"
+    module.EXERCISE_MODULE = exercise_module  # the name the procedures ask for
+    sys.modules[name] = module
+    exec(compile(source, f"<{tag}:{exercise_module}>", "exec"), module.__dict__)
+    return module
+
+
+def built(ex_id, number):
+    """(checks without the demo stage, reference results) of one exercise variant."""
+    checks = [c for c in variants.apply(checks_registry.for_exercise(ex_id).build(), variants.variant(ex_id, number))
+              if c.procedure != "demo_translations"]
+    references = []
+    for index, check in enumerate(checks):
+        seed_call(index)
+        references.append(PROCEDURES[check.procedure](reference_modules, check.spec))
+    return checks, references
+
+
+def judge_in_process(module, checks, references):
+    """The failing check ids of a module graded on prepared checks (learner side without the variant's
+    explicit parameters, as in the sandbox)."""
+    def modules(name):
+        return module if name == module.EXERCISE_MODULE else reference_modules(name)
+
+    failing = []
+    for index, (check, reference) in enumerate(zip(checks, references)):
+        seed_call(index)
+        try:
+            record = {"ok": PROCEDURES[check.procedure](modules, variants.learner_spec(check.spec))}
+        except Exception as err:  # a raising file fails the check
+            record = {"error": {"type": type(err).__name__, "message": str(err)}}
+        if not judge_check(check, reference, record, None, SandboxLimits()).passed:
+            failing.append(check.id)
+    return failing

@@ -1,0 +1,180 @@
+"""Per-learner exercise variants (grader/variants.py): every correct file written for its variant passes on it,
+a neighbour's correct file written for another variant fails, and a variant is never taken from the file.
+
+The many-variant tests grade in this process (tests/exercise_variant_support.py: the grader's own procedures
+and verdicts on trusted files, without the sandbox and the demo stage); the sandboxed path is graded on a few
+variants, including the forged ones.
+"""
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader import checks as checks_registry
+from grader import variants
+from grader.core import Submission, grade_submissions
+from tests.exercise_variant_support import built, judge_in_process, load_module, personalise
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISES = sorted(variants.PARAMETERS)
+SAMPLED = random.Random(20261205).sample(range(1, variants.MAX_VARIANT + 1), 200)
+NEIGHBOUR_PAIRS = 200  # (mine, neighbour's) pairs per exercise
+
+
+def correct_files(ex_id):
+    """The reference and every correct file in another style (tests/variants/exNN/)."""
+    reference = ROOT / "solutions" / f"{checks_registry.for_exercise(ex_id).MODULE}.py"
+    return [reference] + sorted((ROOT / "tests" / "variants" / ex_id).glob("*.py"))
+
+
+# ---- the variants themselves ------------------------------------------------------------------------
+
+
+def test_variant_zero_is_the_published_exercise():
+    for ex_id in EXERCISES:
+        chosen = variants.variant(ex_id, 0)
+        assert chosen.is_default() and chosen.kwargs() == {"base": 10000}
+    assert variants.variant("ex01", 5).params == ()  # no parameter: the same for everyone
+
+
+def test_variants_are_deterministic_and_spread():
+    for ex_id in EXERCISES:
+        values = [variants.variant(ex_id, n).kwargs()["base"] for n in SAMPLED]
+        assert values == [variants.variant(ex_id, n).kwargs()["base"] for n in SAMPLED]
+        assert len(set(values)) >= 130, len(set(values))  # 200 draws from 268 values: about 141 distinct
+        assert 10000 not in values and 1000 not in values  # the default and the listed mistake's base
+
+
+@pytest.mark.parametrize("bad", [-1, variants.MAX_VARIANT + 1, "seven", 2.5, None, True])
+def test_a_bad_variant_number_is_refused_with_what_is_allowed(bad):
+    with pytest.raises(variants.VariantError, match=r"0 \.\. 2147483647"):
+        variants.variant("ex06", bad)
+
+
+def test_a_class_assigns_each_learner_a_nonzero_variant_from_its_secret():
+    first = variants.assign("class secret", 17, "ex06")
+    assert first == variants.assign("class secret", 17, "ex06") and first != 0
+    assert first != variants.assign("class secret", 18, "ex06")
+    assert first != variants.assign("another class", 17, "ex06")
+    spread = {variants.assign("s", learner, "ex06") for learner in range(100)}
+    assert len(spread) == 100
+
+
+def test_the_learner_is_run_without_the_variants_parameter():
+    checks = variants.apply(checks_registry.for_exercise("ex06").build(), variants.variant("ex06", 9))
+    table = checks[0]
+    assert table.spec["init_kwargs"]["base"] == variants.variant("ex06", 9).kwargs()["base"]
+    assert "base" not in variants.learner_spec(table.spec).get("init_kwargs", {})
+    assert "variant" not in variants.learner_spec(table.spec)
+
+
+def test_the_variant_text_says_the_value_in_both_languages():
+    value = variants.describe(variants.variant("ex09", 3))[0][1]
+    en, zh = variants.variant_line("ex09", 3, "en"), variants.variant_line("ex09", 3, "zh")
+    assert f"base={value}" in en and "variant 3" in en
+    assert f"base={value}" in zh and "变体 3" in zh
+    assert "10000" in variants.variant_line("ex06", 0, "en")
+
+
+# ---- many variants, in process ----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: one torch thread, as the grader runs them (many threads thrash a loaded machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.slow  # grades every correct file on 200 variants of each exercise with a parameter
+@pytest.mark.parametrize("ex_id", EXERCISES)
+def test_every_correct_file_passes_on_every_sampled_variant(ex_id):
+    files = [(path, path.read_text(encoding="utf-8")) for path in correct_files(ex_id)]
+    failures = []
+    for number in SAMPLED:
+        checks, references = built(ex_id, number)
+        for path, source in files:
+            module = load_module(ex_id, personalise(source, ex_id, number), f"{path.stem}_{number}")
+            failing = judge_in_process(module, checks, references)
+            if failing:
+                failures.append((path.name, number, failing[:2]))
+    assert not failures, failures[:5]
+
+
+@pytest.mark.slow  # grades the reference for 200 (mine, neighbour's) variant pairs per exercise
+@pytest.mark.parametrize("ex_id", EXERCISES)
+def test_a_neighbours_correct_file_fails_on_my_variant(ex_id):
+    source = correct_files(ex_id)[0].read_text(encoding="utf-8")
+    rng = random.Random(f"neighbours-{ex_id}")
+    caught = 0
+    for pair in range(NEIGHBOUR_PAIRS):
+        mine, theirs = rng.sample(SAMPLED, 2)
+        checks, references = built(ex_id, mine)
+        module = load_module(ex_id, personalise(source, ex_id, theirs), f"neighbour_{pair}")
+        caught += bool(judge_in_process(module, checks, references))
+    assert caught >= 0.95 * NEIGHBOUR_PAIRS, f"{caught}/{NEIGHBOUR_PAIRS}"
+
+
+# ---- the sandboxed path: stored variant only, forged claims change nothing -------------------------
+
+FORGED = {
+    "claims_a_variant": "VARIANT = {other}\n",
+    "reads_the_environment": "import os\nVARIANT = int(os.environ.get('ATTENTION_LAB_VARIANT', '{other}'))\n",
+    "reads_a_file": "from pathlib import Path\n_claim = Path('variant.txt')\nVARIANT = int(_claim.read_text()) "
+                    "if _claim.exists() else {other}\n",
+}
+
+
+@pytest.mark.slow  # grades in the sandbox
+def test_a_file_is_graded_on_its_own_variant_whatever_it_claims(monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_VARIANT", "7")
+    source = correct_files("ex06")[0].read_text(encoding="utf-8")
+    mine, other = 11, 7
+    submissions = [Submission("ex06", personalise(source, "ex06", mine), "mine.py", variant=mine)]
+    for claim in FORGED.values():  # a file written for variant 7 that claims variant 7, graded on 11: fails
+        submissions.append(Submission("ex06", claim.format(other=other) + personalise(source, "ex06", other),
+                                      "forged.py", variant=mine))
+    submissions.append(Submission("ex06", source, "published.py", variant=0))
+    submissions.append(Submission("ex06", source, "broken.py", variant=-3))
+    results = grade_submissions(submissions)
+    assert results[0].passed
+    assert all(r.status == "failed" for r in results[1:1 + len(FORGED)]), [r.summary for r in results]
+    assert results[-2].passed
+    broken = results[-1]
+    assert broken.status == "error" and not broken.passed and "variant -3" in broken.checks[0].message
+
+
+KNOWN = {"ex06": ("sin_cos_swapped", "multiply_not_divide", "positions_from_one"),
+         "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored")}
+
+
+@pytest.mark.slow  # grades known mistakes in the sandbox on two variants
+@pytest.mark.parametrize("number", [5, 123456])
+def test_known_mistakes_are_named_on_a_variant(number):
+    from grader.mistakes import apply_mistake
+
+    submissions, expected = [], []
+    for ex_id, ids in KNOWN.items():
+        source = correct_files(ex_id)[0].read_text(encoding="utf-8")
+        for mistake in (m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id in ids):
+            submissions.append(Submission(ex_id, personalise(apply_mistake(source, mistake), ex_id, number),
+                                          f"{mistake.id}.py", variant=number))
+            expected.append(mistake.id)
+    assert len(expected) == 6
+    for mistake_id, result in zip(expected, grade_submissions(submissions)):
+        assert result.status == "failed"
+        assert mistake_id in {c.mistake for c in result.checks}, (mistake_id, [c.hint for c in result.checks])
+
+
+def test_the_command_line_takes_a_variant_and_refuses_a_bad_one(capsys):
+    from grader.options import parse_args
+
+    assert parse_args(["ex06", "--variant", "5"]).variant == 5
+    assert parse_args(["ex06"]).variant == 0  # self-study: the published exercise
+    with pytest.raises(SystemExit):
+        parse_args(["ex06", "--variant", "-1"])
+    assert "--variant: variant -1 is out of range" in capsys.readouterr().err
