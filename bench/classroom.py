@@ -71,6 +71,14 @@ HOSTILE = {  # (exercise, source): mild on purpose, the machine is shared
 EASY = ("ex00", "ex01", "ex06")  # exercises with no dependencies: one submission each is gradable
 
 
+def published_class(url, instructor):
+    """A new class that grades the published exercises (variants off): the bench submits the references, which
+    pass only their own, published variant."""
+    store = store_ops.init_class(url, instructor)
+    store_ops.set_setting(store, "variants", 0)
+    return store
+
+
 def submissions_mix(count, seed=0):
     """[(label, exercise, source)]: 40% correct, 40% wrong, 20% hostile."""
     from grader import checks
@@ -97,7 +105,7 @@ def submissions_mix(count, seed=0):
 def burst(args, folder):
     """Part 1 -> prints the figures; exits non-zero if a submission was lost or graded twice."""
     url = f"sqlite:///{folder / 'burst.db'}"
-    store = store_ops.init_class(url, "prof@bench.test")
+    store = published_class(url, "prof@bench.test")
     roster = folder / "roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
                                                      for i in range(args.learners)))
@@ -277,7 +285,7 @@ def regrade_burst(args, folder):
     from classroom import queue
 
     url = f"sqlite:///{folder / 'regrade.db'}"
-    store = store_ops.init_class(url, "prof@bench.test")
+    store = published_class(url, "prof@bench.test")
     for key in ("max_in_flight", "per_hour"):
         store_ops.set_setting(store, key, 0)
     history = fill_class(store, learners=args.regrade_learners, attempts=1)  # the class's graded past
@@ -320,7 +328,7 @@ def regrade_position(args, folder):
     workers + 1), as line.position and the page's live snapshot give it."""
     from classroom import line, live, queue
 
-    store = store_ops.init_class(f"sqlite:///{folder / 'position.db'}", "prof@bench.test")
+    store = published_class(f"sqlite:///{folder / 'position.db'}", "prof@bench.test")
     fill_class(store, learners=200, attempts=10)
     start = time.perf_counter()
     queued = queue.enqueue_regrade(store)
@@ -368,7 +376,7 @@ def graded_in(store, submission_id, timeout_s=300):
 def idle(args, folder):
     """Part 2 -> prints the submit -> feedback median of a correct ex03 on an idle queue."""
     url = f"sqlite:///{folder / 'idle.db'}"
-    store_ops.init_class(url, "prof@bench.test").close()
+    published_class(url, "prof@bench.test").close()
     roster = folder / "idle-roster.csv"
     roster.write_text("email,name,role\nidle@bench.test,Idle,learner\n")
     pool, store = start_pool(url, args.workers, folder, "idle-workers.log")
@@ -447,7 +455,7 @@ def build_pages(store, kept=False):
 
 def gradebook_bench(args, folder):
     """Part 3 -> prints the median build time."""
-    store = store_ops.init_class(f"sqlite:///{folder / 'book.db'}", "prof@bench.test")
+    store = published_class(f"sqlite:///{folder / 'book.db'}", "prof@bench.test")
     t0 = time.perf_counter()
     count = fill_class(store, learners=args.book_learners)
     print(f"gradebook: {count} graded submissions written in {time.perf_counter() - t0:.1f} s")
@@ -581,7 +589,7 @@ def live_bench(args, folder):
     from tests.browser_support import new_driver, running_app, wait_for_text
 
     url = f"sqlite:///{folder / 'live.db'}"
-    store = store_ops.init_class(url, "prof@bench.test")
+    store = published_class(url, "prof@bench.test")
     for key in ("max_in_flight", "per_hour"):
         store_ops.set_setting(store, key, 0)
     roster = folder / "live-roster.csv"
