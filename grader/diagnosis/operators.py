@@ -20,6 +20,8 @@ JOINERS = {"cat", "stack", "concat"}
 UNWRAPPABLE = {"tanh", "relu", "sigmoid", "dropout", "sqrt", "exp", "ln"}
 REDUCTIONS = {"amax", "max", "amin", "min", "sum", "mean", "logsumexp"}
 SWAPPABLE = {"reshape", "view", "expand", "bmm", "matmul", "masked_fill", "where", "repeat"}
+DROPPABLE_METHODS = {"abs", "clamp", "clamp_min", "clamp_max", "neg", "t"}  # x.abs() -> x: a step left out
+FLIPPED_COMPARISONS = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ def _candidates(node, params, locals_=()):
             new.ops = [swap[type(node.ops[0])]()]
             strict = isinstance(node.ops[0], (ast.Lt, ast.Gt))
             out.append(("cmp_includes" if strict else "cmp_excludes", (), new))
+            flipped = copy.deepcopy(node)
+            flipped.ops = [FLIPPED_COMPARISONS[type(node.ops[0])]()]
+            out.append(("cmp_reversed", (), flipped))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         value = node.value
         if abs(value) >= 100:
@@ -90,6 +95,10 @@ def _candidates(node, params, locals_=()):
         elif value == 2:
             out.append(("const_smaller", (("factor", 2),), ast.Constant(1)))
             out.append(("const_larger", (("factor", 2),), ast.Constant(4)))
+        if isinstance(value, int) and value in (0, 1, 2):
+            out.append(("const_off_by_one", (("value", value),), ast.Constant(value + 1)))
+            if value > 0:
+                out.append(("const_off_by_one", (("value", value),), ast.Constant(value - 1)))
     if isinstance(node, ast.Call):
         name = _name_of(node.func)
         short = _short(name)
@@ -113,6 +122,11 @@ def _candidates(node, params, locals_=()):
         new.slice.elts = [ast.Slice() if isinstance(e, ast.Slice) and e.upper is not None and e.lower is None else e
                           for e in new.slice.elts]
         out.append(("slice_dropped", (), new))
+    if isinstance(node, ast.Slice) and isinstance(node.lower, (ast.Name, ast.Attribute)) and node.upper is not None:
+        upper = node.upper
+        if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and ast.dump(upper.left) == ast.dump(node.lower):
+            upper = upper.right  # x[offset : offset + T] -> x[:T]
+        out.append(("slice_from_zero", (("name", _short(_name_of(node.lower))),), ast.Slice(None, upper, node.step)))
     return out
 
 
@@ -175,6 +189,21 @@ def _call_candidates(node, name, short, params, locals_):
         out.append(("order_swapped", (("outer", _short(name)), ("inner", _short(_name_of(inner.func)))), swapped))
     if short == "masked_fill" and isinstance(node.func, ast.Attribute):
         out.append(("mask_dropped", (), node.func.value))
+        if len(node.args) == 2 and "inf" in ast.unparse(node.args[1]):
+            new = copy.deepcopy(node)
+            new.args[1] = ast.Constant(0.0)
+            out.append(("filled_with_zero", (), new))
+    if short in DROPPABLE_METHODS and isinstance(node.func, ast.Attribute) and len(node.args) <= 1 \
+            and _name_of(node.func.value) not in ("torch", "math"):
+        out.append(("call_dropped", (("call", short),), node.func.value))
+    if short == "where" and len(node.args) == 3:
+        for kept in node.args[1:]:
+            out.append(("guard_dropped", (), kept))
+    for i, kw in enumerate(node.keywords):
+        if kw.arg == "keepdim":
+            new = copy.deepcopy(node)
+            del new.keywords[i]
+            out.append(("keepdim_dropped", (("call", short),), new))
     if short in REDUCTIONS and (node.keywords or node.args[(0 if isinstance(node.func, ast.Attribute) else 1):]):
         new = copy.deepcopy(node)
         new.keywords = []
@@ -219,6 +248,14 @@ def _tile_instead(node):
 
 def _binop_candidates(node):
     out = []
+    flips = {ast.Add: (ast.Sub, "sign_flipped"), ast.Sub: (ast.Add, "sign_flipped"),
+             ast.Div: (ast.Mult, "multiplied_instead"), ast.Mult: (ast.Div, "divided_instead")}
+    if type(node.op) in flips and not (isinstance(node.right, ast.Constant) and node.right.value in (1, 2)):
+        other, op = flips[type(node.op)]
+        out.append((op, (), ast.BinOp(copy.deepcopy(node.left), other(), copy.deepcopy(node.right))))
+    if isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+        for keep in (node.left, node.right):
+            out.append(("part_dropped", (), keep))
     kinds = {ast.Add: "term", ast.Sub: "term", ast.Mult: "factor", ast.Div: "divisor", ast.Pow: "power"}
     kind = kinds.get(type(node.op))
     if kind is None:
@@ -360,6 +397,13 @@ def mutations(source):
                     if text and text not in seen:
                         seen.add(text)
                         yield Mutation(text, op, qualname, target, tuple(fields))
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) \
+                    and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2:
+                swapped = ast.Tuple(list(reversed(stmt.value.elts)), ast.Load())
+                text = _unparse(_replace(tree, stmt.value, swapped))
+                if text and text not in seen:
+                    seen.add(text)
+                    yield Mutation(text, "pair_swapped", qualname, target, ())
             if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple):
                 for i, element in enumerate(stmt.value.elts):
                     if isinstance(element, (ast.Tuple, ast.Name)) and not (
