@@ -144,6 +144,16 @@ def _call_candidates(node, name, short, params, locals_):
         new = copy.deepcopy(node)
         new.args[0].elts = list(reversed(new.args[0].elts))
         out.append(("joined_reversed", (("call", short),), new))
+    if short in JOINERS and node.args and isinstance(node.args[0], (ast.Tuple, ast.List)) and len(node.args[0].elts) > 2:
+        for i in range(len(node.args[0].elts) - 1):
+            new = copy.deepcopy(node)
+            new.args[0].elts[i], new.args[0].elts[i + 1] = new.args[0].elts[i + 1], new.args[0].elts[i]
+            out.append(("joined_swapped", (("call", short),), new))
+    if short in ("sum", "mean") and isinstance(node.func, ast.Attribute):
+        new = copy.deepcopy(node)
+        new.func.attr = "mean" if short == "sum" else "sum"
+        out.append(("mean_for_sum" if short == "sum" else "sum_for_mean", (), new))
+    out += _moved_to_other(node)
     if short == "repeat_interleave":
         out += _tile_instead(node)
     if short == "len":
@@ -193,6 +203,9 @@ def _call_candidates(node, name, short, params, locals_):
             new = copy.deepcopy(node)
             new.args[1] = ast.Constant(0.0)
             out.append(("filled_with_zero", (), new))
+            new = copy.deepcopy(node)
+            new.args[1] = ast.Constant(-1e9)
+            out.append(("filled_finite", (), new))
     if short in DROPPABLE_METHODS and isinstance(node.func, ast.Attribute) and len(node.args) <= 1 \
             and _name_of(node.func.value) not in ("torch", "math"):
         out.append(("call_dropped", (("call", short),), node.func.value))
@@ -228,6 +241,21 @@ def _call_candidates(node, name, short, params, locals_):
                     new.args[i] = ast.Name(other, ast.Load())
                     out.append(("name_swapped", (("call", name.replace("self.", "")), ("used", other),
                                                  ("meant", arg.id)), new))
+    return out
+
+
+def _moved_to_other(node):
+    """f(self.g(a), b) -> f(a, self.g(b)): a one-argument step (dropout) applied to the other operand."""
+    out = []
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, ast.Call) and _name_of(arg.func).startswith("self.") and len(arg.args) == 1 \
+                and not arg.keywords:
+            for j, other in enumerate(node.args):
+                if j != i and not isinstance(other, ast.Constant):
+                    new = copy.deepcopy(node)
+                    new.args[i] = copy.deepcopy(arg.args[0])
+                    new.args[j] = ast.Call(copy.deepcopy(arg.func), [copy.deepcopy(other)], [])
+                    out.append(("moved_to_other", (("call", _short(_name_of(arg.func))),), new))
     return out
 
 
@@ -379,6 +407,34 @@ def _unparse(tree):
         return None
 
 
+def _validation_slips(tree, stmt, qualname, seen):
+    """An argument check that raises: left out, or its comparison off at the boundary."""
+    changes = [("raise_dropped", (), stmt, stmt.orelse[0] if len(stmt.orelse) == 1 else ast.Pass())]
+    for node in ast.walk(stmt.test):
+        if isinstance(node, ast.Compare):
+            changes += [(op, fields, node, new) for op, fields, new in _candidates(node, ())
+                        if op in ("cmp_includes", "cmp_excludes")]
+    for op, fields, old, new in changes:
+        text = _unparse(_replace(tree, old, new))
+        if text and text not in seen:
+            seen.add(text)
+            yield Mutation(text, op, qualname, "?condition", tuple(fields))
+
+
+def _tests_reordered(tree, fn, qualname, seen):
+    """Two neighbouring `if ...: return ...` tests in the other order (an early return taken too soon)."""
+    body = fn.body
+    for i in range(len(body) - 1):
+        first, second = body[i], body[i + 1]
+        if all(isinstance(s, ast.If) and not s.orelse and isinstance(s.body[-1], ast.Return) for s in (first, second)):
+            swapped = _replace(tree, first, second)
+            copied_fn = dict(_functions(swapped))[qualname]
+            text = _unparse(_replace(swapped, copied_fn.body[i + 1], first))
+            if text and text not in seen:
+                seen.add(text)
+                yield Mutation(text, "tests_reordered", qualname, "?condition", ())
+
+
 def mutations(source):
     """Every one-place mistaken variant of the reference `source` (see the module docstring)."""
     tree = ast.parse(source)
@@ -387,9 +443,11 @@ def mutations(source):
         params = _params(fn)
         locals_ = _tensor_names(fn, params)
         for stmt in _statements(fn):
-            if _is_docstring(stmt) or isinstance(stmt, ast.Raise) or isinstance(stmt, ast.If) and \
-                    any(isinstance(s, ast.Raise) for s in stmt.body):
-                continue  # input validation: its own checks name it
+            if _is_docstring(stmt) or isinstance(stmt, ast.Raise):
+                continue
+            if isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body):
+                yield from _validation_slips(tree, stmt, qualname, seen)
+                continue
             target = _target_of(stmt)
             for node in _expressions(stmt):
                 for op, fields, new in _candidates(node, params, locals_):
@@ -413,6 +471,7 @@ def mutations(source):
                             if text and text not in seen:
                                 seen.add(text)
                                 yield Mutation(text, "old_returned", qualname, "", (("param", param),))
+        yield from _tests_reordered(tree, fn, qualname, seen)
         for i, method, callee, receiver, moved in _statement_moves(fn):
             stmt = fn.body[i]
             nxt = fn.body[i + 1]
