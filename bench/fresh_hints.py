@@ -82,8 +82,10 @@ def first_hint(result):
 
 
 def located(result):
-    """Does a failing check's message name the sub-step that first differs?"""
-    return any(not c.passed and ("Located:" in c.message or "定位：" in c.message) for c in result.checks)
+    """Does a failing check's message name the sub-step that first differs (or, for an error, the learner's
+    line that raised)?"""
+    return any(not c.passed and ("Located:" in c.message or "定位：" in c.message
+                                 or c.kind == "error" and ", line " in c.message) for c in result.checks)
 
 
 def judge_file(path, head, result, registered):

@@ -97,6 +97,7 @@ def _values(reference, got, check):
     """The first result key (captured attributes first, the output last) that differs, and where."""
     keys = [k for k in judged_keys(reference) if not k.startswith(("grad.", "input_after.", "raised"))]
     keys.sort(key=lambda k: k == "output")
+    compared = 0
     for key in keys:
         want, have = reference.get(key), got.get(key)
         if not isinstance(want, torch.Tensor) or not isinstance(have, torch.Tensor):
@@ -104,10 +105,17 @@ def _values(reference, got, check):
         said = _weights(key, want, have, check.tolerance_dtype)
         if said:
             return said
-        first = first_difference(want, have, check.tolerance_dtype)
+        if want.shape != have.shape or want.is_floating_point() != have.is_floating_point():
+            continue
+        compared += 1
+        if not want.is_floating_point():  # a mask, indices: exact
+            off = (want != have.to(want.dtype)).nonzero()
+            first = tuple(off[0].tolist()) if len(off) else None
+        else:
+            first = first_difference(want, have.to(want.dtype), check.tolerance_dtype)
         if first is not None:
             return ("step.value_first", {"result": key, "index": shape_str(first)})
-    return None
+    return ("step.values_agree", {}) if compared else None
 
 
 @functools.cache
