@@ -19,7 +19,7 @@ from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
-from .diagnosis import explain
+from .diagnosis import explain, substeps
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
@@ -56,6 +56,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         add_error_hints(ex_id, checks, job.records, results, lang, named)
         if not rules and not any(r.hint for r in results):
             mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+        substeps.add_locations(ex_id, checks, references, job.records, results, lang)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
     results = _collapse_not_started(results, job.records if job.import_error is None else [],

@@ -74,7 +74,11 @@ def test_the_location_in_chinese_uses_full_width_punctuation():
     for path, result in results.items():
         messages = [c.message for c in result.checks if not c.passed and "定位：" in c.message]
         assert messages, [c.message for c in result.checks if not c.passed]
-        located = messages[0].split("定位：", 1)[1]
+        for message in messages:  # every location in full-width punctuation
+            assert not re.search(r"[\u4e00-\u9fff][,;:]", message.split("定位：", 1)[1]), message
+        # the module check's location (a function check before it may locate its own output, without a ；)
+        located = next((m.split("定位：", 1)[1] for m in messages if wanted[path] in m.split("定位：", 1)[1]
+                        and "；" in m.split("定位：", 1)[1]), messages)
         assert wanted[path] in located, located
         assert "；" in located and not re.search(r"[\u4e00-\u9fff][,;:]", located), located
 
@@ -143,3 +147,27 @@ def test_recording_changes_no_result():
                     assert torch.equal(value, probed[key]), (check.id, key)
                 else:
                     assert value == probed[key], (check.id, key)
+
+
+# ---- every other exercise: the sub-step said from the parts, the weights, the values and the cases -----
+
+
+def test_the_parts_each_function_uses_come_from_the_references_tree():
+    from grader.diagnosis import substeps
+
+    assert substeps.uses("ex00")["max_path_length"] == {"receptive_field"}
+    assert "softmax" in substeps.uses("ex01")["masked_softmax"]
+    assert substeps.uses("ex02")["NWKernelRegression"] == {"gaussian_kernel_weights"}
+    assert substeps.uses("ex09")["RotaryDotProductAttention"] == {"RotaryEmbedding"}
+
+
+def test_weights_that_differ_only_at_masked_keys_point_at_the_mask():
+    from grader.diagnosis import substeps
+
+    want = torch.tensor([[[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]]])  # (1, 2, 3): the last keys masked
+    leaked = torch.tensor([[[0.25, 0.75, 0.0], [1.0, 0.0, 0.5]]])
+    assert substeps._weights("output", want, leaked, None) == ("step.masked_only", {"result": "output",
+                                                                                   "index": "(0, 1, 2)"})
+    spread = torch.tensor([[[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]])
+    assert substeps._weights("output", want, spread, None)[0] == "step.readable_only"
+    assert substeps._weights("output", want, want.clone(), None) is None

@@ -22,6 +22,8 @@ JOINERS = {"cat", "stack", "concat"}
 UNWRAPPABLE = {"tanh", "relu", "sigmoid", "dropout", "sqrt", "exp", "ln"}
 REDUCTIONS = {"amax", "max", "amin", "min", "sum", "mean", "logsumexp"}
 SWAPPABLE = {"reshape", "view", "expand", "bmm", "matmul", "masked_fill", "where", "repeat"}
+DROPPABLE_METHODS = {"abs", "clamp", "clamp_min", "clamp_max", "neg", "t"}  # x.abs() -> x: a step left out
+FLIPPED_COMPARISONS = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,9 @@ def _candidates(node, params, locals_=()):
             new.ops = [swap[type(node.ops[0])]()]
             strict = isinstance(node.ops[0], (ast.Lt, ast.Gt))
             out.append(("cmp_includes" if strict else "cmp_excludes", (), new))
+            flipped = copy.deepcopy(node)
+            flipped.ops = [FLIPPED_COMPARISONS[type(node.ops[0])]()]
+            out.append(("cmp_reversed", (), flipped))
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         value = node.value
         if abs(value) >= 100:
@@ -92,6 +97,10 @@ def _candidates(node, params, locals_=()):
         elif value == 2:
             out.append(("const_smaller", (("factor", 2),), ast.Constant(1)))
             out.append(("const_larger", (("factor", 2),), ast.Constant(4)))
+        if isinstance(value, int) and value in (0, 1, 2):
+            out.append(("const_off_by_one", (("value", value),), ast.Constant(value + 1)))
+            if value > 0:
+                out.append(("const_off_by_one", (("value", value),), ast.Constant(value - 1)))
     if isinstance(node, ast.Call):
         name = _name_of(node.func)
         short = _short(name)
@@ -115,6 +124,11 @@ def _candidates(node, params, locals_=()):
         new.slice.elts = [ast.Slice() if isinstance(e, ast.Slice) and e.upper is not None and e.lower is None else e
                           for e in new.slice.elts]
         out.append(("slice_dropped", (), new))
+    if isinstance(node, ast.Slice) and isinstance(node.lower, (ast.Name, ast.Attribute)) and node.upper is not None:
+        upper = node.upper
+        if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and ast.dump(upper.left) == ast.dump(node.lower):
+            upper = upper.right  # x[offset : offset + T] -> x[:T]
+        out.append(("slice_from_zero", (("name", _short(_name_of(node.lower))),), ast.Slice(None, upper, node.step)))
     return out
 
 
@@ -132,6 +146,16 @@ def _call_candidates(node, name, short, params, locals_):
         new = copy.deepcopy(node)
         new.args[0].elts = list(reversed(new.args[0].elts))
         out.append(("joined_reversed", (("call", short),), new))
+    if short in JOINERS and node.args and isinstance(node.args[0], (ast.Tuple, ast.List)) and len(node.args[0].elts) > 2:
+        for i in range(len(node.args[0].elts) - 1):
+            new = copy.deepcopy(node)
+            new.args[0].elts[i], new.args[0].elts[i + 1] = new.args[0].elts[i + 1], new.args[0].elts[i]
+            out.append(("joined_swapped", (("call", short),), new))
+    if short in ("sum", "mean") and isinstance(node.func, ast.Attribute):
+        new = copy.deepcopy(node)
+        new.func.attr = "mean" if short == "sum" else "sum"
+        out.append(("mean_for_sum" if short == "sum" else "sum_for_mean", (), new))
+    out += _moved_to_other(node)
     if short == "repeat_interleave":
         out += _tile_instead(node)
     if short == "len":
@@ -177,6 +201,24 @@ def _call_candidates(node, name, short, params, locals_):
         out.append(("order_swapped", (("outer", _short(name)), ("inner", _short(_name_of(inner.func)))), swapped))
     if short == "masked_fill" and isinstance(node.func, ast.Attribute):
         out.append(("mask_dropped", (), node.func.value))
+        if len(node.args) == 2 and "inf" in ast.unparse(node.args[1]):
+            new = copy.deepcopy(node)
+            new.args[1] = ast.Constant(0.0)
+            out.append(("filled_with_zero", (), new))
+            new = copy.deepcopy(node)
+            new.args[1] = ast.Constant(-1e9)
+            out.append(("filled_finite", (), new))
+    if short in DROPPABLE_METHODS and isinstance(node.func, ast.Attribute) and len(node.args) <= 1 \
+            and _name_of(node.func.value) not in ("torch", "math"):
+        out.append(("call_dropped", (("call", short),), node.func.value))
+    if short == "where" and len(node.args) == 3:
+        for kept in node.args[1:]:
+            out.append(("guard_dropped", (), kept))
+    for i, kw in enumerate(node.keywords):
+        if kw.arg == "keepdim":
+            new = copy.deepcopy(node)
+            del new.keywords[i]
+            out.append(("keepdim_dropped", (("call", short),), new))
     if short in REDUCTIONS and (node.keywords or node.args[(0 if isinstance(node.func, ast.Attribute) else 1):]):
         new = copy.deepcopy(node)
         new.keywords = []
@@ -204,6 +246,21 @@ def _call_candidates(node, name, short, params, locals_):
     return out
 
 
+def _moved_to_other(node):
+    """f(self.g(a), b) -> f(a, self.g(b)): a one-argument step (dropout) applied to the other operand."""
+    out = []
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, ast.Call) and _name_of(arg.func).startswith("self.") and len(arg.args) == 1 \
+                and not arg.keywords:
+            for j, other in enumerate(node.args):
+                if j != i and not isinstance(other, ast.Constant):
+                    new = copy.deepcopy(node)
+                    new.args[i] = copy.deepcopy(arg.args[0])
+                    new.args[j] = ast.Call(copy.deepcopy(arg.func), [copy.deepcopy(other)], [])
+                    out.append(("moved_to_other", (("call", _short(_name_of(arg.func))),), new))
+    return out
+
+
 def _tile_instead(node):
     """repeat_interleave(x, n, dim=d) -> the whole of x repeated n times (a, b, a, b instead of a, a, b, b)."""
     if isinstance(node.func, ast.Attribute) and _name_of(node.func) != "torch.repeat_interleave":
@@ -221,6 +278,14 @@ def _tile_instead(node):
 
 def _binop_candidates(node):
     out = []
+    flips = {ast.Add: (ast.Sub, "sign_flipped"), ast.Sub: (ast.Add, "sign_flipped"),
+             ast.Div: (ast.Mult, "multiplied_instead"), ast.Mult: (ast.Div, "divided_instead")}
+    if type(node.op) in flips and not (isinstance(node.right, ast.Constant) and node.right.value in (1, 2)):
+        other, op = flips[type(node.op)]
+        out.append((op, (), ast.BinOp(copy.deepcopy(node.left), other(), copy.deepcopy(node.right))))
+    if isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+        for keep in (node.left, node.right):
+            out.append(("part_dropped", (), keep))
     kinds = {ast.Add: "term", ast.Sub: "term", ast.Mult: "factor", ast.Div: "divisor", ast.Pow: "power"}
     kind = kinds.get(type(node.op))
     if kind is None:
@@ -372,6 +437,34 @@ def _default_mutations(tree):
                 yield op, tuple(fields), text, qualname, _target_of(user) if user is not None else ""
 
 
+def _validation_slips(tree, stmt, qualname, seen):
+    """An argument check that raises: left out, or its comparison off at the boundary."""
+    changes = [("raise_dropped", (), stmt, stmt.orelse[0] if len(stmt.orelse) == 1 else ast.Pass())]
+    for node in ast.walk(stmt.test):
+        if isinstance(node, ast.Compare):
+            changes += [(op, fields, node, new) for op, fields, new in _candidates(node, ())
+                        if op in ("cmp_includes", "cmp_excludes")]
+    for op, fields, old, new in changes:
+        text = _unparse(_replace(tree, old, new))
+        if text and text not in seen:
+            seen.add(text)
+            yield Mutation(text, op, qualname, "?condition", tuple(fields))
+
+
+def _tests_reordered(tree, fn, qualname, seen):
+    """Two neighbouring `if ...: return ...` tests in the other order (an early return taken too soon)."""
+    body = fn.body
+    for i in range(len(body) - 1):
+        first, second = body[i], body[i + 1]
+        if all(isinstance(s, ast.If) and not s.orelse and isinstance(s.body[-1], ast.Return) for s in (first, second)):
+            swapped = _replace(tree, first, second)
+            copied_fn = dict(_functions(swapped))[qualname]
+            text = _unparse(_replace(swapped, copied_fn.body[i + 1], first))
+            if text and text not in seen:
+                seen.add(text)
+                yield Mutation(text, "tests_reordered", qualname, "?condition", ())
+
+
 def mutations(source):
     """Every one-place mistaken variant of the reference `source` (see the module docstring)."""
     tree = ast.parse(source)
@@ -380,9 +473,11 @@ def mutations(source):
         params = _params(fn)
         locals_ = _tensor_names(fn, params)
         for stmt in _statements(fn):
-            if _is_docstring(stmt) or isinstance(stmt, ast.Raise) or isinstance(stmt, ast.If) and \
-                    any(isinstance(s, ast.Raise) for s in stmt.body):
-                continue  # input validation: its own checks name it
+            if _is_docstring(stmt) or isinstance(stmt, ast.Raise):
+                continue
+            if isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body):
+                yield from _validation_slips(tree, stmt, qualname, seen)
+                continue
             target = _target_of(stmt)
             for node in _expressions(stmt):
                 for op, fields, new in _candidates(node, params, locals_):
@@ -390,6 +485,13 @@ def mutations(source):
                     if text and text not in seen:
                         seen.add(text)
                         yield Mutation(text, op, qualname, target, tuple(fields))
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) \
+                    and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2:
+                swapped = ast.Tuple(list(reversed(stmt.value.elts)), ast.Load())
+                text = _unparse(_replace(tree, stmt.value, swapped))
+                if text and text not in seen:
+                    seen.add(text)
+                    yield Mutation(text, "pair_swapped", qualname, target, ())
             if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple):
                 for i, element in enumerate(stmt.value.elts):
                     if isinstance(element, (ast.Tuple, ast.Name)) and not (
@@ -399,6 +501,7 @@ def mutations(source):
                             if text and text not in seen:
                                 seen.add(text)
                                 yield Mutation(text, "old_returned", qualname, "", (("param", param),))
+        yield from _tests_reordered(tree, fn, qualname, seen)
         for i, method, callee, receiver, moved in _statement_moves(fn):
             stmt = fn.body[i]
             nxt = fn.body[i + 1]

@@ -1,0 +1,57 @@
+# style: d2l-like flatten to 2-D, repeat_interleave, finfo.min fill then multiply by mask
+# bug: softmax | takes the maximum over the last axis instead of over dim, so the shift does not cancel when dim is not -1
+# expect: softmax | axis
+"""Exercise 1: a numerically stable softmax and the masked softmax (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import torch
+
+
+def softmax(X, dim=-1):
+    """Softmax of X along `dim`, written from torch.exp and sum.
+
+    softmax(x)_i = exp(x_i) / sum_j exp(x_j)
+
+    - Do not call torch.softmax, F.softmax or Tensor.softmax.
+    - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
+      Subtracting the maximum along `dim` changes nothing mathematically.
+      Each slice along `dim` needs its own maximum: one batch may mix rows
+      near 1e4 with ordinary rows ([[1e4, 1e4 + 1], [0, 1]]).
+    - Accurate to float32's tolerance (relative 1e-4): a formula that rounds
+      near 1e4, such as exp(X - logsumexp(X)), is off by about 1e-3 there and
+      does not pass; exp(X - max) / sum is exact there.
+    - Entries equal to -inf get weight exactly 0.
+    Returns a tensor of X's shape, dtype and device.
+    """
+    m = torch.max(X, dim=-1, keepdim=True).values
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    X_exp = (X - m).exp()
+    partition = X_exp.sum(dim, keepdim=True)
+    return X_exp / partition
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X that ignores keys past a valid length.
+
+    X: scores (B, n_q, n_k).
+    valid_lens: None (no mask), (B,) one length per example, or (B, n_q) one
+    length per query. Key j of a row is valid when j < its valid length.
+
+    - Masked keys get weight exactly 0; a row whose valid length is 0 is all
+      zeros (never NaN).
+    - Same dtype and device as X, and X itself is not modified in place.
+    Returns weights (B, n_q, n_k).
+    """
+    if valid_lens is None:
+        return softmax(X)
+    shape = X.shape
+    if valid_lens.dim() == 1:
+        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+    else:
+        valid_lens = valid_lens.reshape(-1)
+    valid_lens = valid_lens.to(X.device)
+    flat = X.reshape(-1, shape[-1])
+    mask = torch.arange(shape[-1], device=X.device)[None, :] < valid_lens[:, None]
+    flat = flat.masked_fill(~mask, torch.finfo(X.dtype).min)
+    out = softmax(flat, dim=-1) * mask.to(X.dtype)
+    return out.reshape(shape)

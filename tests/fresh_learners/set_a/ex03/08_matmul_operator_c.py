@@ -1,0 +1,60 @@
+# style: @ operator, None-indexing, transpose(-2, -1), multiply by 1/sqrt(d)
+# bug: DotProductAttention.forward | applies dropout to the values instead of to the attention weights
+# expect: DotProductAttention.forward | dropout
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, v).
+
+        score(q, k) = w_v^T tanh(W_q q + W_k k) for every query-key pair
+        (broadcast (B, n_q, 1, h) + (B, 1, n_k, h)), then masked_softmax over
+        the keys with valid_lens. Store the weights (B, n_q, n_k) in
+        self.attention_weights and return dropout(weights) @ values.
+        """
+        q_proj = self.W_q(queries)[:, :, None, :]  # (B, n_q, 1, h)
+        k_proj = self.W_k(keys)[:, None, :, :]  # (B, 1, n_k, h)
+        hidden = (q_proj + k_proj).tanh()
+        scores = self.w_v(hidden)[..., 0]
+        weights = masked_softmax(scores, valid_lens)
+        self.attention_weights = weights
+        return self.dropout(weights) @ values
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d)."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v).
+
+        scores = queries @ keys^T / sqrt(d), with d the query size; then as in
+        AdditiveAttention: masked_softmax, store self.attention_weights
+        (B, n_q, n_k), return dropout(weights) @ values.
+        """
+        scale = 1.0 / math.sqrt(queries.size(-1))
+        scores = (queries @ keys.transpose(-2, -1)) * scale
+        weights = masked_softmax(scores, valid_lens)
+        self.attention_weights = weights
+        return weights @ self.dropout(values)

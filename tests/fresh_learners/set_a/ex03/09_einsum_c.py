@@ -1,0 +1,67 @@
+# style: einsum everywhere, layer weights used directly
+# bug: DotProductAttention.forward | softmaxes the unmasked scores and zeroes the invalid keys afterwards, so the kept weights no longer sum to 1
+# expect: DotProductAttention.forward | after
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, v).
+
+        score(q, k) = w_v^T tanh(W_q q + W_k k) for every query-key pair
+        (broadcast (B, n_q, 1, h) + (B, 1, n_k, h)), then masked_softmax over
+        the keys with valid_lens. Store the weights (B, n_q, n_k) in
+        self.attention_weights and return dropout(weights) @ values.
+        """
+        Wq = self.W_q.weight  # (h, q)
+        Wk = self.W_k.weight  # (h, k)
+        wv = self.w_v.weight[0]  # (h,)
+        qh = torch.einsum("bqi,hi->bqh", queries, Wq)
+        kh = torch.einsum("bki,hi->bkh", keys, Wk)
+        act = torch.tanh(qh[:, :, None] + kh[:, None])
+        scores = torch.einsum("bqkh,h->bqk", act, wv)
+        attn = masked_softmax(scores, valid_lens)
+        self.attention_weights = attn
+        return torch.einsum("bqk,bkv->bqv", self.dropout(attn), values)
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d)."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v).
+
+        scores = queries @ keys^T / sqrt(d), with d the query size; then as in
+        AdditiveAttention: masked_softmax, store self.attention_weights
+        (B, n_q, n_k), return dropout(weights) @ values.
+        """
+        d_model = queries.shape[-1]
+        scores = torch.einsum("bqd,bkd->bqk", queries, keys) * d_model**-0.5
+        attn = masked_softmax(scores, None)
+        if valid_lens is not None:
+            lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
+            key_pos = torch.arange(keys.shape[1], device=keys.device)
+            attn = attn * (key_pos < lens).to(attn.dtype)
+        self.attention_weights = attn
+        return torch.einsum("bqk,bkv->bqv", self.dropout(attn), values)

@@ -1,0 +1,119 @@
+# style: explicit helper for causal lengths, list-built lens, nested calls
+# bug: none
+"""Exercise 7: the Transformer's building blocks (chapter 7, "The Transformer")."""
+
+import torch
+from torch import nn
+
+from .ex05_multihead import MultiHeadAttention
+
+
+class PositionWiseFFN(nn.Module):
+    """The same two-layer MLP applied to every position independently."""
+
+    def __init__(self, num_inputs, ffn_num_hiddens, num_outputs):
+        super().__init__()
+        self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, num_outputs)
+
+    def forward(self, X):
+        """X (B, T, num_inputs) -> dense2(relu(dense1(X))), (B, T, num_outputs)."""
+        return self.dense2(self.relu(self.dense1(X)))
+
+
+class AddNorm(nn.Module):
+    """Residual connection followed by layer normalisation."""
+
+    def __init__(self, normalized_shape, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(normalized_shape)
+
+    def forward(self, X, Y):
+        """X is the sub-layer's input, Y its output, both (B, T, d).
+
+        Return ln(dropout(Y) + X): add first, then normalise.
+        """
+        Y = self.dropout(Y)
+        return self.ln(torch.add(Y, X))
+
+
+class TransformerEncoderBlock(nn.Module):
+    """Self-attention and FFN sub-layers, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.attention = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout, use_bias
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, valid_lens):
+        """X (B, T, d), valid_lens (B,) or None -> (B, T, d).
+
+        Y = addnorm1(X, self-attention of X with valid_lens)
+        return addnorm2(Y, ffn(Y))
+        """
+        H = self.attention(X, X, X, valid_lens)
+        X = self.addnorm1(X, H)
+        return self.addnorm2(X, self.ffn(X))
+
+
+class TransformerDecoderBlock(nn.Module):
+    """Causal self-attention, encoder-decoder attention and FFN, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i):
+        super().__init__()
+        self.i = i  # this block's index into the state's caches
+        self.attention1 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.attention2 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, state):
+        """X (B, T, d) new target positions -> (Y (B, T, d), state).
+
+        state = [enc_outputs (B, T_src, d), enc_valid_lens (B,) or None, caches].
+        caches[self.i] holds this block's inputs at all earlier target
+        positions (None before the first call): the keys and values of the
+        self-attention are cat(caches[self.i], X) along the time axis, and
+        that concatenation becomes the new caches[self.i].
+
+        Causal in every mode: new position t (counting the cached ones before
+        it) may attend to itself and earlier positions only; pass per-query
+        valid lengths (B, T) to attention1. Feeding one token at a time with
+        the state carried over must give the same outputs as one call on the
+        whole sequence.
+
+        Y = addnorm1(X, attention1(X, key_values, key_values, causal lens))
+        Z = addnorm2(Y, attention2(Y, enc_outputs, enc_outputs, enc_valid_lens))
+        return addnorm3(Z, ffn(Z)), state
+        """
+        enc_outputs = state[0]
+        enc_valid_lens = state[1]
+        previous = state[2][self.i]
+        if previous is not None:
+            key_values = torch.cat((previous, X), dim=1)
+        else:
+            key_values = X
+        state[2][self.i] = key_values
+        lens = _causal_lens(X.shape[0], X.shape[1], key_values.shape[1] - X.shape[1], X.device)
+        Y = self.addnorm1(X, self.attention1(X, key_values, key_values, lens))
+        Z = self.addnorm2(Y, self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens))
+        out = self.addnorm3(Z, self.ffn(Z))
+        return out, state
+
+
+def _causal_lens(batch_size, num_new, num_cached, device):
+    """(batch_size, num_new): new position t may read keys 0 .. num_cached + t."""
+    row = [num_cached + t + 1 for t in range(num_new)]
+    return torch.tensor([row] * batch_size, dtype=torch.long, device=device)

@@ -1,0 +1,63 @@
+# style: d2l-like flatten with repeat, torch.where with dtype min fill
+# bug: masked_softmax | 1-D valid_lens expanded with repeat instead of repeat_interleave, so rows get other examples' lengths
+# expect: masked_softmax | repeat
+"""Exercise 1: a numerically stable softmax and the masked softmax (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import torch
+
+
+def softmax(X, dim=-1):
+    """Softmax of X along `dim`, written from torch.exp and sum.
+
+    softmax(x)_i = exp(x_i) / sum_j exp(x_j)
+
+    - Do not call torch.softmax, F.softmax or Tensor.softmax.
+    - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
+      Subtracting the maximum along `dim` changes nothing mathematically.
+      Each slice along `dim` needs its own maximum: one batch may mix rows
+      near 1e4 with ordinary rows ([[1e4, 1e4 + 1], [0, 1]]).
+    - Accurate to float32's tolerance (relative 1e-4): a formula that rounds
+      near 1e4, such as exp(X - logsumexp(X)), is off by about 1e-3 there and
+      does not pass; exp(X - max) / sum is exact there.
+    - Entries equal to -inf get weight exactly 0.
+    Returns a tensor of X's shape, dtype and device.
+    """
+    shift = torch.amax(X, dim=dim, keepdim=True)
+    numer = (X - shift).exp()
+    denom = torch.sum(numer, dim=dim, keepdim=True)
+    return numer / denom
+
+
+def _sequence_mask(flat_scores, lens):
+    max_len = flat_scores.size(1)
+    idx = torch.arange(max_len, dtype=torch.float32, device=flat_scores.device)
+    return idx[None, :] < lens[:, None]
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X that ignores keys past a valid length.
+
+    X: scores (B, n_q, n_k).
+    valid_lens: None (no mask), (B,) one length per example, or (B, n_q) one
+    length per query. Key j of a row is valid when j < its valid length.
+
+    - Masked keys get weight exactly 0; a row whose valid length is 0 is all
+      zeros (never NaN).
+    - Same dtype and device as X, and X itself is not modified in place.
+    Returns weights (B, n_q, n_k).
+    """
+    if valid_lens is None:
+        return softmax(X)
+    B, n_q, n_k = X.shape
+    if valid_lens.dim() == 1:
+        lens = valid_lens.repeat(n_q)
+    else:
+        lens = valid_lens.reshape(-1)
+    flat = X.reshape(-1, n_k)
+    keep = _sequence_mask(flat, lens)
+    neg = torch.finfo(X.dtype).min
+    filled = torch.where(keep, flat, torch.full_like(flat, neg))
+    probs = softmax(filled, dim=-1)
+    probs = torch.where(keep, probs, torch.zeros_like(probs))
+    return probs.reshape(B, n_q, n_k)

@@ -1,0 +1,54 @@
+# style: keepdim max, broadcast arange mask, masked_fill then multiply by mask
+# bug: masked_softmax | masked scores filled with 0 instead of a large negative value, so the valid weights no longer sum to 1
+# expect: masked_softmax | -inf
+"""Exercise 1: a numerically stable softmax and the masked softmax (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import torch
+
+
+def softmax(X, dim=-1):
+    """Softmax of X along `dim`, written from torch.exp and sum.
+
+    softmax(x)_i = exp(x_i) / sum_j exp(x_j)
+
+    - Do not call torch.softmax, F.softmax or Tensor.softmax.
+    - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
+      Subtracting the maximum along `dim` changes nothing mathematically.
+      Each slice along `dim` needs its own maximum: one batch may mix rows
+      near 1e4 with ordinary rows ([[1e4, 1e4 + 1], [0, 1]]).
+    - Accurate to float32's tolerance (relative 1e-4): a formula that rounds
+      near 1e4, such as exp(X - logsumexp(X)), is off by about 1e-3 there and
+      does not pass; exp(X - max) / sum is exact there.
+    - Entries equal to -inf get weight exactly 0.
+    Returns a tensor of X's shape, dtype and device.
+    """
+    X_max = X.max(dim=dim, keepdim=True).values
+    X_exp = torch.exp(X - X_max)
+    return X_exp / X_exp.sum(dim=dim, keepdim=True)
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis of X that ignores keys past a valid length.
+
+    X: scores (B, n_q, n_k).
+    valid_lens: None (no mask), (B,) one length per example, or (B, n_q) one
+    length per query. Key j of a row is valid when j < its valid length.
+
+    - Masked keys get weight exactly 0; a row whose valid length is 0 is all
+      zeros (never NaN).
+    - Same dtype and device as X, and X itself is not modified in place.
+    Returns weights (B, n_q, n_k).
+    """
+    if valid_lens is None:
+        return softmax(X, dim=-1)
+    n_k = X.shape[-1]
+    if valid_lens.dim() == 1:
+        lens = valid_lens[:, None, None]
+    else:
+        lens = valid_lens[:, :, None]
+    positions = torch.arange(n_k, device=X.device)[None, None, :]
+    mask = positions < lens
+    scores = X.masked_fill(~mask, 0)
+    weights = softmax(scores, dim=-1)
+    return weights * mask.to(X.dtype)

@@ -1,0 +1,60 @@
+# style: einsum scores, multiply by d ** -0.5, matmul operator, [..., 0] indexing
+# bug: DotProductAttention.forward | takes d from the values' last dimension instead of the query size
+# expect: DotProductAttention.forward | size
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout):
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, v).
+
+        score(q, k) = w_v^T tanh(W_q q + W_k k) for every query-key pair
+        (broadcast (B, n_q, 1, h) + (B, 1, n_k, h)), then masked_softmax over
+        the keys with valid_lens. Store the weights (B, n_q, n_k) in
+        self.attention_weights and return dropout(weights) @ values.
+        """
+        q_proj = self.W_q(queries)[:, :, None, :]
+        k_proj = self.W_k(keys)[:, None, :, :]
+        hidden = torch.tanh(q_proj + k_proj)
+        scores = self.w_v(hidden)[..., 0]
+        attn = masked_softmax(scores, valid_lens)
+        self.attention_weights = attn
+        return self.dropout(attn) @ values
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d)."""
+
+    def __init__(self, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v).
+
+        scores = queries @ keys^T / sqrt(d), with d the query size; then as in
+        AdditiveAttention: masked_softmax, store self.attention_weights
+        (B, n_q, n_k), return dropout(weights) @ values.
+        """
+        scale = values.size(-1) ** -0.5
+        scores = torch.einsum("bqd,bkd->bqk", queries, keys) * scale
+        attn = masked_softmax(scores, valid_lens)
+        self.attention_weights = attn
+        return self.dropout(attn) @ values

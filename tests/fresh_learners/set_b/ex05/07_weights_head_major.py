@@ -1,0 +1,83 @@
+# style: per-head slicing with stack/cat
+# bug: MultiHeadAttention.forward | attention_weights reshaped as (num_heads, B, n_q, n_k) then transposed, i.e. assumes head-major row order
+# expect: MultiHeadAttention.forward | head
+"""Exercise 5: multi-head attention (chapter 5, "Multi-head attention")."""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import DotProductAttention
+
+
+def transpose_qkv(X, num_heads):
+    """Split the last axis into heads: (B, T, H) -> (B * num_heads, T, H / num_heads).
+
+    Row b * num_heads + h must hold head h of example b, and head h is the
+    slice X[b, :, h * d:(h + 1) * d] with d = H / num_heads. Careful: a plain
+    reshape to (B * num_heads, T, d) mixes positions; the head axis must be
+    moved next to the batch axis first. Raise ValueError when H is not
+    divisible by num_heads.
+    """
+    if X.shape[-1] % num_heads != 0:
+        raise ValueError("the last axis of X must be divisible by num_heads")
+    d = X.shape[-1] // num_heads
+    heads = [X[:, :, i * d:(i + 1) * d] for i in range(num_heads)]
+    stacked = torch.stack(heads, dim=1)  # (B, num_heads, T, d)
+    return stacked.flatten(0, 1)
+
+
+def transpose_output(X, num_heads):
+    """Merge the heads back: (B * num_heads, T, d) -> (B, T, num_heads * d).
+
+    The exact inverse of transpose_qkv.
+    """
+    T, d = X.shape[1], X.shape[2]
+    grouped = X.reshape(X.shape[0] // num_heads, num_heads, T, d)
+    return torch.cat([grouped[:, i] for i in range(num_heads)], dim=-1)
+
+
+class MultiHeadAttention(nn.Module):
+    """num_heads scaled dot-product attentions in parallel subspaces."""
+
+    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias=False):
+        super().__init__()
+        if num_hiddens % num_heads != 0:
+            raise ValueError(
+                f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
+                "each head gets num_hiddens / num_heads dimensions"
+            )
+        self.num_heads = num_heads
+        self.attention = DotProductAttention(dropout)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
+        self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, num_hiddens).
+
+        1. project with W_q, W_k, W_v and split into heads with transpose_qkv
+        2. valid_lens, (B,) or (B, n_q), must apply to every head of its
+           example: repeat each example's entry num_heads times in a row
+        3. self.attention on all heads at once
+        4. store self.attention_weights with shape (B, num_heads, n_q, n_k)
+        5. merge the heads with transpose_output and mix them with W_o
+        """
+        nh = self.num_heads
+        bs = queries.shape[0]
+        Q = transpose_qkv(self.W_q(queries), nh)
+        K = transpose_qkv(self.W_k(keys), nh)
+        V = transpose_qkv(self.W_v(values), nh)
+        if valid_lens is None:
+            repeated = None
+        else:
+            rows = []
+            for b in range(bs):
+                for _ in range(nh):
+                    rows.append(valid_lens[b])
+            repeated = torch.stack(rows)
+        heads_out = self.attention(Q, K, V, repeated)
+        w = self.attention.attention_weights
+        self.attention_weights = w.reshape(nh, bs, w.shape[-2], w.shape[-1]).transpose(0, 1)
+        merged = transpose_output(heads_out, nh)
+        return self.W_o(merged)

@@ -1,0 +1,121 @@
+# style: manual matmul with the Linear weights
+# bug: TransformerEncoderBlock.forward | second AddNorm takes the block input X as residual instead of Y
+# expect: TransformerEncoderBlock.forward | `X`
+"""Exercise 7: the Transformer's building blocks (chapter 7, "The Transformer")."""
+
+import torch
+from torch import nn
+
+from .ex05_multihead import MultiHeadAttention
+
+
+class PositionWiseFFN(nn.Module):
+    """The same two-layer MLP applied to every position independently."""
+
+    def __init__(self, num_inputs, ffn_num_hiddens, num_outputs):
+        super().__init__()
+        self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
+        self.relu = nn.ReLU()
+        self.dense2 = nn.Linear(ffn_num_hiddens, num_outputs)
+
+    def forward(self, X):
+        """X (B, T, num_inputs) -> dense2(relu(dense1(X))), (B, T, num_outputs)."""
+        h = X @ self.dense1.weight.T + self.dense1.bias
+        h = self.relu(h)
+        return h @ self.dense2.weight.T + self.dense2.bias
+
+
+class AddNorm(nn.Module):
+    """Residual connection followed by layer normalisation."""
+
+    def __init__(self, normalized_shape, dropout):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.ln = nn.LayerNorm(normalized_shape)
+
+    def forward(self, X, Y):
+        """X is the sub-layer's input, Y its output, both (B, T, d).
+
+        Return ln(dropout(Y) + X): add first, then normalise.
+        """
+        summed = torch.add(X, self.dropout(Y))
+        return self.ln(summed)
+
+
+class TransformerEncoderBlock(nn.Module):
+    """Self-attention and FFN sub-layers, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+        super().__init__()
+        self.attention = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout, use_bias
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, valid_lens):
+        """X (B, T, d), valid_lens (B,) or None -> (B, T, d).
+
+        Y = addnorm1(X, self-attention of X with valid_lens)
+        return addnorm2(Y, ffn(Y))
+        """
+        out = self.addnorm1(X, self.attention(X, X, X, valid_lens))
+        out = self.addnorm2(X, self.ffn(out))
+        return out
+
+
+class TransformerDecoderBlock(nn.Module):
+    """Causal self-attention, encoder-decoder attention and FFN, each with AddNorm."""
+
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i):
+        super().__init__()
+        self.i = i  # this block's index into the state's caches
+        self.attention1 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.attention2 = MultiHeadAttention(
+            num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
+        )
+        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.addnorm3 = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X, state):
+        """X (B, T, d) new target positions -> (Y (B, T, d), state).
+
+        state = [enc_outputs (B, T_src, d), enc_valid_lens (B,) or None, caches].
+        caches[self.i] holds this block's inputs at all earlier target
+        positions (None before the first call): the keys and values of the
+        self-attention are cat(caches[self.i], X) along the time axis, and
+        that concatenation becomes the new caches[self.i].
+
+        Causal in every mode: new position t (counting the cached ones before
+        it) may attend to itself and earlier positions only; pass per-query
+        valid lengths (B, T) to attention1. Feeding one token at a time with
+        the state carried over must give the same outputs as one call on the
+        whole sequence.
+
+        Y = addnorm1(X, attention1(X, key_values, key_values, causal lens))
+        Z = addnorm2(Y, attention2(Y, enc_outputs, enc_outputs, enc_valid_lens))
+        return addnorm3(Z, ffn(Z)), state
+        """
+        enc_outputs = state[0]
+        enc_valid_lens = state[1]
+        prev = state[2][self.i]
+        if prev is not None:
+            key_values = torch.cat((prev, X), dim=1)
+            offset = prev.size(1)
+        else:
+            key_values = X
+            offset = 0
+        state[2][self.i] = key_values
+        steps = X.size(1)
+        causal = torch.tensor([offset + t + 1 for t in range(steps)], device=X.device)
+        causal = torch.stack([causal] * X.size(0))
+        self_att = self.attention1(X, key_values, key_values, causal)
+        Y = self.addnorm1(X, self_att)
+        cross = self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)
+        Z = self.addnorm2(Y, cross)
+        return self.addnorm3(Z, self.ffn(Z)), state

@@ -1,0 +1,111 @@
+"""How hints generalise: learner files written from the exercise docstrings and README alone, by writers
+who never read grader/ or solutions/ (tests/fresh_learners/set_*/exNN/*.py, see its README).
+
+Each file's header: `# style: ...`, `# bug: <function> | <what is wrong>` (or `# bug: none`), and for a
+failing file `# expect: <function> | <phrase>`, the phrase a right hint contains (as tests/learner_bugs).
+Every verdict must be right, no hint may name a mistake the file does not have, every correct file
+passes with no hint, every failing file gets a hint or says which sub-step first differs, and the share
+of failing files whose hint names the function and the mistake stays at least the figure reached
+(`python bench/fresh_hints.py tests/fresh_learners/set_a` prints it).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from grader import checks as checks_registry
+from grader.core import Submission, grade_submissions
+from grader.text import hint_text
+
+ROOT = Path(__file__).resolve().parent / "fresh_learners"
+SETS = sorted(p.name for p in ROOT.glob("set_*") if p.is_dir())
+HINT_RATE = {"set_a": 0.7, "set_b": 0.65}  # the least share of failing files with the right hint, per set
+# (reached: set A 43/60 after the changes, 38/60 before; set B, the hold-out, 40/60; the goal is 0.9)
+# Hints that do not contain the expected phrase, each judged by reading it (the others must stay right):
+NOT_RIGHT = {
+    # "the line that computes `num_earlier`: the size used is X.shape[1]": the right line (the count of
+    # cached positions), not said as "the cached positions are ignored"
+    "set_a/ex07/07_lens_ignore_cache", "set_b/ex07/08_causal_ignores_cache",
+    # the known mistake empty_row_nan: without the shift an all -inf row is 0/0 = NaN too, a second effect
+    # of the same slip; the overflow near 1e4 goes unnamed (main's known-mistake matching, before this change)
+    "set_b/ex01/04_no_max_shift",
+    # "the axes are reordered into the wrong order" in transpose_output: right, worded without "permute"
+    "set_b/ex05/06_output_permute",
+}
+SILENT = {"set_a/ex05/09_no_valueerror"}  # no hint and no sub-step: a missing ValueError in transpose_qkv
+
+
+def header(path):
+    """{'bug': text, 'expect': (function, phrase) or None} from the file's comment lines."""
+    found = {"bug": None, "expect": None}
+    for line in path.read_text(encoding="utf-8").splitlines()[:6]:
+        key, _, value = line.lstrip("# ").partition(":")
+        if key == "bug":
+            found["bug"] = value.strip()
+        elif key == "expect":
+            function, _, phrase = value.partition("|")
+            found["expect"] = (function.strip(), phrase.strip())
+    return found
+
+
+def key(path):
+    return f"{path.parent.parent.name}/{path.parent.name}/{path.stem}"
+
+
+def files(name):
+    return sorted((ROOT / name).glob("ex*/*.py"))
+
+
+def first_hint(result):
+    return next((c.hint for c in result.checks if not c.passed and c.hint), "")
+
+
+def is_right(path, hint):
+    """Does the hint name the expected function (or is it a known mistake's hint) and contain the phrase?"""
+    function, phrase = header(path)["expect"]
+    registered = {hint_text(path.parent.name, m, "en")
+                  for m in checks_registry.for_exercise(path.parent.name).MISTAKES}
+    return (function in hint or hint in registered) and phrase.lower() in hint.lower()
+
+
+@pytest.fixture(scope="module", params=SETS)
+def graded(request):
+    paths = files(request.param)
+    results = grade_submissions([Submission(p.parent.name, p.read_text(encoding="utf-8"), p.name) for p in paths])
+    return request.param, dict(zip(paths, results))
+
+
+def test_each_set_has_failing_and_correct_files_for_every_exercise():
+    assert "set_a" in SETS
+    for name in SETS:
+        for ex in [f"ex{n:02d}" for n in range(10)]:
+            heads = [header(p) for p in (ROOT / name / ex).glob("*.py")]
+            assert sum(h["expect"] is not None for h in heads) >= 6, (name, ex)
+            assert sum(h["expect"] is None for h in heads) >= 3, (name, ex)
+            assert all(h["bug"] for h in heads), (name, ex)
+
+
+@pytest.mark.slow  # grades every fresh file
+def test_every_verdict_is_right_and_no_hint_misleads(graded):
+    name, results = graded
+    wrong = []
+    for path, result in results.items():
+        hint = first_hint(result)
+        if header(path)["expect"] is None:
+            if not result.passed or any(c.hint for c in result.checks):
+                wrong.append((path.name, "correct file", result.status, hint))
+        elif result.status != "failed" or (hint and not is_right(path, hint) and key(path) not in NOT_RIGHT):
+            wrong.append((path.name, header(path)["expect"], result.status, hint))
+    assert not wrong, wrong
+
+
+@pytest.mark.slow  # grades every fresh file
+def test_failing_files_get_the_right_hint_or_the_first_differing_sub_step(graded):
+    name, results = graded
+    failing = [p for p in results if header(p)["expect"] is not None]
+    right = [p for p in failing if is_right(p, first_hint(results[p]))]
+    assert len(right) >= HINT_RATE.get(name, 0.0) * len(failing), f"{name}: {len(right)}/{len(failing)}"
+    silent = [p.name for p in failing if p not in right and key(p) not in SILENT | NOT_RIGHT and not any(
+        "Located:" in c.message or c.kind == "error" and ", line " in c.message  # a sub-step, or the line raising
+        for c in results[p].checks if not c.passed)]
+    assert not silent, silent
