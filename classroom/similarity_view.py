@@ -66,6 +66,8 @@ def flags_section(user_id):
     lang = current_lang()
     st.subheader(tr("classroom.similarity_title"))
     st.caption(tr("classroom.similarity_intro"))
+    if not st.toggle(tr("classroom.similarity_run"), key="class_analytics_similarity_on"):
+        return  # comparing every pair costs seconds to a minute in a large class: only when asked, not on every visit
     with st.spinner(tr("classroom.similarity_computing")):
         flags, thresholds = access.similarity_flags(web.store(), user_id)
     if not flags:

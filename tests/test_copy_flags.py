@@ -100,6 +100,10 @@ def test_the_instructor_sees_the_flag_its_evidence_and_both_files(hosted, lang):
     assert errors_of(at) == []
     assert t("classroom.similarity_title", lang) in [h.value for h in at.subheader]
     first = t("classroom.col_first", lang)
+    assert not [d for d in at.dataframe if first in d.value.columns]  # nothing is compared until asked
+    at = at.toggle(key="class_analytics_similarity_on").set_value(True).run()
+    assert errors_of(at) == []
+    first = t("classroom.col_first", lang)
     tables = [d.value for d in at.dataframe if first in d.value.columns]
     assert [table[first].tolist() for table in tables] == [["Ann <ann@class.test>"]]
     text = markdown_text(at)
