@@ -62,7 +62,7 @@ def run_once(args, ex_ids):
                    variant=args.variant)
     if not args.json:
         print(file=sys.stderr)
-    if not args.json and args.report_fd is None:
+    if not args.json and args.report_fd is None and not args.no_save:
         leave_for_app(report, args.target)
     if args.report_fd is not None:  # the app's grading client reads this descriptor, which it owns
         data = json.dumps(report.to_dict(), ensure_ascii=False).encode()

@@ -38,6 +38,9 @@ def parse_args(argv):
     parser.add_argument("--variant", default="0",
                         help="your exercise variant (a class gives each learner one; 0, the default, is the "
                              "published exercise): its parameter values are printed before the report")
+    parser.add_argument("--no-save", action="store_true",
+                        help="leave no report for the app to record: the run does not count as progress "
+                             "(checking the references, a trial run)")
     parser.add_argument("--report-fd", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--watch-max-runs", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

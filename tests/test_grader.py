@@ -260,6 +260,16 @@ def test_a_terminal_run_is_recorded_by_the_app_not_the_grader(tmp_path, monkeypa
     assert [p.name for p in (tmp_path / "home" / "reports").iterdir()] == ["1-2.json.unreadable"]
 
 
+def test_a_no_save_run_leaves_nothing_to_record(tmp_path):
+    """`--no-save` (checking the references, a trial run) reports as usual and leaves no report for the app."""
+    done = run_cli("ex00", "--target", str(ROOT / "solutions"), "--no-save", home=tmp_path / "home")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1/1 exercise passed." in done.stdout
+    assert list((tmp_path / "home").rglob("*.json")) == []
+    done = run_cli("ex00", "--target", str(ROOT / "solutions"), home=tmp_path / "home")
+    assert len(list((tmp_path / "home" / "reports").glob("*.json"))) == 1  # without it, the run is left to record
+
+
 def test_cli_table_and_success_exit_code(tmp_path):
     shutil.copy(ROOT / "solutions" / "ex00_paths.py", tmp_path / "ex00_paths.py")
     done = run_cli("ex00", "--target", str(tmp_path), home=tmp_path / "home")
