@@ -88,15 +88,20 @@ def located(result):
                                  or c.kind == "error" and ", line " in c.message) for c in result.checks)
 
 
+def hint_is_right(expect, hint, registered):
+    """The one rule for a right hint: it names the expected function (or is the registered hint of a known
+    mistake) and contains the expected phrase. expect: (function, phrase); registered: the exercise's hints."""
+    function, phrase = expect
+    return bool(hint) and (function in hint or hint in registered) and phrase.lower() in hint.lower()
+
+
 def judge_file(path, head, result, registered):
     """One file's outcome: kind ('correct'/'failing'), verdict_right, hinted_right, misleading, quiet."""
     hint = first_hint(result)
     if head["expect"] is None:  # a correct file (`# bug: none`, or judged correct after reading it)
         quiet = result.passed and not any(c.hint for c in result.checks)
         return {"kind": "correct", "right": result.passed, "quiet": quiet, "hint": hint}
-    function, phrase = head["expect"]
-    named = function in hint or hint in registered
-    right = bool(hint) and named and phrase.lower() in hint.lower()
+    right = hint_is_right(head["expect"], hint, registered)
     return {"kind": "failing", "right": result.status == "failed", "hinted": right,
             "misleading": bool(hint) and not right, "located": located(result), "hint": hint}
 

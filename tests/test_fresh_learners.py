@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.fresh_hints import first_hint, header, hint_is_right, located
 from grader import checks as checks_registry
 from grader.core import Submission, grade_submissions
 from grader.text import hint_text
@@ -35,19 +36,6 @@ NOT_RIGHT = {
 SILENT = {"set_a/ex05/09_no_valueerror"}  # no hint and no sub-step: a missing ValueError in transpose_qkv
 
 
-def header(path):
-    """{'bug': text, 'expect': (function, phrase) or None} from the file's comment lines."""
-    found = {"bug": None, "expect": None}
-    for line in path.read_text(encoding="utf-8").splitlines()[:6]:
-        key, _, value = line.lstrip("# ").partition(":")
-        if key == "bug":
-            found["bug"] = value.strip()
-        elif key == "expect":
-            function, _, phrase = value.partition("|")
-            found["expect"] = (function.strip(), phrase.strip())
-    return found
-
-
 def key(path):
     return f"{path.parent.parent.name}/{path.parent.name}/{path.stem}"
 
@@ -56,16 +44,11 @@ def files(name):
     return sorted((ROOT / name).glob("ex*/*.py"))
 
 
-def first_hint(result):
-    return next((c.hint for c in result.checks if not c.passed and c.hint), "")
-
-
 def is_right(path, hint):
     """Does the hint name the expected function (or is it a known mistake's hint) and contain the phrase?"""
-    function, phrase = header(path)["expect"]
     registered = {hint_text(path.parent.name, m, "en")
                   for m in checks_registry.for_exercise(path.parent.name).MISTAKES}
-    return (function in hint or hint in registered) and phrase.lower() in hint.lower()
+    return hint_is_right(header(path)["expect"], hint, registered)
 
 
 @pytest.fixture(scope="module", params=SETS)
@@ -105,7 +88,6 @@ def test_failing_files_get_the_right_hint_or_the_first_differing_sub_step(graded
     failing = [p for p in results if header(p)["expect"] is not None]
     right = [p for p in failing if is_right(p, first_hint(results[p]))]
     assert len(right) >= HINT_RATE.get(name, 0.0) * len(failing), f"{name}: {len(right)}/{len(failing)}"
-    silent = [p.name for p in failing if p not in right and key(p) not in SILENT | NOT_RIGHT and not any(
-        "Located:" in c.message or c.kind == "error" and ", line " in c.message  # a sub-step, or the line raising
-        for c in results[p].checks if not c.passed)]
+    silent = [p.name for p in failing  # neither a right hint, nor a sub-step or the line raising
+              if p not in right and key(p) not in SILENT | NOT_RIGHT and not located(results[p])]
     assert not silent, silent
