@@ -1,22 +1,33 @@
 """How long a queued submission waits: a forecast from the claim order, the grading times measured so far and
 the live workers.
 
-The forecast replays the queue's own rules (classroom/queue.py) on estimated durations: each live worker
+The forecast replays the queue's own rules (classroom/queue.py) on expected durations: each live worker
 takes the next job in claim order as soon as it is free, submissions before regrades, except that a queued
 regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A worker is free:
-- busy: once its job's expected time has run out, plus the measured overhead (`Measured.overhead_s`: the mean
-  time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
+- busy: once its job's expected time left has run out, plus the measured overhead (`Measured.overhead_s`: the
+  mean time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
   thread, the next claim's transaction), and again after each job it takes;
 - idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
-A job's expected time is the typical grading time (claim to verdict) of the last HISTORY graded jobs of its
-exercise and kind of work (submission or regrade), else of the other kind, else the mean over the exercises
-measured, else DEFAULT_JOB_S. Typical: the mean of those within HANG_FACTOR times their median. A hang that runs
-into its time limit (10-20 times a normal job) is rare and lies ahead of few of the forecasts; spread over
-every job by a plain mean it made most forecasts a third too long in the bench (bench/classroom.py, part 1b),
-while the median alone, which drops every slower job, made them a quarter too short. A worker's first job of
-each exercise is left out: its first of all also starts the warm sandbox server, and the first of an exercise
-loads what grading it needs (a second or more).
-Both measurements are read together (`measured`), here only.
+
+What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY graded jobs):
+- a hang is a job that ran to the sandbox's time limit (LIMIT_S, claim to verdict); in the bench
+  (bench/classroom.py --explain) every such job was a hostile file (an infinite loop), and every other job took
+  under 3 s; its hang time is the mean of the hangs measured (else LIMIT_S), and its hang share the share of
+  the jobs that hung;
+- the typical time is the mean of the others; the normal time the longest of them, and at least HANG_FACTOR
+  times their median;
+- a queued job costs its expected time: the typical time, plus its hang share of the hang time (a hang cannot
+  be foreseen: each job ahead carries its share of one);
+- a job in flight costs its expected time less the time it has run, until it has run past its normal time:
+  then it is probably a hang, and runs to its hang time.
+A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
+measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exercise is left out: its first of
+all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
+The forecast a page shows is computed again from each live snapshot (classroom/live.py), so it follows the
+queue as it moves: once a hang has run past its normal time, every forecast behind it includes it.
+
+Both measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
+limited read whatever the size of the class's history).
 No live worker: no forecast (the page says no grader is running).
 """
 
@@ -24,24 +35,43 @@ import heapq
 import statistics
 from typing import NamedTuple
 
-from sqlalchemy import case, func, select
+from sqlalchemy import select
 
 from course.common.i18n import t
+from grader.sandbox import SandboxLimits
 
 from .models import Job, Submission
 
-HISTORY = 30  # graded jobs per exercise and kind of work whose typical time is its expected time
-HANG_FACTOR = 4.0  # a grading time over this many times its exercise's median is a hang, left out of the mean
+HISTORY = 30  # graded jobs per exercise and kind of work whose times make its Timing
+READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first, through ix_jobs_state_id)
+LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
+HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
 DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
 
 
+class Timing(NamedTuple):
+    """What a job of one exercise and kind of work costs, measured (seconds from claim to verdict)."""
+
+    typical_s: float  # the mean of the jobs that did not hang
+    normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it, a job in flight hangs
+    hang_share: float  # the share of the jobs that ran to the time limit
+    hang_s: float  # the mean time of those (LIMIT_S when none hung)
+
+    def expected_s(self):
+        """A queued job's expected seconds: the typical time plus its share of a hang."""
+        return self.typical_s + self.hang_share * (self.hang_s - self.typical_s)
+
+
+DEFAULT = Timing(DEFAULT_JOB_S, HANG_FACTOR * DEFAULT_JOB_S, 0.0, LIMIT_S)
+
+
 class Measured(NamedTuple):
     """What the forecast learns from the graded jobs (read together by `measured`)."""
 
-    durations: dict  # {(exercise id, batch): typical seconds from claim to verdict}
+    durations: dict  # {(exercise id, batch): Timing}
     overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
 
 
@@ -53,18 +83,28 @@ class Pending(NamedTuple):
     seconds: float
 
 
-def expected_s(durations, exercise_id, batch):
-    """Expected grading seconds of a job: its exercise's mean for this batch, else the other batch's, else the
-    mean of the exercises measured (the same workers), else the default."""
+def timing(durations, exercise_id, batch):
+    """The Timing of a job: its exercise's for this batch, else the other batch's, else the mean of the exercises
+    measured (the same workers), else DEFAULT."""
     for key in ((exercise_id, batch), (exercise_id, 1 - batch)):
         if key in durations:
             return durations[key]
-    return statistics.fmean(durations.values()) if durations else DEFAULT_JOB_S
+    if not durations:
+        return DEFAULT
+    return Timing(*(statistics.fmean(column) for column in zip(*durations.values())))
 
 
-def remaining_s(expected, elapsed):
-    """Expected seconds left of a job in flight (none once its expected time has passed)."""
-    return max(expected - elapsed, 0.0)
+def expected_s(durations, exercise_id, batch):
+    """Expected grading seconds of a queued job (its Timing's expected time)."""
+    return timing(durations, exercise_id, batch).expected_s()
+
+
+def remaining_s(timing_, elapsed):
+    """Expected seconds left of a job in flight for `elapsed` s: its expected time less that, or, once past its
+    normal time (probably a hang), until its hang time; none once that has passed too."""
+    if elapsed > timing_.normal_s:
+        return max(timing_.hang_s - elapsed, 0.0)
+    return max(timing_.expected_s() - elapsed, 0.0)
 
 
 def mean_s(pending, batch):
@@ -109,46 +149,79 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
     return times
 
 
-def durations(session, history=HISTORY):
-    """{(exercise id, batch): typical seconds from claim to verdict of its last `history` graded jobs}."""
-    batch = case((Job.reason == "regrade", 1), else_=0)
-    turn = func.row_number().over(partition_by=(Job.worker_id, Submission.exercise_id), order_by=Job.id).label("turn")
-    warm = (select(Submission.exercise_id, batch.label("batch"), Job.id, Job.started_at, Job.finished_at, turn)
-            .join(Submission, Submission.id == Job.submission_id)
-            .where(Job.state == "done", Job.started_at.is_not(None), Job.finished_at.is_not(None))).subquery()
-    place = func.row_number().over(partition_by=(warm.c.exercise_id, warm.c.batch), order_by=warm.c.id.desc())
-    recent = (select(warm.c.exercise_id, warm.c.batch, warm.c.started_at, warm.c.finished_at, place.label("n"))
-              .where(warm.c.turn > 1)).subquery()  # a worker's first job of an exercise: a cold start, not typical
-    rows = session.execute(select(recent.c.exercise_id, recent.c.batch, recent.c.started_at, recent.c.finished_at)
-                           .where(recent.c.n <= history)).all()
-    seen = {}
-    for exercise_id, batch_, started, finished in rows:
-        seen.setdefault((exercise_id, batch_), []).append((finished - started).total_seconds())
-    return {key: typical_s(values) for key, values in seen.items()}
+class Graded(NamedTuple):
+    """One graded job as the measurements read it."""
+
+    worker_id: str
+    exercise_id: str
+    batch: int
+    created_at: object
+    started_at: object
+    finished_at: object
+
+    def seconds(self):
+        """Seconds from claim to verdict."""
+        return (self.finished_at - self.started_at).total_seconds()
 
 
-def typical_s(values):
-    """The mean of the grading times within HANG_FACTOR times their median (the hangs left out)."""
-    limit = HANG_FACTOR * statistics.median(values)
-    return statistics.fmean(value for value in values if value <= limit)
+def recent(session, read=READ_JOBS):
+    """The last `read` graded jobs, oldest first: newest ids through the (state, id) index, a limited read."""
+    rows = session.execute(
+        select(Job.worker_id, Submission.exercise_id, Job.reason, Job.created_at, Job.started_at, Job.finished_at)
+        .join(Submission, Submission.id == Job.submission_id)
+        .where(Job.state == "done").order_by(Job.id.desc()).limit(read)).all()
+    return [Graded(worker, exercise_id, int(reason == "regrade"), created, started, finished)
+            for worker, exercise_id, reason, created, started, finished in reversed(rows)
+            if started is not None and finished is not None]
 
 
-def overhead_s(session, gaps=GAPS):
+def durations(session, history=HISTORY, read=READ_JOBS):
+    """{(exercise id, batch): Timing of its last `history` graded jobs among the last `read`}."""
+    return timings(recent(session, read), history)
+
+
+def timings(graded, history=HISTORY):
+    """{(exercise id, batch): Timing} of graded jobs (oldest first), each worker's first of an exercise among
+    them left out (a cold start, or else one warm job less)."""
+    seen, first = {}, set()
+    for job in graded:
+        if (job.worker_id, job.exercise_id) not in first:
+            first.add((job.worker_id, job.exercise_id))
+            continue
+        seen.setdefault((job.exercise_id, job.batch), []).append(job.seconds())
+    return {key: timing_of(values[-history:]) for key, values in seen.items()}
+
+
+def timing_of(values):
+    """The Timing of some grading times."""
+    hangs = [value for value in values if value >= LIMIT_S]
+    normal = [value for value in values if value < LIMIT_S] or [DEFAULT_JOB_S]
+    return Timing(statistics.fmean(normal), max(max(normal), HANG_FACTOR * statistics.median(normal)),
+                  len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
+
+
+def overhead_s(session, gaps=GAPS, read=READ_JOBS):
     """Mean seconds from a worker's verdict to its next claim, over its last `gaps` claims of a job that was
-    already queued at that verdict (else DEFAULT_OVERHEAD_S)."""
-    previous = func.lag(Job.finished_at, type_=Job.finished_at.type).over(partition_by=Job.worker_id, order_by=Job.started_at)
-    claims = (select(Job.id, Job.created_at, Job.started_at, previous.label("previous"))
-              .where(Job.worker_id.is_not(None), Job.started_at.is_not(None))).subquery()
-    rows = session.execute(select(claims.c.started_at, claims.c.previous)
-                           .where(claims.c.previous.is_not(None), claims.c.created_at <= claims.c.previous)
-                           .order_by(claims.c.id.desc()).limit(gaps)).all()
-    seen = [(started - previous).total_seconds() for started, previous in rows]
+    already queued at that verdict, among the last `read` graded jobs (else DEFAULT_OVERHEAD_S)."""
+    return overhead_of(recent(session, read), gaps)
+
+
+def overhead_of(graded, gaps=GAPS):
+    """overhead_s of graded jobs."""
+    last, seen = {}, []
+    for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
+        previous = last.get(job.worker_id)
+        if previous is not None and job.created_at <= previous:
+            seen.append((job.started_at, (job.started_at - previous).total_seconds()))
+        last[job.worker_id] = job.finished_at
+    seen = [gap for _, gap in sorted(seen)[-gaps:]]
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
-def measured(session):
-    """The grading times and the overhead between claims, as the forecast uses them."""
-    return Measured(durations(session), overhead_s(session))
+def measured(session, read=READ_JOBS):
+    """The grading times and the overhead between claims, as the forecast uses them (one read)."""
+    graded = recent(session, read)
+    return Measured(timings(graded), overhead_of(graded))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

@@ -58,12 +58,12 @@ class Snapshot:
         for job_id, submission_id, user_id, state, lease_until, batch, exercise_id, started_at in self.line.rows:
             lapsed = state == "running" and lease_until is not None and lease_until < now
             if (exercise_id, batch) not in expected:
-                expected[exercise_id, batch] = eta.expected_s(self.durations, exercise_id, batch)
-            seconds = expected[exercise_id, batch]
+                expected[exercise_id, batch] = eta.timing(self.durations, exercise_id, batch)
+            timing = expected[exercise_id, batch]
             if state == "queued" or lapsed:  # claimable: the forecast replays it
-                self.pending.append(eta.Pending(job_id, batch, seconds))
-            else:
-                self.left[job_id] = eta.remaining_s(seconds, (now - started_at).total_seconds())
+                self.pending.append(eta.Pending(job_id, batch, timing.expected_s()))
+            else:  # in flight: past its normal time, probably a hang (eta.remaining_s)
+                self.left[job_id] = eta.remaining_s(timing, (now - started_at).total_seconds())
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job
                 continue
             newest[submission_id] = job_id

@@ -72,13 +72,32 @@ def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
 
 
 def test_expected_and_remaining_times():
-    durations = {("ex01", 0): 3.0, ("ex03", 1): 9.0}
+    quick = eta.Timing(3.0, 6.0, 0.0, 20.0)
+    durations = {("ex01", 0): quick, ("ex03", 1): eta.Timing(9.0, 36.0, 0.0, 20.0)}
     assert eta.expected_s(durations, "ex01", 0) == 3.0
     assert eta.expected_s(durations, "ex03", 0) == 9.0  # only regrades measured: their time
     assert eta.expected_s(durations, "ex05", 1) == 6.0  # not measured: the mean of those measured
     assert eta.expected_s({}, "ex05", 1) == eta.DEFAULT_JOB_S
-    assert eta.remaining_s(10.0, 4.0) == 6.0
-    assert eta.remaining_s(10.0, 12.5) == 0.0  # overdue: expected any moment
+    assert eta.remaining_s(quick, 1.0) == 2.0
+    assert eta.remaining_s(quick, 4.5) == 0.0  # overdue but within its normal time: expected any moment
+    assert eta.remaining_s(quick, 7.0) == 13.0  # past its normal time: a hang, runs to its hang time
+    assert eta.remaining_s(quick, 25.0) == 0.0
+
+
+def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_normal_hangs():
+    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s, hang share 1/10
+    assert eta.LIMIT_S == 20.0
+    found = eta.timing_of([1.0] * 9 + [20.5])
+    assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
+    assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)
+    assert eta.remaining_s(found, 0.5) == pytest.approx(found.expected_s() - 0.5)
+    assert eta.remaining_s(found, 5.0) == pytest.approx(15.5)
+    # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
+    assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
+    # one worker; the job in flight has run 8 s of an exercise whose jobs take 1 s: a hang, 12.5 s left; the
+    # queued job behind it starts then (no overhead)
+    times = eta.schedule(_submits(found.expected_s()), [eta.remaining_s(found, 8.0)], workers=1)
+    assert times["s1"] == pytest.approx((12.5, 12.5 + 2.95))
 
 
 def test_waits_in_words():
@@ -108,12 +127,15 @@ def test_measured_times_are_typical_times_of_the_last_jobs_per_exercise_and_kind
     _history(class_store, BOB, "ex03", 9)  # w0's first ex03 (it loads what grading ex03 needs): left out
     _history(class_store, BOB, "ex03", 6)
     _history(class_store, BOB, "ex03", 30, worker="w1")  # w1's first job: left out
-    for seconds in (5, 1, 1, 2, 30):  # the first: a cold start; 30 s: a hang (over 4 x the median 1.5 s)
+    for seconds in (5, 1, 1, 2, 30):  # the first: a cold start; 30 s: a hang (ran to the 20 s limit)
         _history(class_store, CY, "ex02", seconds)
     with class_store.session() as session:
-        assert eta.durations(session) == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0,
-                                          ("ex02", 0): pytest.approx(4 / 3)}
-        assert eta.durations(session, history=2)[("ex01", 0)] == 8.0  # the last two: 4 and 12
+        found = {key: found.typical_s for key, found in eta.durations(session).items()}
+        assert found == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0, ("ex02", 0): pytest.approx(4 / 3)}
+        assert eta.durations(session)[("ex02", 0)].hang_share == 0.25  # 30 s ran to the limit: 1 of 4
+        assert eta.durations(session)[("ex02", 0)].hang_s == 30.0
+        assert eta.durations(session, history=2)[("ex01", 0)].typical_s == 8.0  # the last two: 4 and 12
+        assert eta.durations(session, read=3) == {("ex02", 0): eta.timing_of([2, 30])}  # the last 3 read, 1 cold
 
 
 def _claim(store, worker, seconds_ago):
