@@ -15,7 +15,8 @@ import statistics
 import pandas as pd
 import pytest
 
-from bench.classroom import burst_with_forecasts, error_summary, forecast_errors, start_pool, wait_graded, within
+from bench.classroom import start_pool, wait_graded
+from bench.forecasts import burst_with_forecasts, error_summary, forecast_errors, within
 from classroom import store as store_ops
 from tests.classroom_support import make_class, solution, stub, user_id
 
