@@ -14,8 +14,9 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   (bench/classroom.py --explain) every such job was a hostile file (an infinite loop), and every other job took
   under 3 s; its hang time is the mean of the hangs measured (else LIMIT_S), and its hang share the share of
   the jobs that hung;
-- the typical time is the mean of the others; the normal time the longest of them, and at least HANG_FACTOR
-  times their median;
+- the typical time is the mean of the newest TYPICAL others (fewer than the share's HISTORY: the machine's load
+  changes, and the forecast should follow it within a burst); the normal time the longest of those, and at
+  least HANG_FACTOR times their median;
 - a queued job costs its expected time: the typical time, plus its hang share of the hang time (a hang cannot
   be foreseen: each job ahead carries its share of one);
 - a job in flight costs its expected time less the time it has run, until it has run past its normal time:
@@ -42,7 +43,8 @@ from grader.sandbox import SandboxLimits
 
 from .models import Job, Submission
 
-HISTORY = 30  # graded jobs per exercise and kind of work whose times make its Timing
+HISTORY = 30  # graded jobs per exercise and kind of work whose hang share and hang time make its Timing
+TYPICAL = 10  # ... and the newest jobs of those that did not hang, whose times make its typical and normal time
 READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first, through ix_jobs_state_id)
 LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
 HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
@@ -192,10 +194,10 @@ def timings(graded, history=HISTORY):
     return {key: timing_of(values[-history:]) for key, values in seen.items()}
 
 
-def timing_of(values):
-    """The Timing of some grading times."""
+def timing_of(values, typical=TYPICAL):
+    """The Timing of some grading times (oldest first)."""
     hangs = [value for value in values if value >= LIMIT_S]
-    normal = [value for value in values if value < LIMIT_S] or [DEFAULT_JOB_S]
+    normal = [value for value in values if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
     return Timing(statistics.fmean(normal), max(max(normal), HANG_FACTOR * statistics.median(normal)),
                   len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
 

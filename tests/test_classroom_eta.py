@@ -94,6 +94,9 @@ def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_norma
     assert eta.remaining_s(found, 5.0) == pytest.approx(15.5)
     # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
     assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
+    # the typical time follows the newest jobs (the machine's load changes): the last TYPICAL that did not hang
+    slower = eta.timing_of([1.0] * 18 + [20.0] * 2 + [2.0] * eta.TYPICAL)
+    assert (slower.typical_s, slower.hang_share) == (2.0, pytest.approx(2 / 30))  # the share: all 30
     # one worker; the job in flight has run 8 s of an exercise whose jobs take 1 s: a hang, 12.5 s left; the
     # queued job behind it starts then (no overhead)
     times = eta.schedule(_submits(found.expected_s()), [eta.remaining_s(found, 8.0)], workers=1)
