@@ -22,6 +22,11 @@ and no regrade job has been claimed for REGRADE_AGE_S seconds (counted from the
 oldest queued regrade when none has started yet), the next claim takes a regrade
 first. So a regrade advances by at least one job per REGRADE_AGE_S under any
 stream of submissions, and at full speed whenever no submission waits.
+
+A claim reads only what it needs, whatever the size of a regrade: the first submissions in claim order (few,
+and their window is small), and for a regrade the learners' oldest regrades among the first REGRADES_WINDOW
+queued (`_first_regrades`), which come first in claim order; the whole regrade is ordered only when none of
+those can be claimed.
 """
 
 from dataclasses import dataclass
@@ -123,14 +128,52 @@ def claim_in(session, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, now
     Jobs that have run out of attempts are closed with an error verdict on the way.
     """
     now = now or utcnow()
-    postgres = session.get_bind().dialect.name == "postgresql"
     # Read the candidates without locks, then lock one row at a time: locking all of them
     # would hide every candidate from the other workers until this transaction ends.
-    order = claim_order()
-    candidates = session.scalars(
+    regrades_first = regrade_due(session, now)
+    for regrades in (True, False) if regrades_first else (False, True):
+        for finding in (_first_regrades, _candidates) if regrades else (_candidates,):
+            claimed = _claim_first(session, finding(session, regrades, now), worker_id, lease_s, max_attempts, now)
+            if claimed is not None:
+                return claimed
+    return None
+
+
+def _candidates(session, regrades, now, limit=CANDIDATES):
+    """The first claimable jobs of one class of work (regrades or not) in claim order (claim_order)."""
+    order = claim_order(regrades)
+    return session.scalars(
         select(order.c.job_id).where(or_(order.c.state == "queued",
                                          and_(order.c.state == "running", order.c.lease_until < now)))
-        .order_by(*ordering(order, regrade_due(session, now))).limit(CANDIDATES)).all()
+        .order_by(*ordering(order)).limit(limit)).all()
+
+
+REGRADES_WINDOW = 512  # queued regrades read (lowest ids first) to find the first learners' oldest ones
+
+
+def _first_regrades(session, _regrades, now, window=REGRADES_WINDOW, limit=CANDIDATES):
+    """The first claimable regrades in claim order, read cheaply: the claimable ones among the learners' oldest
+    unfinished regrades (turn 1) found in the running regrades and the `window` queued ones with the lowest ids.
+
+    Every learner's oldest unfinished regrade lies among those read unless all of theirs are queued beyond the
+    window, so the turn-1 jobs found come first in claim order; none found (one learner's regrade fills the
+    window): `_candidates` orders them all. Both read through the (state, id) index."""
+    columns = (Job.id, Submission.user_id, Job.state, Job.lease_until)
+    unfinished = session.execute(
+        select(*columns).join(Submission, Submission.id == Job.submission_id)
+        .where(Job.state == "running", Job.reason == "regrade")).all()
+    unfinished += session.execute(
+        select(*columns).join(Submission, Submission.id == Job.submission_id)
+        .where(Job.state == "queued", Job.reason == "regrade").order_by(Job.id).limit(window)).all()
+    oldest = {}
+    for job_id, user_id, state, lease_until in sorted(unfinished):
+        oldest.setdefault(user_id, (job_id, state == "queued" or lease_until < now))
+    return sorted(job_id for job_id, claimable in oldest.values() if claimable)[:limit]
+
+
+def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
+    """Claim the first of `candidates` that is still claimable and waits for no dependency -> Claim or None."""
+    postgres = session.get_bind().dialect.name == "postgresql"
     for job_id in candidates:
         query = select(Job).where(Job.id == job_id, _claimable(now)).execution_options(populate_existing=True)
         if postgres:
