@@ -17,8 +17,9 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
 - the typical time is the mean of the newest TYPICAL others (fewer than the share's HISTORY: the machine's load
   changes, and the forecast should follow it within a burst); the normal time the longest of those, and at
   least HANG_FACTOR times their median;
-- a queued job costs its expected time: the typical time, plus its hang share of the hang time (a hang cannot
-  be foreseen: each job ahead carries its share of one);
+- a queued job costs the jobs behind it its expected time: the typical time, plus its hang share of the hang
+  time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
+  its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
 - a job in flight costs its expected time less the time it has run, until it has run past its normal time:
   then it is probably a hang, and runs to its hang time.
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
@@ -78,11 +79,13 @@ class Measured(NamedTuple):
 
 
 class Pending(NamedTuple):
-    """A job that will be claimed: its key, batch (0 submission, 1 regrade) and expected seconds."""
+    """A job that will be claimed: its key, batch (0 submission, 1 regrade), expected seconds (what it costs the
+    jobs behind it) and its own seconds to a verdict (the typical time; None: the expected seconds)."""
 
     key: object
     batch: int
     seconds: float
+    own_s: float | None = None
 
 
 def timing(durations, exercise_id, batch):
@@ -125,7 +128,8 @@ def behind_s(times, jobs_between, pending, workers):
 def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overhead_s=0.0, idle_s=0.0):
     """Replay the claims -> {key: (start s, finish s)} from now, or None without a live worker.
 
-    pending: Pending jobs in claim order with no regrade due (submissions first); in_flight: the expected
+    pending: Pending jobs in claim order with no regrade due (submissions first), each finishing after its own
+    seconds and freeing its worker after its expected seconds; in_flight: the expected
     seconds left of each job being graded; regrade_due_in: seconds until a queued regrade is due (None: the
     rule does not apply), after which each claimed regrade restarts the age_s clock; overhead_s: from a
     verdict to the worker's next claim; idle_s: until an idle worker's next poll.
@@ -146,7 +150,7 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
             due = now + age_s
         else:
             job = submits.pop()
-        times[job.key] = (now, now + job.seconds)
+        times[job.key] = (now, now + (job.seconds if job.own_s is None else job.own_s))
         heapq.heappush(free, now + job.seconds + overhead_s)
     return times
 

@@ -61,7 +61,7 @@ class Snapshot:
                 expected[exercise_id, batch] = eta.timing(self.durations, exercise_id, batch)
             timing = expected[exercise_id, batch]
             if state == "queued" or lapsed:  # claimable: the forecast replays it
-                self.pending.append(eta.Pending(job_id, batch, timing.expected_s()))
+                self.pending.append(eta.Pending(job_id, batch, timing.expected_s(), timing.typical_s))
             else:  # in flight: past its normal time, probably a hang (eta.remaining_s)
                 self.left[job_id] = eta.remaining_s(timing, (now - started_at).total_seconds())
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job

@@ -101,6 +101,9 @@ def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_norma
     # queued job behind it starts then (no overhead)
     times = eta.schedule(_submits(found.expected_s()), [eta.remaining_s(found, 8.0)], workers=1)
     assert times["s1"] == pytest.approx((12.5, 12.5 + 2.95))
+    # a job's own feedback comes after its typical time; the jobs behind it wait its expected time (hang share)
+    pending = [eta.Pending("s1", 0, found.expected_s(), found.typical_s), eta.Pending("s2", 0, 1.0, 1.0)]
+    assert eta.schedule(pending, [], workers=1) == pytest.approx({"s1": (0, 1.0), "s2": (2.95, 3.95)})
 
 
 def test_waits_in_words():
