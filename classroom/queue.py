@@ -99,9 +99,9 @@ def claim_order(regrades=None):
     return query.subquery("unfinished")
 
 
-def ordering(order, regrade_first=False):
-    """The claim order of a claim_order() subquery: submissions before regrades (regrades first when one is due)."""
-    return (order.c.batch.desc() if regrade_first else order.c.batch, order.c.turn, order.c.job_id)
+def ordering(order):
+    """The claim order of a claim_order() subquery: submissions before regrades, each round-robin by learner."""
+    return (order.c.batch, order.c.turn, order.c.job_id)
 
 
 def regrade_due(session, now, age_s=REGRADE_AGE_S):
