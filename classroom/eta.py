@@ -20,8 +20,8 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
 - a queued job costs the jobs behind it its expected time: the typical time, plus its hang share of the hang
   time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
   its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
-- a job in flight costs its expected time less the time it has run, until it has run past its normal time:
-  then it is probably a hang, and runs to its hang time.
+- a job in flight costs its expected time (its own verdict: its typical time) less the time it has run, until
+  it has run past its normal time: then it is probably a hang, and runs to its hang time.
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
 measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exercise is left out: its first of
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
@@ -104,12 +104,13 @@ def expected_s(durations, exercise_id, batch):
     return timing(durations, exercise_id, batch).expected_s()
 
 
-def remaining_s(timing_, elapsed):
-    """Expected seconds left of a job in flight for `elapsed` s: its expected time less that, or, once past its
-    normal time (probably a hang), until its hang time; none once that has passed too."""
+def remaining_s(timing_, elapsed, own=False):
+    """Expected seconds left of a job in flight for `elapsed` s: its expected time (own: its typical time, for its
+    own verdict) less that, or, once past its normal time (probably a hang), until its hang time; none once that
+    has passed too."""
     if elapsed > timing_.normal_s:
         return max(timing_.hang_s - elapsed, 0.0)
-    return max(timing_.expected_s() - elapsed, 0.0)
+    return max((timing_.typical_s if own else timing_.expected_s()) - elapsed, 0.0)
 
 
 def mean_s(pending, batch):

@@ -54,6 +54,7 @@ class Snapshot:
             self.durations, self.overhead_s = _measured(store, session)
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
+        self.own_left = {}
         newest, expected = {}, {}
         for job_id, submission_id, user_id, state, lease_until, batch, exercise_id, started_at in self.line.rows:
             lapsed = state == "running" and lease_until is not None and lease_until < now
@@ -63,7 +64,9 @@ class Snapshot:
             if state == "queued" or lapsed:  # claimable: the forecast replays it
                 self.pending.append(eta.Pending(job_id, batch, timing.expected_s(), timing.typical_s))
             else:  # in flight: past its normal time, probably a hang (eta.remaining_s)
-                self.left[job_id] = eta.remaining_s(timing, (now - started_at).total_seconds())
+                elapsed = (now - started_at).total_seconds()
+                self.left[job_id] = eta.remaining_s(timing, elapsed)  # until its worker is free
+                self.own_left[job_id] = eta.remaining_s(timing, elapsed, own=True)  # until its verdict
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job
                 continue
             newest[submission_id] = job_id
@@ -113,7 +116,7 @@ class Snapshot:
         if job_id not in self.left:  # a regrade behind the line read
             start = eta.behind_s(times, state.position - len(self.line.positions) - 1, self.pending, self.workers)
             return replace(state, start_s=start, finish_s=start + eta.mean_s(self.pending, 1))
-        return replace(state, start_s=0.0, finish_s=self.left[job_id])  # being graded
+        return replace(state, start_s=0.0, finish_s=self.own_left[job_id])  # being graded
 
     def of(self, user_id, submission_id):
         """The state of one of user_id's submissions (finished when it has no unfinished job, or is not theirs)."""

@@ -91,6 +91,8 @@ def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_norma
     assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
     assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)
     assert eta.remaining_s(found, 0.5) == pytest.approx(found.expected_s() - 0.5)
+    assert eta.remaining_s(found, 0.5, own=True) == pytest.approx(0.5)  # its own verdict: after its typical time
+    assert eta.remaining_s(found, 5.0, own=True) == pytest.approx(15.5)
     assert eta.remaining_s(found, 5.0) == pytest.approx(15.5)
     # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
     assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
