@@ -24,9 +24,9 @@ first. So a regrade advances by at least one job per REGRADE_AGE_S under any
 stream of submissions, and at full speed whenever no submission waits.
 
 A claim reads only what it needs, whatever the size of a regrade: the first submissions in claim order (few,
-and their window is small), and for a regrade the learners' oldest regrades among the first REGRADES_WINDOW
-queued (`_first_regrades`), which come first in claim order; the whole regrade is ordered only when none of
-those can be claimed.
+and their window is small), and for a regrade the learners' oldest regrades, read REGRADES_WINDOW queued jobs at
+a time until one is claimable (`_first_regrades`): they come first in claim order; the whole regrade is ordered
+only when none of those can be claimed.
 """
 
 from dataclasses import dataclass
@@ -148,27 +148,32 @@ def _candidates(session, regrades, now, limit=CANDIDATES):
         .order_by(*ordering(order)).limit(limit)).all()
 
 
-REGRADES_WINDOW = 512  # queued regrades read (lowest ids first) to find the first learners' oldest ones
+REGRADES_WINDOW = 512  # queued regrades read at a time (lowest ids first) to find the learners' oldest ones
 
 
 def _first_regrades(session, _regrades, now, window=REGRADES_WINDOW, limit=CANDIDATES):
-    """The first claimable regrades in claim order, read cheaply: the claimable ones among the learners' oldest
-    unfinished regrades (turn 1) found in the running regrades and the `window` queued ones with the lowest ids.
+    """The first claimable regrades in claim order, read cheaply: each learner's oldest unfinished regrade (turn 1)
+    is the lowest id of theirs among the running regrades and the queued ones, read REGRADES_WINDOW at a time
+    from the lowest id through the (state, id) index until a window holds a claimable one.
 
-    Every learner's oldest unfinished regrade lies among those read unless all of theirs are queued beyond the
-    window, so the turn-1 jobs found come first in claim order; none found (one learner's regrade fills the
-    window): `_candidates` orders them all. Both read through the (state, id) index."""
+    The turn-1 jobs found so far have lower ids than any not yet read, so they come first in claim order; when
+    none of them can be claimed, `_candidates` orders the whole regrade."""
     columns = (Job.id, Submission.user_id, Job.state, Job.lease_until)
-    unfinished = session.execute(
-        select(*columns).join(Submission, Submission.id == Job.submission_id)
-        .where(Job.state == "running", Job.reason == "regrade")).all()
-    unfinished += session.execute(
-        select(*columns).join(Submission, Submission.id == Job.submission_id)
-        .where(Job.state == "queued", Job.reason == "regrade").order_by(Job.id).limit(window)).all()
-    oldest = {}
-    for job_id, user_id, state, lease_until in sorted(unfinished):
-        oldest.setdefault(user_id, (job_id, state == "queued" or lease_until < now))
-    return sorted(job_id for job_id, claimable in oldest.values() if claimable)[:limit]
+    regrades = select(*columns).join(Submission, Submission.id == Job.submission_id).where(Job.reason == "regrade")
+    oldest = {}  # {user id: (job id, claimable)} of their lowest unfinished regrade
+    for job_id, user_id, state, lease_until in sorted(session.execute(regrades.where(Job.state == "running"))):
+        oldest.setdefault(user_id, (job_id, lease_until < now))
+    after = 0
+    while True:
+        rows = session.execute(regrades.where(Job.state == "queued", Job.id > after)
+                               .order_by(Job.id).limit(window)).all()
+        for job_id, user_id, _, _ in rows:
+            if user_id not in oldest or oldest[user_id][0] > job_id:
+                oldest[user_id] = (job_id, True)
+        found = sorted(job_id for job_id, claimable in oldest.values() if claimable)
+        if found or len(rows) < window:
+            return found[:limit]
+        after = rows[-1][0]
 
 
 def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
