@@ -1,23 +1,30 @@
 """The wait forecast against real workers: 12 submissions at once to a pool of two, each compared with the
-forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale, without
-its hangs).
+forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale), first
+without a hang, then while an infinite loop holds one worker until the sandbox's time limit.
 
 Its waits are one to seven seconds, where a worker's idle poll (1 s) and the gap from a verdict to the next claim
 weigh most: a forecast without them was off by about 40% at the median. With them it was 6% at the median and
-92% within 25% at a load average of 17 on 2 cores. The test holds half the forecasts within 25% and the median
-error within 25%, a later place in the queue forecast later (rank correlation at least 0.7), and no forecast off
-by more than the wait itself plus that poll."""
+92% within 25% at a load average of 17 on 2 cores (11% and 100% at a load of 9). The test holds 60% of the
+forecasts within 25% and the median error within 25%, a later place in the queue forecast later (rank
+correlation at least 0.7), and no forecast off by more than the wait itself plus that poll. With the hang in
+flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold (17% and 82% at
+a load of 9); a forecast that expects the hung worker back after a normal job is off by about half (it counts
+two workers where one grades)."""
 
 import os
 import signal
 import statistics
+import time
 
 import pandas as pd
 import pytest
 
 from bench.classroom import start_pool, wait_graded
 from bench.forecasts import burst_with_forecasts, error_summary, forecast_errors, within
-from classroom import store as store_ops
+from sqlalchemy import select
+
+from classroom import eta, store as store_ops
+from classroom.models import Job, utcnow
 from tests.classroom_support import make_class, solution, stub, user_id
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -42,16 +49,29 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
         wait_graded(store, warm, timeout_s=600)
         acked = burst_with_forecasts(store, users, mix, "burst")
         graded = wait_graded(store, acked, timeout_s=600)
+        hang = store_ops.submit(store, users[0], "ex00", "while True:\n    pass\n", "ex00.py")
+        _wait_running_for(store, hang, HANG_SEEN_S)
+        hung_acked = burst_with_forecasts(store, users[1:], mix[1:], "hang")
+        hung_graded = wait_graded(store, hung_acked, timeout_s=600)
+        wait_graded(store, [hang], timeout_s=300)
+        hang_s = _took(store, hang)
     finally:
         pool.send_signal(signal.SIGTERM)
         pool.wait(timeout=300)
         store.close()
+    _check(acked, graded)
+    assert hang_s >= eta.LIMIT_S  # it did hang
+    _check(hung_acked, hung_graded)
+
+
+def _check(acked, graded):
+    """The forecasts of one burst against its actual waits (the bounds of the module doc)."""
     errors = forecast_errors(acked, graded)
     signed = statistics.median(forecast_errors(acked, graded, signed=True))
     print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
           f"{signed:+.0%} (load {os.getloadavg()})")
     assert len(errors) == len(acked)  # two live workers: every page showed a forecast
-    assert within(errors, 0.25) >= 0.5 and statistics.median(errors) <= 0.25, error_summary(errors)
+    assert within(errors, 0.25) >= 0.6 and statistics.median(errors) <= 0.25, error_summary(errors)
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
                           for sid, (_, submitted, forecast) in acked.items()], columns=["forecast", "actual"])
     print(pairs.sort_values("actual").round(2).to_string())
@@ -59,3 +79,28 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     assert pairs["forecast"].corr(pairs["actual"], method="spearman") >= 0.7, pairs
     # ... and no forecast is off by more than the wait itself plus a worker's idle poll (1 s)
     assert ((pairs["forecast"] - pairs["actual"]).abs() <= pairs["actual"] + 1.0).all(), pairs
+
+
+HANG_SEEN_S = 8.0  # the infinite loop has run this long (past ex00's normal time, 4 x its median at least) ...
+
+
+def _wait_running_for(store, submission_id, seconds, timeout_s=120):
+    """Wait until the submission's job has been graded for `seconds` (claimed that long ago, still running)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with store.session() as session:
+            state, started = session.execute(select(Job.state, Job.started_at)
+                                              .where(Job.submission_id == submission_id)).one()
+        assert state in ("queued", "running"), state
+        if started is not None and (utcnow() - started).total_seconds() >= seconds:
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"submission {submission_id} was not graded for {seconds} s within {timeout_s} s")
+
+
+def _took(store, submission_id):
+    """Seconds from claim to verdict of the submission's job."""
+    with store.session() as session:
+        started, finished = session.execute(select(Job.started_at, Job.finished_at)
+                                            .where(Job.submission_id == submission_id)).one()
+    return (finished - started).total_seconds()
