@@ -12,8 +12,8 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
 What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY graded jobs):
 - a hang is a job that ran to the sandbox's time limit (LIMIT_S, claim to verdict); in the bench
   (bench/classroom.py --explain) every such job was a hostile file (an infinite loop), and every other job took
-  under 3 s; its hang time is the mean of the hangs measured (else LIMIT_S), and its hang share the share of
-  the jobs that hung;
+  at most a few seconds (5.4 s at a load of 15 on 2 cores); its hang time is the mean of the hangs measured
+  (else LIMIT_S), and its hang share the share of the jobs that hung;
 - the typical time is the mean of the newest TYPICAL others (fewer than the share's HISTORY: the machine's load
   changes, and the forecast should follow it within a burst); the normal time the longest of those, and at
   least HANG_FACTOR times their median;
@@ -27,6 +27,9 @@ measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exerc
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
 The forecast a page shows is computed again from each live snapshot (classroom/live.py), so it follows the
 queue as it moves: once a hang has run past its normal time, every forecast behind it includes it.
+What it cannot foresee: which queued job will hang (in a burst of 50 with two infinite loops, a forecast made
+before they start is off by up to the 10 s a hang costs everyone behind it on two workers), and a change of the
+machine's speed (on a shared machine grading times changed by 40% from one burst to the next).
 
 Both measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
 limited read whatever the size of the class's history).
