@@ -19,7 +19,15 @@ def apply(checks, chosen):
         elif check.spec.get("cls") in parameter.classes:
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
+        elif check.spec.get("fn") in parameter.functions and _left_to_default(check.spec, parameter.name):
+            check.spec = dict(check.spec, kwargs={**check.spec.get("kwargs", {}), **chosen.kwargs()},
+                              variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
     return checks
+
+
+def _left_to_default(spec, name):
+    """Does this call leave the parameter to the function's default (neither a positional nor a keyword)?"""
+    return name not in spec.get("arg_names", ())[:len(spec.get("args", ()))] and name not in spec.get("kwargs", {})
 
 
 def learner_spec(spec):
@@ -27,8 +35,9 @@ def learner_spec(spec):
     names = spec.get("variant_kwargs")
     if not names:
         return spec
-    kwargs = {k: v for k, v in spec.get("init_kwargs", {}).items() if k not in names}
-    return {k: v for k, v in dict(spec, init_kwargs=kwargs).items() if k not in ("variant_kwargs", "variant")}
+    left = {field: {k: v for k, v in spec[field].items() if k not in names}
+            for field in ("init_kwargs", "kwargs") if field in spec}
+    return {k: v for k, v in dict(spec, **left).items() if k not in ("variant_kwargs", "variant")}
 
 
 def on_variant(checks):

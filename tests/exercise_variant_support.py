@@ -20,7 +20,14 @@ from grader.judge import judge_check
 from grader.sandbox import SandboxLimits
 
 PROCEDURES = load_procedures()
-PUBLISHED = {"ex06": "10000", "ex09": "10000"}  # the constant a file without the parameter writes
+CONSTANT = {"ex06": "10000", "ex09": "10000"}  # the published constant a file without the parameter writes
+
+
+def _written_pattern(text):
+    """A regex for a value as written in code: 1 also as 1.0, a name in either quotes."""
+    if text[:1] in "'\"":
+        return rf"""['"]{re.escape(text[1:-1])}['"]"""
+    return rf"{re.escape(text)}(?:\.0*)?(?![\w.])"
 
 
 def personalise(source, ex_id, number):
@@ -29,12 +36,12 @@ def personalise(source, ex_id, number):
     chosen = variants.variant(ex_id, number)
     if not chosen.params:
         return source
-    (name, value), = chosen.params
-    text = f"{value:g}"
-    pattern = rf"\b{name}\s*=\s*{PUBLISHED[ex_id]}(?:\.0*)?\b"
-    if re.search(pattern, source):
+    parameter = variants.PARAMETERS[ex_id]
+    (name, text), = variants.describe(chosen)
+    pattern = rf"\b{name}\s*=\s*{_written_pattern(parameter.written(parameter.default))}"
+    if re.search(pattern, source) or ex_id not in CONSTANT:
         return re.sub(pattern, f"{name}={text}", source)
-    return re.sub(rf"(?<![\w.]){PUBLISHED[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
+    return re.sub(rf"(?<![\w.]){CONSTANT[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
 
 
 def load_module(ex_id, source, tag):

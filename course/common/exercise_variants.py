@@ -33,10 +33,15 @@ class Parameter:
     """One exercise's natural parameter: the keyword, its default, and the classes that take it."""
 
     name: str  # the keyword argument in the public API
-    default: float  # variant 0's value, also the solutions' default
+    default: object  # variant 0's value, also the solutions' default (a number, or a name for a categorical one)
     classes: tuple  # the classes (spec["cls"]) whose constructor takes it
     choices: tuple  # the values other variants draw from (the default and known mistakes' values excluded)
     model_config: str = ""  # the trained translators' config key that takes the default explicitly (demo stage)
+    functions: tuple = ()  # the functions (spec["fn"]) that take it as a keyword argument
+
+    def written(self, value):
+        """The value as the learner writes it in code: 0.37, 2500, "gelu"."""
+        return repr(value) if isinstance(value, str) else f"{value:g}"
 
 
 def _round_numbers(low, high, exclude=()):
@@ -49,12 +54,21 @@ def _round_numbers(low, high, exclude=()):
     return tuple(v for v in values if v not in exclude)
 
 
+def _hundredths(low, high, exclude=()):
+    """Every multiple of 0.01 in [low, high], minus `exclude`: 0.3, 0.31, ..., 3.0."""
+    values = (round(i / 100, 2) for i in range(round(low * 100), round(high * 100) + 1))
+    return tuple(v for v in values if v not in exclude)
+
+
 # 1000 is a listed learner mistake (tests/learner_bugs/ex06/base_1000.py), so no variant asks for it.
 _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
 
 PARAMETERS = {
     "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
+    # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
+    "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
+                      functions=("gaussian_kernel_weights", "nadaraya_watson")),
 }
 
 
@@ -113,7 +127,8 @@ def assign(secret, learner_id, ex_id):
 
 def describe(chosen):
     """The variant's parameters as text fields: [(name, value as written in code)]."""
-    return [(name, f"{value:g}") for name, value in chosen.params]
+    parameter = PARAMETERS[chosen.ex_id] if chosen.params else None
+    return [(name, parameter.written(value)) for name, value in chosen.params]
 
 
 def variant_line(ex_id, number, lang="en"):
