@@ -207,10 +207,10 @@ def _build_checks(key, submissions, nonce):
     chosen = variants.variant(ex_id, number)
     module = checks_registry.for_exercise(ex_id)
     if not getattr(module, "CASES_DRAWN", False):
-        return variants.apply(module.build(), chosen)
+        return variants.build_checks(module, chosen)
     source = next((s.source or "" for s in submissions if _key(s) == key), "")
     digest = hashlib.sha256(nonce + ex_id.encode() + source.encode("utf-8", "replace")).digest()
-    return variants.apply(module.build(seed=int.from_bytes(digest[:8], "big")), chosen)
+    return variants.build_checks(module, chosen, seed=int.from_bytes(digest[:8], "big"))
 
 
 def _variant_error(s, err, lang):

@@ -1,8 +1,24 @@
 """Exercise variants in grading: the reference gets the variant's parameters explicitly, the learner's code
 its own defaults (the variants themselves: course/common/exercise_variants.py)."""
 
+import random
+
 from course.common.exercise_variants import (  # noqa: F401  (the grader's names for them)
     MAX_VARIANT, PARAMETERS, Variant, VariantError, assign, check_number, describe, variant, variant_line)
+
+from .checks.base import number_checks
+
+
+def build_checks(module, chosen, seed=None):
+    """An exercise's checks for a variant: the published cases (built with `seed` where the module draws them),
+    plus, off the default, the module's `variant_checks(chosen, rng)`: calls that leave the parameter to its
+    default where no published case does, sized so that its value shows; then `apply`."""
+    checks = module.build() if seed is None else module.build(seed=seed)
+    extra = getattr(module, "variant_checks", None)
+    if extra is not None and not chosen.is_default():
+        rng = random.Random(f"{seed}:{chosen.ex_id}:{chosen.number}")
+        checks = number_checks(chosen.ex_id, checks + list(extra(chosen, rng)))
+    return apply(checks, chosen)
 
 
 def apply(checks, chosen):

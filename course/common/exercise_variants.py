@@ -63,9 +63,14 @@ def _hundredths(low, high, exclude=()):
 # 1000 is a listed learner mistake (tests/learner_bugs/ex06/base_1000.py), so no variant asks for it.
 _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
 
+# 2 .. 64 but 3 (the published default): a kernel size of 1 is refused by the exercise itself
+_KERNEL_SIZES = tuple(k for k in range(2, 65) if k != 3)
+
 PARAMETERS = {
     "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
+    # the default kernel size of the CNN in max_path_length (receptive_field always takes it)
+    "ex00": Parameter("kernel_size", 3, (), _KERNEL_SIZES, functions=("max_path_length",)),
     # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
     "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
                       functions=("gaussian_kernel_weights", "nadaraya_watson")),
