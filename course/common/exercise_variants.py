@@ -71,6 +71,8 @@ PARAMETERS = {
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
     # the default kernel size of the CNN in max_path_length (receptive_field always takes it)
     "ex00": Parameter("kernel_size", 3, (), _KERNEL_SIZES, functions=("max_path_length",)),
+    # the sliding window's default dilation (1: every key in the window, as published)
+    "ex08": Parameter("dilation", 1, (), tuple(range(2, 41)), functions=("sliding_window_mask",)),
     # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
     "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
                       functions=("gaussian_kernel_weights", "nadaraya_watson")),
