@@ -132,10 +132,10 @@ def _dependencies(submissions, use_references):
             plans.append((None if use_references else {}, [], []))
         elif s.dependencies is not None:
             missing = [d for d in needs if not s.dependencies.get(d)]
-            plans.append(({d: s.dependencies.get(d) for d in needs}, [], missing))
+            plans.append(({d: variants.pin_published(d, s.dependencies.get(d)) for d in needs}, [], missing))
         else:
             missing = [d for d in needs if d not in first or submissions[first[d]].source is None]
-            staged = {d: submissions[first[d]].source for d in needs if d not in missing}
+            staged = {d: variants.pin_published(d, submissions[first[d]].source) for d in needs if d not in missing}
             plans.append((staged, [first[d] for d in needs if d not in missing], missing))
     return plans
 

@@ -59,3 +59,48 @@ def learner_spec(spec):
 def on_variant(checks):
     """Do these checks run a non-default variant (so results cached for variant 0 do not hold)?"""
     return any(check.spec.get("variant") for check in checks)
+
+
+_PIN_HELPER = """
+
+# Added by the grader when this file is staged for an exercise built on it: the code built on it is graded
+# against references that use the published {name} ({written}), so its default is pinned to that value here.
+def _grader_published(member, name, value):
+    import functools
+    import inspect
+    try:
+        signature = inspect.signature(member)
+    except (TypeError, ValueError):
+        return member
+    if name not in signature.parameters:
+        return member
+    if isinstance(member, type):
+        class Published(member):
+            def __init__(self, *args, **kwargs):
+                if name not in signature.bind_partial(*args, **kwargs).arguments:
+                    kwargs[name] = value
+                super().__init__(*args, **kwargs)
+        Published.__name__, Published.__qualname__ = member.__name__, member.__qualname__
+        Published.__module__ = member.__module__
+        return Published
+
+    @functools.wraps(member)
+    def published(*args, **kwargs):
+        if name not in signature.bind_partial(*args, **kwargs).arguments:
+            kwargs[name] = value
+        return member(*args, **kwargs)
+    return published
+"""
+
+
+def pin_published(ex_id, source):
+    """A learner's dependency file as staged for the exercises built on it: its variant parameter's default
+    pinned back to the published value (ex03 graded with the learner's own ex01 must see ex01's published
+    default, whatever ex01's variant was). A file without the parameter is left as it is."""
+    parameter = PARAMETERS.get(ex_id)
+    if parameter is None or not source:
+        return source
+    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(parameter.default))
+    for m in parameter.functions + parameter.classes:
+        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {parameter.default!r})\n"
+    return source.rstrip("\n") + "\n" + text

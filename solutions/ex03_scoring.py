@@ -30,15 +30,20 @@ class AdditiveAttention(nn.Module):
 
 
 class DotProductAttention(nn.Module):
-    """Score by the dot product of query and key, divided by sqrt(d)."""
+    """Score by the dot product of query and key, divided by sqrt(d) and by a temperature.
 
-    def __init__(self, dropout):
+    The default temperature is 1.0 in the published exercise; a class variant gives each learner their own
+    (course/common/exercise_variants.py)."""
+
+    def __init__(self, dropout, temperature=1.0):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature  # every score is divided by it: > 1 flattens the weights, < 1 sharpens
 
     def forward(self, queries, keys, values, valid_lens=None):
         """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v)."""
         d = queries.shape[-1]
+        queries = queries / self.temperature  # (B, n_q, d): divides every score by the temperature
         scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, n_k)
         self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)
         return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)

@@ -30,14 +30,15 @@ class AdditiveAttention(nn.Module):
 
 
 class DotProductAttention(nn.Module):
-    """Score by the dot product of query and key, divided by sqrt(d)."""
+    """Score by the dot product of query and key, divided by sqrt(d) and the temperature."""
 
-    def __init__(self, dropout):
+    def __init__(self, dropout, temperature=1.0):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
 
     def forward(self, queries, keys, values, valid_lens=None):
         d = queries.shape[-1]
-        scores = torch.einsum("bqd,bkd->bqk", queries, keys) / d**0.5
+        scores = torch.einsum("bqd,bkd->bqk", queries, keys) / d**0.5 / self.temperature
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.einsum("bqk,bkv->bqv", self.dropout(self.attention_weights), values)

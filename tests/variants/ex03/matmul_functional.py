@@ -29,14 +29,15 @@ class AdditiveAttention(nn.Module):
 
 
 class DotProductAttention(nn.Module):
-    """Score by the dot product of query and key, divided by sqrt(d)."""
+    """Score by the dot product of query and key, divided by sqrt(d) and the temperature."""
 
-    def __init__(self, dropout):
+    def __init__(self, dropout, temperature=1.0):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
 
     def forward(self, queries, keys, values, valid_lens=None):
-        scale = 1.0 / math.sqrt(queries.size(-1))
+        scale = 1.0 / (math.sqrt(queries.size(-1)) * self.temperature)
         scores = (queries @ keys.mT) * scale
         weights = masked_softmax(scores, valid_lens)
         self.attention_weights = weights
