@@ -73,6 +73,9 @@ PARAMETERS = {
     "ex00": Parameter("kernel_size", 3, (), _KERNEL_SIZES, functions=("max_path_length",)),
     # the sliding window's default dilation (1: every key in the window, as published)
     "ex08": Parameter("dilation", 1, (), tuple(range(2, 41)), functions=("sliding_window_mask",)),
+    # the softmax temperature: softmax(X / temperature), in softmax and masked_softmax
+    "ex01": Parameter("temperature", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
+                      functions=("softmax", "masked_softmax")),
     # the scores' temperature in DotProductAttention; 0.5, 2 and 3 excluded: 1/sqrt(d) and sqrt(d) for the
     # checks' d = 4 and 9 are what the listed mistakes dot_no_scale and dot_scale_by_d compute
     "ex03": Parameter("temperature", 1.0, ("DotProductAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
