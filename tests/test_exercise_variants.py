@@ -188,3 +188,36 @@ def test_the_command_line_takes_a_variant_and_refuses_a_bad_one(capsys):
     with pytest.raises(SystemExit):
         parse_args(["ex06", "--variant", "-1"])
     assert "--variant: variant -1 is out of range" in capsys.readouterr().err
+
+
+# ---- a learner's own dependency, written for its variant, under the exercises built on it -------------
+
+
+def test_a_dependency_is_staged_with_its_published_default():
+    number = 7
+    source = personalise(correct_files("ex01")[0].read_text(encoding="utf-8"), "ex01", number)
+    assert "temperature=1.0" not in source  # written for variant 7
+    own = load_module("ex01", source, "own_dep")
+    staged = load_module("ex01", variants.pin_published("ex01", source), "staged_dep")
+    X = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0))
+    published = torch.softmax(X, dim=-1)
+    assert not torch.allclose(own.masked_softmax(X, None), published)
+    torch.testing.assert_close(staged.masked_softmax(X, None), published)
+    torch.testing.assert_close(staged.softmax(X, -1), published)
+    T = variants.variant("ex01", number).kwargs()["temperature"]
+    torch.testing.assert_close(staged.softmax(X, -1, T), torch.softmax(X / T, dim=-1))  # an explicit value holds
+    ex03 = load_module("ex03", variants.pin_published("ex03", personalise(
+        correct_files("ex03")[0].read_text(encoding="utf-8"), "ex03", number)), "staged_ex03")
+    assert ex03.DotProductAttention(0.1).temperature == 1.0
+    assert ex03.DotProductAttention(0.1, 2.5).temperature == 2.5 and ex03.DotProductAttention.__name__ == "DotProductAttention"
+
+
+@pytest.mark.slow  # grades in the sandbox
+def test_an_exercise_graded_with_the_learners_own_dependencies_on_their_variants():
+    ex01 = personalise(correct_files("ex01")[0].read_text(encoding="utf-8"), "ex01", 11)
+    ex03 = correct_files("ex03")[0].read_text(encoding="utf-8")
+    ex02 = correct_files("ex02")[0].read_text(encoding="utf-8")
+    submissions = [Submission("ex03", personalise(ex03, "ex03", 5), "ex03.py", variant=5, dependencies={"ex01": ex01}),
+                   Submission("ex02", ex02, "ex02.py", variant=0, dependencies={"ex01": ex01})]
+    results = grade_submissions(submissions, references_for_dependencies=False)
+    assert all(r.passed for r in results), [(r.id, r.summary) for r in results]
