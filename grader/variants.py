@@ -6,6 +6,7 @@ import random
 from course.common.exercise_variants import (  # noqa: F401  (the grader's names for them)
     MAX_VARIANT, PARAMETERS, Variant, VariantError, assign, check_number, describe, variant, variant_line)
 
+from . import checks as checks_registry
 from .checks.base import number_checks
 
 
@@ -32,6 +33,11 @@ def apply(checks, chosen):
         if check.procedure == "demo_translations" and parameter.model_config and "config" in check.spec:
             # the trained weights need the published value: the model passes it explicitly to the learner's class
             check.spec = dict(check.spec, config={**check.spec["config"], parameter.model_config: parameter.default})
+        elif check.procedure == "demo_translations" and "config" in check.spec:
+            # no config key reaches the parameter (ex05's MultiHeadAttention is built by the blocks of ex07): the
+            # demo pins the learner's module to the published value (grader/harness/demo.py)
+            module = checks_registry.for_exercise(chosen.ex_id).MODULE
+            check.spec = dict(check.spec, pins={**check.spec.get("pins", {}), module: pin_text(chosen.ex_id)})
         elif check.spec.get("cls") in parameter.classes:
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
@@ -93,14 +99,22 @@ def _grader_published(member, name, value):
 """
 
 
+def pin_text(ex_id):
+    """Python text that, run in an exercise module's namespace, pins its variant parameter's default back to the
+    published value ("" for an exercise without one); a member without the parameter is left as it is."""
+    parameter = PARAMETERS.get(ex_id)
+    if parameter is None:
+        return ""
+    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(parameter.default))
+    for m in parameter.functions + parameter.classes:
+        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {parameter.default!r})\n"
+    return text
+
+
 def pin_published(ex_id, source):
     """A learner's dependency file as staged for the exercises built on it: its variant parameter's default
     pinned back to the published value (ex03 graded with the learner's own ex01 must see ex01's published
     default, whatever ex01's variant was). A file without the parameter is left as it is."""
-    parameter = PARAMETERS.get(ex_id)
-    if parameter is None or not source:
+    if not source or ex_id not in PARAMETERS:
         return source
-    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(parameter.default))
-    for m in parameter.functions + parameter.classes:
-        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {parameter.default!r})\n"
-    return source.rstrip("\n") + "\n" + text
+    return source.rstrip("\n") + "\n" + pin_text(ex_id)

@@ -79,6 +79,8 @@ PARAMETERS = {
     # the scores' temperature in DotProductAttention; 0.5, 2 and 3 excluded: 1/sqrt(d) and sqrt(d) for the
     # checks' d = 4 and 9 are what the listed mistakes dot_no_scale and dot_scale_by_d compute
     "ex03": Parameter("temperature", 1.0, ("DotProductAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
+    # the heads' score temperature, handed to ex03's DotProductAttention (the trained translators: pinned to 1.0)
+    "ex05": Parameter("temperature", 1.0, ("MultiHeadAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
     # the FFN's leaky-ReLU slope (0.0: the ReLU, as published; 1 would be the listed mistake ffn_no_relu)
     "ex07": Parameter("negative_slope", 0.0, ("PositionWiseFFN", "TransformerEncoderBlock", "TransformerDecoderBlock"),
                       _hundredths(0.01, 0.5), "ffn_negative_slope"),
