@@ -76,9 +76,12 @@ PARAMETERS = {
     # the softmax temperature: softmax(X / temperature), in softmax and masked_softmax
     "ex01": Parameter("temperature", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
                       functions=("softmax", "masked_softmax")),
-    # the scores' temperature in DotProductAttention; 0.5, 2 and 3 excluded: 1/sqrt(d) and sqrt(d) for the
+    # the scores' temperature in DotProductAttention and AdditiveAttention; 0.5, 2 and 3 excluded: 1/sqrt(d) and sqrt(d) for the
     # checks' d = 4 and 9 are what the listed mistakes dot_no_scale and dot_scale_by_d compute
-    "ex03": Parameter("temperature", 1.0, ("DotProductAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
+    "ex03": Parameter("temperature", 1.0, ("DotProductAttention", "AdditiveAttention"),
+                      _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
+    # the attention's score temperature, handed to ex03's AdditiveAttention (the trained translator: pinned to 1.0)
+    "ex04": Parameter("temperature", 1.0, ("Seq2SeqAttentionDecoder",), _hundredths(0.3, 3.0, exclude=(1.0,))),
     # the heads' score temperature, handed to ex03's DotProductAttention (the trained translators: pinned to 1.0)
     "ex05": Parameter("temperature", 1.0, ("MultiHeadAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
     # the FFN's leaky-ReLU slope (0.0: the ReLU, as published; 1 would be the listed mistake ffn_no_relu)
