@@ -185,10 +185,13 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
         exercises = [_variant_error(s, broken[_key(s)], lang) if _key(s) in broken else
                      _judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, mistaken, lang)
                      for i, s in enumerate(submissions)]
+    for i, s in enumerate(submissions):  # the variant each was graded on, in its report entry
+        exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
         if failed_deps and exercises[i].status not in ("error", "blocked"):
             exercises[i] = ExerciseResult.blocked(s.ex_id, failed_deps, False, lang)
+            exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     return exercises

@@ -6,7 +6,8 @@ import random
 from course.common.exercise_variants import (  # noqa: F401  (the grader's names for them)
     MAX_VARIANT, PARAMETERS, Variant, VariantError, assign, check_number, describe, variant, variant_line)
 
-from . import checks as checks_registry
+from course.common.exercise_index import get as get_exercise
+
 from .checks.base import number_checks
 
 
@@ -36,7 +37,7 @@ def apply(checks, chosen):
         elif check.procedure == "demo_translations" and "config" in check.spec:
             # no config key reaches the parameter (ex05's MultiHeadAttention is built by the blocks of ex07): the
             # demo pins the learner's module to the published value (grader/harness/demo.py)
-            module = checks_registry.for_exercise(chosen.ex_id).MODULE
+            module = get_exercise(chosen.ex_id).module
             check.spec = dict(check.spec, pins={**check.spec.get("pins", {}), module: pin_text(chosen.ex_id)})
         elif check.spec.get("cls") in parameter.classes:
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
@@ -50,6 +51,14 @@ def apply(checks, chosen):
 def _left_to_default(spec, name):
     """Does this call leave the parameter to the function's default (neither a positional nor a keyword)?"""
     return name not in spec.get("arg_names", ())[:len(spec.get("args", ()))] and name not in spec.get("kwargs", {})
+
+
+def report_entry(ex_id, number):
+    """The variant as a JSON report gives it: {"number": N, "params": {name: value}} (params None: no variant)."""
+    try:
+        return {"number": check_number(number), "params": variant(ex_id, number).kwargs()}
+    except VariantError:
+        return {"number": number if isinstance(number, int) else None, "params": None}
 
 
 def learner_spec(spec):
