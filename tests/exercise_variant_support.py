@@ -12,6 +12,7 @@ import re
 import sys
 import types
 
+from course.common.exercise_index import get as get_exercise
 from grader import checks as checks_registry
 from grader import variants
 from grader.core import reference_modules
@@ -46,7 +47,7 @@ def personalise(source, ex_id, number):
 
 def load_module(ex_id, source, tag):
     """Import a trusted exercise source as a module whose relative imports reach solutions/."""
-    exercise_module = checks_registry.for_exercise(ex_id).MODULE
+    exercise_module = get_exercise(ex_id).module
     name = f"solutions._variant_{tag}_{exercise_module}"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = types.ModuleType(spec.name)
@@ -57,11 +58,15 @@ def load_module(ex_id, source, tag):
     return module
 
 
-def built(ex_id, number):
-    """(checks without the demo stage, reference results) of one exercise variant."""
+def built(ex_id, number, touched_only=False):
+    """(checks without the demo stage, reference results) of one exercise variant; with touched_only, only the
+    checks the variant changes (its value given to the reference, or drawn for it): the others are variant 0's
+    own checks, graded as published by tests/test_variants.py."""
     module, chosen = checks_registry.for_exercise(ex_id), variants.variant(ex_id, number)
     seed = number if getattr(module, "CASES_DRAWN", False) else None
     checks = [c for c in variants.build_checks(module, chosen, seed) if c.procedure != "demo_translations"]
+    if touched_only:
+        checks = [c for c in checks if c.spec.get("variant")]
     references = []
     for index, check in enumerate(checks):
         seed_call(index)
