@@ -8,6 +8,7 @@ take seconds instead of a sandboxed run each.
 """
 
 import importlib.util
+import random
 import re
 import sys
 import types
@@ -58,15 +59,18 @@ def load_module(ex_id, source, tag):
     return module
 
 
-def built(ex_id, number, touched_only=False):
+def built(ex_id, number, touched_only=False, sample=None):
     """(checks without the demo stage, reference results) of one exercise variant; with touched_only, only the
     checks the variant changes (its value given to the reference, or drawn for it): the others are variant 0's
-    own checks, graded as published by tests/test_variants.py."""
+    own checks, graded as published by tests/test_variants.py. sample=k keeps k of those, chosen by the
+    variant number (over many variants every check is drawn)."""
     module, chosen = checks_registry.for_exercise(ex_id), variants.variant(ex_id, number)
     seed = number if getattr(module, "CASES_DRAWN", False) else None
     checks = [c for c in variants.build_checks(module, chosen, seed) if c.procedure != "demo_translations"]
     if touched_only:
         checks = [c for c in checks if c.spec.get("variant")]
+    if sample is not None and len(checks) > sample:
+        checks = random.Random(number).sample(checks, sample)
     references = []
     for index, check in enumerate(checks):
         seed_call(index)
@@ -74,9 +78,9 @@ def built(ex_id, number, touched_only=False):
     return checks, references
 
 
-def judge_in_process(module, checks, references):
+def judge_in_process(module, checks, references, first_only=False):
     """The failing check ids of a module graded on prepared checks (learner side without the variant's
-    explicit parameters, as in the sandbox)."""
+    explicit parameters, as in the sandbox); first_only stops at the first failing one."""
     def modules(name):
         return module if name == module.EXERCISE_MODULE else reference_modules(name)
 
@@ -89,4 +93,6 @@ def judge_in_process(module, checks, references):
             record = {"error": {"type": type(err).__name__, "message": str(err)}}
         if not judge_check(check, reference, record, None, SandboxLimits()).passed:
             failing.append(check.id)
+            if first_only:
+                break
     return failing
