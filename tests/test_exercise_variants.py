@@ -170,8 +170,14 @@ def test_a_file_is_graded_on_its_own_variant_whatever_it_claims(monkeypatch):
     assert broken.status == "error" and not broken.passed and "variant -3" in broken.checks[0].message
 
 
-KNOWN = {"ex06": ("sin_cos_swapped", "multiply_not_divide", "positions_from_one"),
-         "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored")}
+KNOWN = {  # registered mistakes (grader/checks/exNN.py MISTAKES), two or three per exercise
+    "ex00": ("rf_no_plus_one", "cnn_off_by_one"), "ex01": ("softmax_fixed_axis", "mask_off_by_one"),
+    "ex02": ("no_half", "softmax_over_queries"), "ex03": ("dot_no_scale", "additive_no_tanh"),
+    "ex04": ("query_bottom_layer", "deep_output_no_tanh"), "ex05": ("reshape_without_transpose", "no_output_projection"),
+    "ex06": ("sin_cos_swapped", "multiply_not_divide", "positions_from_one"),
+    "ex07": ("norm_before_residual", "ffn_no_relu"), "ex08": ("window_off_by_one", "mask_fill_zero"),
+    "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored"),
+}
 
 
 @pytest.mark.slow  # grades known mistakes in the sandbox on two variants
@@ -186,10 +192,11 @@ def test_known_mistakes_are_named_on_a_variant(number):
             submissions.append(Submission(ex_id, personalise(apply_mistake(source, mistake), ex_id, number),
                                           f"{mistake.id}.py", variant=number))
             expected.append(mistake.id)
-    assert len(expected) == 6
-    for mistake_id, result in zip(expected, grade_submissions(submissions)):
-        assert result.status == "failed"
-        assert mistake_id in {c.mistake for c in result.checks}, (mistake_id, [c.hint for c in result.checks])
+    assert len(expected) == sum(len(ids) for ids in KNOWN.values())
+    unnamed = [(mistake_id, result.status, result.summary[:80])
+               for mistake_id, result in zip(expected, grade_submissions(submissions))
+               if result.status != "failed" or mistake_id not in {c.mistake for c in result.checks}]
+    assert not unnamed, unnamed
 
 
 def test_the_command_line_takes_a_variant_and_refuses_a_bad_one(capsys):
@@ -234,15 +241,3 @@ def test_an_exercise_graded_with_the_learners_own_dependencies_on_their_variants
     results = grade_submissions(submissions, references_for_dependencies=False)
     assert all(r.passed for r in results), [(r.id, r.summary) for r in results]
 
-
-@pytest.mark.slow  # grades the learner bugs that must be named, in the sandbox, on a variant
-def test_every_learner_bug_that_must_be_named_is_named_on_a_variant():
-    from tests.test_diagnosis import BUGS, MUST_NAME, first_failing, is_right, name
-
-    number = 123457
-    paths = [p for p in BUGS if name(p) in MUST_NAME]
-    results = grade_submissions([Submission(p.parent.name, personalise(p.read_text(encoding="utf-8"), p.parent.name,
-                                                                       number), p.name, variant=number) for p in paths])
-    wrong = [(name(p), r.status, first_failing(r).hint if r.status == "failed" else r.summary)
-             for p, r in zip(paths, results) if r.status != "failed" or not is_right(p, first_failing(r).hint or "")]
-    assert not wrong, wrong
