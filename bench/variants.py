@@ -3,9 +3,11 @@
     python bench/variants.py [--runs 200] [--exercises ex06 ex09 ...]
 
 Per exercise, over --runs variant numbers drawn at random: the time of `variant(ex_id, n)` (drawing the
-parameters) and of `apply(checks, variant)` (giving them to the reference's specs), and, for scale, of
-building the exercise's checks at all (`build()`, paid by every grade with or without variants). Prints the
-medians in microseconds and the variant's share of the checks' build. Load matters: say `uptime` beside it.
+parameters), of the variant's part of `build_checks` (the cases drawn for it, `variant_checks`, and `apply`,
+giving the value to the reference's specs: build_checks minus build), and, for scale, of building the
+exercise's checks at all (`build()`, paid by every grade with or without variants). Prints the medians in
+microseconds, the variant's share of the checks' build, and the total per grade of all ten exercises in ms.
+Load matters: say `uptime` beside it.
 """
 
 import argparse
@@ -34,14 +36,15 @@ def timed(fn):
 def measure(ex_id, numbers):
     """Medians in seconds: (drawing a variant, applying it, building the checks)."""
     module = checks_registry.for_exercise(ex_id)
+    seed = 1 if getattr(module, "CASES_DRAWN", False) else None
     draw, apply, build = [], [], []
     for number in numbers:
-        spent, checks = timed(module.build)
+        spent, _ = timed(module.build if seed is None else lambda: module.build(seed=seed))
         build.append(spent)
         spent, chosen = timed(lambda number=number: variants.variant(ex_id, number))
         draw.append(spent)
-        spent, _ = timed(lambda checks=checks, chosen=chosen: variants.apply(checks, chosen))
-        apply.append(spent)
+        spent, _ = timed(lambda chosen=chosen: variants.build_checks(module, chosen, seed))
+        apply.append(max(0.0, spent - build[-1]))
     return statistics.median(draw), statistics.median(apply), statistics.median(build)
 
 
@@ -54,10 +57,13 @@ def main(argv=None):
     numbers = [rng.randint(1, variants.MAX_VARIANT) for _ in range(args.runs)]
     print(f"load average {os.getloadavg()[0]:.2f}; medians over {args.runs} variants")
     print(f"{'exercise':8} {'draw us':>9} {'apply us':>9} {'build checks ms':>16} {'variant share':>14}")
+    total = 0.0
     for ex_id in args.exercises:
         draw, apply, build = measure(ex_id, numbers)
+        total += draw + apply
         share = (draw + apply) / build if build else float("nan")
         print(f"{ex_id:8} {draw * 1e6:9.1f} {apply * 1e6:9.1f} {build * 1e3:16.2f} {share:14.2%}")
+    print(f"variant generation per grade of these {len(args.exercises)} exercises: {total * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":

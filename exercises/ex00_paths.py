@@ -33,5 +33,11 @@ def max_path_length(architecture, n, kernel_size=3, dilated=False):
     - "self-attention": 1 (every pair is connected directly)
     Any architecture with n == 1 gives 0. Raise ValueError for an unknown
     architecture, n < 1 or kernel_size < 2.
+
+    The default kernel_size is 3 in the published exercise. In a class your
+    exercise variant gives you your own default (the Practice page and
+    `python -m grader --variant N` show it): write it as the default of
+    kernel_size here; the grader calls max_path_length without it where a
+    check leaves it out.
     """
     raise NotImplementedError("max_path_length")

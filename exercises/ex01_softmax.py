@@ -4,10 +4,16 @@
 import torch
 
 
-def softmax(X, dim=-1):
-    """Softmax of X along `dim`, written from torch.exp and sum.
+def softmax(X, dim=-1, temperature=1.0):
+    """Softmax of X / temperature along `dim`, written from torch.exp and sum.
 
-    softmax(x)_i = exp(x_i) / sum_j exp(x_j)
+    softmax(x)_i = exp(x_i / T) / sum_j exp(x_j / T),  T = temperature
+
+    - Divide X by the temperature first (X = X / temperature), then as below.
+      The default temperature is 1.0 in the published exercise. In a class
+      your exercise variant gives you your own default (the Practice page
+      and `python -m grader --variant N` show it): write it as the default
+      here and in masked_softmax; the grader calls both without it.
 
     - Do not call torch.softmax, F.softmax or Tensor.softmax.
     - Numerically stable: logits of 1e4 must not overflow (exp(1e4) = inf).
@@ -23,8 +29,9 @@ def softmax(X, dim=-1):
     raise NotImplementedError("softmax")
 
 
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis of X that ignores keys past a valid length.
+def masked_softmax(X, valid_lens, temperature=1.0):
+    """Softmax of X / temperature over the last axis of X that ignores keys
+    past a valid length (the temperature as in softmax).
 
     X: scores (B, n_q, n_k).
     valid_lens: None (no mask), (B,) one length per example, or (B, n_q) one

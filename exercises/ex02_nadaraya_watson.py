@@ -15,7 +15,11 @@ def gaussian_kernel_weights(queries, keys, w=1.0):
 
         softmax over j of  -((queries[i] - keys[i, j]) * w)**2 / 2
 
-    w may be a float or a tensor of shape (1,).
+    w may be a float or a tensor of shape (1,). Its default is 1.0 in the
+    published exercise. In a class your exercise variant gives you your own
+    default w (the Practice page and `python -m grader --variant N` show
+    it): write it as the default of w here and in nadaraya_watson; the
+    grader calls both without w where a check leaves it out.
     """
     raise NotImplementedError("gaussian_kernel_weights")
 

@@ -15,15 +15,21 @@ from torch import nn
 from .ex01_softmax import softmax
 
 
-def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
-    """Boolean mask (num_queries, num_keys) of a sliding window.
+def sliding_window_mask(num_queries, num_keys, half_width, causal=False, dilation=1):
+    """Boolean mask (num_queries, num_keys) of a (dilated) sliding window.
 
-    Query i may read key j when |i - j| <= half_width: a window of
-    2 * half_width + 1 keys centred on the query (fewer at the edges). With
-    causal=True it also needs j <= i (no key after the query).
+    Query i may read key j when |i - j| <= half_width * dilation and i - j
+    is a multiple of dilation: a window of 2 * half_width + 1 keys centred on
+    the query, every dilation-th key (fewer at the edges; Longformer's dilated
+    windows). With causal=True it also needs j <= i (no key after the query).
 
     - dtype torch.bool; half_width = 0 keeps the diagonal only.
     - Raise ValueError when half_width < 0.
+    - The default dilation is 1 (every key) in the published exercise. In a
+      class your exercise variant gives you your own default (the Practice
+      page and `python -m grader --variant N` show it): write it as the
+      default of dilation here; the grader calls sliding_window_mask without
+      it.
     """
     raise NotImplementedError("sliding_window_mask")
 

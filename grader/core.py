@@ -132,10 +132,10 @@ def _dependencies(submissions, use_references):
             plans.append((None if use_references else {}, [], []))
         elif s.dependencies is not None:
             missing = [d for d in needs if not s.dependencies.get(d)]
-            plans.append(({d: s.dependencies.get(d) for d in needs}, [], missing))
+            plans.append(({d: variants.pin_published(d, s.dependencies.get(d)) for d in needs}, [], missing))
         else:
             missing = [d for d in needs if d not in first or submissions[first[d]].source is None]
-            staged = {d: submissions[first[d]].source for d in needs if d not in missing}
+            staged = {d: variants.pin_published(d, submissions[first[d]].source) for d in needs if d not in missing}
             plans.append((staged, [first[d] for d in needs if d not in missing], missing))
     return plans
 
@@ -185,10 +185,13 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
         exercises = [_variant_error(s, broken[_key(s)], lang) if _key(s) in broken else
                      _judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, mistaken, lang)
                      for i, s in enumerate(submissions)]
+    for i, s in enumerate(submissions):  # the variant each was graded on, in its report entry
+        exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
         if failed_deps and exercises[i].status not in ("error", "blocked"):
             exercises[i] = ExerciseResult.blocked(s.ex_id, failed_deps, False, lang)
+            exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     return exercises
@@ -207,10 +210,10 @@ def _build_checks(key, submissions, nonce):
     chosen = variants.variant(ex_id, number)
     module = checks_registry.for_exercise(ex_id)
     if not getattr(module, "CASES_DRAWN", False):
-        return variants.apply(module.build(), chosen)
+        return variants.build_checks(module, chosen)
     source = next((s.source or "" for s in submissions if _key(s) == key), "")
     digest = hashlib.sha256(nonce + ex_id.encode() + source.encode("utf-8", "replace")).digest()
-    return variants.apply(module.build(seed=int.from_bytes(digest[:8], "big")), chosen)
+    return variants.build_checks(module, chosen, seed=int.from_bytes(digest[:8], "big"))
 
 
 def _variant_error(s, err, lang):

@@ -59,6 +59,9 @@ class ExerciseResult:
     output: str = ""
     checks_passed: int = 0  # before "not started" stubs were folded into one entry
     checks_total: int = 0
+    # the exercise variant graded (grader/variants.py): {"number": N, "params": {name: value}}; params is {} for
+    # an exercise without a parameter and None for a number that does not generate
+    variant: dict | None = None
 
     def to_dict(self):
         return asdict(self)

@@ -1,8 +1,26 @@
 """Exercise variants in grading: the reference gets the variant's parameters explicitly, the learner's code
 its own defaults (the variants themselves: course/common/exercise_variants.py)."""
 
+import random
+
 from course.common.exercise_variants import (  # noqa: F401  (the grader's names for them)
     MAX_VARIANT, PARAMETERS, Variant, VariantError, assign, check_number, describe, variant, variant_line)
+
+from course.common.exercise_index import get as get_exercise
+
+from .checks.base import number_checks
+
+
+def build_checks(module, chosen, seed=None):
+    """An exercise's checks for a variant: the published cases (built with `seed` where the module draws them),
+    plus, off the default, the module's `variant_checks(chosen, rng)`: calls that leave the parameter to its
+    default where no published case does, sized so that its value shows; then `apply`."""
+    checks = module.build() if seed is None else module.build(seed=seed)
+    extra = getattr(module, "variant_checks", None)
+    if extra is not None and not chosen.is_default():
+        rng = random.Random(f"{seed}:{chosen.ex_id}:{chosen.number}")
+        checks = number_checks(chosen.ex_id, checks + list(extra(chosen, rng)))
+    return apply(checks, chosen)
 
 
 def apply(checks, chosen):
@@ -16,10 +34,31 @@ def apply(checks, chosen):
         if check.procedure == "demo_translations" and parameter.model_config and "config" in check.spec:
             # the trained weights need the published value: the model passes it explicitly to the learner's class
             check.spec = dict(check.spec, config={**check.spec["config"], parameter.model_config: parameter.default})
+        elif check.procedure == "demo_translations" and "config" in check.spec:
+            # no config key reaches the parameter (ex05's MultiHeadAttention is built by the blocks of ex07): the
+            # demo pins the learner's module to the published value (grader/harness/demo.py)
+            module = get_exercise(chosen.ex_id).module
+            check.spec = dict(check.spec, pins={**check.spec.get("pins", {}), module: pin_text(chosen.ex_id)})
         elif check.spec.get("cls") in parameter.classes:
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
+        elif check.spec.get("fn") in parameter.functions and _left_to_default(check.spec, parameter.name):
+            check.spec = dict(check.spec, kwargs={**check.spec.get("kwargs", {}), **chosen.kwargs()},
+                              variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
     return checks
+
+
+def _left_to_default(spec, name):
+    """Does this call leave the parameter to the function's default (neither a positional nor a keyword)?"""
+    return name not in spec.get("arg_names", ())[:len(spec.get("args", ()))] and name not in spec.get("kwargs", {})
+
+
+def report_entry(ex_id, number):
+    """The variant as a JSON report gives it: {"number": N, "params": {name: value}} (params None: no variant)."""
+    try:
+        return {"number": check_number(number), "params": variant(ex_id, number).kwargs()}
+    except VariantError:
+        return {"number": number if isinstance(number, int) else None, "params": None}
 
 
 def learner_spec(spec):
@@ -27,10 +66,64 @@ def learner_spec(spec):
     names = spec.get("variant_kwargs")
     if not names:
         return spec
-    kwargs = {k: v for k, v in spec.get("init_kwargs", {}).items() if k not in names}
-    return {k: v for k, v in dict(spec, init_kwargs=kwargs).items() if k not in ("variant_kwargs", "variant")}
+    left = {field: {k: v for k, v in spec[field].items() if k not in names}
+            for field in ("init_kwargs", "kwargs") if field in spec}
+    return {k: v for k, v in dict(spec, **left).items() if k not in ("variant_kwargs", "variant")}
 
 
 def on_variant(checks):
     """Do these checks run a non-default variant (so results cached for variant 0 do not hold)?"""
     return any(check.spec.get("variant") for check in checks)
+
+
+_PIN_HELPER = """
+
+# Added by the grader when this file is staged for an exercise built on it: the code built on it is graded
+# against references that use the published {name} ({written}), so its default is pinned to that value here.
+def _grader_published(member, name, value):
+    import functools
+    import inspect
+    try:
+        signature = inspect.signature(member)
+    except (TypeError, ValueError):
+        return member
+    if name not in signature.parameters:
+        return member
+    if isinstance(member, type):
+        class Published(member):
+            def __init__(self, *args, **kwargs):
+                if name not in signature.bind_partial(*args, **kwargs).arguments:
+                    kwargs[name] = value
+                super().__init__(*args, **kwargs)
+        Published.__name__, Published.__qualname__ = member.__name__, member.__qualname__
+        Published.__module__ = member.__module__
+        return Published
+
+    @functools.wraps(member)
+    def published(*args, **kwargs):
+        if name not in signature.bind_partial(*args, **kwargs).arguments:
+            kwargs[name] = value
+        return member(*args, **kwargs)
+    return published
+"""
+
+
+def pin_text(ex_id):
+    """Python text that, run in an exercise module's namespace, pins its variant parameter's default back to the
+    published value ("" for an exercise without one); a member without the parameter is left as it is."""
+    parameter = PARAMETERS.get(ex_id)
+    if parameter is None:
+        return ""
+    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(parameter.default))
+    for m in parameter.functions + parameter.classes:
+        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {parameter.default!r})\n"
+    return text
+
+
+def pin_published(ex_id, source):
+    """A learner's dependency file as staged for the exercises built on it: its variant parameter's default
+    pinned back to the published value (ex03 graded with the learner's own ex01 must see ex01's published
+    default, whatever ex01's variant was). A file without the parameter is left as it is."""
+    if not source or ex_id not in PARAMETERS:
+        return source
+    return source.rstrip("\n") + "\n" + pin_text(ex_id)

@@ -28,7 +28,10 @@ def receptive_field(kernel_size, num_layers, dilations=None):
 
 
 def max_path_length(architecture, n, kernel_size=3, dilated=False):
-    """Fewest steps linking the two farthest of n positions."""
+    """Fewest steps linking the two farthest of n positions.
+
+    The default kernel_size is 3 in the published exercise; a class variant gives each learner their own
+    (course/common/exercise_variants.py)."""
     if architecture not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {architecture!r}; use one of {ARCHITECTURES}")
     if n < 1:

@@ -3,8 +3,11 @@
 import torch
 
 
-def softmax(X, dim=-1):
-    """Softmax along `dim`, from exp and sum, safe for huge logits (each slice shifted by its own max) and -inf."""
+def softmax(X, dim=-1, temperature=1.0):
+    """Softmax of X / temperature along `dim`, from exp and sum, safe for huge logits (each slice shifted by its
+    own max) and -inf. The default temperature is 1.0 in the published exercise; a class variant gives each
+    learner their own (course/common/exercise_variants.py), written here and in masked_softmax."""
+    X = X / temperature  # a new tensor: every logit divided by the temperature
     X_max = X.detach().amax(dim=dim, keepdim=True)
     # A slice that is all -inf has no finite maximum: shift it by 0 instead.
     X_max = torch.where(torch.isfinite(X_max), X_max, torch.zeros_like(X_max))
@@ -32,10 +35,10 @@ def _valid_mask(X, valid_lens):
     return key_index[None, None, :] < lens[:, :, None].to(X.device)  # (B, n_q, n_k)
 
 
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis of X (B, n_q, n_k), keys past valid_lens get 0."""
+def masked_softmax(X, valid_lens, temperature=1.0):
+    """Softmax of X / temperature over the last axis of X (B, n_q, n_k), keys past valid_lens get 0."""
     if valid_lens is None:
-        return softmax(X, dim=-1)
+        return softmax(X, dim=-1, temperature=temperature)
     mask = _valid_mask(X, valid_lens)  # (B, n_q, n_k)
     scores = X.masked_fill(~mask, float("-inf"))  # a copy: X is left as it was
-    return softmax(scores, dim=-1)  # (B, n_q, n_k); empty rows are all 0
+    return softmax(scores, dim=-1, temperature=temperature)  # (B, n_q, n_k); empty rows are all 0

@@ -7,7 +7,10 @@ from .ex01_softmax import softmax
 
 
 def gaussian_kernel_weights(queries, keys, w=1.0):
-    """Attention weights (n_q, n_k): softmax over keys of -((q - k) * w)**2 / 2."""
+    """Attention weights (n_q, n_k): softmax over keys of -((q - k) * w)**2 / 2.
+
+    The default w is 1.0 in the published exercise; a class variant gives each learner their own default
+    (course/common/exercise_variants.py), written here and in nadaraya_watson."""
     if keys.dim() == 1:
         keys = keys.unsqueeze(0).expand(queries.shape[0], -1)  # (n_q, n_k)
     n_k = keys.shape[1]

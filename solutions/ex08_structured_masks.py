@@ -15,13 +15,16 @@ from torch import nn
 from .ex01_softmax import softmax
 
 
-def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
-    """Boolean (num_queries, num_keys): query i sees key j when |i - j| <= half_width (and j <= i if causal)."""
+def sliding_window_mask(num_queries, num_keys, half_width, causal=False, dilation=1):
+    """Boolean (num_queries, num_keys): query i sees key j when |i - j| <= half_width * dilation and i - j is a
+    multiple of dilation (and j <= i if causal). The default dilation is 1 in the published exercise; a class
+    variant gives each learner their own (course/common/exercise_variants.py)."""
     if half_width < 0:
         raise ValueError(f"half_width must be >= 0; got {half_width}")
     query_index = torch.arange(num_queries)[:, None]  # (n_q, 1)
     key_index = torch.arange(num_keys)[None, :]  # (1, n_k)
-    mask = (query_index - key_index).abs() <= half_width  # (n_q, n_k)
+    mask = (query_index - key_index).abs() <= half_width * dilation  # (n_q, n_k)
+    mask = mask & ((query_index - key_index) % dilation == 0)  # (n_q, n_k): every dilation-th key
     if causal:
         mask = mask & (key_index <= query_index)  # no key after the query
     return mask

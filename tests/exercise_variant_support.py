@@ -8,10 +8,12 @@ take seconds instead of a sandboxed run each.
 """
 
 import importlib.util
+import random
 import re
 import sys
 import types
 
+from course.common.exercise_index import get as get_exercise
 from grader import checks as checks_registry
 from grader import variants
 from grader.core import reference_modules
@@ -20,7 +22,14 @@ from grader.judge import judge_check
 from grader.sandbox import SandboxLimits
 
 PROCEDURES = load_procedures()
-PUBLISHED = {"ex06": "10000", "ex09": "10000"}  # the constant a file without the parameter writes
+CONSTANT = {"ex06": "10000", "ex09": "10000"}  # the published constant a file without the parameter writes
+
+
+def _written_pattern(text):
+    """A regex for a value as written in code: 1 also as 1.0, a name in either quotes."""
+    if text[:1] in "'\"":
+        return rf"""['"]{re.escape(text[1:-1])}['"]"""
+    return rf"{re.escape(text)}(?:\.0*)?(?![\w.])"
 
 
 def personalise(source, ex_id, number):
@@ -29,17 +38,17 @@ def personalise(source, ex_id, number):
     chosen = variants.variant(ex_id, number)
     if not chosen.params:
         return source
-    (name, value), = chosen.params
-    text = f"{value:g}"
-    pattern = rf"\b{name}\s*=\s*{PUBLISHED[ex_id]}(?:\.0*)?\b"
-    if re.search(pattern, source):
+    parameter = variants.PARAMETERS[ex_id]
+    (name, text), = variants.describe(chosen)
+    pattern = rf"\b{name}\s*=\s*{_written_pattern(parameter.written(parameter.default))}"
+    if re.search(pattern, source) or ex_id not in CONSTANT:
         return re.sub(pattern, f"{name}={text}", source)
-    return re.sub(rf"(?<![\w.]){PUBLISHED[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
+    return re.sub(rf"(?<![\w.]){CONSTANT[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
 
 
 def load_module(ex_id, source, tag):
     """Import a trusted exercise source as a module whose relative imports reach solutions/."""
-    exercise_module = checks_registry.for_exercise(ex_id).MODULE
+    exercise_module = get_exercise(ex_id).module
     name = f"solutions._variant_{tag}_{exercise_module}"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = types.ModuleType(spec.name)
@@ -50,10 +59,18 @@ def load_module(ex_id, source, tag):
     return module
 
 
-def built(ex_id, number):
-    """(checks without the demo stage, reference results) of one exercise variant."""
-    checks = [c for c in variants.apply(checks_registry.for_exercise(ex_id).build(), variants.variant(ex_id, number))
-              if c.procedure != "demo_translations"]
+def built(ex_id, number, touched_only=False, sample=None):
+    """(checks without the demo stage, reference results) of one exercise variant; with touched_only, only the
+    checks the variant changes (its value given to the reference, or drawn for it): the others are variant 0's
+    own checks, graded as published by tests/test_variants.py. sample=k keeps k of those, chosen by the
+    variant number (over many variants every check is drawn)."""
+    module, chosen = checks_registry.for_exercise(ex_id), variants.variant(ex_id, number)
+    seed = number if getattr(module, "CASES_DRAWN", False) else None
+    checks = [c for c in variants.build_checks(module, chosen, seed) if c.procedure != "demo_translations"]
+    if touched_only:
+        checks = [c for c in checks if c.spec.get("variant")]
+    if sample is not None and len(checks) > sample:
+        checks = random.Random(number).sample(checks, sample)
     references = []
     for index, check in enumerate(checks):
         seed_call(index)
@@ -61,9 +78,9 @@ def built(ex_id, number):
     return checks, references
 
 
-def judge_in_process(module, checks, references):
+def judge_in_process(module, checks, references, first_only=False):
     """The failing check ids of a module graded on prepared checks (learner side without the variant's
-    explicit parameters, as in the sandbox)."""
+    explicit parameters, as in the sandbox); first_only stops at the first failing one."""
     def modules(name):
         return module if name == module.EXERCISE_MODULE else reference_modules(name)
 
@@ -76,4 +93,6 @@ def judge_in_process(module, checks, references):
             record = {"error": {"type": type(err).__name__, "message": str(err)}}
         if not judge_check(check, reference, record, None, SandboxLimits()).passed:
             failing.append(check.id)
+            if first_only:
+                break
     return failing

@@ -33,10 +33,15 @@ class Parameter:
     """One exercise's natural parameter: the keyword, its default, and the classes that take it."""
 
     name: str  # the keyword argument in the public API
-    default: float  # variant 0's value, also the solutions' default
+    default: object  # variant 0's value, also the solutions' default (a number, or a name for a categorical one)
     classes: tuple  # the classes (spec["cls"]) whose constructor takes it
     choices: tuple  # the values other variants draw from (the default and known mistakes' values excluded)
     model_config: str = ""  # the trained translators' config key that takes the default explicitly (demo stage)
+    functions: tuple = ()  # the functions (spec["fn"]) that take it as a keyword argument
+
+    def written(self, value):
+        """The value as the learner writes it in code: 0.37, 2500, "gelu"."""
+        return repr(value) if isinstance(value, str) else f"{value:g}"
 
 
 def _round_numbers(low, high, exclude=()):
@@ -49,12 +54,42 @@ def _round_numbers(low, high, exclude=()):
     return tuple(v for v in values if v not in exclude)
 
 
+def _hundredths(low, high, exclude=()):
+    """Every multiple of 0.01 in [low, high], minus `exclude`: 0.3, 0.31, ..., 3.0."""
+    values = (round(i / 100, 2) for i in range(round(low * 100), round(high * 100) + 1))
+    return tuple(v for v in values if v not in exclude)
+
+
 # 1000 is a listed learner mistake (tests/learner_bugs/ex06/base_1000.py), so no variant asks for it.
 _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
+
+# 2 .. 64 but 3 (the published default): a kernel size of 1 is refused by the exercise itself
+_KERNEL_SIZES = tuple(k for k in range(2, 65) if k != 3)
 
 PARAMETERS = {
     "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
+    # the default kernel size of the CNN in max_path_length (receptive_field always takes it)
+    "ex00": Parameter("kernel_size", 3, (), _KERNEL_SIZES, functions=("max_path_length",)),
+    # the sliding window's default dilation (1: every key in the window, as published)
+    "ex08": Parameter("dilation", 1, (), tuple(range(2, 41)), functions=("sliding_window_mask",)),
+    # the softmax temperature: softmax(X / temperature), in softmax and masked_softmax
+    "ex01": Parameter("temperature", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
+                      functions=("softmax", "masked_softmax")),
+    # the scores' temperature in DotProductAttention and AdditiveAttention; 0.5, 2 and 3 excluded: 1/sqrt(d) and sqrt(d) for the
+    # checks' d = 4 and 9 are what the listed mistakes dot_no_scale and dot_scale_by_d compute
+    "ex03": Parameter("temperature", 1.0, ("DotProductAttention", "AdditiveAttention"),
+                      _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
+    # the attention's score temperature, handed to ex03's AdditiveAttention (the trained translator: pinned to 1.0)
+    "ex04": Parameter("temperature", 1.0, ("Seq2SeqAttentionDecoder",), _hundredths(0.3, 3.0, exclude=(1.0,))),
+    # the heads' score temperature, handed to ex03's DotProductAttention (the trained translators: pinned to 1.0)
+    "ex05": Parameter("temperature", 1.0, ("MultiHeadAttention",), _hundredths(0.3, 3.0, exclude=(0.5, 1.0, 2.0, 3.0))),
+    # the FFN's leaky-ReLU slope (0.0: the ReLU, as published; 1 would be the listed mistake ffn_no_relu)
+    "ex07": Parameter("negative_slope", 0.0, ("PositionWiseFFN", "TransformerEncoderBlock", "TransformerDecoderBlock"),
+                      _hundredths(0.01, 0.5), "ffn_negative_slope"),
+    # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
+    "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
+                      functions=("gaussian_kernel_weights", "nadaraya_watson")),
 }
 
 
@@ -113,7 +148,8 @@ def assign(secret, learner_id, ex_id):
 
 def describe(chosen):
     """The variant's parameters as text fields: [(name, value as written in code)]."""
-    return [(name, f"{value:g}") for name, value in chosen.params]
+    parameter = PARAMETERS[chosen.ex_id] if chosen.params else None
+    return [(name, parameter.written(value)) for name, value in chosen.params]
 
 
 def variant_line(ex_id, number, lang="en"):

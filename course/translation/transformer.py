@@ -37,11 +37,19 @@ class TransformerConfig:
     # 10000 in the references); the grader's demo stage sets it for a learner whose exercise variant changed
     # the default (grader/variants.py), so that the trained weights still fit
     pe_base: int | None = None
+    # the FFN's leaky-ReLU slope given explicitly to the Transformer blocks (None: the blocks' default, 0.0, the
+    # ReLU, in the references); set by the demo stage like pe_base
+    ffn_negative_slope: float | None = None
 
 def positional_encoding(pe_mod, config):
     """pe_mod's PositionalEncoding for this model: with config.pe_base explicitly where it is set."""
     extra = {} if config.pe_base is None else {"base": config.pe_base}
     return pe_mod.PositionalEncoding(config.num_hiddens, config.dropout, config.max_len, **extra)
+
+
+def ffn_slope(config):
+    """The blocks' keyword for config.ffn_negative_slope where it is set, else none (the blocks' default)."""
+    return {} if config.ffn_negative_slope is None else {"negative_slope": config.ffn_negative_slope}
 
 
 class TransformerEncoder(nn.Module):
@@ -54,7 +62,7 @@ class TransformerEncoder(nn.Module):
         self.embedding = nn.Embedding(c.src_vocab_size, c.num_hiddens)
         self.pos_encoding = positional_encoding(pe_mod, c)
         self.blks = nn.ModuleList(
-            tr_mod.TransformerEncoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout)
+            tr_mod.TransformerEncoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout, **ffn_slope(c))
             for _ in range(c.num_layers)
         )
         self.attention_weights = [None] * c.num_layers
@@ -77,7 +85,7 @@ class TransformerDecoder(nn.Module):
         self.embedding = nn.Embedding(c.tgt_vocab_size, c.num_hiddens)
         self.pos_encoding = positional_encoding(pe_mod, c)
         self.blks = nn.ModuleList(
-            tr_mod.TransformerDecoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout, i)
+            tr_mod.TransformerDecoderBlock(c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.dropout, i, **ffn_slope(c))
             for i in range(c.num_layers)
         )
         self.dense = nn.Linear(c.num_hiddens, c.tgt_vocab_size)

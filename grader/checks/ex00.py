@@ -56,6 +56,16 @@ def build(seed=None):
     return number_checks("ex00", checks)
 
 
+def variant_checks(chosen, rng):
+    """Off the published exercise: CNN path lengths left to the variant's default kernel_size k (grader/variants.py).
+    n = k needs one layer and n = k + 1 two, so any other default gives another length on one of them; two more
+    n drawn, and two dilated."""
+    k = chosen.kwargs()["kernel_size"]
+    sizes = [(k, False), (k + 1, False), (rng.randint(2, 300), False), (rng.randint(2, 300), False),
+             (rng.randint(k, 5000), True), (rng.randint(2, 5000), True)]
+    return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in sizes]
+
+
 MISTAKES = (
     Mistake(
         "rf_no_plus_one",

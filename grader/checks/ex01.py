@@ -105,6 +105,16 @@ def no_builtin_softmax(source):
 SOURCE_RULES = (no_builtin_softmax,)
 
 
+def variant_checks(chosen, rng):
+    """Off the published exercise: one softmax and one masked softmax of shapes drawn for the variant
+    (grader/variants.py gives them its temperature)."""
+    g = generator(rng.randrange(2**31))
+    B, n_q, n_k = rng.randint(1, 4), rng.randint(1, 5), rng.randint(2, 7)
+    lens = torch.tensor([rng.randint(1, n_k) for _ in range(B)])  # (B,): the published cases test an empty row
+    return [_softmax(("check.ex01.last_axis", {}), randn(g, B, n_q, n_k) * 3, -1, 21),
+            _masked(("check.ex01.per_example", {}), randn(g, B, n_q, n_k, dtype=torch.float64) * 3, lens, 22)]
+
+
 def build():
     """The exercise's checks, in the order they are reported."""
     g = generator(101)

@@ -73,6 +73,17 @@ def _items_match(results, spec):
     return None
 
 
+def variant_checks(chosen, rng):
+    """Off the published exercise: both scorings at sizes drawn for the variant (its temperature given by
+    grader/variants.py), with valid lengths."""
+    B, n_q, n_k, d, v = rng.randint(1, 4), rng.randint(1, 5), rng.randint(2, 7), rng.randint(2, 9), rng.randint(1, 6)
+    lens = torch.tensor([rng.randint(1, n_k) for _ in range(B)])
+    seed = rng.randrange(2**31)
+    return [_attention("DotProductAttention", (0.3,), B, n_q, n_k, d, d, v, lens, torch.float32, seed),
+            _attention("AdditiveAttention", (d + 1, d, 8, 0.3), B, n_q, n_k, d, d + 1, v, lens, torch.float64,
+                       seed + 1)]
+
+
 def build():
     """The exercise's checks, in the order they are reported."""
     add_args = (6, 4, 8, 0.3)  # key_size, query_size, num_hiddens, dropout

@@ -79,7 +79,7 @@ def _decoder(num_blocks, B, T, T_src, enc_valid_lens, dtype, seed):
     states = [reference_state(TransformerDecoderBlock, init_args + (i,), dtype, seed=i)
               for i in range(num_blocks)]
     probes, steps = _decoder_probes(num_blocks)
-    spec = {"module": MODULE, "init_args": init_args, "states": states, "dtype": dtype,
+    spec = {"module": MODULE, "cls": "TransformerDecoderBlock", "init_args": init_args, "states": states, "dtype": dtype,
             "X": randn(g, B, T, 8, dtype=dtype), "enc_outputs": randn(g, B, T_src, 8, dtype=dtype),
             "enc_valid_lens": enc_valid_lens, "grad_seed": seed, "change_from": T // 2,
             "future": randn(g, B, T - T // 2, 8, dtype=dtype), "probes": probes, "probe_state": True}
@@ -101,7 +101,8 @@ def _decoder_train(num_blocks, B, T, T_src, enc_valid_lens, seed):
     init_args = (8, 16, 2, 0.5)
     states = [reference_state(TransformerDecoderBlock, init_args + (i,), seed=i) for i in range(num_blocks)]
     probes, steps = _decoder_probes(num_blocks, with_state=False)
-    spec = {"module": MODULE, "init_args": init_args, "states": states, "X": randn(g, B, T, 8),
+    spec = {"module": MODULE, "cls": "TransformerDecoderBlock", "init_args": init_args, "states": states,
+            "X": randn(g, B, T, 8),
             "enc_outputs": randn(g, B, T_src, 8), "enc_valid_lens": enc_valid_lens, "train_seed": seed,
             "probes": probes}
     lens = "None" if enc_valid_lens is None else str(enc_valid_lens.tolist())

@@ -144,6 +144,16 @@ def build():
     ])
 
 
+def variant_checks(chosen, rng):
+    """Off the published exercise: windows left to the variant's default dilation d (grader/variants.py), wide
+    enough (n > half_width * d) that a window with any other dilation differs: the farthest key of this one is
+    not in a wider one, and a narrower one reaches keys between."""
+    d = chosen.kwargs()["dilation"]
+    return [_window(2 * d + rng.randint(2, 5), 2 * d + rng.randint(2, 5), 1),
+            _window(4 * d + 3, 4 * d + rng.randint(1, 6), 2),
+            _window(2 * d + 4, 2 * d + 4, 1, causal=True)]
+
+
 MISTAKES = (
     Mistake(
         "window_off_by_one",

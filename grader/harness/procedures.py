@@ -328,7 +328,7 @@ def _decoder_blocks(modules, spec):
     blocks = []
     for i, state in enumerate(spec["states"]):
         seed(0)
-        block = cls(*spec["init_args"], i).to(spec.get("dtype", torch.float32))
+        block = cls(*spec["init_args"], i, **spec.get("init_kwargs", {})).to(spec.get("dtype", torch.float32))
         block.load_state_dict(state, strict=True)
         blocks.append(block.train(bool(spec.get("train"))))
     return blocks

@@ -5,19 +5,20 @@
 import torch
 
 
-def softmax(X, dim=-1):
+def softmax(X, dim=-1, temperature=1.0):
     """Stable softmax from torch.exp and sum."""
+    X = X / temperature
     m = torch.amax(X, dim=dim, keepdim=True).detach()
     m = torch.where(m == float("-inf"), torch.zeros_like(m), m)
     ex = (X - m).exp()
     return ex / ex.sum(dim, keepdim=True).clamp(min=1e-30)
 
 
-def masked_softmax(X, valid_lens):
+def masked_softmax(X, valid_lens, temperature=1.0):
     """Keys past the valid length get -inf scores, hence weight 0."""
     if valid_lens is None:
-        return softmax(X, -1)
+        return softmax(X, -1, temperature)
     n_q, n_k = X.shape[1], X.shape[2]
     lens = valid_lens if valid_lens.dim() == 2 else valid_lens.unsqueeze(1).expand(-1, n_q)
     keep = torch.arange(n_k).view(1, 1, n_k) < lens.unsqueeze(-1)
-    return softmax(X, -1) * keep
+    return softmax(X, -1, temperature) * keep

@@ -13,8 +13,9 @@ from .ex01_softmax import masked_softmax
 class AdditiveAttention(nn.Module):
     """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
 
-    def __init__(self, key_size, query_size, num_hiddens, dropout):
+    def __init__(self, key_size, query_size, num_hiddens, dropout, temperature=1.0):
         super().__init__()
+        self.temperature = temperature
         self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
         self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
         self.w_v = nn.Linear(num_hiddens, 1, bias=False)
@@ -25,7 +26,7 @@ class AdditiveAttention(nn.Module):
         k = self.W_k(keys)  # (B, n_k, h)
         n_q, n_k = q.shape[1], k.shape[1]
         f = torch.tanh(q[:, :, None, :].expand(-1, -1, n_k, -1) + k[:, None, :, :].expand(-1, n_q, -1, -1))
-        scores = self.w_v(f)[..., 0]
+        scores = self.w_v(f)[..., 0] / self.temperature
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.einsum("bqk,bkv->bqv", self.dropout(self.attention_weights), values)
 
@@ -33,12 +34,13 @@ class AdditiveAttention(nn.Module):
 class DotProductAttention(nn.Module):
     """Score by the dot product of query and key, divided by sqrt(d)."""
 
-    def __init__(self, dropout):
+    def __init__(self, dropout, temperature=1.0):
         super().__init__()
+        self.temperature = temperature
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, queries, keys, values, valid_lens=None):
         d = keys.shape[1]
-        scores = torch.einsum("bqd,bkd->bqk", queries, keys) / d**0.5
+        scores = torch.einsum("bqd,bkd->bqk", queries, keys) / d**0.5 / self.temperature
         self.attention_weights = masked_softmax(scores, valid_lens)
         return torch.einsum("bqk,bkv->bqv", self.dropout(self.attention_weights), values)

@@ -17,9 +17,9 @@ from .ex03_scoring import AdditiveAttention
 class Seq2SeqAttentionDecoder(nn.Module):
     """GRU decoder that attends over the encoder outputs at each step."""
 
-    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0):
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, temperature=1.0):
         super().__init__()
-        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout)
+        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout, temperature)
         self.embedding = nn.Embedding(vocab_size, embed_size)
         self.rnn = nn.GRU(
             embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True

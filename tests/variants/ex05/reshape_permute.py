@@ -26,7 +26,8 @@ def transpose_output(X, num_heads):
 class MultiHeadAttention(nn.Module):
     """num_heads scaled dot-product attentions in parallel subspaces."""
 
-    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias=False):
+    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias=False,
+                 temperature=1.0):
         super().__init__()
         if num_hiddens % num_heads != 0:
             raise ValueError(
@@ -34,7 +35,7 @@ class MultiHeadAttention(nn.Module):
                 "each head gets num_hiddens / num_heads dimensions"
             )
         self.num_heads = num_heads
-        self.attention = DotProductAttention(dropout)
+        self.attention = DotProductAttention(dropout, temperature)
         self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
         self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
         self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)

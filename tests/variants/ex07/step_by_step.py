@@ -10,10 +10,10 @@ from .ex05_multihead import MultiHeadAttention
 class PositionWiseFFN(nn.Module):
     """The same two-layer MLP applied to every position independently."""
 
-    def __init__(self, num_inputs, ffn_num_hiddens, num_outputs):
+    def __init__(self, num_inputs, ffn_num_hiddens, num_outputs, negative_slope=0.0):
         super().__init__()
         self.dense1 = nn.Linear(num_inputs, ffn_num_hiddens)
-        self.relu = nn.ReLU()
+        self.relu = nn.LeakyReLU(negative_slope)  # negative_slope 0: the ReLU
         self.dense2 = nn.Linear(ffn_num_hiddens, num_outputs)
 
     def forward(self, X):
@@ -40,13 +40,13 @@ class AddNorm(nn.Module):
 class TransformerEncoderBlock(nn.Module):
     """Self-attention and FFN sub-layers, each with AddNorm."""
 
-    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False):
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias=False, negative_slope=0.0):
         super().__init__()
         self.attention = MultiHeadAttention(
             num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout, use_bias
         )
         self.addnorm1 = AddNorm(num_hiddens, dropout)
-        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens, negative_slope)
         self.addnorm2 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X, valid_lens):
@@ -58,7 +58,7 @@ class TransformerEncoderBlock(nn.Module):
 class TransformerDecoderBlock(nn.Module):
     """Causal self-attention, encoder-decoder attention and FFN, each with AddNorm."""
 
-    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i):
+    def __init__(self, num_hiddens, ffn_num_hiddens, num_heads, dropout, i, negative_slope=0.0):
         super().__init__()
         self.i = i  # this block's index into the state's caches
         self.attention1 = MultiHeadAttention(
@@ -69,7 +69,7 @@ class TransformerDecoderBlock(nn.Module):
             num_hiddens, num_hiddens, num_hiddens, num_hiddens, num_heads, dropout
         )
         self.addnorm2 = AddNorm(num_hiddens, dropout)
-        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens)
+        self.ffn = PositionWiseFFN(num_hiddens, ffn_num_hiddens, num_hiddens, negative_slope)
         self.addnorm3 = AddNorm(num_hiddens, dropout)
 
     def forward(self, X, state):

@@ -9,12 +9,13 @@ from torch import nn
 from .ex01_softmax import softmax
 
 
-def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
+def sliding_window_mask(num_queries, num_keys, half_width, causal=False, dilation=1):
     if half_width < 0:
         raise ValueError("negative half_width")
     offsets = torch.arange(num_keys)[None, :] - torch.arange(num_queries)[:, None]  # j - i
     upper = 0 if causal else half_width
-    return (offsets >= -half_width) & (offsets <= upper)
+    reach = (offsets >= -half_width * dilation) & (offsets <= upper * dilation)
+    return reach & (offsets.remainder(dilation) == 0)
 
 
 def graph_mask(adjacency, self_loops=True):

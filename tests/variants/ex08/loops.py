@@ -9,14 +9,14 @@ from torch import nn
 from .ex01_softmax import softmax
 
 
-def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
+def sliding_window_mask(num_queries, num_keys, half_width, causal=False, dilation=1):
     """Window of half_width on each side."""
     if half_width < 0:
         raise ValueError("half_width must not be negative")
     mask = torch.zeros(num_queries, num_keys, dtype=torch.bool)
     for i in range(num_queries):
         for j in range(num_keys):
-            if abs(i - j) <= half_width and (not causal or j <= i):
+            if abs(i - j) <= half_width * dilation and (i - j) % dilation == 0 and (not causal or j <= i):
                 mask[i, j] = True
     return mask
 

@@ -9,12 +9,13 @@ from torch import nn
 from .ex01_softmax import softmax
 
 
-def sliding_window_mask(num_queries, num_keys, half_width, causal=False):
+def sliding_window_mask(num_queries, num_keys, half_width, causal=False, dilation=1):
     if half_width < 0:
         raise ValueError(f"half_width={half_width} < 0")
     i = torch.arange(num_queries).unsqueeze(1)
     j = torch.arange(num_keys).unsqueeze(0)
-    mask = (j >= i - half_width) & (j <= i + half_width)
+    mask = (j >= i - half_width * dilation) & (j <= i + half_width * dilation)
+    mask = torch.where((j - i) % dilation == 0, mask, False)
     if causal:
         mask = mask & torch.ones(num_queries, num_keys, dtype=torch.bool).tril()
     return mask
