@@ -6,7 +6,8 @@ the check's arguments) and fires only on direct evidence of one mistake, never o
 - an error not raised: the reference raises for the call (arguments the docstring rejects), the learner's
   code returns;
 
-- an argument changed in place: the learner's copy of an input after the call differs from the input;
+- an argument changed in place: the learner's copy of an input after the call differs from the input, or
+  torch refused the call for writing into an argument that needs gradients;
 - a dtype not kept: a result has another floating dtype than the reference's, its values agree once cast;
 - a shape with an extra or missing axis of size 1: the same values, reshaped;
 - the mask applied after the softmax: every masked key is 0 as it must be, but each row's readable
@@ -26,6 +27,8 @@ from ..compare import judged_keys, tolerance
 from ..text import tr
 
 ID_PREFIX = "auto:"
+LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation"  # torch's error when
+# code writes into an argument that needs gradients (every argument of a check that compares gradients)
 SITES = {"not_raised": "(condition)", "input_modified": "(input)", "dtype_changed": "(return)", "shape_reshaped": "(return)",
          "masked_after_softmax": "(return)", "slices_permuted": "(return)",
          "values_rearranged": "(return)"}  # where each rule's slip sits
@@ -172,9 +175,16 @@ def mistake_id(function, rule):
 def diagnose(checks, references, records, results, lang="en"):
     """(index, hint, mistake id) when one rule explains the first failing check (a mismatch), else None."""
     index = next((i for i, r in enumerate(results) if not r.passed), None)
-    if index is None or results[index].kind != "mismatch":
+    if index is None or results[index].kind not in ("mismatch", "error"):
         return None
     check, reference, record = checks[index], references[index], records[index]
+    if results[index].kind == "error":
+        message = ((record or {}).get("error") or {}).get("message") or "" if isinstance(record, dict) else ""
+        if LEAF_IN_PLACE not in message:
+            return None
+        function = function_name(check.target)
+        return index, tr("behaviour.input_modified_error", lang, function=function), \
+            mistake_id(function, "input_modified")
     got = record.get("ok") if isinstance(record, dict) else None
     if isinstance(got, dict) and isinstance(reference, dict):
         for rule in RULES:
