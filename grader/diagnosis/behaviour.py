@@ -175,7 +175,8 @@ def mistake_id(function, rule):
 def diagnose(checks, references, records, results, lang="en"):
     """(index, hint, mistake id) when one rule explains the first failing check (a mismatch), else None."""
     index = next((i for i, r in enumerate(results) if not r.passed), None)
-    if index is None or results[index].kind not in ("mismatch", "error"):
+    if index is None or results[index].kind not in ("mismatch", "error") \
+            or index >= min(len(checks), len(references), len(records)):
         return None
     check, reference, record = checks[index], references[index], records[index]
     if results[index].kind == "error":

@@ -193,6 +193,8 @@ def _inlined(ex_id, entries, failing, checks, references, records, results, lang
     """(index, hint, id) when every failing check is one module's or function's, a part it uses (in the
     reference) passes all its own checks, and one slip of that part explains the failing checks exactly: the
     learner computes the part's work inside the tested code and has the slip there."""
+    if len(checks) != len(results):
+        return None
     targets = {checks[i].target for i in failing}
     if len(targets) != 1:
         return None
