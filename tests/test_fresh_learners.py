@@ -23,8 +23,9 @@ SETS = sorted(p.name for p in ROOT.glob("set_*") if p.is_dir())
 HINT_RATE = {"set_a": 0.9, "set_b": 0.8}  # the least share of failing files with the right hint, per set
 # (reached: set A 56/60 with the behaviour rules and the partial and inlined slips, 43/60 before them, 38/60
 # before its own widening; set B 52/60, 40/60 before; the goal is 0.9 on a set written after the changes;
-# set B's bound leaves room for a loaded machine, where ex00's mutants, run at grading time under a
-# wall-clock limit per call, can time out: one such run gave set B fewer than 51)
+# the bounds leave room for ex00, whose cases are drawn anew each run: a draw where a file's second slip
+# also shows on the first failing check leaves its slip unnamed (set A's 09_closed_form_c: 2 of 3 runs
+# named it); one run on a loaded machine, with a mutant cache missing mutants, gave set B fewer than 51)
 # Hints that do not contain the expected phrase, each judged by reading it (the others must stay right):
 NOT_RIGHT = {
     # "the line that computes `num_earlier`: the size used is X.shape[1]": the right line (the count of
