@@ -20,8 +20,12 @@ from grader.text import hint_text
 
 ROOT = Path(__file__).resolve().parent / "fresh_learners"
 SETS = sorted(p.name for p in ROOT.glob("set_*") if p.is_dir())
-HINT_RATE = {"set_a": 0.7, "set_b": 0.65}  # the least share of failing files with the right hint, per set
-# (reached: set A 43/60 after the changes, 38/60 before; set B, the hold-out, 40/60; the goal is 0.9)
+HINT_RATE = {"set_a": 0.9, "set_b": 0.8}  # the least share of failing files with the right hint, per set
+# (reached: set A 56/60 with the behaviour rules and the partial and inlined slips, 43/60 before them, 38/60
+# before its own widening; set B 52/60, 40/60 before; the goal is 0.9 on a set written after the changes;
+# the bounds leave room for ex00, whose cases are drawn anew each run: a draw where a file's second slip
+# also shows on the first failing check leaves its slip unnamed (set A's 09_closed_form_c: 2 of 3 runs
+# named it); one run on a loaded machine, with a mutant cache missing mutants, gave set B fewer than 51)
 # Hints that do not contain the expected phrase, each judged by reading it (the others must stay right):
 NOT_RIGHT = {
     # "the line that computes `num_earlier`: the size used is X.shape[1]": the right line (the count of
@@ -33,7 +37,7 @@ NOT_RIGHT = {
     # "the axes are reordered into the wrong order" in transpose_output: right, worded without "permute"
     "set_b/ex05/06_output_permute",
 }
-SILENT = {"set_a/ex05/09_no_valueerror"}  # no hint and no sub-step: a missing ValueError in transpose_qkv
+SILENT = set()  # failing files with neither a right hint nor a sub-step (none left)
 
 
 def key(path):

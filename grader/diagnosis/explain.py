@@ -22,15 +22,16 @@ from typing import NamedTuple
 from ..compare import compare_values
 from ..text import render, tr
 from .. import variants
-from . import mutants
+from . import behaviour, mutants, substeps
 
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
 ID_PREFIX = "auto:"  # mistake ids of automatic mutants; the known mistakes' ids are plain names
-SITES = {"": "(return)", "?condition": "(condition)"}  # a line's role in an id, when it assigns no name
+SITES = {"": "(return)", "?condition": "(condition)", "?input": "(input)"}  # a line's role in an id, when it assigns no name
 LINE_OP = "line"  # the id's operator part when the line is wrong in one of a few ways
 VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never named: a test's constant off by one
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
+PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
 DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
 
 
@@ -47,15 +48,24 @@ def _agrees(mutant, got, keys, tolerance_dtype):
 
 
 def _same_error(mutant, record):
+    """Did the learner raise what the mutant raised: the same type and message, or both a ValueError (the error
+    the docstrings ask for, worded by each writer in their own way)?"""
     error = record.get("error") or {}
-    return "error" in mutant and tuple(mutant["error"]) == (error.get("type"), (error.get("message") or "")[:300])
-
-
-def explains(entry, failing, checks, references, records):
-    """Does this mutant fail exactly `failing` and agree with the learner there (values, or the same error)?"""
-    if set(entry["fails"]) != set(failing):
+    if "error" not in mutant:
         return False
-    for index in failing:
+    if mutant["error"][0] == "ValueError" == error.get("type"):
+        return True
+    return tuple(mutant["error"]) == (error.get("type"), (error.get("message") or "")[:300])
+
+
+def explains(entry, failing, checks, references, records, partly=False):
+    """Does this mutant fail exactly `failing` and agree with the learner there (values, or the same error)?
+    partly: it fails the first failing check and only failing ones, agreeing there (a slip the file has,
+    beside another)."""
+    fails = set(entry["fails"])
+    if fails != set(failing) and not (partly and failing[0] in fails and fails < set(failing)):
+        return False
+    for index in fails:
         mutant, record = entry["fails"][index], records[index] or {}
         if "ok" in record:
             if "error" in mutant or not _agrees(mutant, record["ok"], mutants.observable(references[index]),
@@ -79,8 +89,10 @@ def _entries(ex_id, checks, references, records, failing):
 
 
 def _run_drawn(ex_id, entries, checks, references, records, failing):
-    """Mutants of an exercise whose cases are drawn per run, run now: on the failing checks first (where most
-    disagree with the learner at once), then on the others, each call under DRAWN_CALL_LIMIT_S."""
+    """Mutants of an exercise whose cases are drawn per run, run now: on the failing checks first, then on the
+    others, each call under DRAWN_CALL_LIMIT_S; a mutant is dropped as soon as it fails a check the learner
+    passes or disagrees with the learner on one it fails (those that pass some failing checks stay, for a
+    partial explanation)."""
     kept = []
     order = list(failing) + [i for i in range(len(checks)) if i not in failing]
     for number, entry in enumerate(entries):
@@ -90,9 +102,11 @@ def _run_drawn(ex_id, entries, checks, references, records, failing):
             continue
         fails = {}
         for index in order:
+            if index not in failing and not fails:
+                break  # right wherever the learner is wrong: it explains nothing
             results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_CALL_LIMIT_S)
             wrong = mutants.differs(references[index], results, checks[index])
-            if mutants.timed_out(results) or wrong != (index in failing):
+            if mutants.timed_out(results) or wrong and index not in failing:
                 break
             if wrong:
                 fails[index] = results
@@ -104,8 +118,12 @@ def _run_drawn(ex_id, entries, checks, references, records, failing):
 
 
 def _where(entry):
+    if entry["target"] == "?condition" and entry.get("condition"):
+        return ("mutant.where_test", {"function": entry["function"], "condition": entry["condition"]})
     if entry["target"] == "?condition":
         return ("mutant.where_condition", {"function": entry["function"]})
+    if entry["target"] == "?input":
+        return ("mutant.where_input", {"function": entry["function"]})
     if entry["target"]:
         return ("mutant.where_target", {"function": entry["function"], "target": entry["target"]})
     return ("mutant.where_return", {"function": entry["function"]})
@@ -164,8 +182,58 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     entries = _entries(ex_id, checks, references, records, failing)
     if entries is None:
         return Diagnosis(mutants_missing=True)
-    return Diagnosis(_named([e for e in entries if (e["op"], e["target"]) not in VAGUE
-                             and explains(e, failing, checks, references, records)], failing, lang))
+    named = [e for e in entries if (e["op"], e["target"]) not in VAGUE]
+    found = _named([e for e in named if explains(e, failing, checks, references, records)], failing, lang)
+    found = found or behaviour.diagnose(checks, references, records, results, lang)
+    found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang)
+    return Diagnosis(found or _partly(named, failing, checks, references, records, lang))
+
+
+def _inlined(ex_id, entries, failing, checks, references, records, results, lang):
+    """(index, hint, id) when every failing check is one module's or function's, a part it uses (in the
+    reference) passes all its own checks, and one slip of that part explains the failing checks exactly: the
+    learner computes the part's work inside the tested code and has the slip there."""
+    if len(checks) != len(results):
+        return None
+    targets = {checks[i].target for i in failing}
+    if len(targets) != 1:
+        return None
+    target = targets.pop()
+    parts = substeps.uses(ex_id).get(target.split(".")[0], set())
+    passing = {c.target for c, r in zip(checks, results) if r.passed} - {c.target for c, r in zip(checks, results)
+                                                                          if not r.passed}
+    matches = []
+    for entry in entries:
+        part = entry["function"].split(".")[0]
+        if part not in parts or part not in passing:
+            continue
+        own = {i: v for i, v in entry["fails"].items() if checks[i].target == target}
+        if own and explains(dict(entry, fails=own), failing, checks, references, records):
+            matches.append(dict(entry, fails=own))
+    if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
+        return None
+    found = _named(matches, failing, lang)
+    if found is None:
+        return None
+    index, text, _ = found
+    function = behaviour.function_name(target)
+    part = matches[0]["function"]
+    return index, tr("mutant.inlined", lang, function=function, part=part, hint=text), \
+        mistake_id(dict(matches[0], function=function, target=f"{part}>{matches[0]['target']}"))
+
+
+def _partly(entries, failing, checks, references, records, lang):
+    """(index, hint, id) for the one slip that explains the first failing checks and no others wrongly, when
+    no mutant explains them all: each match must fail the first failing check and at least PARTLY_CHECKS."""
+    matches = [e for e in entries if len(e["fails"]) >= PARTLY_CHECKS
+               and explains(e, failing, checks, references, records, partly=True)]
+    if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
+        return None
+    found = _named(matches, failing, lang)
+    if found is None:
+        return None
+    index, text, mistake = found
+    return index, tr("mutant.partly", lang, hint=text, count=len(matches[0]["fails"]), total=len(failing)), mistake
 
 
 def _named(matches, failing, lang):

@@ -175,7 +175,7 @@ def evaluate(ex_id, entries, checks, references, cpu_limits=None):
 def describe(mutation):
     """A mutation as cacheable data."""
     return {"source": mutation.source, "op": mutation.op, "function": mutation.function,
-            "target": mutation.target, "fields": dict(mutation.fields)}
+            "target": mutation.target, "fields": dict(mutation.fields), "condition": mutation.condition}
 
 
 def _reference_modules(name):

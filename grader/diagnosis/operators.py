@@ -33,6 +33,7 @@ class Mutation:
     function: str  # "masked_softmax", "PositionalEncoding.__init__"
     target: str  # the name the changed line assigns ("" when it returns or tests a value)
     fields: tuple = field(default=())  # (name, value) pairs for the description
+    condition: str = ""  # the test a changed condition belongs to, when it is short and reads only names
 
 
 def _name_of(node):
@@ -194,6 +195,13 @@ def _call_candidates(node, name, short, params, locals_):
     if (short in UNWRAPPABLE or name.startswith("self.")) and len(node.args) == 1 and not node.keywords \
             and short not in ("sqrt",):
         out.append(("call_dropped", (("call", name.replace("self.", "")),), node.args[0]))
+    if (short in UNWRAPPABLE or name.startswith("self.")) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], ast.BinOp) and isinstance(node.args[0].op, ast.Add):
+        left, right = node.args[0].left, node.args[0].right  # dropout(X + P) -> X + dropout(P), dropout(X) + P
+        for inner, outer, first in ((right, left, False), (left, right, True)):
+            wrapped = ast.Call(copy.deepcopy(node.func), [copy.deepcopy(inner)], [])
+            pair = (wrapped, copy.deepcopy(outer)) if first else (copy.deepcopy(outer), wrapped)
+            out.append(("applied_to_term", (("call", name.replace("self.", "")),), ast.BinOp(pair[0], ast.Add(), pair[1])))
     if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Call) \
             and len(node.args[0].args) == 1 and not node.args[0].keywords and _name_of(node.args[0].func):
         inner = node.args[0]  # f(g(x)) -> g(f(x)): two steps in the opposite order
@@ -437,6 +445,26 @@ def _default_mutations(tree):
                 yield op, tuple(fields), text, qualname, _target_of(user) if user is not None else ""
 
 
+CONDITION_CHARS = 40  # a test longer than this is not quoted in a hint
+
+
+def _condition(test):
+    """The test's text when it is short and made of names, attributes, constants and comparisons only (it
+    restates the docstring, such as `n == 1` or `T > self.max_len`), else ''."""
+    allowed = (ast.Compare, ast.BoolOp, ast.Name, ast.Attribute, ast.Constant, ast.cmpop, ast.boolop,
+               ast.expr_context, ast.UnaryOp, ast.unaryop)
+    text = ast.unparse(test)
+    return text if len(text) <= CONDITION_CHARS and all(isinstance(n, allowed) for n in ast.walk(test)) else ""
+
+
+def _return_dropped(tree, stmt, qualname, seen):
+    """`if test: return value` left out (a special case missing, or tested only after a general rule)."""
+    text = _unparse(_replace(tree, stmt, ast.Pass()))
+    if text and text not in seen:
+        seen.add(text)
+        yield Mutation(text, "early_return_dropped", qualname, "?condition", (), _condition(stmt.test))
+
+
 def _validation_slips(tree, stmt, qualname, seen):
     """An argument check that raises: left out, or its comparison off at the boundary."""
     changes = [("raise_dropped", (), stmt, stmt.orelse[0] if len(stmt.orelse) == 1 else ast.Pass())]
@@ -448,7 +476,7 @@ def _validation_slips(tree, stmt, qualname, seen):
         text = _unparse(_replace(tree, old, new))
         if text and text not in seen:
             seen.add(text)
-            yield Mutation(text, op, qualname, "?condition", tuple(fields))
+            yield Mutation(text, op, qualname, "?condition", tuple(fields), _condition(stmt.test))
 
 
 def _tests_reordered(tree, fn, qualname, seen):
@@ -478,6 +506,9 @@ def mutations(source):
             if isinstance(stmt, ast.If) and any(isinstance(s, ast.Raise) for s in stmt.body):
                 yield from _validation_slips(tree, stmt, qualname, seen)
                 continue
+            if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], ast.Return):
+                yield from _return_dropped(tree, stmt, qualname, seen)
             target = _target_of(stmt)
             for node in _expressions(stmt):
                 for op, fields, new in _candidates(node, params, locals_):
