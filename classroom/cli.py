@@ -78,6 +78,8 @@ def build_parser():
                    help="refuse to start when the strict sandbox is unavailable")
     p.add_argument("--lease", type=number(float, above=True), default=queue.LEASE_S,
                    help="lease seconds (default %(default)s)")
+    p.add_argument("--job-timeout", type=number(float, above=True), default=None, metavar="SECONDS",
+                   help="seconds one job may run (default: the grader's time limit)")
 
     p = commands.add_parser("submit", help="submit a .py or .ipynb on behalf of a roster member")
     _db(p)
@@ -183,8 +185,9 @@ def cmd_worker(args):
     try:
         if args.concurrency > 1:
             return worker.run_pool(args.db, args.concurrency, args.sandbox, args.once, args.require_strict,
-                                   args.lease)
-        worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True)
+                                   args.lease, job_timeout_s=args.job_timeout)
+        worker.run_worker(args.db, args.sandbox, args.once, args.require_strict, args.lease, handle_signals=True,
+                          job_timeout_s=args.job_timeout)
     except RuntimeError as err:  # StrictUnavailable with --require-strict
         print(f"error: {err}", file=sys.stderr)
         return 1

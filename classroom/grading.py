@@ -72,6 +72,11 @@ def code_of(ex_id, source, kind, filename):
     return code, names[0], (names[1] if len(names) > 1 else None)
 
 
+def job_limits(timeout_s=None):
+    """A worker's limits for one job: one exercise at a time, a warm server; timeout_s if given."""
+    return SandboxLimits(parallel=1, warm=True, **({} if timeout_s is None else {"timeout_s": timeout_s}))
+
+
 def grade_claim(store, claim, sandbox, limits=None):
     """Grade a claimed job with the learner's own passed dependencies -> the fields of its Result."""
     with store.session() as session:
@@ -81,7 +86,7 @@ def grade_claim(store, claim, sandbox, limits=None):
     code, name, label = code_of(claim.exercise_id, claim.source, claim.kind, claim.filename)
     submission = Submission(claim.exercise_id, code, name, label, dependencies=dependencies,
                             variant=claim.variant)  # the stored variant, whatever the code claims
-    [result] = grade_submissions([submission], limits or SandboxLimits(parallel=1, warm=True), sandbox=sandbox,
+    [result] = grade_submissions([submission], limits or job_limits(), sandbox=sandbox,
                                  references_for_dependencies=False, lang=claim.lang)
     return verdicts.verdict(result, f"submission {claim.submission_id}", claim.lang, claim.penalty, sandbox)
 

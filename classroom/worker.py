@@ -83,10 +83,12 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=eta.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow):
+               poll_s=eta.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow,
+               job_timeout_s=None):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
+    job_timeout_s: seconds a job may run (None: the grader's default, SandboxLimits.timeout_s).
     clock: now as a naive UTC datetime, for the queue's leases and heartbeats (tests pass a fake one).
     """
     stop = threading.Event()
@@ -113,7 +115,7 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
                 beat = time.monotonic()
             stop.wait(poll_s)
             continue
-        graded += grade_job(store, claim, mode, lease_s, log, clock)
+        graded += grade_job(store, claim, mode, lease_s, log, clock, job_timeout_s)
         beat = time.monotonic()
     try:
         queue.unregister_worker(store, worker_id)
@@ -124,13 +126,14 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     return graded
 
 
-def grade_job(store, claim, mode, lease_s, log, clock=utcnow):
+def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None):
     """Grade one claimed job and store its verdict -> 1 if stored, 0 if the claim was lost."""
     lease = _Lease(store, claim, lease_s, clock)
     lease.start()
     started = time.monotonic()
     try:
-        verdict = retrying(lambda: grading.grade_claim(store, claim, mode), f"reading job {claim.job_id}", log,
+        limits = grading.job_limits(job_timeout_s)
+        verdict = retrying(lambda: grading.grade_claim(store, claim, mode, limits), f"reading job {claim.job_id}", log,
                            lambda: lease.lost)
     except Exception as err:  # the grader failed: an error verdict, logged in full
         log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
@@ -149,15 +152,16 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow):
     return int(stored)
 
 
-def child_command(sandbox, once, require_strict, lease_s):
+def child_command(sandbox, once, require_strict, lease_s, job_timeout_s=None):
     """The command line of one pool worker: no database URL (it travels in the environment)."""
     command = [sys.executable, "-m", "classroom", "worker", "--concurrency", "1", "--sandbox", sandbox,
                "--lease", str(lease_s)]
-    return command + ["--once"] * once + ["--require-strict"] * require_strict
+    timeout = ["--job-timeout", str(job_timeout_s)] if job_timeout_s is not None else []
+    return command + ["--once"] * once + ["--require-strict"] * require_strict + timeout
 
 
 def run_pool(url, concurrency, sandbox, once, require_strict, lease_s, log=log_line,
-             max_backoff_s=MAX_BACKOFF_S, steady_s=60.0):
+             max_backoff_s=MAX_BACKOFF_S, steady_s=60.0, job_timeout_s=None):
     """Run `concurrency` worker processes, restarting any that dies (backoff 1, 2, 4 ... s) -> exit code.
 
     A child that ran steady_s seconds before dying restarts after 1 s again. With once,
@@ -167,7 +171,7 @@ def run_pool(url, concurrency, sandbox, once, require_strict, lease_s, log=log_l
     retrying(lambda: Store(url).close(), "checking the database", log)  # a wrong URL or schema: say so once
     if require_strict:  # refuse once here, instead of restarting children that refuse
         grading.choose_sandbox(sandbox, True, log)
-    command = child_command(sandbox, once, require_strict, lease_s)
+    command = child_command(sandbox, once, require_strict, lease_s, job_timeout_s)
     env = dict(os.environ, **{ENV_VAR: url})
     slots = [{"child": subprocess.Popen(command, env=env), "started": time.monotonic(), "failures": 0,
               "restart_at": None, "code": None} for _ in range(concurrency)]

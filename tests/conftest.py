@@ -15,11 +15,30 @@ from tests.classroom_support import class_store, own_postgres, pg_url, postgres_
 __all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "sqlite_url",
            "utc_plus_8"]
 
+
+def own_folder(variable, prefix, mode=0o700):
+    """Point the environment variable at a new folder of this process's, removed at exit."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(folder, mode)
+    os.environ[variable] = folder
+    os.environ[f"{variable}_BY_TESTS"] = str(os.getpid())  # made here: a pytest-xdist worker makes its own
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+def made_by_another_test_process(variable):
+    """True if the variable names a folder that a parent test process (the pytest-xdist controller) made."""
+    return os.environ.get(f"{variable}_BY_TESTS", str(os.getpid())) != str(os.getpid())
+
+
 # Set before any test runs (course.common.paths reads it at each call): grader runs in tests must not
-# touch the learner's real progress file.
-if "ATTENTION_LAB_HOME" not in os.environ:
-    os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="attention-lab-test-home-")
-    atexit.register(shutil.rmtree, os.environ["ATTENTION_LAB_HOME"], ignore_errors=True)
+# touch the learner's real progress file. Each pytest-xdist worker gets its own.
+if "ATTENTION_LAB_HOME" not in os.environ or made_by_another_test_process("ATTENTION_LAB_HOME"):
+    own_folder("ATTENTION_LAB_HOME", "attention-lab-test-home-")
+# A pytest-xdist worker gets a temp folder of its own (mode 1777, like /tmp): tests that look for what a run
+# left in the temp folder (sandbox run folders) see only their own worker's runs.
+if os.environ.get("PYTEST_XDIST_WORKER"):  # made inside the given temp folder
+    own_folder("TMPDIR", f"attention-lab-{os.environ['PYTEST_XDIST_WORKER']}-", 0o1777)
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 # A test that uses one of these (directly or through another fixture) is `slow`.
 SLOW_FIXTURES = {
@@ -64,6 +83,30 @@ SLOW_TESTS = {
     "test_ui_consistency.py::test_series_keep_their_colour_across_languages",
 }
 
+# Tests that assert a duration ("file::test", every parameter): marked `timing`, they run in the serial phase
+# of tests/run_suite.py, after the parallel one, with nothing else running.
+TIMING_TESTS = {
+    "test_child_process.py::test_a_silent_child_gives_none_at_the_deadline_and_the_reader_can_go_on",
+    "test_child_process.py::test_a_child_that_prints_without_pause_cannot_carry_the_reader_past_its_deadline",
+    "test_classroom_eta_honesty.py::test_forecasts_shown_at_submission_are_near_the_actual_waits",
+    "test_classroom_gradebook_speed.py::test_a_thousand_learners_gradebook_and_analytics_are_drawn_within_three_seconds",
+    "test_classroom_live_page.py::test_a_followed_page_shows_each_change_within_a_second_and_polls_cheaply",
+    "test_classroom_queue_priority.py::test_a_new_submission_goes_ahead_of_a_20000_job_regrade",
+    "test_demos.py::test_a_translation_past_its_time_limit_is_stopped",
+    "test_demos.py::test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_is_killed",
+    "test_grading_client.py::test_a_grading_server_that_crashed_or_was_killed_is_replaced_by_a_fresh_one",
+    "test_grading_client.py::test_a_grading_server_past_the_timeout_is_stopped_not_waited_for",
+    "test_grading_server.py::test_a_second_grade_reuses_the_warm_server_and_a_killed_one_is_replaced",
+    "test_hostile_results.py::test_a_hanging_result_costs_no_more_than_the_timeout",
+    "test_hostile_results.py::test_a_notebook_nested_too_deep_is_not_a_readable_notebook",
+    "test_mutant_limits.py::test_an_endless_mutant_is_given_up_by_its_cpu_limit",
+    "test_sandbox_warm.py::test_a_strict_timeout_ends_in_time_and_keeps_the_server",
+}
+# Files that check machine-wide state (no process of any strict-sandbox uid alive, /tmp left as it was):
+# another worker's grading would show there, so they are marked `alone` and run in the serial phase too.
+ALONE_FILES = {"test_classroom_hostile.py", "test_sandbox_strict.py", "test_sandbox_warm.py"}
+SERIAL_MARKERS = ("timing", "alone")  # tests/run_suite.py runs these after the parallel phase
+
 
 def is_slow(item):
     """True if the test needs a browser, Postgres, the strict sandbox (also as a `sandbox` parameter) or the
@@ -77,11 +120,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
+        if f"{item.path.name}::{item.originalname}" in TIMING_TESTS:
+            item.add_marker(pytest.mark.timing)
+        if item.path.name in ALONE_FILES:
+            item.add_marker(pytest.mark.alone)
     modules = {item.path.name: item.module for item in items if getattr(item, "module", None)}
-    stale = sorted(name for name in SLOW_TESTS if name.split("::")[0] in modules
-                   and not hasattr(modules[name.split("::")[0]], name.split("::")[1]))
-    if stale:  # renamed or removed: the list must follow
-        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {stale}")
+    for listed, names in (("SLOW_TESTS", SLOW_TESTS), ("TIMING_TESTS", TIMING_TESTS)):
+        stale = sorted(name for name in names if name.split("::")[0] in modules
+                       and not hasattr(modules[name.split("::")[0]], name.split("::")[1]))
+        if stale:  # renamed or removed: the list must follow
+            raise pytest.UsageError(f"tests/conftest.py {listed} names tests that do not exist: {stale}")
 
 
 @pytest.fixture

@@ -233,8 +233,8 @@ def test_page_opens_without_errors(server, browsers, page, lang):
     if page.key == "ch07":
         check_diagram_labels_fit(driver)
     if page.key == "ch01":
-        charts = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
-        assert len(charts) >= 4, "the path, cone and gradient charts should be drawn"
+        wait_for(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')) >= 4,
+                 "the path, cone and gradient charts should be drawn", 60)
         assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stGraphVizChart"] svg')
 
 

@@ -37,7 +37,7 @@ return out;
 
 
 def drawn_charts(driver):
-    """CHART_TEXT_JS's list, once every chart on the page has drawn its SVG."""
+    """CHART_TEXT_JS's list, once every chart on the page has drawn its SVG and has its name."""
     from selenium.webdriver.common.by import By
 
     def drawn(d):
@@ -45,7 +45,14 @@ def drawn_charts(driver):
         return charts and all(c.find_elements(By.CSS_SELECTOR, "svg, canvas") for c in charts)  # big ones: canvas
 
     wait_for(driver, drawn, "the page's charts were not drawn")
-    return driver.execute_script(CHART_TEXT_JS)
+    found = []
+
+    def named(d):  # a chart's name is set after it draws (it lagged under load)
+        found[:] = d.execute_script(CHART_TEXT_JS)
+        return all(c["name"] for c in found)
+
+    wait_for(driver, named, lambda: f"a chart has no accessible name: {[c for c in found if not c['name']]}", 30)
+    return found
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

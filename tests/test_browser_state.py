@@ -202,8 +202,8 @@ def test_the_language_chosen_survives_a_reload(server, browsers, lang):
     assert heading(driver).startswith(t("ch01.title", lang))
     names = {"zh": "中文", "en": "English"}
     for chosen in (other, lang):  # there, then back: the browser's later tests read its own language
-        switch = driver.find_element(By.XPATH, f'//*[@data-testid="stSidebar"]//label[.//p[text()="{names[chosen]}"]]')
-        switch.click()
+        switch = f'//*[@data-testid="stSidebar"]//label[.//p[text()="{names[chosen]}"]]'
+        wait_for(driver, lambda d: d.find_elements(By.XPATH, switch), f"no {names[chosen]} switch in the sidebar", 60)[0].click()
         wait_for(driver, lambda d: heading(d).startswith(t("ch01.title", chosen)), "the switch did not apply", 30)
         driver.refresh()
         wait_until_rendered(driver)

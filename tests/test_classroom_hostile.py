@@ -26,6 +26,8 @@ from tests.classroom_support import add_graded, run_cli, solution, user_id
 
 NAMES = hostile_names()
 GROUPS = [NAMES[i::3] for i in range(3)]  # three drains of seven or eight files
+JOB_TIMEOUT_S = 10  # the worker's time limit per job (default 20 s): the test checks containment, not the limit;
+# a correct job takes about 3 s at load 5
 HONEST = "cy@class.test"
 MALLORY = "mallory@class.test"  # submits every hostile file of a drain
 # A database row's state columns that grading changes; everything else must stay as it was.
@@ -91,12 +93,13 @@ def test_hostile_submissions_change_nothing_but_their_own_verdicts(group, class_
         before, results_before, files_before = _dump(db_path), _results_rows(db_path), snapshot()
         started = time.monotonic()
         drained = run_cli("worker", "--db", sqlite_url, "--once", "--sandbox", "strict", "--require-strict",
-                          "--concurrency", "2", timeout=240)
+                          "--concurrency", "2", "--job-timeout", JOB_TIMEOUT_S, timeout=240)
         took = time.monotonic() - started
         assert drained.returncode == 0, drained.stderr[-3000:]
     finally:
         listener.close()
     print(f"drain of {len(group)} hostile + 2 correct submissions: {took:.1f} s")
+    print("\n".join(line for line in drained.stderr.splitlines() if ": job " in line))  # each job's time
     assert listener.received == [], f"the loopback listener received {listener.received}"
     assert sandbox_uid_processes() == [], "a process of a submission is still alive"
     changed = sorted(k for k, v in files_before.items() if snapshot().get(k) != v)

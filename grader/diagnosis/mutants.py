@@ -16,6 +16,8 @@ cases are drawn per run (CASES_DRAWN) cache the mutants' sources only; their
 results are computed when a learner's file fails (pure Python, milliseconds).
 """
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -219,13 +221,28 @@ def _build(ex_id):
     return len(entries)
 
 
+@contextlib.contextmanager
+def _build_lock(ex_id):
+    """Hold the exercise's build lock (an flock beside its cache): two processes never build the same cache."""
+    fd = os.open(cache_dir() / f".{ex_id}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def ensure(ex_ids):
-    """Build the missing caches of these exercises, each in a bounded fork; returns {ex_id: count or why not}."""
+    """Build the missing caches of these exercises, each in a bounded fork; returns {ex_id: count or why not}.
+    A process that finds another building the same cache waits for it and reads its cache."""
     done = {}
     for ex_id in ex_ids:
         if cache_path(ex_id).exists():
             continue
-        how, data = bounded.run(lambda ex_id=ex_id: _build(ex_id), BUILD_TIMEOUT_S, BUILD_MEMORY_MB)
+        with _build_lock(ex_id):
+            if cache_path(ex_id).exists():  # built by the process that held the lock
+                continue
+            how, data = bounded.run(lambda ex_id=ex_id: _build(ex_id), BUILD_TIMEOUT_S, BUILD_MEMORY_MB)
         done[ex_id] = data if how == "ok" else how
     return done
 
