@@ -80,6 +80,23 @@ def _mha(sizes, B, n_q, n_k, valid_lens, dtype, seed, bias=False, train=False):
                  locate=steps_locator(STEPS), locate_properties=True)
 
 
+def variant_checks(chosen, rng):
+    """Off the published exercise: head splitting and the attention at sizes and head counts drawn for the
+    variant (its temperature given by grader/variants.py), with per-example and per-query valid lengths."""
+    heads, head_size, B, T = rng.randint(1, 4), rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 5)
+    checks = [_transpose("transpose_qkv", (B, T, heads * head_size), heads, rng.randrange(2**31)),
+              _transpose("transpose_output", (B * heads, T, head_size), heads, rng.randrange(2**31)),
+              _roundtrip((B, T, heads * head_size), heads, rng.randrange(2**31))]
+    for dtype, per_query in ((torch.float32, False), (torch.float64, True)):
+        heads, head_size = rng.randint(1, 4), rng.randint(1, 4)
+        sizes = (rng.randint(2, 9), rng.randint(2, 9), rng.randint(1, 7), heads * head_size, heads)
+        B, n_q, n_k = rng.randint(1, 3), rng.randint(1, 5), rng.randint(2, 7)
+        shape = (B, n_q) if per_query else (B,)
+        lens = torch.tensor([rng.randint(2, n_k) for _ in range(B * (n_q if per_query else 1))]).reshape(shape)
+        checks.append(_mha(sizes, B, n_q, n_k, lens, dtype, rng.randrange(2**31), bias=rng.random() < 0.5))
+    return checks
+
+
 def build():
     """The exercise's checks, in the order they are reported."""
     sizes = (5, 4, 6, 12, 3)  # key_size, query_size, value_size, num_hiddens, num_heads
