@@ -75,7 +75,10 @@ def test_a_learner_bug_that_must_be_named_is_named_on_a_variant(bug):
 
 
 def registered():
-    return [(ex_id, m) for ex_id in EXERCISES for m in checks_registry.for_exercise(ex_id).MISTAKES]
+    """Every registered mistake but the import slips: the module they import exists in this process (the
+    sandbox stages only the learner's files), and their error message names them the same on every variant."""
+    return [(ex_id, m) for ex_id in EXERCISES for m in checks_registry.for_exercise(ex_id).MISTAKES
+            if "No module named" not in (m.raises or "")]
 
 
 @pytest.mark.slow  # judges every registered mistake on a variant
