@@ -101,14 +101,15 @@ def _published_count(ex_id):
 
 def _on_variant(ex_id, entries, checks, references, records, failing, value):
     """Mutants on a variant: a mutant whose cached (variant 0) results fail a check the learner passes and the
-    variant leaves alone goes without running; the others run now on the failing checks and on those the
+    variant leaves alone, or passes there the first failing check, goes without running; the others run now on the failing checks and on those the
     variant changes (a mutant that falls back to the parameter's default differs from its cached self even on
     a check that never names the parameter)."""
     alone = {i for i, c in enumerate(checks) if not c.spec.get("variant") and i < _published_count(ex_id)}
     passed_alone = alone - set(failing)
     fresh = sorted(set(failing) | (set(range(len(checks))) - alone))
+    first_alone = {failing[0]} & alone  # a mutant right there at variant 0 explains neither all nor the first
     candidates = [{k: v for k, v in entry.items() if k != "fails"} for entry in entries
-                  if not passed_alone & set(entry["fails"])]
+                  if not passed_alone & set(entry["fails"]) and first_alone <= set(entry["fails"])]
     return _run_drawn(ex_id, candidates, checks, references, records, failing, value, fresh)
 
 
@@ -134,8 +135,8 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
             results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_WALL_LIMIT_S,
                                          DRAWN_CALL_LIMIT_S)
             wrong = mutants.differs(references[index], results, checks[index])
-            if mutants.timed_out(results) or wrong and index not in failing:
-                break
+            if mutants.timed_out(results) or wrong and index not in failing or not wrong and index == failing[0]:
+                break  # a mutant right on the first failing check explains neither all of them nor a first part
             if wrong:
                 fails[index] = results
                 if not explains(dict(entry, fails={index: results}), [index], checks, references, records):
