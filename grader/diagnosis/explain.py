@@ -101,9 +101,9 @@ def _published_count(ex_id):
 
 def _on_variant(ex_id, entries, checks, references, records, failing, value):
     """Mutants on a variant: a mutant whose cached (variant 0) results fail a check the learner passes and the
-    variant leaves alone, or passes there the first failing check, goes without running; the others run now on the failing checks and on those the
-    variant changes (a mutant that falls back to the parameter's default differs from its cached self even on
-    a check that never names the parameter)."""
+    variant leaves alone, or pass the first failing check there, goes without running; the others run now on
+    the failing checks and on those the variant changes (a mutant that falls back to the parameter's default
+    differs from its cached self even on a check that never names the parameter)."""
     alone = {i for i, c in enumerate(checks) if not c.spec.get("variant") and i < _published_count(ex_id)}
     passed_alone = alone - set(failing)
     fresh = sorted(set(failing) | (set(range(len(checks))) - alone))
