@@ -56,10 +56,15 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             ex_id, checks, job.records, results, source,
             lambda check, reference, record: judge_check(check, reference, record, job, limits).passed, lang)
         if not (value_hint and value_hint[1]):  # whole: right for the value it has, which is all there is to say
+            refused = [results[i] for i in (value_hint[2] if value_hint else ()) if not results[i].passed]
+            for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
+                result.passed = True
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
             add_error_hints(ex_id, checks, job.records, results, lang, named)
             if not rules and not any(r.hint for r in results):
                 mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+            for result in refused:
+                result.passed = False
         if value_hint:
             _say_first(results, value_hint[0])
         substeps.add_locations(ex_id, checks, references, job.records, results, lang)

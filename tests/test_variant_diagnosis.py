@@ -113,3 +113,20 @@ def test_the_value_is_read_from_the_source_without_running_it():
     assert [(w.value, w.how) for w in said] == [(1, "constant"), (1000.0, "constant"), (2, "constant"),
                                                 (None, "missing")]
     assert variant_default.written("ex06", "def broken(:\n") == []
+
+
+UNNAMED_BEFORE = ("ex02/module_ignores_w", "ex05/merge_heads_swapped", "ex06/base_1000", "ex06/odd_num_hiddens_breaks",
+                  "ex07/relu_after_second_layer", "ex09/base_1000")  # graded on variant 123457, no hint before
+
+
+@pytest.mark.slow  # grades in the sandbox
+def test_the_bugs_once_unnamed_on_a_variant_are_named_through_the_sandbox():
+    from grader.core import Submission, grade_submissions
+
+    paths = [ROOT / "tests" / "learner_bugs" / f"{bug}.py" for bug in UNNAMED_BEFORE]
+    submissions = [Submission(p.parent.name, personalise(p.read_text(encoding="utf-8"), p.parent.name, NUMBER),
+                              p.name, variant=NUMBER) for p in paths]
+    results = grade_submissions(submissions)
+    wrong = [(p.stem, r.status, first_hint(r)) for p, r in zip(paths, results)
+             if r.status != "failed" or not (first_hint(r) and is_right(p, first_hint(r)))]
+    assert not wrong, wrong

@@ -96,10 +96,12 @@ def _at(spec, name, value):
                          if name in spec.get(field, {})})
 
 
-def passes_at(value, name, checks, records, results, judge_one):
+def passes_at(value, name, checks, records, results, judge_one, skipped=()):
     """Would the learner's records pass every check against the reference run with `value` (the checks the
-    variant leaves alone: as judged)? judge_one(check, reference, record) -> passed."""
+    variant leaves alone: as judged; `skipped` not at all)? judge_one(check, reference, record) -> passed."""
     for index, (check, record, result) in enumerate(zip(checks, records, results)):
+        if index in skipped:
+            continue
         if not check.spec.get("variant"):
             if not result.passed:
                 return False
@@ -114,6 +116,17 @@ def passes_at(value, name, checks, records, results, judge_one):
     return True
 
 
+def refused(ex_id, records):
+    """Indexes of the calls that gave the parameter explicitly (the demo's trained model does) and were refused
+    because the learner's code has no such parameter."""
+    parameter = variants.PARAMETERS.get(ex_id)
+    if parameter is None:
+        return set()
+    said = f"unexpected keyword argument '{parameter.name}'"
+    return {i for i, record in enumerate(records)
+            if record and "error" in record and said in ((record["error"] or {}).get("message") or "")}
+
+
 def _compared(found, value, lang):
     if isinstance(found, (int, float)) and isinstance(value, (int, float)) and found != value:
         return tr("variant_default.smaller" if found < value else "variant_default.larger", lang)
@@ -121,28 +134,28 @@ def _compared(found, value, lang):
 
 
 def diagnose(ex_id, checks, records, results, source, judge_one, lang="en"):
-    """(hint, whole) for a failing file on a variant whose code has another value than the variant's (whole: its
-    results are right for that value), or None."""
+    """(hint, whole, refused checks) for a failing file on a variant whose code has another value than the
+    variant's, or no parameter where a call gives it (whole: its results are right for that value), or None."""
     value = variants.value_of(checks)
     parameter = variants.PARAMETERS.get(ex_id)
     if value is None or parameter is None or all(r.passed for r in results) or len(results) != len(checks):
         return None
-    said = written(ex_id, source)
-    if any(found.how == "constant" and found.value == value for found in said):
+    said, skipped = written(ex_id, source), refused(ex_id, records)
+    if not skipped and any(found.how == "constant" and found.value == value for found in said):
         return None  # the variant's value written in as a number: it works (the checks leave the parameter out)
     for found in said:
         if found.how == "missing":
             return tr("variant_default.missing", lang, where=found.where, name=parameter.name,
-                      value=parameter.written(value)), False
+                      value=parameter.written(value)), False, skipped
         if found.value == value or isinstance(found.value, bool):
             if found.how == "default":
                 return None
             continue
-        whole = passes_at(found.value, parameter.name, checks, records, results, judge_one)
+        whole = passes_at(found.value, parameter.name, checks, records, results, judge_one, skipped)
         if found.how == "constant" and not whole:
             continue
         text = tr(f"variant_default.{found.how}", lang, where=found.where, name=parameter.name,
                   found=parameter.written(found.value), compared=_compared(found.value, value, lang),
                   value=parameter.written(value))
-        return text, whole
+        return text, whole, skipped
     return None
