@@ -35,6 +35,8 @@ VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never name
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
 PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
 DRAWN_CALL_LIMIT_S = 0.5  # CPU seconds per call of a mutant run at grading time (pure Python: an endless loop if longer)
+PUBLISHED_PROCEDURE = "demo_translations"  # its check runs at the published value on every variant (its cached
+# results hold there): the trained model gives the parameter explicitly, or the grader pins it
 DRAWN_WALL_LIMIT_S = 10.0  # and wall seconds, a backstop only: wall time grows with the machine's load
 
 
@@ -103,12 +105,13 @@ def _on_variant(ex_id, entries, checks, references, records, failing, value):
     """Mutants on a variant: a mutant whose cached (variant 0) results fail a check the learner passes and the
     variant leaves alone, or pass the first failing check there, goes without running; the others run now on
     the failing checks and on those the variant changes (a mutant that falls back to the parameter's default
-    differs from its cached self even on a check that never names the parameter)."""
+    differs from its cached self even on a check that never names the parameter); the demo's results stay cached."""
     alone = {i for i, c in enumerate(checks) if not c.spec.get("variant") and i < _published_count(ex_id)}
     passed_alone = alone - set(failing)
-    fresh = sorted(set(failing) | (set(range(len(checks))) - alone))
+    pinned = {i for i in alone if checks[i].procedure == PUBLISHED_PROCEDURE}  # run at the published value
+    fresh = sorted((set(failing) | (set(range(len(checks))) - alone)) - pinned)
     first_alone = {failing[0]} & alone  # a mutant right there at variant 0 explains neither all nor the first
-    candidates = [{k: v for k, v in entry.items() if k != "fails"} for entry in entries
+    candidates = [dict(entry, fails={i: v for i, v in entry["fails"].items() if i in pinned}) for entry in entries
                   if not passed_alone & set(entry["fails"]) and first_alone <= set(entry["fails"])]
     return _run_drawn(ex_id, candidates, checks, references, records, failing, value, fresh)
 
@@ -128,7 +131,7 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
             module = mutants.mutant_module(ex_id, entry["source"] + pins, number)
         except Exception:
             continue
-        fails = {}
+        fails = dict(entry.get("fails") or {})  # known already (cached, on checks not run here)
         for index in order:
             if index not in failing and not fails:
                 break  # right wherever the learner is wrong: it explains nothing
