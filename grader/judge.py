@@ -19,7 +19,7 @@ from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
-from .diagnosis import explain, substeps
+from .diagnosis import explain, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .text import hint_text, render, tr
@@ -52,10 +52,21 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
                    for check, reference, record in zip(checks, references, job.records)]
         rules = _source_results(ex_id, source, lang)
         named = {r.mistake for r in rules}
-        add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
-        add_error_hints(ex_id, checks, job.records, results, lang, named)
-        if not rules and not any(r.hint for r in results):
-            mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+        value_hint = variant_default.diagnose(
+            ex_id, checks, job.records, results, source,
+            lambda check, reference, record: judge_check(check, reference, record, job, limits).passed, lang)
+        if not (value_hint and value_hint[1]):  # whole: right for the value it has, which is all there is to say
+            refused = [results[i] for i in (value_hint[2] if value_hint else ()) if not results[i].passed]
+            for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
+                result.passed = True
+            add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
+            add_error_hints(ex_id, checks, job.records, results, lang, named)
+            if not rules and not any(r.hint for r in results):
+                mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+            for result in refused:
+                result.passed = False
+        if value_hint:
+            _say_first(results, value_hint[0])
         substeps.add_locations(ex_id, checks, references, job.records, results, lang)
         results = rules + results
     total, done = len(results), sum(r.passed for r in results)
@@ -78,6 +89,12 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         bounded(job.output, MAX_TEXT, lang),
         checks_passed=done, checks_total=total,
     ), mutants_missing)
+
+
+def _say_first(results, text):
+    """Put `text` before the hint of the first failing check (its whole hint when it has none)."""
+    first = next(r for r in results if not r.passed)
+    first.hint = f"{text} {first.hint}" if first.hint else text
 
 
 def _bound_texts(results, lang):

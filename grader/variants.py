@@ -71,6 +71,16 @@ def learner_spec(spec):
     return {k: v for k, v in dict(spec, **left).items() if k not in ("variant_kwargs", "variant")}
 
 
+def value_of(checks):
+    """The value these checks give the reference for a non-default variant's parameter (None: variant 0)."""
+    for check in checks:
+        for name in check.spec.get("variant_kwargs", ()):
+            for field in ("init_kwargs", "kwargs"):
+                if name in check.spec.get(field, {}):
+                    return check.spec[field][name]
+    return None
+
+
 def on_variant(checks):
     """Do these checks run a non-default variant (so results cached for variant 0 do not hold)?"""
     return any(check.spec.get("variant") for check in checks)
@@ -78,8 +88,8 @@ def on_variant(checks):
 
 _PIN_HELPER = """
 
-# Added by the grader when this file is staged for an exercise built on it: the code built on it is graded
-# against references that use the published {name} ({written}), so its default is pinned to that value here.
+# Added by the grader: this code's default {name} is pinned to {written} here (the published value for a file
+# staged under the exercises built on it; a variant's value for a mutant run on that variant).
 def _grader_published(member, name, value):
     import functools
     import inspect
@@ -108,15 +118,17 @@ def _grader_published(member, name, value):
 """
 
 
-def pin_text(ex_id):
-    """Python text that, run in an exercise module's namespace, pins its variant parameter's default back to the
-    published value ("" for an exercise without one); a member without the parameter is left as it is."""
+def pin_text(ex_id, value=None):
+    """Python text that, run in an exercise module's namespace, pins its variant parameter's default to `value`
+    (None: back to the published value; "" for an exercise without a parameter); a member without the parameter
+    is left as it is."""
     parameter = PARAMETERS.get(ex_id)
     if parameter is None:
         return ""
-    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(parameter.default))
+    value = parameter.default if value is None else value
+    text = _PIN_HELPER.format(name=parameter.name, written=parameter.written(value))
     for m in parameter.functions + parameter.classes:
-        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {parameter.default!r})\n"
+        text += f"\nif {m!r} in globals():\n    {m} = _grader_published({m}, {parameter.name!r}, {value!r})\n"
     return text
 
 

@@ -16,11 +16,13 @@ code, so the same slip has the same id in every run and in every grader version
 of the same reference. `label` words an id back in either language.
 """
 
+import functools
 import os
 from typing import NamedTuple
 
 from ..compare import compare_values
 from ..text import render, tr
+from .. import checks as checks_registry
 from .. import variants
 from . import behaviour, mutants, substeps
 
@@ -32,7 +34,10 @@ LINE_OP = "line"  # the id's operator part when the line is wrong in one of a fe
 VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never named: a test's constant off by one
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
 PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
-DRAWN_CALL_LIMIT_S = 0.5  # per call of a mutant run at grading time (pure Python: an endless loop if longer)
+DRAWN_CALL_LIMIT_S = 0.5  # CPU seconds per call of a mutant run at grading time (pure Python: an endless loop if longer)
+PUBLISHED_PROCEDURE = "demo_translations"  # its check runs at the published value on every variant (its cached
+# results hold there): the trained model gives the parameter explicitly, or the grader pins it
+DRAWN_WALL_LIMIT_S = 10.0  # and wall seconds, a backstop only: wall time grows with the machine's load
 
 
 class Diagnosis(NamedTuple):
@@ -77,37 +82,64 @@ def explains(entry, failing, checks, references, records, partly=False):
 
 
 def _entries(ex_id, checks, references, records, failing):
-    """The exercise's mutants with their failing checks (cached, or run now for cases drawn per run and for an
-    exercise variant other than 0); None
-    when its cache is not built."""
+    """The exercise's mutants with their failing checks (cached; run now for cases drawn per run, and on an
+    exercise variant other than 0 for the checks the variant changes); None when its cache is not built."""
     cached = mutants.load(ex_id)
     if cached is None:
         return None
-    if cached["drawn"] or variants.on_variant(checks):  # the cache holds variant 0's results only
-        return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing)
+    value = variants.value_of(checks)
+    if cached["drawn"]:
+        return _run_drawn(ex_id, cached["mutants"], checks, references, records, failing, value)
+    if value is not None:  # the cache holds variant 0's results: they hold on the checks the variant leaves alone
+        return _on_variant(ex_id, cached["mutants"], checks, references, records, failing, value)
     return cached["mutants"]
 
 
-def _run_drawn(ex_id, entries, checks, references, records, failing):
-    """Mutants of an exercise whose cases are drawn per run, run now: on the failing checks first, then on the
-    others, each call under DRAWN_CALL_LIMIT_S; a mutant is dropped as soon as it fails a check the learner
-    passes or disagrees with the learner on one it fails (those that pass some failing checks stay, for a
-    partial explanation)."""
+@functools.cache
+def _published_count(ex_id):
+    """How many checks the published exercise has (a variant's extra checks come after them)."""
+    return len(checks_registry.for_exercise(ex_id).build())
+
+
+def _on_variant(ex_id, entries, checks, references, records, failing, value):
+    """Mutants on a variant: a mutant whose cached (variant 0) results fail a check the learner passes and the
+    variant leaves alone, or pass the first failing check there, goes without running; the others run now on
+    the failing checks and on those the variant changes (a mutant that falls back to the parameter's default
+    differs from its cached self even on a check that never names the parameter); the demo's results stay cached."""
+    alone = {i for i, c in enumerate(checks) if not c.spec.get("variant") and i < _published_count(ex_id)}
+    passed_alone = alone - set(failing)
+    pinned = {i for i in alone if checks[i].procedure == PUBLISHED_PROCEDURE}  # run at the published value
+    fresh = sorted((set(failing) | (set(range(len(checks))) - alone)) - pinned)
+    first_alone = {failing[0]} & alone  # a mutant right there at variant 0 explains neither all nor the first
+    candidates = [dict(entry, fails={i: v for i, v in entry["fails"].items() if i in pinned}) for entry in entries
+                  if not passed_alone & set(entry["fails"]) and first_alone <= set(entry["fails"])]
+    return _run_drawn(ex_id, candidates, checks, references, records, failing, value, fresh)
+
+
+def _run_drawn(ex_id, entries, checks, references, records, failing, value=None, indexes=None):
+    """Mutants run now on `indexes` (default: every check), the failing checks first, each call under
+    DRAWN_CALL_LIMIT_S of CPU time (a loaded machine does not drop a finite mutant), their defaults pinned to the
+    variant's `value` (as the learner's are); a mutant is dropped as soon as it fails a check the learner passes
+    or disagrees with the learner on one it fails (those that pass some failing checks stay, for a partial
+    explanation)."""
     kept = []
-    order = list(failing) + [i for i in range(len(checks)) if i not in failing]
+    indexes = range(len(checks)) if indexes is None else indexes
+    order = [i for i in failing if i in indexes] + [i for i in indexes if i not in failing]
+    pins = "" if value is None else "\n" + variants.pin_text(ex_id, value)
     for number, entry in enumerate(entries):
         try:
-            module = mutants.mutant_module(ex_id, entry["source"], number)
+            module = mutants.mutant_module(ex_id, entry["source"] + pins, number)
         except Exception:
             continue
-        fails = {}
+        fails = dict(entry.get("fails") or {})  # known already (cached, on checks not run here)
         for index in order:
             if index not in failing and not fails:
                 break  # right wherever the learner is wrong: it explains nothing
-            results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_CALL_LIMIT_S)
+            results = mutants.run_mutant(ex_id, module, index, checks[index], DRAWN_WALL_LIMIT_S,
+                                         DRAWN_CALL_LIMIT_S)
             wrong = mutants.differs(references[index], results, checks[index])
-            if mutants.timed_out(results) or wrong and index not in failing:
-                break
+            if mutants.timed_out(results) or wrong and index not in failing or not wrong and index == failing[0]:
+                break  # a mutant right on the first failing check explains neither all of them nor a first part
             if wrong:
                 fails[index] = results
                 if not explains(dict(entry, fails={index: results}), [index], checks, references, records):
