@@ -8,6 +8,7 @@ from sqlalchemy import select
 from classroom import feedback, store as store_ops
 from classroom.models import Submission
 from classroom.worker import run_worker
+from course.common.exercise_variants import variant_line
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
 from tests.classroom_support import ROOT, INSTRUCTOR, add_graded, session_token, user_id
@@ -59,7 +60,8 @@ def test_a_link_signs_in_and_the_learner_submits(hosted):
         rows = session.execute(select(Submission.user_id, Submission.source)
                                .where(Submission.exercise_id == "ex00")).all()
     assert [tuple(r) for r in rows] == [(user_id(hosted, "ann@class.test"), code)]
-    assert [i.value for i in at.info] == [t("classroom.state_queued", "en", position=1)]
+    assert [i.value for i in at.info] == [variant_line("ex00", 0, "en"),  # a class without variants: published
+                                          t("classroom.state_queued", "en", position=1)]
     assert t("classroom.eta_no_worker", "en") in [c.value for c in at.caption]  # no worker yet: no number
     run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
     at.run()

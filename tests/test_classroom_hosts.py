@@ -149,6 +149,7 @@ def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i}@class.test,L{i},learner\n" for i in range(12)))
     store_ops.import_roster(store, roster)
+    store_ops.set_setting(store, "variants", 0)  # the published ex00 is the correct file
     slow = "import time\ntime.sleep(3)\n" + solution("ex00")  # long enough to be caught mid-job
     ids = [store_ops.submit(store, user_id(store, f"l{i}@class.test"), "ex00", slow if i % 2 else solution("ex00"),
                             "ex00_paths.py") for i in range(12)]

@@ -13,6 +13,12 @@ from grader import variants
 from tests.classroom_support import own_solution, run_cli, solution, user_id
 
 
+@pytest.fixture(autouse=True)
+def variants_on(class_store):
+    """A class whose learners get their own variants (classroom_support.make_class turns them off)."""
+    store_ops.set_setting(class_store, "variants", 1)
+
+
 def test_a_learner_keeps_one_variant_per_exercise_stored_with_every_submission(class_store):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
     first = store_ops.learner_variant(class_store, ann, "ex06")  # the Practice page's first look assigns it

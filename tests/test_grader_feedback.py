@@ -45,7 +45,7 @@ CASES = {
     "syntax error": ("ex03", EX03.replace("d = queries.shape[-1]", "d = queries.shape[-1", 1)),
     "control characters": ("ex01", EX01.replace(
         "import torch\n", "import torch\nprint('\\x1b[2J\\x1b[Hcleared\\rhidden\\x07 \\u202eevil')\n", 1).replace(
-        'if valid_lens is None:\n        return softmax(X, dim=-1)',
+        'if valid_lens is None:\n        return softmax(X, dim=-1, temperature=temperature)',
         'if valid_lens is None:\n        raise ValueError("\\x1b[31mred\\x1b[0m text")')),
     "softmax via getattr": ("ex01", EX01.replace(
         "    X_max = X.detach().amax(dim=dim, keepdim=True)\n",
