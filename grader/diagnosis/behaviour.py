@@ -10,6 +10,7 @@ the check's arguments) and fires only on direct evidence of one mistake, never o
   torch refused the call for writing into an argument that needs gradients;
 - a dtype not kept: a result has another floating dtype than the reference's, its values agree once cast;
 - a shape with an extra or missing axis of size 1: the same values, reshaped;
+- axes in another order: the same values, their axes permuted (a transpose missing or extra);
 - the mask applied after the softmax: every masked key is 0 as it must be, but each row's readable
   weights are the reference's times one factor below 1 per row (normalised over all keys, then zeroed);
 - slices in the wrong order: the result holds exactly the reference's slices along one axis, permuted;
@@ -21,6 +22,8 @@ Only the first failing check is read: a later one may fail downstream of the fir
 explains, or None. The ids have the form of explain.mistake_id ('auto:<function>:<site>:<rule>').
 """
 
+import itertools
+
 import torch
 
 from ..compare import judged_keys, tolerance
@@ -30,6 +33,7 @@ ID_PREFIX = "auto:"
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation"  # torch's error when
 # code writes into an argument that needs gradients (every argument of a check that compares gradients)
 SITES = {"not_raised": "(condition)", "input_modified": "(input)", "dtype_changed": "(return)", "shape_reshaped": "(return)",
+         "axes_permuted": "(return)",
          "masked_after_softmax": "(return)", "slices_permuted": "(return)",
          "values_rearranged": "(return)"}  # where each rule's slip sits
 
@@ -93,6 +97,23 @@ def shape_reshaped(check, reference, got):
                 and want.is_floating_point() and _squeezed(want.shape) == _squeezed(have.shape) \
                 and _close(want, have.reshape(want.shape), check.tolerance_dtype):
             return {"result": key, "got": str(tuple(have.shape)), "want": str(tuple(want.shape))}
+    return None
+
+
+def axes_permuted(check, reference, got):
+    """{'result', 'got', 'want', 'axes'} when a result holds the reference's values with its axes in another
+    order (its shape a permutation of the reference's, of distinct sizes where they moved)."""
+    for key in _keys(reference):
+        want, have = reference.get(key), got.get(key)
+        if not (_tensor(want) and _tensor(have) and want.shape != have.shape and want.dtype == have.dtype
+                and want.is_floating_point() and sorted(want.shape) == sorted(have.shape) and want.dim() <= 5):
+            continue
+        for order in itertools.permutations(range(want.dim())):
+            if tuple(want.shape[i] for i in order) == tuple(have.shape) \
+                    and _close(want.permute(order), have, check.tolerance_dtype):
+                moved = [axis for axis, source in enumerate(order) if axis != source]
+                return {"result": key, "got": str(tuple(have.shape)), "want": str(tuple(want.shape)),
+                        "axes": ", ".join(map(str, moved))}
     return None
 
 
@@ -165,7 +186,8 @@ def values_rearranged(check, reference, got):
     return None
 
 
-RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, masked_after_softmax, slices_permuted, values_rearranged)
+RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, axes_permuted, masked_after_softmax,
+         slices_permuted, values_rearranged)
 
 
 def mistake_id(function, rule):

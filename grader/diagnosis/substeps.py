@@ -51,6 +51,13 @@ def uses(ex_id):
     return closed
 
 
+def part_fails(ex_id, checks, results, index):
+    """Does a function or class that check `index`'s target uses (in the reference) fail one of its own checks?
+    Then that check's difference may start in the part, and a mistake of the target's own lines is not named."""
+    parts = uses(ex_id).get(checks[index].target.split(".")[0], set())
+    return any(c.target.split(".")[0] in parts and not r.passed for c, r in zip(checks, results))
+
+
 def _parts(ex_id, check, checks, results):
     """('step.part_fails' | 'step.part_passes', fields) for the parts the tested function uses, or None."""
     target = check.target.split(".")[0]
