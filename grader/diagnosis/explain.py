@@ -219,7 +219,8 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     found = found or behaviour.diagnose(checks, references, records, results, lang)
     found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang)
     found = found or _partly(named, failing, checks, references, records, lang)
-    return Diagnosis(found or scoped.diagnose(ex_id, named, failing, checks, references, records, lang))
+    return Diagnosis(found or scoped.diagnose(ex_id, named, failing, checks, references, records, lang,
+                                                      explains, _named))
 
 
 def _inlined(ex_id, entries, failing, checks, references, records, results, lang):

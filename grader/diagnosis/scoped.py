@@ -11,11 +11,12 @@ checks of the function that fails first: the mutant's slip lives in that functio
   (`wider`: the learner has the slip in some of the function's cases only).
 
 Other functions' checks are not read; when the first failing function uses a part that fails its own checks,
-the part's checks are read instead (the difference starts there). As in explain, only one slip (or one line
-wrong in a few ways) is named, and only when the learner's values (not only an error) agree on at least one check.
+the part's checks are read instead (the difference starts there). As in explain (whose matching and naming
+it is given), only one slip (or one line wrong in a few ways) is named, and only when the learner's values
+(not only an error) agree on at least one check.
 """
 
-from . import explain, substeps
+from . import substeps
 
 
 def _owner(name):
@@ -31,16 +32,17 @@ def _first_owner(ex_id, failing, checks):
     return next((_owner(checks[i].target) for i in failing if _owner(checks[i].target) in parts), owner)
 
 
-def _agreeing(entry, indexes, checks, references, records):
+def _agreeing(explains, entry, indexes, checks, references, records):
     """Does the mutant fail every check in `indexes` the learner's way (values, or the same error)?"""
     fails = entry["fails"]
-    return all(i in fails for i in indexes) and explain.explains(
+    return all(i in fails for i in indexes) and explains(
         dict(entry, fails={i: fails[i] for i in indexes}), list(indexes), checks, references, records)
 
 
-def diagnose(ex_id, entries, failing, checks, references, records, lang):
+def diagnose(ex_id, entries, failing, checks, references, records, lang, explains, named):
     """(index, hint, mistake id) for the one slip of the first failing function that explains its own failing
-    checks (exactly, else in some of its cases), or None."""
+    checks (exactly, else in some of its cases), or None. explains and named: explain's matching and naming
+    (passed in, so that this module does not import explain)."""
     if len(checks) != len(records) or not failing:
         return None
     owner = _first_owner(ex_id, failing, checks)
@@ -53,7 +55,7 @@ def diagnose(ex_id, entries, failing, checks, references, records, lang):
         if _owner(entry["function"]) != owner:
             continue
         theirs = {i for i in entry["fails"] if i in own}
-        if not theirs >= set(learner) or not _agreeing(entry, learner, checks, references, records):
+        if not theirs >= set(learner) or not _agreeing(explains, entry, learner, checks, references, records):
             continue
         (exact if theirs == set(learner) else wider).append(entry)
-    return explain._named(exact, failing, lang) or explain._named(wider, failing, lang)
+    return named(exact, failing, lang) or named(wider, failing, lang)
