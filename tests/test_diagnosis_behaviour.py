@@ -54,6 +54,18 @@ def test_axes_in_another_order_are_named_with_the_axes_that_moved_and_other_valu
     assert behaviour.axes_permuted(CHECK, {"attention_weights": want}, {"attention_weights": want}) is None
 
 
+def test_entries_left_at_zero_are_named_and_other_wrong_entries_are_not():
+    want = torch.rand(1, 6, 5, dtype=torch.float64) + 0.1
+    unfilled = want.clone()
+    unfilled[..., -1] = 0.0  # the last column of an odd width never computed
+    found = behaviour.entries_unfilled(CHECK, {"P": want}, {"P": unfilled})
+    assert found == {"result": "P", "count": "6", "index": "(0, 0, 4)"}
+    halved = want.clone()
+    halved[..., -1] /= 2  # wrong values, not zeros
+    assert behaviour.entries_unfilled(CHECK, {"P": want}, {"P": halved}) is None
+    assert behaviour.entries_unfilled(CHECK, {"P": want}, {"P": torch.zeros_like(want)}) is None  # nothing right
+
+
 def test_rows_in_another_order_and_values_in_other_places_are_named_and_a_changed_value_is_not():
     want = torch.arange(12.0).reshape(3, 4)
     rows = behaviour.slices_permuted(CHECK, {"output": want}, {"output": want[[1, 2, 0]]})

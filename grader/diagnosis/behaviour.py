@@ -11,6 +11,7 @@ the check's arguments) and fires only on direct evidence of one mistake, never o
 - a dtype not kept: a result has another floating dtype than the reference's, its values agree once cast;
 - a shape with an extra or missing axis of size 1: the same values, reshaped;
 - axes in another order: the same values, their axes permuted (a transpose missing or extra);
+- entries never filled: right everywhere except entries left at exactly 0 (a loop one short, an odd size);
 - the mask applied after the softmax: every masked key is 0 as it must be, but each row's readable
   weights are the reference's times one factor below 1 per row (normalised over all keys, then zeroed);
 - slices in the wrong order: the result holds exactly the reference's slices along one axis, permuted;
@@ -33,7 +34,7 @@ ID_PREFIX = "auto:"
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation"  # torch's error when
 # code writes into an argument that needs gradients (every argument of a check that compares gradients)
 SITES = {"not_raised": "(condition)", "input_modified": "(input)", "dtype_changed": "(return)", "shape_reshaped": "(return)",
-         "axes_permuted": "(return)",
+         "axes_permuted": "(return)", "entries_unfilled": "(return)",
          "masked_after_softmax": "(return)", "slices_permuted": "(return)",
          "values_rearranged": "(return)"}  # where each rule's slip sits
 
@@ -117,6 +118,22 @@ def axes_permuted(check, reference, got):
     return None
 
 
+def entries_unfilled(check, reference, got):
+    """{'result', 'count', 'index'} when a result is right everywhere except at entries it leaves at exactly 0
+    where the reference has a value: a part of it is never computed."""
+    for key in _keys(reference):
+        want, have = reference.get(key), got.get(key)
+        if not (_tensor(want) and _tensor(have) and want.shape == have.shape and want.dtype == have.dtype
+                and want.is_floating_point() and want.numel() > 1 and torch.isfinite(want).all()):
+            continue
+        rtol, atol = tolerance(check.tolerance_dtype or want.dtype)
+        wrong = ~torch.isclose(have, want, rtol=rtol, atol=atol)
+        if wrong.any() and not wrong.all() and (have[wrong] == 0).all() and (want[wrong].abs() > atol).all():
+            index = tuple(int(i) for i in wrong.nonzero()[0])
+            return {"result": key, "count": str(int(wrong.sum())), "index": str(index)}
+    return None
+
+
 def masked_after_softmax(check, reference, got):
     """{'result'} when attention weights are the reference's with each row's readable keys scaled by one factor
     below 1 and every masked key 0: the softmax ran over every key, and the mask zeroed its entries after it."""
@@ -186,8 +203,8 @@ def values_rearranged(check, reference, got):
     return None
 
 
-RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, axes_permuted, masked_after_softmax,
-         slices_permuted, values_rearranged)
+RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, axes_permuted, entries_unfilled,
+         masked_after_softmax, slices_permuted, values_rearranged)
 
 
 def mistake_id(function, rule):
