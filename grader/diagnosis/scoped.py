@@ -43,7 +43,7 @@ def diagnose(ex_id, entries, failing, checks, references, records, lang, explain
     """(index, hint, mistake id) for the one slip of the first failing function that explains its own failing
     checks (exactly, else in some of its cases), or None. explains and named: explain's matching and naming
     (passed in, so that this module does not import explain)."""
-    if len(checks) != len(records) or not failing:
+    if not failing or not len(checks) == len(records) > failing[-1]:
         return None
     owner = _first_owner(ex_id, failing, checks)
     own = {i for i, c in enumerate(checks) if _owner(c.target) == owner}
