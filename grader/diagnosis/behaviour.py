@@ -222,7 +222,7 @@ def diagnose(checks, references, records, results, lang="en"):
         message = ((record or {}).get("error") or {}).get("message") or "" if isinstance(record, dict) else ""
         if LEAF_IN_PLACE not in message:
             return None
-        function = function_name(check.target)
+        function = function_name(check.target, getattr(check, "procedure", ""))
         return index, tr("behaviour.input_modified_error", lang, function=function), \
             mistake_id(function, "input_modified")
     got = record.get("ok") if isinstance(record, dict) else None
@@ -233,12 +233,15 @@ def diagnose(checks, references, records, results, lang="en"):
             except Exception:  # odd learner data: no hint from this rule
                 fields = None
             if fields:
-                function = function_name(check.target)
+                function = function_name(check.target, getattr(check, "procedure", ""))
                 text = tr(f"behaviour.{rule.__name__}", lang, function=function, **fields)
                 return index, text, mistake_id(function, rule.__name__)
     return None
 
 
-def function_name(target):
-    """The function a check's call runs: a module's forward for a class target ('DotProductAttention')."""
-    return f"{target}.forward" if target[:1].isupper() and "." not in target else target
+def function_name(target, procedure=""):
+    """The function a check's call runs: a module's forward for a class target ('DotProductAttention'), its
+    __init__ for a check that only builds it (procedure 'construct')."""
+    if target[:1].isupper() and "." not in target:
+        return f"{target}.__init__" if procedure == "construct" else f"{target}.forward"
+    return target

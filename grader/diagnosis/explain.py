@@ -150,8 +150,9 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
 
 
 def _where(entry):
-    if entry["target"] == "?condition" and entry.get("condition"):
-        return ("mutant.where_test", {"function": entry["function"], "condition": entry["condition"]})
+    condition = entry.get("condition") or substeps.changed_test(entry)
+    if entry["target"] == "?condition" and condition:
+        return ("mutant.where_test", {"function": entry["function"], "condition": condition})
     if entry["target"] == "?condition":
         return ("mutant.where_condition", {"function": entry["function"]})
     if entry["target"] == "?input":
