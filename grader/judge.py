@@ -311,8 +311,8 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
     failing = [i for i, r in enumerate(results) if r.kind == "mismatch"][:MAX_HINTED_CHECKS]
     used = set(named)  # hints already given (by a source rule)
     for i in failing:
-        if results[i].mistake:
-            continue
+        if results[i].mistake or substeps.part_fails(ex_id, checks, results, i):
+            continue  # named already, or the difference may start in a part it uses that fails its own checks
         best, best_score = None, -1
         for mistake in checks_registry.for_exercise(ex_id).MISTAKES:
             if mistake.id in used or not _explains(variants, ex_id, mistake, i, checks[i], references[i], records[i]):

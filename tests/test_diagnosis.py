@@ -109,6 +109,7 @@ LISTED = {  # the kinds of slip the operators must produce, somewhere in the ref
     "joined_reversed", "tiled_instead", "permute_dropped", "permute_reordered", "dim_changed", "call_dropped",
     "term_dropped", "division_dropped", "moved_after", "applied_after_sum", "old_returned", "operands_swapped",
     "size_from", "reduced_all", "order_swapped", "name_swapped", "args_swapped", "slice_dropped",
+    "module_swapped", "applied_again", "moved_outside", "moved_to_term",
 }
 
 

@@ -45,6 +45,27 @@ def test_an_extra_axis_of_size_one_is_named_and_other_shapes_are_not():
     assert behaviour.shape_reshaped(CHECK, {"attention_weights": want}, {"attention_weights": want.T}) is None
 
 
+def test_axes_in_another_order_are_named_with_the_axes_that_moved_and_other_values_are_not():
+    want = torch.rand(2, 3, 4, dtype=torch.float64)
+    found = behaviour.axes_permuted(CHECK, {"attention_weights": want}, {"attention_weights": want.transpose(0, 1)})
+    assert found == {"result": "attention_weights", "got": "(3, 2, 4)", "want": "(2, 3, 4)", "axes": "0, 1"}
+    reshaped = want.reshape(3, 2, 4)  # the right shape for a swap, but the values regrouped, not transposed
+    assert behaviour.axes_permuted(CHECK, {"attention_weights": want}, {"attention_weights": reshaped}) is None
+    assert behaviour.axes_permuted(CHECK, {"attention_weights": want}, {"attention_weights": want}) is None
+
+
+def test_entries_left_at_zero_are_named_and_other_wrong_entries_are_not():
+    want = torch.rand(1, 6, 5, dtype=torch.float64) + 0.1
+    unfilled = want.clone()
+    unfilled[..., -1] = 0.0  # the last column of an odd width never computed
+    found = behaviour.entries_unfilled(CHECK, {"P": want}, {"P": unfilled})
+    assert found == {"result": "P", "count": "6", "index": "(0, 0, 4)"}
+    halved = want.clone()
+    halved[..., -1] /= 2  # wrong values, not zeros
+    assert behaviour.entries_unfilled(CHECK, {"P": want}, {"P": halved}) is None
+    assert behaviour.entries_unfilled(CHECK, {"P": want}, {"P": torch.zeros_like(want)}) is None  # nothing right
+
+
 def test_rows_in_another_order_and_values_in_other_places_are_named_and_a_changed_value_is_not():
     want = torch.arange(12.0).reshape(3, 4)
     rows = behaviour.slices_permuted(CHECK, {"output": want}, {"output": want[[1, 2, 0]]})

@@ -20,12 +20,14 @@ from grader.text import hint_text
 
 ROOT = Path(__file__).resolve().parent / "fresh_learners"
 SETS = sorted(p.name for p in ROOT.glob("set_*") if p.is_dir())
-HINT_RATE = {"set_a": 0.9, "set_b": 0.8, "set_c": 0.7}  # the least share of failing files with the right hint, per set
+HINT_RATE = {"set_a": 0.9, "set_b": 0.8, "set_c": 0.8}  # the least share of failing files with the right hint, per set
 # (reached: set A 56/60 with the behaviour rules and the partial and inlined slips, 43/60 before them, 38/60
 # before its own widening; set B 52/60, 40/60 before; the goal is 0.9 on a set written after the changes;
 # the bounds leave room for ex00, whose cases are drawn anew each run: a draw where a file's second slip
 # also shows on the first failing check leaves its slip unnamed (set A's 09_closed_form_c: 2 of 3 runs
-# named it); one run on a loaded machine, with a mutant cache missing mutants, gave set B fewer than 51)
+# named it); one run on a loaded machine, with a mutant cache missing mutants, gave set B fewer than 51;
+# set C: 43/60 when measured once, then with the scoped diagnosis, the rules for axes in another order and
+# entries left at 0, and the plainer texts, 22/24 on ex00-ex03 and 16/18 on ex06, ex08, ex09 (load about 20))
 # Hints that do not contain the expected phrase, each judged by reading it (the others must stay right):
 NOT_RIGHT = {
     # "the line that computes `num_earlier`: the size used is X.shape[1]": the right line (the count of
@@ -38,23 +40,15 @@ NOT_RIGHT = {
     "set_b/ex05/06_output_permute",
     # set C, the hold-out written after the behaviour rules (measured once: 43/60 with its phrases as written
     # before grading). Right in substance, worded without the phrase chosen before grading:
-    "set_c/ex01/05_sum_last_axis",  # "sum works along axis -1, which is the wrong axis" (phrase: dim)
-    "set_c/ex01/09_empty_rows_uniform",  # "filled with a large finite negative number ... comes out uniform"
-    "set_c/ex04/06_deep_output_order",  # "outputs first, then the contexts ... You put the contexts first"
-    "set_c/ex08/08_bug_causal_no_diag",  # "the comparison excludes its boundary ... one position too few"
-    "set_c/ex09/09_bug_maxlen_off_by_one",  # "the comparison includes its boundary ... one position too many"
-    # set C, MISLEADING (the issue's goal of none is not met): a mistake the file does not have is named.
-    # The global maximum makes a row far below it 0/0 = NaN, empty rows among them; the hint blames the
-    # empty rows' -inf scores, which the file does not have (it fills -1e6)
-    "set_c/ex01/04_global_max",
-    # the file ignores the cached positions (offset 0); the hint says the count is taken from X.shape[1]
+    # (their other five, worded without the phrase, now name it: dim=, valid length 0, the wrong order, the
+    # boundary itself, the test quoted; set C's ex01/04_global_max, misleading before, now gets no hint:
+    # a known mistake of masked_softmax is not named while softmax, which it uses, fails its own checks)
+    # set C, MISLEADING before the known mistake causal_ignores_cache (not yet re-measured with it): the file
+    # ignores the cached positions (offset 0); the hint said the count is taken from X.shape[1]
     "set_c/ex07/07_bug_causal_no_offset",
 }
-SILENT = {  # failing files with neither a right hint nor a sub-step
-    # "attention_weights: expected shape (2, 3, 4), got (3, 2, 4)": the quantity and both shapes, no sub-step
-    # and no rule yet for axes in another order
-    "set_c/ex04/08_weights_time_major",
-}
+SILENT = set()  # failing files with neither a right hint nor a sub-step (set C's ex04/08_weights_time_major
+# was, before the rule for axes in another order)
 
 
 def key(path):

@@ -93,6 +93,13 @@ MISTAKES = (
         "out, _ = self.rnn(rnn_input, hidden_state)",
     ),
     Mistake(
+        "state_not_carried",
+        "out, hidden_state = self.rnn(rnn_input, hidden_state)",
+        "out, step_state = self.rnn(rnn_input, hidden_state)",
+        also=(("return logits, (enc_outputs, hidden_state, enc_valid_lens)",
+               "return logits, (enc_outputs, step_state, enc_valid_lens)"),),
+    ),
+    Mistake(
         "deep_output_order",
         "torch.cat((outputs, contexts, embs), dim=-1)",
         "torch.cat((outputs, embs, contexts), dim=-1)",

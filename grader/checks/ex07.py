@@ -251,4 +251,10 @@ MISTAKES = (
         "dec_valid_lens = torch.arange(num_earlier + 2, num_earlier + T + 2, device=X.device)",
         where=("TransformerDecoderBlock",),
     ),
+    Mistake(
+        "causal_ignores_cache",
+        "num_earlier = key_values.shape[1] - T",
+        "num_earlier = 0",
+        where=("TransformerDecoderBlock",),
+    ),
 )

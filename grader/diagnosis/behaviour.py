@@ -10,6 +10,8 @@ the check's arguments) and fires only on direct evidence of one mistake, never o
   torch refused the call for writing into an argument that needs gradients;
 - a dtype not kept: a result has another floating dtype than the reference's, its values agree once cast;
 - a shape with an extra or missing axis of size 1: the same values, reshaped;
+- axes in another order: the same values, their axes permuted (a transpose missing or extra);
+- entries never filled: right everywhere except entries left at exactly 0 (a loop one short, an odd size);
 - the mask applied after the softmax: every masked key is 0 as it must be, but each row's readable
   weights are the reference's times one factor below 1 per row (normalised over all keys, then zeroed);
 - slices in the wrong order: the result holds exactly the reference's slices along one axis, permuted;
@@ -21,6 +23,8 @@ Only the first failing check is read: a later one may fail downstream of the fir
 explains, or None. The ids have the form of explain.mistake_id ('auto:<function>:<site>:<rule>').
 """
 
+import itertools
+
 import torch
 
 from ..compare import judged_keys, tolerance
@@ -30,6 +34,7 @@ ID_PREFIX = "auto:"
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation"  # torch's error when
 # code writes into an argument that needs gradients (every argument of a check that compares gradients)
 SITES = {"not_raised": "(condition)", "input_modified": "(input)", "dtype_changed": "(return)", "shape_reshaped": "(return)",
+         "axes_permuted": "(return)", "entries_unfilled": "(return)",
          "masked_after_softmax": "(return)", "slices_permuted": "(return)",
          "values_rearranged": "(return)"}  # where each rule's slip sits
 
@@ -93,6 +98,39 @@ def shape_reshaped(check, reference, got):
                 and want.is_floating_point() and _squeezed(want.shape) == _squeezed(have.shape) \
                 and _close(want, have.reshape(want.shape), check.tolerance_dtype):
             return {"result": key, "got": str(tuple(have.shape)), "want": str(tuple(want.shape))}
+    return None
+
+
+def axes_permuted(check, reference, got):
+    """{'result', 'got', 'want', 'axes'} when a result holds the reference's values with its axes in another
+    order (its shape a permutation of the reference's, of distinct sizes where they moved)."""
+    for key in _keys(reference):
+        want, have = reference.get(key), got.get(key)
+        if not (_tensor(want) and _tensor(have) and want.shape != have.shape and want.dtype == have.dtype
+                and want.is_floating_point() and sorted(want.shape) == sorted(have.shape) and want.dim() <= 5):
+            continue
+        for order in itertools.permutations(range(want.dim())):
+            if tuple(want.shape[i] for i in order) == tuple(have.shape) \
+                    and _close(want.permute(order), have, check.tolerance_dtype):
+                moved = [axis for axis, source in enumerate(order) if axis != source]
+                return {"result": key, "got": str(tuple(have.shape)), "want": str(tuple(want.shape)),
+                        "axes": ", ".join(map(str, moved))}
+    return None
+
+
+def entries_unfilled(check, reference, got):
+    """{'result', 'count', 'index'} when a result is right everywhere except at entries it leaves at exactly 0
+    where the reference has a value: a part of it is never computed."""
+    for key in _keys(reference):
+        want, have = reference.get(key), got.get(key)
+        if not (_tensor(want) and _tensor(have) and want.shape == have.shape and want.dtype == have.dtype
+                and want.is_floating_point() and want.numel() > 1 and torch.isfinite(want).all()):
+            continue
+        rtol, atol = tolerance(check.tolerance_dtype or want.dtype)
+        wrong = ~torch.isclose(have, want, rtol=rtol, atol=atol)
+        if wrong.any() and not wrong.all() and (have[wrong] == 0).all() and (want[wrong].abs() > atol).all():
+            index = tuple(int(i) for i in wrong.nonzero()[0])
+            return {"result": key, "count": str(int(wrong.sum())), "index": str(index)}
     return None
 
 
@@ -165,7 +203,8 @@ def values_rearranged(check, reference, got):
     return None
 
 
-RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, masked_after_softmax, slices_permuted, values_rearranged)
+RULES = (not_raised, input_modified, dtype_changed, shape_reshaped, axes_permuted, entries_unfilled,
+         masked_after_softmax, slices_permuted, values_rearranged)
 
 
 def mistake_id(function, rule):
@@ -183,7 +222,7 @@ def diagnose(checks, references, records, results, lang="en"):
         message = ((record or {}).get("error") or {}).get("message") or "" if isinstance(record, dict) else ""
         if LEAF_IN_PLACE not in message:
             return None
-        function = function_name(check.target)
+        function = function_name(check.target, getattr(check, "procedure", ""))
         return index, tr("behaviour.input_modified_error", lang, function=function), \
             mistake_id(function, "input_modified")
     got = record.get("ok") if isinstance(record, dict) else None
@@ -194,12 +233,15 @@ def diagnose(checks, references, records, results, lang="en"):
             except Exception:  # odd learner data: no hint from this rule
                 fields = None
             if fields:
-                function = function_name(check.target)
+                function = function_name(check.target, getattr(check, "procedure", ""))
                 text = tr(f"behaviour.{rule.__name__}", lang, function=function, **fields)
                 return index, text, mistake_id(function, rule.__name__)
     return None
 
 
-def function_name(target):
-    """The function a check's call runs: a module's forward for a class target ('DotProductAttention')."""
-    return f"{target}.forward" if target[:1].isupper() and "." not in target else target
+def function_name(target, procedure=""):
+    """The function a check's call runs: a module's forward for a class target ('DotProductAttention'), its
+    __init__ for a check that only builds it (procedure 'construct')."""
+    if target[:1].isupper() and "." not in target:
+        return f"{target}.__init__" if procedure == "construct" else f"{target}.forward"
+    return target

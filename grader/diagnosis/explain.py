@@ -24,7 +24,7 @@ from ..compare import compare_values
 from ..text import render, tr
 from .. import checks as checks_registry
 from .. import variants
-from . import behaviour, mutants, substeps
+from . import behaviour, mutants, scoped, substeps
 
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
@@ -150,8 +150,9 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
 
 
 def _where(entry):
-    if entry["target"] == "?condition" and entry.get("condition"):
-        return ("mutant.where_test", {"function": entry["function"], "condition": entry["condition"]})
+    condition = entry.get("condition") or substeps.changed_test(entry)
+    if entry["target"] == "?condition" and condition:
+        return ("mutant.where_test", {"function": entry["function"], "condition": condition})
     if entry["target"] == "?condition":
         return ("mutant.where_condition", {"function": entry["function"]})
     if entry["target"] == "?input":
@@ -218,7 +219,9 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     found = _named([e for e in named if explains(e, failing, checks, references, records)], failing, lang)
     found = found or behaviour.diagnose(checks, references, records, results, lang)
     found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang)
-    return Diagnosis(found or _partly(named, failing, checks, references, records, lang))
+    found = found or _partly(named, failing, checks, references, records, lang)
+    return Diagnosis(found or scoped.diagnose(ex_id, named, failing, checks, references, records, lang,
+                                                      explains, _named))
 
 
 def _inlined(ex_id, entries, failing, checks, references, records, results, lang):

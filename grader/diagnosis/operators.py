@@ -77,8 +77,9 @@ def _target_of(stmt):
     return ""
 
 
-def _candidates(node, params, locals_=()):
-    """(op, fields, new node) for one node: each a one-place change."""
+def _candidates(node, params, locals_=(), modules=()):
+    """(op, fields, new node) for one node: each a one-place change (modules: the function's self.* callees
+    with their argument counts)."""
     out = []
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
@@ -106,6 +107,7 @@ def _candidates(node, params, locals_=()):
         name = _name_of(node.func)
         short = _short(name)
         out += _call_candidates(node, name, short, params, locals_)
+        out += _module_swaps(node, name, modules) + _applied_again(node, name)
     if isinstance(node, ast.BinOp):
         out += _binop_candidates(node)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
@@ -254,6 +256,46 @@ def _call_candidates(node, name, short, params, locals_):
     return out
 
 
+ACTIVATIONS = {"relu", "tanh", "sigmoid", "gelu", "activation"}  # self.relu(...), torch.tanh(...): a non-linearity
+
+
+def _self_modules(fn):
+    """(name, argument count) of every self.<module>(...) call in a function, in order, once each."""
+    found = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _name_of(node.func).startswith("self.") and _name_of(node.func).count(".") == 1 \
+                and not node.keywords and (_name_of(node.func), len(node.args)) not in found:
+            found.append((_name_of(node.func), len(node.args)))
+    return found
+
+
+def _module_swaps(node, name, modules):
+    """self.W_v(x) -> self.W_k(x): another of the function's modules taking as many arguments (a copy-paste)."""
+    if not name.startswith("self.") or node.keywords:
+        return []
+    out = []
+    for other, count in modules:
+        if other != name and count == len(node.args):
+            new = copy.deepcopy(node)
+            new.func = ast.parse(other, mode="eval").body
+            out.append(("module_swapped", (("used", other.removeprefix("self.")),
+                                           ("meant", name.removeprefix("self."))), new))
+    return out
+
+
+def _applied_again(node, name):
+    """self.dense2(self.relu(h)) -> self.relu(self.dense2(self.relu(h))): a non-linearity after the last layer too."""
+    if not (name.startswith("self.") and len(node.args) == 1 and isinstance(node.args[0], ast.Call)):
+        return []
+    inner = node.args[0]
+    activation = _name_of(inner.func)
+    if _short(activation) not in ACTIVATIONS or len(inner.args) != 1:
+        return []
+    again = ast.Call(copy.deepcopy(inner.func), [copy.deepcopy(node)], copy.deepcopy(inner.keywords))
+    return [("applied_again", (("call", activation.removeprefix("self.")), ("outer", name.removeprefix("self."))),
+             again)]
+
+
 def _moved_to_other(node):
     """f(self.g(a), b) -> f(a, self.g(b)): a one-argument step (dropout) applied to the other operand."""
     out = []
@@ -266,6 +308,11 @@ def _moved_to_other(node):
                     new.args[i] = copy.deepcopy(arg.args[0])
                     new.args[j] = ast.Call(copy.deepcopy(arg.func), [copy.deepcopy(other)], [])
                     out.append(("moved_to_other", (("call", _short(_name_of(arg.func))),), new))
+            if isinstance(node.func, (ast.Name, ast.Attribute)) and not _name_of(node.func).startswith("self."):
+                inside = copy.deepcopy(node)  # f(self.g(a), b) -> self.g(f(a, b)): on the result, not the argument
+                inside.args[i] = copy.deepcopy(arg.args[0])
+                out.append(("moved_outside", (("call", _short(_name_of(arg.func))), ("outer", _short(_name_of(node.func)))),
+                            ast.Call(copy.deepcopy(arg.func), [inside], [])))
     return out
 
 
@@ -313,6 +360,14 @@ def _binop_candidates(node):
     if isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Name):  # the width squared twice
         out.append(("factor_squared", (("name", node.right.id),),
                     ast.BinOp(node.left, ast.Mult(), ast.BinOp(node.right, ast.Mult(), node.right))))
+    if isinstance(node.op, ast.Add):  # dropout(Y) + X -> Y + dropout(X): the step on the other term
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(side, ast.Call) and len(side.args) == 1 and not side.keywords \
+                    and _name_of(side.func).startswith("self.") and not isinstance(other, ast.Constant):
+                moved = ast.Call(copy.deepcopy(side.func), [copy.deepcopy(other)], [])
+                pair = (side.args[0], moved) if side is node.left else (moved, side.args[0])
+                out.append(("moved_to_term", (("call", _short(_name_of(side.func))),),
+                            ast.BinOp(copy.deepcopy(pair[0]), ast.Add(), copy.deepcopy(pair[1]))))
     if isinstance(node.op, ast.Add) and isinstance(node.left, ast.Call) and len(node.left.args) == 1 \
             and _short(_name_of(node.left.func)) in UNWRAPPABLE:  # g(a) + b -> g(a + b): dropout after the residual
         moved = ast.Call(node.left.func, [ast.BinOp(node.left.args[0], ast.Add(), node.right)], [])
@@ -500,6 +555,7 @@ def mutations(source):
     for qualname, fn in _functions(tree):
         params = _params(fn)
         locals_ = _tensor_names(fn, params)
+        modules = _self_modules(fn)
         for stmt in _statements(fn):
             if _is_docstring(stmt) or isinstance(stmt, ast.Raise):
                 continue
@@ -511,7 +567,7 @@ def mutations(source):
                 yield from _return_dropped(tree, stmt, qualname, seen)
             target = _target_of(stmt)
             for node in _expressions(stmt):
-                for op, fields, new in _candidates(node, params, locals_):
+                for op, fields, new in _candidates(node, params, locals_, modules):
                     text = _unparse(_replace(tree, node, new))
                     if text and text not in seen:
                         seen.add(text)

@@ -18,6 +18,7 @@ passing call has (architecture='cnn', dilated=True, valid_lens given, ...).
 """
 
 import ast
+import difflib
 import functools
 
 import torch
@@ -49,6 +50,56 @@ def uses(ex_id):
                 todo += direct.get(other, ())
         closed[name] = seen
     return closed
+
+
+TEST_CHARS = 40  # a test longer than this is not quoted
+
+
+@functools.lru_cache(maxsize=64)
+def _test_text(reference, mutated):
+    """The reference's test (`offset + T > self.max_len`) on the one line a mutant changed, when that line is
+    an if or while made of names, attributes, constants, arithmetic and comparisons, else ''."""
+    changed = [line for line in difflib.ndiff(reference.splitlines(), mutated.splitlines()) if line[:2] in ("- ", "+ ")]
+    if len(changed) != 2 or not changed[0].startswith("- "):
+        return ""
+    line = changed[0][2:].strip()
+    if not line.startswith(("if ", "while ")) or not line.endswith(":"):
+        return ""
+    text = line.split(" ", 1)[1][:-1].strip()
+    allowed = (ast.Compare, ast.BoolOp, ast.BinOp, ast.Name, ast.Attribute, ast.Constant, ast.cmpop, ast.boolop,
+               ast.operator, ast.expr_context, ast.UnaryOp, ast.unaryop, ast.Expression)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return ""
+    return text if len(text) <= TEST_CHARS and all(isinstance(n, allowed) for n in ast.walk(tree)) else ""
+
+
+def changed_test(entry):
+    """The test a condition mutant changed, quoted from the reference (see _test_text), or ''."""
+    source, function = entry.get("source"), entry.get("function", "")
+    if entry.get("target") != "?condition" or not source:
+        return ""
+    for path in SOLUTIONS_DIR.glob("ex*.py"):
+        reference = _solution_text(path)
+        if f"def {function.split('.')[-1]}(" in reference and abs(len(reference) - len(source)) < 200:
+            text = _test_text(reference, source)
+            if text:
+                return text
+    return ""
+
+
+@functools.cache
+def _solution_text(path):
+    """A reference as the mutants' sources are written (ast.unparse: no comments, one spelling)."""
+    return ast.unparse(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def part_fails(ex_id, checks, results, index):
+    """Does a function or class that check `index`'s target uses (in the reference) fail one of its own checks?
+    Then that check's difference may start in the part, and a mistake of the target's own lines is not named."""
+    parts = uses(ex_id).get(checks[index].target.split(".")[0], set())
+    return any(c.target.split(".")[0] in parts and not r.passed for c, r in zip(checks, results))
 
 
 def _parts(ex_id, check, checks, results):
