@@ -56,6 +56,8 @@ DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job y
 IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
 DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
+PACE_JOBS = 6  # the newest graded jobs whose times, against their kind's earlier ones, give the machine's pace
+IDLE_JOBS = 20  # the last jobs that found their worker idle, whose extra time gives an idle worker's start
 
 
 class Timing(NamedTuple):
@@ -79,6 +81,7 @@ class Measured(NamedTuple):
 
     durations: dict  # {(exercise id, batch): Timing}
     overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
+    idle_s: float = IDLE_POLL_S / 2  # seconds from a submission to an idle worker's claim (idle_of)
 
 
 class Pending(NamedTuple):
@@ -190,23 +193,77 @@ def durations(session, history=HISTORY, read=READ_JOBS):
     return timings(recent(session, read), history)
 
 
-def timings(graded, history=HISTORY):
-    """{(exercise id, batch): Timing} of graded jobs (oldest first), each worker's first of an exercise among
-    them left out (a cold start, or else one warm job less)."""
-    seen, first = {}, set()
+def warm(graded):
+    """The graded jobs (oldest first) less each worker's first of an exercise among them (a cold start: its first
+    of all also starts the warm sandbox server, the first of an exercise loads what grading it needs)."""
+    first, found = set(), []
     for job in graded:
-        if (job.worker_id, job.exercise_id) not in first:
-            first.add((job.worker_id, job.exercise_id))
-            continue
+        if (job.worker_id, job.exercise_id) in first:
+            found.append(job)
+        first.add((job.worker_id, job.exercise_id))
+    return found
+
+
+def _by_key(jobs):
+    """{(exercise id, batch): [seconds, oldest first]} of some jobs."""
+    seen = {}
+    for job in jobs:
         seen.setdefault((job.exercise_id, job.batch), []).append(job.seconds())
-    return {key: timing_of(values[-history:]) for key, values in seen.items()}
+    return seen
 
 
-def timing_of(values, typical=TYPICAL):
-    """The Timing of some grading times (oldest first)."""
+def _base(seen, key):
+    """The grading times (not hangs) of a key, else of its exercise's other kind of work, else []."""
+    for found in (seen.get(key), seen.get((key[0], 1 - key[1]))):
+        normal = [value for value in found or [] if value < LIMIT_S]
+        if normal:
+            return normal
+    return []
+
+
+def split(graded, pace_jobs=PACE_JOBS):
+    """(earlier, newest) of the warm graded jobs: newest, the last pace_jobs that did not hang, and earlier the
+    jobs before them; newest is empty (no pace) until earlier holds at least pace_jobs jobs that did not hang."""
+    jobs = warm(graded)
+    normal = [i for i, job in enumerate(jobs) if job.seconds() < LIMIT_S]
+    if len(normal) < 2 * pace_jobs:
+        return jobs, []
+    cut = normal[-pace_jobs]
+    return jobs[:cut], [job for job in jobs[cut:] if job.seconds() < LIMIT_S]
+
+
+def pace_of(earlier, newest, typical=TYPICAL):
+    """The machine's pace now: the median of the newest jobs' times, each over the typical time its kind of work
+    had in the earlier jobs (1.0 without newest jobs or a kind measured before them)."""
+    seen = _by_key(earlier)
+    ratios = []
+    for job in newest:
+        base = _base(seen, (job.exercise_id, job.batch))[-typical:]
+        if base:
+            ratios.append(job.seconds() / statistics.fmean(base))
+    return statistics.median(ratios) if ratios else 1.0
+
+
+def timings(graded, history=HISTORY, pace_jobs=PACE_JOBS):
+    """{(exercise id, batch): Timing} of graded jobs (oldest first), cold starts left out (`warm`): the hang share
+    and time from its last `history` jobs; the typical and normal time from its jobs before the newest (`split`),
+    times the pace the newest show (`pace_of`), or from its newest alone when it has none before them."""
+    earlier, newest = split(graded, pace_jobs)
+    pace, before = pace_of(earlier, newest), _by_key(earlier)
+    timed = {}
+    for key, values in _by_key(warm(graded)).items():
+        last = values[-history:][:max(len(before.get(key, [])) - max(len(values) - history, 0), 0)]
+        base = [value for value in last if value < LIMIT_S]  # its last `history` that came before the newest
+        timed[key] = timing_of(values[-history:], base=base or None, pace=pace if base else 1.0)
+    return timed
+
+
+def timing_of(values, typical=TYPICAL, base=None, pace=1.0):
+    """The Timing of some grading times (oldest first): the hang share and time from values, the typical and normal
+    time from the newest `typical` of base (by default values) that did not hang, times pace."""
     hangs = [value for value in values if value >= LIMIT_S]
-    normal = [value for value in values if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
-    return Timing(statistics.fmean(normal), max(max(normal), HANG_FACTOR * statistics.median(normal)),
+    normal = [value for value in (values if base is None else base) if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
+    return Timing(pace * statistics.fmean(normal), pace * max(max(normal), HANG_FACTOR * statistics.median(normal)),
                   len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
 
 
@@ -216,22 +273,38 @@ def overhead_s(session, gaps=GAPS, read=READ_JOBS):
     return overhead_of(recent(session, read), gaps)
 
 
+def _claims(graded):
+    """[(job, the verdict before it on its worker or None)] of graded jobs with a worker, in claim order."""
+    last, found = {}, []
+    for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
+        found.append((job, last.get(job.worker_id)))
+        last[job.worker_id] = job.finished_at
+    return found
+
+
 def overhead_of(graded, gaps=GAPS):
     """overhead_s of graded jobs."""
-    last, seen = {}, []
-    for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
-        previous = last.get(job.worker_id)
-        if previous is not None and job.created_at <= previous:
-            seen.append((job.started_at, (job.started_at - previous).total_seconds()))
-        last[job.worker_id] = job.finished_at
-    seen = [gap for _, gap in sorted(seen)[-gaps:]]
+    seen = [(job.started_at - previous).total_seconds() for job, previous in _claims(graded)
+            if previous is not None and job.created_at <= previous][-gaps:]
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
+def idle_of(graded, durations, jobs=IDLE_JOBS):
+    """Seconds from a submission to an idle worker's claim as the forecast counts it: the median, over the last
+    `jobs` jobs that found their worker idle (queued after its previous verdict; not its first, not a hang), of
+    the time from queued to verdict less its typical time (else IDLE_POLL_S / 2, half a poll)."""
+    seen = [(job.finished_at - job.created_at).total_seconds() - timing(durations, job.exercise_id, job.batch).typical_s
+            for job, previous in _claims(graded)
+            if previous is not None and previous < job.created_at <= job.started_at and job.seconds() < LIMIT_S][-jobs:]
+    return max(statistics.median(seen), 0.0) if seen else IDLE_POLL_S / 2
+
+
 def measured(session, read=READ_JOBS):
-    """The grading times and the overhead between claims, as the forecast uses them (one read)."""
+    """The grading times, the overhead between claims and an idle worker's start, as the forecast uses them (one
+    read)."""
     graded = recent(session, read)
-    return Measured(timings(graded), overhead_of(graded))
+    found = timings(graded)
+    return Measured(found, overhead_of(graded), idle_of(graded, found))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

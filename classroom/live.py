@@ -51,7 +51,8 @@ class Snapshot:
         with store.session() as session:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
-            self.durations, self.overhead_s = _measured(store, session)
+            found = _measured(store, session)
+            self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
         self.own_left = {}
@@ -78,7 +79,7 @@ class Snapshot:
         """{job id: (start s, finish s)} from the snapshot's reading, or None without a live worker."""
         if self._times is None:
             self._times = eta.schedule(self.pending, list(self.left.values()), self.workers, self.regrade_due_in,
-                                       queue.REGRADE_AGE_S, self.overhead_s, eta.IDLE_POLL_S / 2) or {}
+                                       queue.REGRADE_AGE_S, self.overhead_s, self.idle_s) or {}
         return self._times if self.workers else None
 
     def _entry(self, submission_id):
@@ -129,7 +130,7 @@ DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.mo
 
 
 def _measured(store, session):
-    """The store's measured grading times and overhead (eta.measured), read again when older than
+    """The store's measured grading times, overhead and idle start (eta.measured), read again when older than
     DURATIONS_MAX_AGE_S."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:
