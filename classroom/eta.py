@@ -7,16 +7,24 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
 - busy: once its job's expected time left has run out, plus the measured overhead (`Measured.overhead_s`: the
   mean time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
   thread, the next claim's transaction), and again after each job it takes;
-- idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
+- idle: at its next claim, measured (`Measured.idle_s`, `idle_of`): of the last IDLE_JOBS jobs that found their
+  worker idle, the median time from queued to claimed (the worker asks every IDLE_POLL_S: half a poll on
+  average, the value before any is measured, plus the claim's transaction, which waits for the burst's
+  submissions on SQLite).
 
 What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY graded jobs):
 - a hang is a job that ran to the sandbox's time limit (LIMIT_S, claim to verdict); in the bench
   (bench/classroom.py --explain) every such job was a hostile file (an infinite loop), and every other job took
   at most a few seconds (5.4 s at a load of 15 on 2 cores); its hang time is the mean of the hangs measured
   (else LIMIT_S), and its hang share the share of the jobs that hung;
-- the typical time is the mean of the newest TYPICAL others (fewer than the share's HISTORY: the machine's load
-  changes, and the forecast should follow it within a burst); the normal time the longest of those, and at
-  least HANG_FACTOR times their median;
+- the typical time is the mean of the newest TYPICAL others, times the machine's pace; the normal time the
+  longest of those, and at least HANG_FACTOR times their median, times the pace;
+- the pace follows the machine's speed, which on a shared machine changes by 40% from one burst to the next
+  (a class-wide regrade, other work): the newest PACE_JOBS jobs that did not hang (`split`) are the pace's, and
+  the typical times are measured on the jobs before them; the pace is the median of the newest jobs' times, each
+  over its kind's typical time before them (`pace_of`). So the newest few jobs say how fast the machine grades
+  now, the earlier ones what each exercise costs relative to the others. Until PACE_JOBS jobs came before them,
+  and for a kind of work that has none before them, the pace is 1 and the typical time its newest jobs';
 - a queued job costs the jobs behind it its expected time: the typical time, plus its hang share of the hang
   time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
   its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
@@ -29,9 +37,10 @@ The forecast a page shows is computed again from each live snapshot (classroom/l
 queue as it moves: once a hang has run past its normal time, every forecast behind it includes it.
 What it cannot foresee: which queued job will hang (in a burst of 50 with two infinite loops, a forecast made
 before they start is off by up to the 10 s a hang costs everyone behind it on two workers), and a change of the
-machine's speed (on a shared machine grading times changed by 40% from one burst to the next).
+machine's speed after it was made (the pace follows one within PACE_JOBS jobs; a forecast shown at submission
+still carries the speed of the jobs before it).
 
-Both measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
+The measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
 limited read whatever the size of the class's history).
 No live worker: no forecast (the page says no grader is running).
 """
@@ -289,22 +298,24 @@ def overhead_of(graded, gaps=GAPS):
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
-def idle_of(graded, durations, jobs=IDLE_JOBS):
-    """Seconds from a submission to an idle worker's claim as the forecast counts it: the median, over the last
-    `jobs` jobs that found their worker idle (queued after its previous verdict; not its first, not a hang), of
-    the time from queued to verdict less its typical time (else IDLE_POLL_S / 2, half a poll)."""
-    seen = [(job.finished_at - job.created_at).total_seconds() - timing(durations, job.exercise_id, job.batch).typical_s
-            for job, previous in _claims(graded)
-            if previous is not None and previous < job.created_at <= job.started_at and job.seconds() < LIMIT_S][-jobs:]
-    return max(statistics.median(seen), 0.0) if seen else IDLE_POLL_S / 2
+def idle_of(graded, jobs=IDLE_JOBS):
+    """Seconds from a submission to an idle worker's claim: the median, over the last `jobs` jobs that found their
+    worker idle (queued after its previous verdict; not its first), of the time from queued to claimed (else
+    IDLE_POLL_S / 2, half a poll)."""
+    seen = [(job.started_at - job.created_at).total_seconds() for job, previous in _claims(graded)
+            if previous is not None and previous < job.created_at <= job.started_at][-jobs:]
+    return statistics.median(seen) if seen else IDLE_POLL_S / 2
 
 
 def measured(session, read=READ_JOBS):
-    """The grading times, the overhead between claims and an idle worker's start, as the forecast uses them (one
-    read)."""
-    graded = recent(session, read)
-    found = timings(graded)
-    return Measured(found, overhead_of(graded), idle_of(graded, found))
+    """The grading times, the overhead between claims and an idle worker's claim delay, as the forecast uses them,
+    from one read of the last `read` graded jobs."""
+    return measured_of(recent(session, read))
+
+
+def measured_of(graded):
+    """The Measured of some graded jobs (oldest first)."""
+    return Measured(timings(graded), overhead_of(graded), idle_of(graded))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

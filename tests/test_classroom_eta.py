@@ -148,18 +148,16 @@ def test_the_typical_times_follow_the_pace_of_the_newest_jobs():
     assert found[("ex02", 0)].typical_s == pytest.approx(4.0) and found[("ex01", 1)].typical_s == pytest.approx(2.0)
 
 
-def test_an_idle_worker_starts_after_the_extra_time_measured_on_jobs_that_found_one_idle():
-    # a worker's cold first job, then three jobs queued while it was idle: each claimed 0.3 s after it was queued
-    # (the worker's poll), graded in 1.0, 1.6 and 1.2 s (typical: 3.8 / 3 s): verdicts 1.3, 1.9 and 1.5 s after
-    # they were queued, of which the typical time is spent grading; the median extra: 1.5 s - typical
+def test_an_idle_worker_claims_after_the_delay_measured_on_jobs_that_found_one_idle():
+    # a worker's first job, then three jobs queued while it was idle, claimed 0.2, 0.9 and 0.4 s after they were
+    # queued (its poll, the claim): the median 0.4 s
     graded = [_graded("w", "ex01", 4.0, 0.0)] + [
-        _graded("w", "ex01", seconds, start + 0.3, queued=start) for seconds, start in ((1.0, 10), (1.6, 20), (1.2, 30))]
-    found = eta.timings(graded)
-    assert found[("ex01", 0)].typical_s == pytest.approx(3.8 / 3)
-    assert eta.idle_of(graded, found) == pytest.approx(1.5 - 3.8 / 3)
-    assert eta.idle_of(graded, found, jobs=2) == pytest.approx(1.7 - 3.8 / 3)  # the newest two: 1.9 and 1.5 s
+        _graded("w", "ex01", 1.0, start + delay, queued=start) for delay, start in ((0.2, 10), (0.9, 20), (0.4, 30))]
+    assert eta.idle_of(graded) == pytest.approx(0.4)
+    assert eta.idle_of(graded, jobs=2) == pytest.approx(0.65)  # the newest two: 0.9 and 0.4 s
+    assert eta.measured_of(graded).idle_s == pytest.approx(0.4)
     # a job queued before its worker's previous verdict did not find it idle; none measured: half a poll
-    assert eta.idle_of(_back_to_back("w", [("ex01", 1.0)] * 4), found) == eta.IDLE_POLL_S / 2
+    assert eta.idle_of(_back_to_back("w", [("ex01", 1.0)] * 4)) == eta.IDLE_POLL_S / 2
 
 
 def test_waits_in_words():
