@@ -77,9 +77,10 @@ def read(session, now=None, regrades_read=REGRADES_READ):
     submits = queue.claim_order(regrades=False)
     rows = list(session.execute(select(*_columns(submits)).order_by(submits.c.turn, submits.c.job_id)).all())
     running = [tuple(row) for row in session.execute(_regrades().where(Job.state == "running"))]
-    first_rows = first_regrades(session, now, running, regrades_read)
-    claimable = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.reason == "regrade"))
-    claimable += sum(row[4] is not None and row[4] < now for row in running)
+    first_rows, queued = first_regrades(session, now, running, regrades_read)
+    if queued is None:  # not all read: counted
+        queued = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.reason == "regrade"))
+    claimable = queued + sum(row[4] is not None and row[4] < now for row in running)
     if first_rows and due_in is not None and due_in <= 0:  # the due regrade is claimed next, once
         rows = first_rows[:1] + rows + first_rows[1:]
     else:
@@ -101,7 +102,8 @@ def first_regrades(session, now, running, read=REGRADES_READ, window=queue.REGRA
     lowest id through the (state, id) index, each one's turn counted among its learner's unfinished regrades
     (`running`: the running ones, as line rows). A turn-1 job read comes before every job not read yet (those
     have higher ids), so reading stops once `read` claimable turn-1 jobs are found; else all are read and the
-    turns are complete. Then the rows of the chosen jobs are read."""
+    turns are complete. Then the rows of the chosen jobs are read -> (those rows, the number of queued regrades
+    when all were read, else None)."""
     held, queued, turns, after, firsts = {}, {}, [], 0, 0
     for row in running:
         held.setdefault(row[2], []).append(row[0])
@@ -123,7 +125,7 @@ def first_regrades(session, now, running, read=REGRADES_READ, window=queue.REGRA
             turns.append((1 + sum(other < job_id for other in held[user_id] + queued.get(user_id, [])), job_id))
     chosen = [job_id for _, job_id in sorted(turns)[:read]]
     rows = {row[0]: tuple(row) for row in session.execute(_regrades().where(Job.id.in_(chosen)))} if chosen else {}
-    return [rows[job_id] for job_id in chosen if job_id in rows]
+    return [rows[job_id] for job_id in chosen if job_id in rows], sum(map(len, queued.values())) if complete else None
 
 
 def position(store, submission_id, now=None):
