@@ -65,7 +65,7 @@ DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job y
 IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
 DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
-PACE_JOBS = 6  # the newest graded jobs whose times, against their kind's earlier ones, give the machine's pace
+PACE_JOBS = 10  # the newest graded jobs whose times, against their kind's earlier ones, give the machine's pace
 IDLE_JOBS = 20  # the last jobs that found their worker idle, whose extra time gives an idle worker's start
 
 

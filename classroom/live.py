@@ -9,7 +9,8 @@ that the wait forecast (classroom/eta.py) needs, and refreshes it at most every
 MAX_AGE_S: 50 pages polling every POLL_S cost five small queries per MAX_AGE_S
 (the regrade clock, the submissions' jobs, the running regrades, the first
 regrades, the workers), not 250; a regrade adds one (the first regrades' rows),
-and a 20,000-job regrade a count and a few more windows of ids (classroom/line.py). A submission missing from the snapshot has no unfinished job (or, during
+and a 20,000-job regrade a count and a few more windows of ids (see
+classroom/line.py). A submission missing from the snapshot has no unfinished job (or, during
 a large regrade, is looked up once per snapshot): its verdict is stored, and only
 then does its page read its history again.
 """

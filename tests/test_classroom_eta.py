@@ -126,24 +126,24 @@ def _back_to_back(worker, jobs, start=0.0):
 
 
 def test_the_typical_times_follow_the_pace_of_the_newest_jobs():
-    # after the cold first jobs, 8 jobs of ex01 at 1 s and 4 of ex02 at 2 s, then the newest PACE_JOBS (6) of ex01
-    # at 1.5 s: the machine runs at 1.5 x the pace of the jobs before them; ex02 (none newest) follows it too
-    assert eta.PACE_JOBS == 6
+    # after the cold first jobs, 8 jobs of ex01 at 1 s and 4 of ex02 at 2 s, then the newest PACE_JOBS of ex01 at
+    # 1.5 s: the machine runs at 1.5 x the pace of the jobs before them; ex02 (none newest) follows it too
+    newest = eta.PACE_JOBS
     earlier = [("ex01", 5.0), ("ex02", 9.0)] + [("ex01", 1.0)] * 8 + [("ex02", 2.0)] * 4
-    graded = _back_to_back("w", earlier + [("ex01", 1.5)] * 6)
-    found = eta.timings(graded)
+    assert len(earlier) - 2 >= newest  # enough jobs before the newest for a pace
+    found = eta.timings(_back_to_back("w", earlier + [("ex01", 1.5)] * newest))
     assert found[("ex01", 0)].typical_s == pytest.approx(1.5)  # its earlier 1 s x 1.5
     assert found[("ex02", 0)].typical_s == pytest.approx(3.0)  # its earlier 2 s x 1.5
     assert found[("ex01", 0)].normal_s == pytest.approx(6.0)  # 4 x the median, at that pace too
     # a slower job among the newest does not move the median of their ratios; a hang is not one of them
-    graded = _back_to_back("w", earlier + [("ex01", 1.5)] * 5 + [("ex01", 6.0), ("ex01", 21.0), ("ex01", 1.5)])
-    assert eta.timings(graded)[("ex01", 0)].typical_s == pytest.approx(1.5)
+    slower = [("ex01", 1.5)] * (newest - 2) + [("ex01", 6.0), ("ex01", 21.0), ("ex01", 1.5)]
+    assert eta.timings(_back_to_back("w", earlier + slower))[("ex01", 0)].typical_s == pytest.approx(1.5)
     # until the newest have as many jobs before them, the typical time is the mean of the newest TYPICAL
     few = eta.timings(_back_to_back("w", [("ex01", 5.0)] + [("ex01", 1.0)] * 5 + [("ex01", 1.6)] * 5))
     assert few[("ex01", 0)].typical_s == pytest.approx(1.3)
     # a regrade's jobs with no regrade before them are paced against the exercise's submissions
-    graded = _back_to_back("w", earlier + [("ex02", 2.0)] * 2) + _back_to_back("w", [("ex01", 2.0)] * 6, start=100)
-    graded = graded[:-6] + [job._replace(batch=1) for job in graded[-6:]]
+    graded = _back_to_back("w", earlier + [("ex02", 2.0)] * 2) + _back_to_back("w", [("ex01", 2.0)] * newest, 100)
+    graded = graded[:-newest] + [job._replace(batch=1) for job in graded[-newest:]]
     found = eta.timings(graded)
     assert found[("ex02", 0)].typical_s == pytest.approx(4.0) and found[("ex01", 1)].typical_s == pytest.approx(2.0)
 
