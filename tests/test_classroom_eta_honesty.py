@@ -2,15 +2,20 @@
 forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale), first
 without a hang, then while an infinite loop holds one worker until the sandbox's time limit.
 
-Its waits are one to seven seconds, where a worker's idle poll (1 s) and the gap from a verdict to the next claim
-weigh most: a forecast without them was off by about 40% at the median. With them it was 6% at the median and
-92% within 25% at a load average of 17 on 2 cores (11% and 100% at a load of 9; 28% and 42% in one run at a
-load of 11, the warm-up's few jobs having run slower than the burst's). The test holds half the forecasts within
-25% and the median error within 25%, a later place in the queue forecast later (rank correlation at least 0.7),
-and no forecast off by more than the wait itself plus that poll. With the hang in
-flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold (17% and 82% at
-a load of 9); a forecast that expects the hung worker back after a normal job is off by about half (it counts
-two workers where one grades)."""
+Its waits are one to seven seconds, where a worker's idle claim (its 1 s poll) and the gap from a verdict to the
+next claim weigh most: a forecast without them was off by about 40% at the median. The warm-up measures the
+grading times and, with one lone submission, an idle worker's claim delay (eta.idle_of).
+
+On the shared machine the burst's jobs ran 0.6-1.65x as long as the warm-up's (the load changes from one minute to
+the next), which no forecast made at submission can know: the raw error then follows the speed (39% short at
+1.65x, in process mode at a load of 22; 33% long in the strict sandbox at a load of 24). So the test measures
+the burst's speed (its jobs' grading times over the typical times measured before it) and holds the forecasts
+scaled by it: at least PACED_WITHIN within 25% and a median error of at most PACED_MEDIAN (measured: 12% and
+83%, 3% and 91% with the hang, in process mode at a load of 22; strict sandbox as root at a load of 25: raw 10%
+and 83%, 10% and 100%). Raw: a later place in the queue forecast later (rank correlation at least 0.7), and no
+forecast off by more than the wait itself plus a worker's idle poll. With the hang in flight past its exercise's
+normal time (eta.py: it runs to its hang time), the same bounds hold; a forecast that expects the hung worker
+back after a normal job is off by about half (it counts two workers where one grades)."""
 
 import os
 import signal
