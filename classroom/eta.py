@@ -271,9 +271,10 @@ def timings(graded, history=HISTORY, pace_jobs=PACE_JOBS):
     pace, before = pace_of(earlier, newest), _by_key(earlier)
     timed = {}
     for key, values in _by_key(warm(graded)).items():
-        last = values[-history:][:max(len(before.get(key, [])) - max(len(values) - history, 0), 0)]
-        base = [value for value in last if value < LIMIT_S]  # its last `history` that came before the newest
-        timed[key] = timing_of(values[-history:], base=base or None, pace=pace if base else 1.0)
+        last = values[-history:]
+        older = len(before.get(key, [])) - (len(values) - len(last))  # how many of `last` came before the newest
+        base = [value for value in last[:max(older, 0)] if value < LIMIT_S]
+        timed[key] = timing_of(last, base=base or None, pace=pace if base else 1.0)
     return timed
 
 
