@@ -14,9 +14,10 @@ scaled by it: at least PACED_WITHIN within 25% and a median error of at most PAC
 15-22, median and share within 25% without and with the hang: strict sandbox as root 9% 83%, 12% 91% and 2%
 100%, 12% 100%; process mode 12% 83%, 3% 91% and 15% 75%, 9% 82%. A forecast without the claim delays (no
 overhead, no idle claim) came out at 25% and 50%, and fails. Raw: a later place in the queue forecast later
-(rank correlation at least 0.7), and no forecast off by more than the wait itself plus a worker's idle poll. With the hang in flight past its exercise's
-normal time (eta.py: it runs to its hang time), the same bounds hold; a forecast that expects the hung worker
-back after a normal job is off by about half (it counts two workers where one grades)."""
+(rank correlation at least 0.7), and no forecast off by more than the wait itself plus a worker's idle poll.
+With the hang in flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold;
+a forecast that expects the hung worker back after a normal job is off by about half (it counts two workers where
+one grades)."""
 
 import os
 import signal
