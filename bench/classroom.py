@@ -2,7 +2,7 @@
 
     python bench/classroom.py [--learners 50] [--workers 2] [--idle-runs 5] [--book-learners 1000]
                               [--book-runs 3] [--skip-burst] [--skip-idle] [--gradebook-browser]
-                              [--skip-regrade] [--regrade-learners 300]
+                              [--skip-regrade] [--skip-position] [--regrade-learners 300]
                               [--live-pages 50] [--live-rounds 5] [--skip-book] [--explain] [--no-hostile]
 
 1. `--learners` learners submit at once (threads; 40% correct = solutions/, 40%
@@ -313,11 +313,12 @@ def regrade_position(args, folder):
     store.close()
 
 
-def start_pool(url, workers, folder, name):
-    """`python -m classroom worker` x workers on url, once they are registered -> (Popen, store)."""
+def start_pool(url, workers, folder, name, sandbox="strict"):
+    """`python -m classroom worker` x workers on url (--sandbox: strict when available, else process), once they
+    are registered -> (Popen, store)."""
     store = Store(url)
     pool = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--db", url, "--concurrency",
-                             str(workers)], cwd=ROOT, stderr=open(folder / name, "w"))
+                             str(workers), "--sandbox", sandbox], cwd=ROOT, stderr=open(folder / name, "w"))
     deadline = time.monotonic() + 180
     while True:
         with store.session() as session:
@@ -650,6 +651,7 @@ def main():
     parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--skip-idle", action="store_true")
     parser.add_argument("--skip-regrade", action="store_true", help="skip the burst during a regrade (1b, 1c)")
+    parser.add_argument("--skip-position", action="store_true", help="skip the position behind a regrade (1c)")
     parser.add_argument("--regrade-learners", type=int, default=300,
                         help="synthetic learners x 10 exercises graded once: the regrade of part 1b")
     parser.add_argument("--explain", action="store_true",
@@ -667,7 +669,8 @@ def main():
         ok = burst(args, folder)
     if not args.skip_regrade:
         regrade_burst(args, folder)
-        regrade_position(args, folder)
+        if not args.skip_position:
+            regrade_position(args, folder)
     if not args.skip_idle:
         idle(args, folder)
     if not args.skip_book:

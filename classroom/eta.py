@@ -7,16 +7,26 @@ regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A
 - busy: once its job's expected time left has run out, plus the measured overhead (`Measured.overhead_s`: the
   mean time from a worker's verdict to its next claim while a job was waiting: storing the verdict, the lease
   thread, the next claim's transaction), and again after each job it takes;
-- idle: at its next poll (a worker with nothing to do asks every IDLE_POLL_S), on average half a poll away.
+- idle: at its next claim, measured (`Measured.idle_s`, `idle_of`): of the last IDLE_JOBS jobs that found their
+  worker idle, the median time from queued to claimed (the worker asks every IDLE_POLL_S: half a poll on
+  average, the value before any is measured, plus the claim's transaction, which waits for the burst's
+  submissions on SQLite).
 
 What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY graded jobs):
 - a hang is a job that ran to the sandbox's time limit (LIMIT_S, claim to verdict); in the bench
   (bench/classroom.py --explain) every such job was a hostile file (an infinite loop), and every other job took
   at most a few seconds (5.4 s at a load of 15 on 2 cores); its hang time is the mean of the hangs measured
   (else LIMIT_S), and its hang share the share of the jobs that hung;
-- the typical time is the mean of the newest TYPICAL others (fewer than the share's HISTORY: the machine's load
-  changes, and the forecast should follow it within a burst); the normal time the longest of those, and at
-  least HANG_FACTOR times their median;
+- the typical time is the mean of the newest TYPICAL others, times the machine's pace; the normal time the
+  longest of those, and at least HANG_FACTOR times their median, times the pace;
+- the pace follows the machine's speed, which on a shared machine changes by 40% from one burst to the next
+  (a class-wide regrade, other work): the newest PACE_JOBS jobs that did not hang (`split`) are the pace's, and
+  the typical times are measured on the jobs before them; the pace is the median of the newest jobs' times, each
+  over its kind's typical time before them (`pace_of`). So the newest few jobs say how fast the machine grades
+  now, the earlier ones what each exercise costs relative to the others. Until PACE_JOBS jobs came before them,
+  and for a kind of work that has none before them, the pace is 1 and the typical time its newest jobs'.
+  PACE_JOBS is 10: in the bench's bursts the speed changed by 0.6-1.6x from one burst to the next, and a pace of
+  the newest 6 jobs was further from the next burst's speed than no pace in 2 of 4 bursts;
 - a queued job costs the jobs behind it its expected time: the typical time, plus its hang share of the hang
   time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
   its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
@@ -27,11 +37,20 @@ measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exerc
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
 The forecast a page shows is computed again from each live snapshot (classroom/live.py), so it follows the
 queue as it moves: once a hang has run past its normal time, every forecast behind it includes it.
+What the measurements hold, from submission to the verdict's stamp (the time the bench and the learner's page
+count): the claim delay of an idle worker (idle_s), each job from its claim (stamped when the claim's
+transaction begins) to its verdict (stamped when the storing transaction begins: the strict sandbox's start, the
+staging, the grading, all inside), and from that verdict to the worker's next claim (overhead_s: the commit, the
+lease thread, the next claim). In the strict sandbox the jobs of the honesty test's bursts took 0.6-3 s, the
+gaps between them 0.01-0.3 s (mean 0.03-0.2 s) and an idle worker's claim 0.0-1.1 s after the submission, at
+loads of 13-23 on 2 cores. Left out: the storing transaction's commit after the stamp and the page's next poll
+(within live.POLL_S + live.MAX_AGE_S).
 What it cannot foresee: which queued job will hang (in a burst of 50 with two infinite loops, a forecast made
 before they start is off by up to the 10 s a hang costs everyone behind it on two workers), and a change of the
-machine's speed (on a shared machine grading times changed by 40% from one burst to the next).
+machine's speed after it was made (the pace follows one within PACE_JOBS jobs; a forecast shown at submission
+still carries the speed of the jobs before it).
 
-Both measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
+The measurements are read together (`measured`), here only, from the last READ_JOBS graded jobs (an indexed,
 limited read whatever the size of the class's history).
 No live worker: no forecast (the page says no grader is running).
 """
@@ -56,6 +75,8 @@ DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job y
 IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
 DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
+PACE_JOBS = 10  # the newest graded jobs whose times, against their kind's earlier ones, give the machine's pace
+IDLE_JOBS = 20  # the last jobs that found their worker idle, whose extra time gives an idle worker's start
 
 
 class Timing(NamedTuple):
@@ -79,6 +100,7 @@ class Measured(NamedTuple):
 
     durations: dict  # {(exercise id, batch): Timing}
     overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
+    idle_s: float = IDLE_POLL_S / 2  # seconds from a submission to an idle worker's claim (idle_of)
 
 
 class Pending(NamedTuple):
@@ -190,23 +212,78 @@ def durations(session, history=HISTORY, read=READ_JOBS):
     return timings(recent(session, read), history)
 
 
-def timings(graded, history=HISTORY):
-    """{(exercise id, batch): Timing} of graded jobs (oldest first), each worker's first of an exercise among
-    them left out (a cold start, or else one warm job less)."""
-    seen, first = {}, set()
+def warm(graded):
+    """The graded jobs (oldest first) less each worker's first of an exercise among them (a cold start: its first
+    of all also starts the warm sandbox server, the first of an exercise loads what grading it needs)."""
+    first, found = set(), []
     for job in graded:
-        if (job.worker_id, job.exercise_id) not in first:
-            first.add((job.worker_id, job.exercise_id))
-            continue
+        if (job.worker_id, job.exercise_id) in first:
+            found.append(job)
+        first.add((job.worker_id, job.exercise_id))
+    return found
+
+
+def _by_key(jobs):
+    """{(exercise id, batch): [seconds, oldest first]} of some jobs."""
+    seen = {}
+    for job in jobs:
         seen.setdefault((job.exercise_id, job.batch), []).append(job.seconds())
-    return {key: timing_of(values[-history:]) for key, values in seen.items()}
+    return seen
 
 
-def timing_of(values, typical=TYPICAL):
-    """The Timing of some grading times (oldest first)."""
+def _base(seen, key):
+    """The grading times (not hangs) of a key, else of its exercise's other kind of work, else []."""
+    for found in (seen.get(key), seen.get((key[0], 1 - key[1]))):
+        normal = [value for value in found or [] if value < LIMIT_S]
+        if normal:
+            return normal
+    return []
+
+
+def split(graded, pace_jobs=PACE_JOBS):
+    """(earlier, newest) of the warm graded jobs: newest, the last pace_jobs that did not hang, and earlier the
+    jobs before them; newest is empty (no pace) until earlier holds at least pace_jobs jobs that did not hang."""
+    jobs = warm(graded)
+    normal = [i for i, job in enumerate(jobs) if job.seconds() < LIMIT_S]
+    if len(normal) < 2 * pace_jobs:
+        return jobs, []
+    cut = normal[-pace_jobs]
+    return jobs[:cut], [job for job in jobs[cut:] if job.seconds() < LIMIT_S]
+
+
+def pace_of(earlier, newest, typical=TYPICAL):
+    """The machine's pace now: the median of the newest jobs' times, each over the typical time its kind of work
+    had in the earlier jobs (1.0 without newest jobs or a kind measured before them)."""
+    seen = _by_key(earlier)
+    ratios = []
+    for job in newest:
+        base = _base(seen, (job.exercise_id, job.batch))[-typical:]
+        if base:
+            ratios.append(job.seconds() / statistics.fmean(base))
+    return statistics.median(ratios) if ratios else 1.0
+
+
+def timings(graded, history=HISTORY, pace_jobs=PACE_JOBS):
+    """{(exercise id, batch): Timing} of graded jobs (oldest first), cold starts left out (`warm`): the hang share
+    and time from its last `history` jobs; the typical and normal time from its jobs before the newest (`split`),
+    times the pace the newest show (`pace_of`), or from its newest alone when it has none before them."""
+    earlier, newest = split(graded, pace_jobs)
+    pace, before = pace_of(earlier, newest), _by_key(earlier)
+    timed = {}
+    for key, values in _by_key(warm(graded)).items():
+        last = values[-history:]
+        older = len(before.get(key, [])) - (len(values) - len(last))  # how many of `last` came before the newest
+        base = [value for value in last[:max(older, 0)] if value < LIMIT_S]
+        timed[key] = timing_of(last, base=base or None, pace=pace if base else 1.0)
+    return timed
+
+
+def timing_of(values, typical=TYPICAL, base=None, pace=1.0):
+    """The Timing of some grading times (oldest first): the hang share and time from values, the typical and normal
+    time from the newest `typical` of base (by default values) that did not hang, times pace."""
     hangs = [value for value in values if value >= LIMIT_S]
-    normal = [value for value in values if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
-    return Timing(statistics.fmean(normal), max(max(normal), HANG_FACTOR * statistics.median(normal)),
+    normal = [value for value in (values if base is None else base) if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
+    return Timing(pace * statistics.fmean(normal), pace * max(max(normal), HANG_FACTOR * statistics.median(normal)),
                   len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
 
 
@@ -216,22 +293,40 @@ def overhead_s(session, gaps=GAPS, read=READ_JOBS):
     return overhead_of(recent(session, read), gaps)
 
 
+def _claims(graded):
+    """[(job, the verdict before it on its worker or None)] of graded jobs with a worker, in claim order."""
+    last, found = {}, []
+    for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
+        found.append((job, last.get(job.worker_id)))
+        last[job.worker_id] = job.finished_at
+    return found
+
+
 def overhead_of(graded, gaps=GAPS):
     """overhead_s of graded jobs."""
-    last, seen = {}, []
-    for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
-        previous = last.get(job.worker_id)
-        if previous is not None and job.created_at <= previous:
-            seen.append((job.started_at, (job.started_at - previous).total_seconds()))
-        last[job.worker_id] = job.finished_at
-    seen = [gap for _, gap in sorted(seen)[-gaps:]]
+    seen = [(job.started_at - previous).total_seconds() for job, previous in _claims(graded)
+            if previous is not None and job.created_at <= previous][-gaps:]
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
+def idle_of(graded, jobs=IDLE_JOBS):
+    """Seconds from a submission to an idle worker's claim: the median, over the last `jobs` jobs that found their
+    worker idle (queued after its previous verdict; not its first), of the time from queued to claimed (else
+    IDLE_POLL_S / 2, half a poll)."""
+    seen = [(job.started_at - job.created_at).total_seconds() for job, previous in _claims(graded)
+            if previous is not None and previous < job.created_at <= job.started_at][-jobs:]
+    return statistics.median(seen) if seen else IDLE_POLL_S / 2
+
+
 def measured(session, read=READ_JOBS):
-    """The grading times and the overhead between claims, as the forecast uses them (one read)."""
-    graded = recent(session, read)
-    return Measured(timings(graded), overhead_of(graded))
+    """The grading times, the overhead between claims and an idle worker's claim delay, as the forecast uses them,
+    from one read of the last `read` graded jobs."""
+    return measured_of(recent(session, read))
+
+
+def measured_of(graded):
+    """The Measured of some graded jobs (oldest first)."""
+    return Measured(timings(graded), overhead_of(graded), idle_of(graded))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

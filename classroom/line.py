@@ -8,7 +8,10 @@ has no position: it is being graded again).
 
 A deadline's regrade can leave 20,000 regrade jobs queued while a page polls, so the line reads only what a wait
 needs: every unfinished submission's job, the running regrades and the first REGRADES_READ claimable regrades
-in claim order; the rest are counted in SQL. A job behind those (rarely followed: a page follows the submission
+in claim order, found without ordering the whole regrade (`first_regrades`: read in id order until enough
+learners' first turns are found; 0.03 s of CPU for the whole line behind 20,000 jobs whose learners' regrades
+have consecutive ids, where ranking them all took 0.057 s, at a load of 20 on 2 cores); the rest are counted in
+SQL. A job behind those (rarely followed: a page follows the submission
 just made) has its position counted in SQL when it is asked for (`Line.position_of`).
 """
 
@@ -73,20 +76,56 @@ def read(session, now=None, regrades_read=REGRADES_READ):
     due_in = queue.regrade_due_in(session, now)
     submits = queue.claim_order(regrades=False)
     rows = list(session.execute(select(*_columns(submits)).order_by(submits.c.turn, submits.c.job_id)).all())
-    regrades = queue.claim_order(regrades=True)
-    claimable = or_(regrades.c.state == "queued", regrades.c.lease_until < now)
-    first = session.execute(select(*_columns(regrades), func.count().over().label("total")).where(claimable)
-                            .order_by(regrades.c.turn, regrades.c.job_id).limit(regrades_read)).all()
-    running = session.execute(
-        select(Job.id, Job.submission_id, Submission.user_id, Job.state, Job.lease_until, literal(1), Submission.exercise_id,
-               Job.started_at).join(Submission, Submission.id == Job.submission_id)
-        .where(Job.state == "running", Job.reason == "regrade", Job.lease_until >= now)).all()
-    first_rows = [tuple(row[:-1]) for row in first]
+    running = [tuple(row) for row in session.execute(_regrades().where(Job.state == "running"))]
+    first_rows, queued = first_regrades(session, now, running, regrades_read)
+    if queued is None:  # not all read: counted
+        queued = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.reason == "regrade"))
+    claimable = queued + sum(row[4] is not None and row[4] < now for row in running)
     if first_rows and due_in is not None and due_in <= 0:  # the due regrade is claimed next, once
         rows = first_rows[:1] + rows + first_rows[1:]
     else:
         rows = rows + first_rows
-    return Line(now, rows + [tuple(row) for row in running], due_in, first[0][-1] if first else 0)
+    held = [row for row in running if row[4] is None or row[4] >= now]
+    return Line(now, rows + held, due_in, claimable)
+
+
+def _regrades():
+    """The regrade jobs as line rows (see Line.rows), to be filtered."""
+    return (select(Job.id, Job.submission_id, Submission.user_id, Job.state, Job.lease_until, literal(1),
+                   Submission.exercise_id, Job.started_at)
+            .join(Submission, Submission.id == Job.submission_id).where(Job.reason == "regrade"))
+
+
+def first_regrades(session, now, running, read=REGRADES_READ, window=queue.REGRADES_WINDOW):
+    """The first `read` claimable regrades in claim order (queue.claim_order: by turn, then id) as line rows,
+    without ordering the whole regrade: the queued regrades' ids and learners are read `window` at a time from the
+    lowest id through the (state, id) index, each one's turn counted among its learner's unfinished regrades
+    (`running`: the running ones, as line rows). A turn-1 job read comes before every job not read yet (those
+    have higher ids), so reading stops once `read` claimable turn-1 jobs are found; else all are read and the
+    turns are complete. Then the rows of the chosen jobs are read -> (those rows, the number of queued regrades
+    when all were read, else None)."""
+    held, queued, turns, after, firsts = {}, {}, [], 0, 0
+    for row in running:
+        held.setdefault(row[2], []).append(row[0])
+    while True:
+        found = session.execute(select(Job.id, Submission.user_id).join(Submission, Submission.id == Job.submission_id)
+                                .where(Job.state == "queued", Job.reason == "regrade", Job.id > after)
+                                .order_by(Job.id).limit(window)).all()
+        for job_id, user_id in found:
+            queued.setdefault(user_id, []).append(job_id)
+            turn = len(queued[user_id]) + sum(other < job_id for other in held.get(user_id, ()))
+            turns.append((turn, job_id))
+            firsts += turn == 1
+        after = found[-1][0] if found else after
+        if len(found) < window or firsts >= read:
+            break
+    complete = len(found) < window
+    for job_id, _, user_id, _, lease_until, *_ in running:  # a lapsed lease: claimable again, in its turn
+        if lease_until is not None and lease_until < now and (complete or job_id <= after):
+            turns.append((1 + sum(other < job_id for other in held[user_id] + queued.get(user_id, [])), job_id))
+    chosen = [job_id for _, job_id in sorted(turns)[:read]]
+    rows = {row[0]: tuple(row) for row in session.execute(_regrades().where(Job.id.in_(chosen)))} if chosen else {}
+    return [rows[job_id] for job_id in chosen if job_id in rows], sum(map(len, queued.values())) if complete else None
 
 
 def position(store, submission_id, now=None):

@@ -7,9 +7,10 @@ line (classroom/line.py: the unfinished jobs a wait needs, in claim order, with
 their positions), plus the number of live workers and the measured grading times
 that the wait forecast (classroom/eta.py) needs, and refreshes it at most every
 MAX_AGE_S: 50 pages polling every POLL_S cost five small queries per MAX_AGE_S
-(the regrade clock, the submissions' jobs, the first regrades, the running
-regrades, the workers), not 250, and a 20,000-job regrade does not make them
-larger. A submission missing from the snapshot has no unfinished job (or, during
+(the regrade clock, the submissions' jobs, the running regrades, the first
+regrades, the workers), not 250; a regrade adds one (the first regrades' rows),
+and a 20,000-job regrade a count and a few more windows of ids (see
+classroom/line.py). A submission missing from the snapshot has no unfinished job (or, during
 a large regrade, is looked up once per snapshot): its verdict is stored, and only
 then does its page read its history again.
 """
@@ -51,7 +52,8 @@ class Snapshot:
         with store.session() as session:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
-            self.durations, self.overhead_s = _measured(store, session)
+            found = _measured(store, session)
+            self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
         self.own_left = {}
@@ -78,7 +80,7 @@ class Snapshot:
         """{job id: (start s, finish s)} from the snapshot's reading, or None without a live worker."""
         if self._times is None:
             self._times = eta.schedule(self.pending, list(self.left.values()), self.workers, self.regrade_due_in,
-                                       queue.REGRADE_AGE_S, self.overhead_s, eta.IDLE_POLL_S / 2) or {}
+                                       queue.REGRADE_AGE_S, self.overhead_s, self.idle_s) or {}
         return self._times if self.workers else None
 
     def _entry(self, submission_id):
@@ -129,7 +131,7 @@ DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.mo
 
 
 def _measured(store, session):
-    """The store's measured grading times and overhead (eta.measured), read again when older than
+    """The store's measured grading times, overhead and idle start (eta.measured), read again when older than
     DURATIONS_MAX_AGE_S."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:

@@ -108,6 +108,58 @@ def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_norma
     assert eta.schedule(pending, [], workers=1) == pytest.approx({"s1": (0, 1.0), "s2": (2.95, 3.95)})
 
 
+def _graded(worker, ex_id, seconds, start, queued=None, batch=0):
+    """A graded job on `worker` claimed `start` s after a fixed moment (queued then, or at `queued`)."""
+    base = utcnow() - timedelta(hours=1)
+    at = base + timedelta(seconds=start)
+    return eta.Graded(worker, ex_id, batch, base + timedelta(seconds=start if queued is None else queued), at,
+                      at + timedelta(seconds=seconds))
+
+
+def _back_to_back(worker, jobs, start=0.0):
+    """Graded jobs [(exercise, seconds)] one after another on one worker (each queued before the one before it ended)."""
+    found = []
+    for ex_id, seconds in jobs:
+        found.append(_graded(worker, ex_id, seconds, start, queued=0.0))
+        start += seconds + 0.05
+    return found
+
+
+def test_the_typical_times_follow_the_pace_of_the_newest_jobs():
+    # after the cold first jobs, 8 jobs of ex01 at 1 s and 4 of ex02 at 2 s, then the newest PACE_JOBS of ex01 at
+    # 1.5 s: the machine runs at 1.5 x the pace of the jobs before them; ex02 (none newest) follows it too
+    newest = eta.PACE_JOBS
+    earlier = [("ex01", 5.0), ("ex02", 9.0)] + [("ex01", 1.0)] * 8 + [("ex02", 2.0)] * 4
+    assert len(earlier) - 2 >= newest  # enough jobs before the newest for a pace
+    found = eta.timings(_back_to_back("w", earlier + [("ex01", 1.5)] * newest))
+    assert found[("ex01", 0)].typical_s == pytest.approx(1.5)  # its earlier 1 s x 1.5
+    assert found[("ex02", 0)].typical_s == pytest.approx(3.0)  # its earlier 2 s x 1.5
+    assert found[("ex01", 0)].normal_s == pytest.approx(6.0)  # 4 x the median, at that pace too
+    # a slower job among the newest does not move the median of their ratios; a hang is not one of them
+    slower = [("ex01", 1.5)] * (newest - 2) + [("ex01", 6.0), ("ex01", 21.0), ("ex01", 1.5)]
+    assert eta.timings(_back_to_back("w", earlier + slower))[("ex01", 0)].typical_s == pytest.approx(1.5)
+    # until the newest have as many jobs before them, the typical time is the mean of the newest TYPICAL
+    few = eta.timings(_back_to_back("w", [("ex01", 5.0)] + [("ex01", 1.0)] * 5 + [("ex01", 1.6)] * 5))
+    assert few[("ex01", 0)].typical_s == pytest.approx(1.3)
+    # a regrade's jobs with no regrade before them are paced against the exercise's submissions
+    graded = _back_to_back("w", earlier + [("ex02", 2.0)] * 2) + _back_to_back("w", [("ex01", 2.0)] * newest, 100)
+    graded = graded[:-newest] + [job._replace(batch=1) for job in graded[-newest:]]
+    found = eta.timings(graded)
+    assert found[("ex02", 0)].typical_s == pytest.approx(4.0) and found[("ex01", 1)].typical_s == pytest.approx(2.0)
+
+
+def test_an_idle_worker_claims_after_the_delay_measured_on_jobs_that_found_one_idle():
+    # a worker's first job, then three jobs queued while it was idle, claimed 0.2, 0.9 and 0.4 s after they were
+    # queued (its poll, the claim): the median 0.4 s
+    graded = [_graded("w", "ex01", 4.0, 0.0)] + [
+        _graded("w", "ex01", 1.0, start + delay, queued=start) for delay, start in ((0.2, 10), (0.9, 20), (0.4, 30))]
+    assert eta.idle_of(graded) == pytest.approx(0.4)
+    assert eta.idle_of(graded, jobs=2) == pytest.approx(0.65)  # the newest two: 0.9 and 0.4 s
+    assert eta.measured_of(graded).idle_s == pytest.approx(0.4)
+    # a job queued before its worker's previous verdict did not find it idle; none measured: half a poll
+    assert eta.idle_of(_back_to_back("w", [("ex01", 1.0)] * 4)) == eta.IDLE_POLL_S / 2
+
+
 def test_waits_in_words():
     assert [eta.about(s, "en") for s in (4, 12, 42, 58, 95, 7300)] == [
         "a few seconds", "about 10 s", "about 40 s", "about 1 min", "about 2 min", "about 2 h"]

@@ -2,15 +2,22 @@
 forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale), first
 without a hang, then while an infinite loop holds one worker until the sandbox's time limit.
 
-Its waits are one to seven seconds, where a worker's idle poll (1 s) and the gap from a verdict to the next claim
-weigh most: a forecast without them was off by about 40% at the median. With them it was 6% at the median and
-92% within 25% at a load average of 17 on 2 cores (11% and 100% at a load of 9; 28% and 42% in one run at a
-load of 11, the warm-up's few jobs having run slower than the burst's). The test holds half the forecasts within
-25% and the median error within 25%, a later place in the queue forecast later (rank correlation at least 0.7),
-and no forecast off by more than the wait itself plus that poll. With the hang in
-flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold (17% and 82% at
-a load of 9); a forecast that expects the hung worker back after a normal job is off by about half (it counts
-two workers where one grades)."""
+Its waits are one to seven seconds, where a worker's idle claim (its 1 s poll) and the gap from a verdict to the
+next claim weigh most: a forecast without them was off by about 40% at the median. The warm-up measures the
+grading times and, with one lone submission, an idle worker's claim delay (eta.idle_of).
+
+On the shared machine the burst's jobs ran 0.8-1.76x as long as the warm-up's (the load changes from one minute to
+the next), which no forecast made at submission can know: the raw error then follows the speed (52% short at
+1.76x in process mode at a load of 16; 33% long in the strict sandbox at a load of 24). So the test measures
+the burst's speed (its jobs' grading times over the typical times measured before it) and holds the forecasts
+scaled by it: at least PACED_WITHIN within 25% and a median error of at most PACED_MEDIAN. Measured at loads of
+15-22, median and share within 25% without and with the hang: strict sandbox as root 9% 83%, 12% 91% and 2%
+100%, 12% 100%; process mode 12% 83%, 3% 91% and 15% 75%, 9% 82%. A forecast without the claim delays (no
+overhead, no idle claim) came out at 25% and 50%, and fails. Raw: a later place in the queue forecast later
+(rank correlation at least 0.7), and no forecast off by more than the wait itself plus a worker's idle poll.
+With the hang in flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold;
+a forecast that expects the hung worker back after a normal job is off by about half (it counts two workers where
+one grades)."""
 
 import os
 import signal
@@ -33,10 +40,6 @@ EASY = ("ex00", "ex01", "ex06")
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "in the strict sandbox on an idle machine the forecasts of these 1-4 s waits came out 17-33% short (05 Dec: "
-    "about 0.5 s at the first job and 0.04 s a job that the measured times do not hold), while alone in process "
-    "mode they were 8% and 6% off; quarantined until the model accounts for it (the bench's figures stand)"))
 def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     url = f"sqlite:///{tmp_path / 'class.db'}"
     store = make_class(url, tmp_path)
@@ -52,40 +55,61 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
         warm = [store_ops.submit(store, users[i], ex_id, source, f"{ex_id}.py")
                 for i, (_, ex_id, source) in enumerate(mix)]  # measured grading times for each exercise
         wait_graded(store, warm, timeout_s=600)
+        _, ex_id, source = mix[1]  # both workers idle now: a lone submission measures an idle worker's start
+        wait_graded(store, [store_ops.submit(store, users[0], ex_id, source + "\n# lone\n", f"{ex_id}.py")])
         acked = burst_with_forecasts(store, users, mix, "burst")
         graded = wait_graded(store, acked, timeout_s=600)
+        speed = _speed(store, acked)
         hang = store_ops.submit(store, users[0], "ex00", "while True:\n    pass\n", "ex00.py")
         _wait_running_for(store, hang, HANG_SEEN_S)
         hung_acked = burst_with_forecasts(store, users[1:], mix[1:], "hang")
         hung_graded = wait_graded(store, hung_acked, timeout_s=600)
+        hung_speed = _speed(store, hung_acked)
         wait_graded(store, [hang], timeout_s=300)
         hang_s = _took(store, hang)
     finally:
         pool.send_signal(signal.SIGTERM)
         pool.wait(timeout=300)
         store.close()
-    _check(acked, graded)
+    _check(acked, graded, speed)
     assert hang_s >= eta.LIMIT_S  # it did hang
-    _check(hung_acked, hung_graded)
+    _check(hung_acked, hung_graded, hung_speed)
 
 
-def _check(acked, graded):
-    """The forecasts of one burst against its actual waits (the bounds of the module doc)."""
+def _speed(store, acked):
+    """How much slower a burst's jobs ran than the forecasts expected: the sum of their grading times (claim to
+    verdict, hangs left out) over the sum of the typical times measured on the jobs graded before the burst."""
+    since = min(submitted for _, submitted, _ in acked.values())
+    with store.session() as session:
+        graded = eta.recent(session)
+    before = eta.measured_of([job for job in graded if job.finished_at <= since]).durations
+    burst = [job for job in graded if job.created_at >= since and job.seconds() < eta.LIMIT_S]
+    return sum(job.seconds() for job in burst) / sum(eta.timing(before, job.exercise_id, job.batch).typical_s
+                                                    for job in burst)
+
+
+def _check(acked, graded, speed):
+    """The forecasts of one burst against its actual waits, with the burst's speed against the measured times
+    divided out (the bounds of the module doc)."""
     errors = forecast_errors(acked, graded)
     signed = statistics.median(forecast_errors(acked, graded, signed=True))
-    print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
-          f"{signed:+.0%} (load {os.getloadavg()})")
-    assert len(errors) == len(acked)  # two live workers: every page showed a forecast
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
                           for sid, (_, submitted, forecast) in acked.items()], columns=["forecast", "actual"])
+    pairs["at_speed"] = pairs["forecast"] * speed  # the forecast, had it known the burst's speed
+    paced = ((pairs["at_speed"] - pairs["actual"]).abs() / pairs["actual"]).tolist()
+    print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
+          f"{signed:+.0%}; the burst ran at {speed:.2f} x the measured times; at that speed: "
+          f"{error_summary(paced)} (load {os.getloadavg()})")
+    assert len(errors) == len(acked)  # two live workers: every page showed a forecast
     print(pairs.sort_values("actual").round(2).to_string())
-    assert within(errors, 0.25) >= 0.5 and statistics.median(errors) <= 0.25, error_summary(errors)
+    assert within(paced, 0.25) >= PACED_WITHIN and statistics.median(paced) <= PACED_MEDIAN, error_summary(paced)
     # a later place in the queue is forecast later (a forecast that ignores the queue ahead is flat)...
     assert pairs["forecast"].corr(pairs["actual"], method="spearman") >= 0.7, pairs
     # ... and no forecast is off by more than the wait itself plus a worker's idle poll (1 s)
     assert ((pairs["forecast"] - pairs["actual"]).abs() <= pairs["actual"] + 1.0).all(), pairs
 
 
+PACED_WITHIN, PACED_MEDIAN = 0.66, 0.2  # at the burst's speed: this share within 25%, and the median error
 HANG_SEEN_S = 8.0  # the infinite loop has run this long (past ex00's normal time, 4 x its median at least) ...
 
 

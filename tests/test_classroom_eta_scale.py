@@ -10,9 +10,9 @@ import time
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import insert, or_, select, update
 
-from classroom import eta, queue, store as store_ops
+from classroom import eta, line, queue, store as store_ops
 from classroom.models import Job, Submission, User, utcnow
 from tests.classroom_support import make_class
 
@@ -84,3 +84,33 @@ def test_a_claim_and_the_measurements_stay_cheap_behind_a_20000_job_regrade(tmp_
     timing = found[0].durations[("ex00", 0)]
     assert (timing.typical_s, timing.hang_share, timing.hang_s) == (1.0, pytest.approx(2 / 30), eta.LIMIT_S)  # 2 of the last 30
     assert spent < MEASURED_CPU_S
+
+
+LINE_CPU_S = 0.05  # the waiting line behind the 20,000-job regrade, best of 5 (ordering the whole regrade: 0.1-0.4 s)
+
+
+def _claim_order_in_sql(session, now, read):
+    """The first `read` claimable regrades as the claim order's SQL ranks the whole regrade (the reference)."""
+    order = queue.claim_order(regrades=True)
+    return [row[0] for row in session.execute(
+        select(order.c.job_id).where(or_(order.c.state == "queued", order.c.lease_until < now))
+        .order_by(order.c.turn, order.c.job_id).limit(read))]
+
+
+def test_the_waiting_line_reads_only_the_first_regrades_of_a_20000_job_regrade(tmp_path):
+    store = make_class(f"sqlite:///{tmp_path / 'class.db'}", tmp_path)
+    now = utcnow()
+    _graded_class(store, now)  # each learner's 100 regrades have consecutive ids: 64 learners' first need 6,400
+    with store.session() as session:  # three claimed: one still held, one whose lease lapsed (claimable again)
+        for job_id, lease in ((20001, 30), (20101, -30), (20301, 30)):
+            session.execute(update(Job).where(Job.id == job_id).values(
+                state="running", started_at=now, lease_until=now + timedelta(seconds=lease), worker_id="w"))
+    with store.session() as session:
+        spent, found = _best_cpu_s(lambda: line.read(session, now), 5)
+        expected = _claim_order_in_sql(session, now, line.REGRADES_READ)
+    print(f"the waiting line behind a 20,000-job regrade: CPU {spent:.4f} s")
+    first = [row[0] for row in found[0].rows if row[5] == 1 and found[0].claimable(row)]
+    assert first == expected and len(first) == line.REGRADES_READ
+    assert 20101 in first and 20002 not in first  # a lapsed lease: claimable; behind a held one: a second turn
+    assert found[0].regrades_claimable == 20000 - 3 + 1  # the lapsed one counted
+    assert spent < LINE_CPU_S
