@@ -1,0 +1,74 @@
+# style: loop over queries for the MLP scores, matmul
+# bug: AdditiveAttention.forward | applies tanh after w_v instead of to W_q q + W_k k
+# expect: AdditiveAttention.forward | tanh
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout, temperature=1.0):
+        """temperature as in DotProductAttention: your variant's default here too."""
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, v).
+
+        score(q, k) = w_v^T tanh(W_q q + W_k k) / temperature for every
+        query-key pair (the temperature as in DotProductAttention below)
+        (broadcast (B, n_q, 1, h) + (B, 1, n_k, h)), then masked_softmax over
+        the keys with valid_lens. Store the weights (B, n_q, n_k) in
+        self.attention_weights and return dropout(weights) @ values.
+        """
+        proj_k = self.W_k(keys)  # (B, n_k, h)
+        proj_q = self.W_q(queries)  # (B, n_q, h)
+        columns = []
+        for i in range(proj_q.shape[1]):
+            h = proj_q[:, i : i + 1, :] + proj_k  # (B, n_k, h)
+            columns.append(torch.tanh(self.w_v(h)).squeeze(-1))  # (B, n_k)
+        scores = torch.stack(columns, dim=1) / self.temperature  # (B, n_q, n_k)
+        attn = masked_softmax(scores, valid_lens)
+        self.attention_weights = attn
+        return self.dropout(attn) @ values
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d) and by a temperature."""
+
+    def __init__(self, dropout, temperature=1.0):
+        """The default temperature is 1.0 in the published exercise. In a
+        class your exercise variant gives you your own default (the Practice
+        page and `python -m grader --variant N` show it): write it as the
+        default here; the grader builds DotProductAttention without it."""
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v).
+
+        scores = queries @ keys^T / (sqrt(d) * temperature), with d the query
+        size; then as in
+        AdditiveAttention: masked_softmax, store self.attention_weights
+        (B, n_q, n_k), return dropout(weights) @ values.
+        """
+        d = queries.size(-1)
+        scores = queries @ keys.transpose(-2, -1)
+        scores = scores / d ** 0.5
+        scores = scores / self.temperature
+        attn = masked_softmax(scores, valid_lens)
+        self.attention_weights = attn
+        return self.dropout(attn) @ values

@@ -1,0 +1,73 @@
+# style: d2l-style: permute embeddings to time-major and iterate, torch.stack
+# bug: none
+"""Exercise 4: the Bahdanau attention decoder (chapter 4, "Bahdanau attention,
+computed by hand").
+
+The encoder (course.translation.rnn.Seq2SeqEncoder, given) turns a source sentence
+into outputs (B, T_src, H) and a final hidden state (num_layers, B, H).
+At every target step this decoder asks "which source words matter now?".
+"""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import AdditiveAttention
+
+
+class Seq2SeqAttentionDecoder(nn.Module):
+    """GRU decoder that attends over the encoder outputs at each step.
+
+    temperature is handed to AdditiveAttention (ex03), which divides every
+    score by it; 1.0 in the published exercise. In a class your exercise
+    variant gives you your own default (the Practice page and
+    `python -m grader --variant N` show it): write it as the default here;
+    the grader builds Seq2SeqAttentionDecoder without it.
+    """
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, temperature=1.0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout, temperature)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        """Decoder state from the encoder: (outputs, hidden, valid_lens). Given."""
+        outputs, hidden_state = enc_outputs  # (B, T_src, H), (num_layers, B, H)
+        return (outputs, hidden_state, enc_valid_lens)
+
+    def forward(self, X, state):
+        """X (B, T_tgt) token ids -> (logits (B, T_tgt, vocab_size), new state).
+
+        state is (enc_outputs (B, T_src, H), hidden_state (num_layers, B, H),
+        enc_valid_lens (B,) or None). For each target step t:
+          1. query   = top GRU layer's previous hidden state, shaped (B, 1, H)
+          2. context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+          3. GRU input = torch.cat((context, embedding of X[:, t]), dim=-1), (B, 1, H + E)
+          4. run one GRU step from hidden_state
+        Then the deep output: concatenate, along the last dim, all step outputs
+        (B, T_tgt, H), all step contexts (B, T_tgt, H) and the embeddings of X
+        (B, T_tgt, E), in that order; logits = self.dense(torch.tanh(
+        self.deep_output(that))). Store the weights of every step in
+        self.attention_weights, shape (B, T_tgt, T_src), and return the new
+        state (enc_outputs, new hidden_state, enc_valid_lens).
+        """
+        enc_outputs, hidden_state, enc_valid_lens = state
+        emb = self.embedding(X)
+        outputs, contexts, self._attention_weights = [], [], []
+        for x in emb.permute(1, 0, 2):  # x: (B, E)
+            query = torch.unsqueeze(hidden_state[-1], dim=1)
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)
+            out, hidden_state = self.rnn(x, hidden_state)
+            outputs.append(out.squeeze(1))
+            contexts.append(context.squeeze(1))
+            self._attention_weights.append(self.attention.attention_weights.squeeze(1))
+        outputs = torch.stack(outputs, dim=1)  # (B, T, H)
+        contexts = torch.stack(contexts, dim=1)  # (B, T, H)
+        self.attention_weights = torch.stack(self._attention_weights, dim=1)
+        deep = self.deep_output(torch.cat([outputs, contexts, emb], dim=-1))
+        return self.dense(torch.tanh(deep)), (enc_outputs, hidden_state, enc_valid_lens)
