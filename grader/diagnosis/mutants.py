@@ -200,16 +200,21 @@ def _reference_results(checks):
 
 def _build(ex_id):
     """Compute and write one exercise's cache (run in a bounded fork)."""
+    from .explain import DRAWN_CALL_LIMIT_S  # here: explain imports this module
+
+    torch.set_num_threads(1)  # tiny tensors, as in a grading run: more threads only spin on a loaded machine
     source = (SOLUTIONS_DIR / get_exercise(ex_id).filename).read_text(encoding="utf-8")
     entries = [describe(m) for m in mutations(source)]
     module = checks_registry.for_exercise(ex_id)
     drawn = getattr(module, "CASES_DRAWN", False)
     checks = module.build(seed=0) if drawn else module.build()
     references, cpu_limits = _reference_results(checks)
+    if drawn:  # a kept mutant runs every check again when a file fails, each call under DRAWN_CALL_LIMIT_S of
+        # CPU time: one that needs longer never explains a file, so an endless loop is given up at that limit
+        cpu_limits = [min(limit, DRAWN_CALL_LIMIT_S) for limit in cpu_limits]
     entries = evaluate(ex_id, entries, checks, references, cpu_limits)
     if drawn:  # a sample draw weeds out the mutants that hang or never differ; the results come per run
         entries = [{k: v for k, v in e.items() if k != "fails"} for e in entries]
-    torch.set_num_threads(1)
     path = cache_path(ex_id)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
