@@ -12,6 +12,7 @@ import random
 import re
 import sys
 import types
+from collections.abc import Sequence
 
 from course.common.exercise_index import get as get_exercise
 from grader import checks as checks_registry
@@ -59,11 +60,31 @@ def load_module(ex_id, source, tag):
     return module
 
 
-def built(ex_id, number, touched_only=False, sample=None):
+class References(Sequence):
+    """The reference results of prepared checks, each run (seeded as the grader seeds it) when first read: a
+    grading that stops at the first failing check never runs the references of the checks after it."""
+
+    def __init__(self, checks):
+        self.checks, self.results = checks, {}
+
+    def __len__(self):
+        return len(self.checks)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]  # IndexError past the end, as a list
+        if index not in self.results:
+            seed_call(index)
+            self.results[index] = PROCEDURES[self.checks[index].procedure](reference_modules, self.checks[index].spec)
+        return self.results[index]
+
+
+def built(ex_id, number, touched_only=False, sample=None, lazy=False):
     """(checks without the demo stage, reference results) of one exercise variant; with touched_only, only the
     checks the variant changes (its value given to the reference, or drawn for it): the others are variant 0's
     own checks, graded as published by tests/test_variants.py. sample=k keeps k of those, chosen by the
-    variant number (over many variants every check is drawn)."""
+    variant number (over many variants every check is drawn). lazy: the references are run when first read."""
     module, chosen = checks_registry.for_exercise(ex_id), variants.variant(ex_id, number)
     seed = number if getattr(module, "CASES_DRAWN", False) else None
     checks = [c for c in variants.build_checks(module, chosen, seed) if c.procedure != "demo_translations"]
@@ -71,11 +92,8 @@ def built(ex_id, number, touched_only=False, sample=None):
         checks = [c for c in checks if c.spec.get("variant")]
     if sample is not None and len(checks) > sample:
         checks = random.Random(number).sample(checks, sample)
-    references = []
-    for index, check in enumerate(checks):
-        seed_call(index)
-        references.append(PROCEDURES[check.procedure](reference_modules, check.spec))
-    return checks, references
+    references = References(checks)
+    return checks, (references if lazy else list(references))
 
 
 def judge_in_process(module, checks, references, first_only=False):

@@ -35,10 +35,14 @@ MODEL_DIR = PROJECT_ROOT / "course" / "translation"
 
 @functools.lru_cache(maxsize=4)
 def _cached_checkpoint(path, inode, mtime_ns, size):
-    """A checkpoint read once, with float32 weights; keyed on the file's identity and stamp."""
+    """A checkpoint read once, with float32 weights and the probe sentences in its source vocabulary's ids
+    (building a subword vocabulary costs ~40 ms, and checks are built per exercise, per run and per variant);
+    keyed on the file's identity and stamp."""
     payload = dict(read_checkpoint(path))
     payload["float_state_dict"] = {k: (v.float() if v.is_floating_point() else v)
                                    for k, v in payload["state_dict"].items()}
+    src_vocab = source_vocab(payload)
+    payload["probe_ids"] = [src_vocab.encode_words(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
     return payload
 
 
@@ -66,8 +70,7 @@ def demo_check(ex_id, model_name):
     exercise = get_exercise(ex_id)
     staged = {exercise.module} | {get_exercise(dep).module for dep in exercise.needs}
     impl_modules = family(model_name).impl_modules
-    src_vocab = source_vocab(payload)
-    probe_ids = [src_vocab.encode_words(tokenize_en(s)) for s in demos.PROBE_SENTENCES]
+    probe_ids = [list(ids) for ids in payload["probe_ids"]]  # the spec's own copy
     spec = {
         "model_name": model_name,
         "config": dict(payload["config"]),

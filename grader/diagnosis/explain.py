@@ -34,7 +34,7 @@ LINE_OP = "line"  # the id's operator part when the line is wrong in one of a fe
 VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never named: a test's constant off by one
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
 PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
-DRAWN_CALL_LIMIT_S = 0.5  # CPU seconds per call of a mutant run at grading time (pure Python: an endless loop if longer)
+DRAWN_CALL_LIMIT_S = mutants.DRAWN_CALL_LIMIT_S  # CPU seconds per call of a mutant run at grading time
 PUBLISHED_PROCEDURE = "demo_translations"  # its check runs at the published value on every variant (its cached
 # results hold there): the trained model gives the parameter explicitly, or the grader pins it
 DRAWN_WALL_LIMIT_S = 10.0  # and wall seconds, a backstop only: wall time grows with the machine's load

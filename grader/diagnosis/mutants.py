@@ -44,6 +44,8 @@ CALL_LIMIT_S = 30.0  # a mutant call that runs longer (an endless loop) is dropp
 CALL_CPU_FLOOR_S = 3.0  # at build time a call is also dropped past this much CPU time, or CALL_CPU_FACTOR times
 CALL_CPU_FACTOR = 20  # the reference's CPU time on that check if more: CPU time does not grow with the machine's load,
 # so an endless loop is given up in seconds instead of CALL_LIMIT_S, and a finite mutant is still kept
+DRAWN_CALL_LIMIT_S = 0.5  # CPU seconds per call of a mutant run at grading time (explain.py), for cases drawn per
+# run (pure Python: an endless loop if longer); the build gives such a call up at the same limit
 BUILD_TIMEOUT_S = 600
 BUILD_MEMORY_MB = 2048
 GRADER_DIR = Path(__file__).resolve().parent.parent
@@ -200,16 +202,19 @@ def _reference_results(checks):
 
 def _build(ex_id):
     """Compute and write one exercise's cache (run in a bounded fork)."""
+    torch.set_num_threads(1)  # tiny tensors, as in a grading run: more threads only spin on a loaded machine
     source = (SOLUTIONS_DIR / get_exercise(ex_id).filename).read_text(encoding="utf-8")
     entries = [describe(m) for m in mutations(source)]
     module = checks_registry.for_exercise(ex_id)
     drawn = getattr(module, "CASES_DRAWN", False)
     checks = module.build(seed=0) if drawn else module.build()
     references, cpu_limits = _reference_results(checks)
+    if drawn:  # a kept mutant runs every check again when a file fails, each call under DRAWN_CALL_LIMIT_S of
+        # CPU time: one that needs longer never explains a file, so an endless loop is given up at that limit
+        cpu_limits = [min(limit, DRAWN_CALL_LIMIT_S) for limit in cpu_limits]
     entries = evaluate(ex_id, entries, checks, references, cpu_limits)
     if drawn:  # a sample draw weeds out the mutants that hang or never differ; the results come per run
         entries = [{k: v for k, v in e.items() if k != "fails"} for e in entries]
-    torch.set_num_threads(1)
     path = cache_path(ex_id)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
