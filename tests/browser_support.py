@@ -187,21 +187,50 @@ def wait_for(driver, condition, message, timeout=90):
         pytest.fail(f"{driver.current_url}: {message() if callable(message) else message} (after {timeout} s)")
 
 
-def wait_until_rendered(driver, timeout=90, calm_s=1.0):
-    """Wait until the page has a title and Streamlit has stayed idle for `calm_s` seconds."""
-    from selenium.webdriver.common.by import By
+# The app's script state, as Streamlit marks it on its root element ("initial" before the page's first run, then
+# "running" / "notRunning" / ...), the connection's state, how many times the script state changed in this document
+# (counted by an observer the first call installs), whether the page has a title, and how many elements still show
+# their placeholder (Streamlit loads a widget's code on first use: after the run it may draw a skeleton for a while).
+SCRIPT_STATE_JS = """
+if (window.__labStateChanges === undefined) {
+  window.__labStateChanges = 0;
+  new MutationObserver(records => { window.__labStateChanges += records.length; }).observe(
+    document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+}
+const app = document.querySelector('[data-testid="stApp"]');
+return {state: app ? app.dataset.testScriptState : null, connection: app ? app.dataset.testConnectionState : null,
+        changes: window.__labStateChanges, title: !!document.querySelector('h1'),
+        skeletons: document.querySelectorAll('[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]').length};
+"""
 
-    calm_since = []
 
-    def calm(d):
-        running = d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
-        if not d.find_elements(By.CSS_SELECTOR, "h1") or running:
-            calm_since.clear()
-            return False
-        calm_since[:] = calm_since or [time.monotonic()]
-        return time.monotonic() - calm_since[0] >= calm_s
+def script_state(driver):
+    """{state, connection, changes, title, skeletons} of the page (SCRIPT_STATE_JS)."""
+    return driver.execute_script(SCRIPT_STATE_JS)
 
-    wait_for(driver, calm, "the page did not finish rendering", timeout)
+
+def wait_until_rendered(driver, after=None, timeout=90):
+    """Wait until the page has a title, Streamlit's script has finished its run, connected to the server, and
+    every element is drawn (none shows a loading placeholder).
+
+    `after`: a `rerun_mark` taken before a widget move; then the run must also have started after it (a rerun
+    begins a moment after the move, while the page still says it is idle). Without it, the run is the page's
+    own first one (a fresh document says "initial" until it is over)."""
+    seen = {}
+
+    def idle(d):
+        seen.update(script_state(d))
+        return (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
+                and not seen["skeletons"] and (after is None or seen["changes"] > after))
+
+    wait_for(driver, idle, lambda: f"the page did not finish rendering (last seen: {seen}"
+             + (f", state changes before the move: {after})" if after is not None else ")"), timeout)
+
+
+def rerun_mark(driver):
+    """Wait until the page is idle; a mark for `wait_until_rendered(driver, after=mark)` after a widget move."""
+    wait_until_rendered(driver)
+    return script_state(driver)["changes"]
 
 
 def main_text(driver):
@@ -241,16 +270,29 @@ def full_page_screenshot(driver, path):
     driver.set_window_size(1400, 1000)
 
 
+def press_and_wait(driver, slider, *keys):
+    """Focus `slider` (a slider's range input), press `keys`; if its value moved, wait for the rerun that follows,
+    else (it sat at its end) for nothing -> True if it moved."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    def value():
+        return driver.execute_script("return arguments[0].value", slider)
+
+    before, mark = value(), rerun_mark(driver)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
+    ActionChains(driver).send_keys(*keys).perform()
+    moved = value() != before
+    wait_until_rendered(driver, after=mark if moved else None)
+    return moved
+
+
 def slider_to_end(driver, label, key):
     """Focus the slider labelled `label`, press `key` (Keys.END / Keys.HOME), wait for the rerun; its new value."""
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
     selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
     slider = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), f"no slider {label!r}")[-1]
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
-    ActionChains(driver).send_keys(key).perform()
-    wait_until_rendered(driver)
+    press_and_wait(driver, slider, key)
     return driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
 
 

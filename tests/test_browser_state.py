@@ -10,7 +10,7 @@ import pytest
 from course.common import pages_index
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
-                                   running_app, wait_for, wait_for_text, wait_until_rendered)
+                                   rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
 from tests.test_browser import open_tab, open_through_root, press_on_slider, type_sentence
 
 pytestmark = pytest.mark.timeout(900)
@@ -41,9 +41,10 @@ def go_by_sidebar(driver, key):
 
     url_path = pages_index.get(key).url_path
     link = driver.find_element(By.CSS_SELECTOR, f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]')
+    mark = rerun_mark(driver)
     driver.execute_script("arguments[0].click();", link)
     wait_for(driver, lambda d: d.current_url.rstrip("/").endswith(f"/{url_path}"), f"{key} did not open", 60)
-    wait_until_rendered(driver)
+    wait_until_rendered(driver, after=mark)
 
 
 def click_radio(driver, text):
