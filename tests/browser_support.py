@@ -114,12 +114,35 @@ def new_driver(lang, profile):
     return driver
 
 
+def answers(url):
+    """True if the app at `url` answers its health check."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def shared_apps(tmp_path_factory):
+    """The run's app servers: one `streamlit run app.py` with a fresh data folder, shared by the test modules of
+    this process (a pytest-xdist worker has its own); `server` starts it on first use, again if it died."""
+    with contextlib.ExitStack() as stack:
+        yield {"stack": stack, "tmp": tmp_path_factory}
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder, one per test module; yields its URL."""
+def server(shared_apps):
+    """The URL of the run's app (with a data folder of its own, not the learner's): started once and kept for
+    every module, as its first render (imports, models, caches) costs seconds. Tests that need a server nobody
+    visited yet start their own (`running_app`)."""
     require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
+    url = shared_apps.get("url")
+    if url is None or not answers(url):
+        home = shared_apps["tmp"].mktemp("lab_home")
+        shared_apps["url"] = shared_apps["stack"].enter_context(
+            running_app(dict(os.environ, ATTENTION_LAB_HOME=str(home))))
+    return shared_apps["url"]
 
 
 def reset_driver(driver):
