@@ -250,6 +250,19 @@ def wait_until_rendered(driver, after=None, timeout=90):
              + (f", state changes before the move: {after})" if after is not None else ")"), timeout)
 
 
+def wait_for_rerun_if_any(driver, mark, grace_s=5.0, timeout=90):
+    """After a move that usually reruns but may not (a tab click: Streamlit may keep the choice for the next run
+    instead): wait for the run it started, or, if none has started `grace_s` seconds after the move, for nothing."""
+    start, seen = time.monotonic(), {}
+
+    def settled(d):
+        seen.update(script_state(d))
+        idle = seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and not seen["skeletons"]
+        return idle and (seen["changes"] > mark or time.monotonic() - start >= grace_s)
+
+    wait_for(driver, settled, lambda: f"the page did not finish rendering (last seen: {seen})", timeout)
+
+
 def rerun_mark(driver):
     """Wait until the page is idle; a mark for `wait_until_rendered(driver, after=mark)` after a widget move."""
     wait_until_rendered(driver)
