@@ -250,9 +250,10 @@ def wait_until_rendered(driver, after=None, timeout=90):
              + (f", state changes before the move: {after})" if after is not None else ")"), timeout)
 
 
-def wait_for_rerun_if_any(driver, mark, grace_s=5.0, timeout=90):
-    """After a move that usually reruns but may not (a tab click: Streamlit may keep the choice for the next run
-    instead): wait for the run it started, or, if none has started `grace_s` seconds after the move, for nothing."""
+def wait_for_rerun_if_any(driver, mark, grace_s=2.0, timeout=90):
+    """After a move that may or may not rerun (a topic tab's click: Streamlit often keeps the choice for the next
+    run instead): wait for the run it started, or, if none has started `grace_s` seconds after the move, for
+    nothing (the old calm window, 1 s after the title, waited no longer)."""
     start, seen = time.monotonic(), {}
 
     def settled(d):

@@ -119,7 +119,7 @@ def open_tab(driver, label):
              lambda: f"{label!r} not selected, or {len(visible_panels(driver))} tab panels visible", 30)
     if chosen:
         wait_until_rendered(driver)
-    else:  # a topic tab's choice is kept (a rerun), seldom only with the next run
+    else:  # a topic tab's choice is kept: by a rerun at once, or (often on a page's first run) by the next one
         wait_for_rerun_if_any(driver, mark)
     panels = visible_panels(driver)
     assert len(panels) == 1, f"{len(panels)} tab panels visible after clicking {label!r}"
