@@ -236,32 +236,36 @@ def wait_until_rendered(driver, after=None, timeout=90):
     """Wait until the page has a title, Streamlit's script has finished its run, connected to the server, and
     every element is drawn (none shows a loading placeholder).
 
-    `after`: a `rerun_mark` taken before a widget move; then the run must also have started after it (a rerun
-    begins a moment after the move, while the page still says it is idle). Without it, the run is the page's
-    own first one (a fresh document says "initial" until it is over)."""
+    `after`: a `rerun_mark` taken before a widget move; then see `wait_for_rerun_if_any`. Without it, the run
+    is the page's own first one (a fresh document says "initial" until it is over)."""
+    if after is not None:
+        wait_for_rerun_if_any(driver, after, timeout=timeout)
+        return
     seen = {}
 
     def idle(d):
         seen.update(script_state(d))
         return (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
-                and not seen["skeletons"] and (after is None or seen["changes"] > after))
+                and not seen["skeletons"])
 
-    wait_for(driver, idle, lambda: f"the page did not finish rendering (last seen: {seen}"
-             + (f", state changes before the move: {after})" if after is not None else ")"), timeout)
+    wait_for(driver, idle, lambda: f"the page did not finish rendering (last seen: {seen})", timeout)
 
 
-def wait_for_rerun_if_any(driver, mark, grace_s=2.0, timeout=90):
-    """After a move that may or may not rerun (a topic tab's click: Streamlit often keeps the choice for the next
-    run instead): wait for the run it started, or, if none has started `grace_s` seconds after the move, for
-    nothing (the old calm window, 1 s after the title, waited no longer)."""
+def wait_for_rerun_if_any(driver, mark, grace_s=1.0, timeout=90):
+    """After a widget move: wait for the run it started to finish. A run that shows (the script state changed
+    since `mark`) is waited for however long it takes; if none shows within `grace_s` seconds, the page is taken
+    as settled: the move started no run (a topic tab often keeps its choice for the next run), or one so quick
+    that the page drew "running" and "notRunning" in one frame (the old calm window waited 1 s in every case)."""
     start, seen = time.monotonic(), {}
 
     def settled(d):
         seen.update(script_state(d))
-        idle = seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and not seen["skeletons"]
+        idle = (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
+                and not seen["skeletons"])
         return idle and (seen["changes"] > mark or time.monotonic() - start >= grace_s)
 
-    wait_for(driver, settled, lambda: f"the page did not finish rendering (last seen: {seen})", timeout)
+    wait_for(driver, settled, lambda: f"the page did not finish rendering (last seen: {seen}, "
+             f"state changes before the move: {mark})", timeout)
 
 
 def rerun_mark(driver):

@@ -22,8 +22,7 @@ from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
-                                   rerun_mark, running_app, wait_for, wait_for_rerun_if_any, wait_for_text,
-                                   wait_until_rendered)
+                                   rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
              "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
@@ -117,10 +116,7 @@ def open_tab(driver, label):
     tab().click()
     wait_for(driver, lambda d: tab().get_attribute("aria-selected") == "true" and len(visible_panels(d)) == 1,
              lambda: f"{label!r} not selected, or {len(visible_panels(driver))} tab panels visible", 30)
-    if chosen:
-        wait_until_rendered(driver)
-    else:  # a topic tab's choice is kept: by a rerun at once, or (often on a page's first run) by the next one
-        wait_for_rerun_if_any(driver, mark)
+    wait_until_rendered(driver, after=None if chosen else mark)
     panels = visible_panels(driver)
     assert len(panels) == 1, f"{len(panels)} tab panels visible after clicking {label!r}"
     return panels[0]
