@@ -7,9 +7,10 @@ import os
 
 import pytest
 
-from tests.browser_support import ROOT, wait_until_rendered
+from tests.browser_support import ROOT, press_and_wait
 
 AXE_JS = ROOT / ".axe" / "node_modules" / "axe-core" / "axe.min.js"
+SLIDERS = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'  # a slider's keyboard handle
 BLOCKING = ("serious", "critical")  # the impacts a page may not have (outside the allow-list)
 
 # Each node also gets `owners`: the data-testid of it and its ancestors (Streamlit marks its components so).
@@ -70,18 +71,18 @@ def counts_by_rule(violations):
 
 
 def move_widgets(driver, limit=3):
-    """Move the first `limit` sliders of the main area one step right (a rerun each), as a learner would."""
-    from selenium.webdriver.common.action_chains import ActionChains
+    """Move the first `limit` shown sliders of the main area one step right (a rerun each), as a learner would
+    -> how many were moved (a slider at its right end stays)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    selector = '[data-testid="stMain"] [data-testid="stSlider"] [role="slider"]'
-    count = min(limit, len(driver.find_elements(By.CSS_SELECTOR, selector)))
-    for i in range(count):
-        sliders = driver.find_elements(By.CSS_SELECTOR, selector)
+    def shown_sliders():
+        return [s for s in driver.find_elements(By.CSS_SELECTOR, SLIDERS) if s.is_displayed()]
+
+    moved = 0
+    for i in range(min(limit, len(shown_sliders()))):
+        sliders = shown_sliders()  # a rerun may draw them anew
         if i >= len(sliders):
             break
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", sliders[i])
-        ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
-        wait_until_rendered(driver)
-    return count
+        moved += press_and_wait(driver, sliders[i], Keys.ARROW_RIGHT)
+    return moved

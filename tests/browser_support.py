@@ -114,12 +114,35 @@ def new_driver(lang, profile):
     return driver
 
 
+def answers(url):
+    """True if the app at `url` answers its health check."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def shared_apps(tmp_path_factory):
+    """The run's app servers: one `streamlit run app.py` with a fresh data folder, shared by the test modules of
+    this process (a pytest-xdist worker has its own); `server` starts it on first use, again if it died."""
+    with contextlib.ExitStack() as stack:
+        yield {"stack": stack, "tmp": tmp_path_factory}
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A running `streamlit run app.py` with a fresh data folder, one per test module; yields its URL."""
+def server(shared_apps):
+    """The URL of the run's app (with a data folder of its own, not the learner's): started once and kept for
+    every module, as its first render (imports, models, caches) costs seconds. Tests that need a server nobody
+    visited yet start their own (`running_app`)."""
     require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path_factory.mktemp("lab_home")))) as url:
-        yield url
+    url = shared_apps.get("url")
+    if url is None or not answers(url):
+        home = shared_apps["tmp"].mktemp("lab_home")
+        shared_apps["url"] = shared_apps["stack"].enter_context(
+            running_app(dict(os.environ, ATTENTION_LAB_HOME=str(home))))
+    return shared_apps["url"]
 
 
 def reset_driver(driver):
@@ -187,21 +210,68 @@ def wait_for(driver, condition, message, timeout=90):
         pytest.fail(f"{driver.current_url}: {message() if callable(message) else message} (after {timeout} s)")
 
 
-def wait_until_rendered(driver, timeout=90, calm_s=1.0):
-    """Wait until the page has a title and Streamlit has stayed idle for `calm_s` seconds."""
-    from selenium.webdriver.common.by import By
+# The app's script state, as Streamlit marks it on its root element ("initial" before the page's first run, then
+# "running" / "notRunning" / ...), the connection's state, how many times the script state changed in this document
+# (counted by an observer the first call installs), whether the page has a title, and how many elements still show
+# their placeholder (Streamlit loads a widget's code on first use: after the run it may draw a skeleton for a while).
+SCRIPT_STATE_JS = """
+if (window.__labStateChanges === undefined) {
+  window.__labStateChanges = 0;
+  new MutationObserver(records => { window.__labStateChanges += records.length; }).observe(
+    document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+}
+const app = document.querySelector('[data-testid="stApp"]');
+return {state: app ? app.dataset.testScriptState : null, connection: app ? app.dataset.testConnectionState : null,
+        changes: window.__labStateChanges, title: !!document.querySelector('h1'),
+        skeletons: document.querySelectorAll('[data-testid^="stSkeleton"], [data-testid="stAppSkeleton"]').length};
+"""
 
-    calm_since = []
 
-    def calm(d):
-        running = d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
-        if not d.find_elements(By.CSS_SELECTOR, "h1") or running:
-            calm_since.clear()
-            return False
-        calm_since[:] = calm_since or [time.monotonic()]
-        return time.monotonic() - calm_since[0] >= calm_s
+def script_state(driver):
+    """{state, connection, changes, title, skeletons} of the page (SCRIPT_STATE_JS)."""
+    return driver.execute_script(SCRIPT_STATE_JS)
 
-    wait_for(driver, calm, "the page did not finish rendering", timeout)
+
+def wait_until_rendered(driver, after=None, timeout=90):
+    """Wait until the page has a title, Streamlit's script has finished its run, connected to the server, and
+    every element is drawn (none shows a loading placeholder).
+
+    `after`: a `rerun_mark` taken before a widget move; then see `wait_for_rerun_if_any`. Without it, the run
+    is the page's own first one (a fresh document says "initial" until it is over)."""
+    if after is not None:
+        wait_for_rerun_if_any(driver, after, timeout=timeout)
+        return
+    seen = {}
+
+    def idle(d):
+        seen.update(script_state(d))
+        return (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
+                and not seen["skeletons"])
+
+    wait_for(driver, idle, lambda: f"the page did not finish rendering (last seen: {seen})", timeout)
+
+
+def wait_for_rerun_if_any(driver, mark, grace_s=1.0, timeout=90):
+    """After a widget move: wait for the run it started to finish. A run that shows (the script state changed
+    since `mark`) is waited for however long it takes; if none shows within `grace_s` seconds, the page is taken
+    as settled: the move started no run (a topic tab often keeps its choice for the next run), or one so quick
+    that the page drew "running" and "notRunning" in one frame (the old calm window waited 1 s in every case)."""
+    start, seen = time.monotonic(), {}
+
+    def settled(d):
+        seen.update(script_state(d))
+        idle = (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
+                and not seen["skeletons"])
+        return idle and (seen["changes"] > mark or time.monotonic() - start >= grace_s)
+
+    wait_for(driver, settled, lambda: f"the page did not finish rendering (last seen: {seen}, "
+             f"state changes before the move: {mark})", timeout)
+
+
+def rerun_mark(driver):
+    """Wait until the page is idle; a mark for `wait_until_rendered(driver, after=mark)` after a widget move."""
+    wait_until_rendered(driver)
+    return script_state(driver)["changes"]
 
 
 def main_text(driver):
@@ -241,16 +311,29 @@ def full_page_screenshot(driver, path):
     driver.set_window_size(1400, 1000)
 
 
+def press_and_wait(driver, slider, *keys):
+    """Focus `slider` (a slider's range input), press `keys`; if its value moved, wait for the rerun that follows,
+    else (it sat at its end) for nothing -> True if it moved."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    def value():
+        return driver.execute_script("return arguments[0].value", slider)
+
+    before, mark = value(), rerun_mark(driver)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
+    ActionChains(driver).send_keys(*keys).perform()
+    moved = value() != before
+    wait_until_rendered(driver, after=mark if moved else None)
+    return moved
+
+
 def slider_to_end(driver, label, key):
     """Focus the slider labelled `label`, press `key` (Keys.END / Keys.HOME), wait for the rerun; its new value."""
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
     selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
     slider = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), f"no slider {label!r}")[-1]
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
-    ActionChains(driver).send_keys(key).perform()
-    wait_until_rendered(driver)
+    press_and_wait(driver, slider, key)
     return driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
 
 

@@ -7,13 +7,13 @@ import tempfile
 
 import pytest
 
-from tests.browser_support import browsers, chromiums, server
+from tests.browser_support import browsers, chromiums, server, shared_apps
 from tests.app_helpers import utc_plus_8
 from tests.classroom_support import class_store, own_postgres, pg_url, postgres_server, sqlite_url
 
 # fixtures for every test file
-__all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "sqlite_url",
-           "utc_plus_8"]
+__all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "shared_apps",
+           "sqlite_url", "utc_plus_8"]
 
 
 def own_folder(variable, prefix, mode=0o700):

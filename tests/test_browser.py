@@ -9,6 +9,7 @@ under artifacts/screenshots/. Needs Debian's `chromium` and `chromium-driver`
 (CI=true), where a missing browser is a failure.
 """
 
+import os
 import shutil
 import subprocess
 import unicodedata
@@ -20,8 +21,8 @@ import pytest
 from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
-from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, wait_for,
-                                   wait_for_text, wait_until_rendered)
+from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
+                                   rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
              "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
@@ -101,7 +102,7 @@ MAX_TAB_HEIGHT = 4500  # px of the longest tab: ch06 was ~7,200 px as one page
 
 
 def open_tab(driver, label):
-    """Click the tab with this label and wait for Streamlit to settle; returns the visible panel."""
+    """Click the tab with this label and wait for the rerun it starts (none if it was chosen); the visible panel."""
     from selenium.webdriver.common.by import By
 
     def tab():
@@ -110,11 +111,12 @@ def open_tab(driver, label):
     def visible_panels(d):
         return [p for p in d.find_elements(By.CSS_SELECTOR, '[role="tabpanel"]') if p.is_displayed()]
 
+    chosen, mark = tab().get_attribute("aria-selected") == "true", rerun_mark(driver)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", tab())
     tab().click()
     wait_for(driver, lambda d: tab().get_attribute("aria-selected") == "true" and len(visible_panels(d)) == 1,
              lambda: f"{label!r} not selected, or {len(visible_panels(driver))} tab panels visible", 30)
-    wait_until_rendered(driver)
+    wait_until_rendered(driver, after=None if chosen else mark)
     panels = visible_panels(driver)
     assert len(panels) == 1, f"{len(panels)} tab panels visible after clicking {label!r}"
     return panels[0]
@@ -171,22 +173,24 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize(("page", "lang"), cases, ids=[f"{p.key}-{lang}" for p, lang in cases])
 
 
-def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(server, browsers):
+def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(browsers, tmp_path):
     """The first visit of a new server may open a page URL directly (a bookmark):
-    the page must still get app.py's menu and language switch (runs first in this file)."""
+    the page must still get app.py's menu and language switch (a server of its own: the run's is visited)."""
     from selenium.webdriver.common.by import By
 
-    driver = browsers("zh")
-    driver.get(f"{server}/notes")
-    wait_until_rendered(driver)
+    require_browser()
+    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path))) as server:
+        driver = browsers("zh")
+        driver.get(f"{server}/notes")
+        wait_until_rendered(driver)
 
-    def sidebar(d):
-        return d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+        def sidebar(d):
+            return d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
 
-    shell = (t("nav.section_course", "zh"), t("app.language", "zh"))
-    wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
-             lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
-    assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("notes.title", "zh"))
+        shell = (t("nav.section_course", "zh"), t("app.language", "zh"))
+        wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
+                 lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
+        assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("notes.title", "zh"))
 
 
 def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
@@ -302,6 +306,7 @@ def press_on_slider(driver, label, key, times):
     before = value(driver)
     for _ in range(3):  # a rerun still settling can take the focus away: try again
         close_dialogs(driver)
+        mark = rerun_mark(driver)
         slider = driver.find_elements(By.CSS_SELECTOR, selector)[-1]
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
         ActionChains(driver).send_keys(*[key] * times).perform()
@@ -309,9 +314,8 @@ def press_on_slider(driver, label, key, times):
             WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
                 lambda d: value(d) != before)
         except TimeoutException:
-            wait_until_rendered(driver)
             continue
-        wait_until_rendered(driver)
+        wait_until_rendered(driver, after=mark)
         return value(driver)
     active = driver.execute_script("return document.activeElement.innerText.slice(0, 200)")
     pytest.fail(f"the {label} slider did not move from {before}; the focus is on {active!r}")

@@ -8,7 +8,7 @@ expander with its numbers as a table, which the keyboard reaches with Tab and op
 import pytest
 
 from course.common.i18n import t
-from tests.browser_support import main_text, wait_for, wait_until_rendered
+from tests.browser_support import main_text, rerun_mark, wait_for, wait_until_rendered
 from tests.test_browser import close_dialogs, open_through_root
 
 pytestmark = pytest.mark.timeout(900)
@@ -145,9 +145,11 @@ def test_streamlit_words_are_chinese_on_zh_pages_and_stay_so(server, browsers, p
         assert t("app.streamlit.per_file", "zh", size="1MB") in shown
         assert t("app.streamlit.heading_link", "zh") in shown and t("app.streamlit.file_input", "zh") in shown
         link = driver.find_element(By.XPATH, f'//*[@data-testid="stSidebar"]//a[.//*[text()="{t("nav.ch01", "zh")}"]]')
+        mark = rerun_mark(driver)
         link.click()
         wait_for(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, '[data-testid="stFileUploader"]'), "ch01")
-        wait_until_rendered(driver)
+        wait_until_rendered(driver, after=mark)
         back = driver.find_element(By.XPATH, f'//*[@data-testid="stSidebar"]//a[.//*[text()="{t("nav.practice", "zh")}"]]')
+        mark = rerun_mark(driver)
         back.click()
-        wait_until_rendered(driver)
+        wait_until_rendered(driver, after=mark)

@@ -9,8 +9,8 @@ import pytest
 from course.common import pages_index
 from course.common.i18n import t
 from course.lessons import training_lab
-from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, main_text, wait_for, wait_for_text,
-                                   wait_until_rendered)
+from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, main_text, rerun_mark, wait_for,
+                                   wait_for_text, wait_until_rendered)
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow,
               pytest.mark.skipif(not training_lab.RESULTS.is_file(), reason="no shipped results file")]
@@ -38,8 +38,10 @@ def click_label(driver, text, within='[data-testid="stMain"]', index=-1):
 
     label = wait_for(driver, lambda d: [e for e in d.find_elements(By.CSS_SELECTOR, f"{within} label")
                                         if e.text.strip() == text], f"no label {text!r}", 60)[index]
+    chosen = driver.execute_script("const i = arguments[0].querySelector('input'); return !!(i && i.checked);", label)
+    mark = rerun_mark(driver)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", label)
-    wait_until_rendered(driver)
+    wait_until_rendered(driver, after=None if chosen else mark)  # a click on the chosen option changes nothing
 
 
 def choose_option(driver, widget_label, option):
@@ -48,6 +50,7 @@ def choose_option(driver, widget_label, option):
 
     selector = f'[data-testid="stSelectbox"] input[aria-label="{widget_label}"]'
     box = driver.find_element(By.CSS_SELECTOR, selector)
+    chosen, mark = box.get_attribute("value") == option, rerun_mark(driver)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
     box.click()
     item = wait_for(driver, lambda d: [o for o in d.find_elements(By.CSS_SELECTOR, '[role="option"]')
@@ -55,7 +58,7 @@ def choose_option(driver, widget_label, option):
     item.click()
     wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, selector).get_attribute("value") == option,
              lambda: f"{option!r} not chosen", 30)
-    wait_until_rendered(driver)
+    wait_until_rendered(driver, after=None if chosen else mark)
 
 
 def scrub_to_end(driver, label):
@@ -66,12 +69,12 @@ def scrub_to_end(driver, label):
 
     selector = f'[data-testid="stSlider"] input[type="range"][aria-label="{label}"]'
     slider = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector), f"no slider {label!r}", 30)[-1]
-    before = slider.get_attribute("aria-valuetext")
+    before, mark = slider.get_attribute("aria-valuetext"), rerun_mark(driver)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
     ActionChains(driver).send_keys(Keys.END).perform()
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext") != before,
              f"the {label} slider did not move from {before}", 30)
-    wait_until_rendered(driver)
+    wait_until_rendered(driver, after=mark)
     return driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext")
 
 
