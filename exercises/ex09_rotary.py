@@ -52,7 +52,9 @@ class RotaryEmbedding(nn.Module):
             out[..., 2j]     = X[..., 2j] * c - X[..., 2j + 1] * s
             out[..., 2j + 1] = X[..., 2j] * s + X[..., 2j + 1] * c
 
-        Keep X's dtype. Raise ValueError when offset + T > max_len.
+        Keep X's dtype, float16 and bfloat16 too (compute in float32 where
+        an operation needs it, then cast back). Raise ValueError when
+        offset + T > max_len.
         """
         raise NotImplementedError("RotaryEmbedding.forward")
 

@@ -174,6 +174,7 @@ PINNED = {
         "ex09.RotaryDotProductAttention.3 check.attention",
         "ex09.RotaryDotProductAttention.4 check.train_mode",
         "ex09.RotaryDotProductAttention.5 check.train_mode",
+        "ex09.RotaryEmbedding.11 check.ex09.rotate",
     ),
 }
 

@@ -51,7 +51,7 @@ def _rotate(num_hiddens, B, T, dtype, seed, offset=None, max_len=1000, X=None):
     args, names = ([X], ["X"]) if offset is None else ([X, offset], ["X", "offset"])
     spec = {"module": MODULE, "cls": "RotaryEmbedding", "init_args": (num_hiddens, max_len), "dtype": dtype,
             "args": args, "arg_names": names, "grad": ("X",), "grad_seed": seed, "watch_inputs": ("X",)}
-    name = ("check.ex09.rotate", {"shape": f"({B}, {T}, {num_hiddens})", "dtype": str(dtype).replace("torch.", ""),
+    name = ("check.ex09.rotate", {"shape": f"({B}, {T}, {num_hiddens})", "dtype": str(X.dtype).replace("torch.", ""),
                                   "offset": offset or 0})
     return Check(name, f"RotaryEmbedding({num_hiddens}, max_len={max_len}): " + call_desc("forward", names, args),
                  "module_forward", spec, properties=(_relative,), target="RotaryEmbedding", tolerance_dtype=PRECISION)
@@ -143,6 +143,8 @@ def build():
         # Training mode: dropout on the weights, with the same random stream as the reference.
         _attention(8, 2, 4, 6, torch.tensor([6, 3]), torch.float32, 9, dropout=0.5, train=True),
         _attention(6, 3, 3, 5, torch.tensor([4, 5, 1]), torch.float64, 10, dropout=0.5, train=True),
+        # X in half precision (the module in float32): the result keeps X's dtype.
+        _rotate(8, 2, 5, torch.float32, 11, offset=3, X=randn(generator(11), 2, 5, 8).to(torch.bfloat16)),
     ])
 
 

@@ -25,10 +25,10 @@ class RotaryEmbedding(nn.Module):
         if offset + T > self.max_len:
             raise ValueError(f"offset + T = {offset + T} > max_len = {self.max_len}")
         turn = torch.complex(self.cos[offset:offset + T], self.sin[offset:offset + T])
-        if X.dtype == torch.float64:
-            turn = turn.to(torch.complex128)
-        z = torch.view_as_complex(X.reshape(B, T, d // 2, 2).contiguous())
-        return torch.view_as_real(z * turn).reshape(B, T, d)
+        work = torch.float64 if X.dtype == torch.float64 else torch.float32  # complex numbers need one of these
+        turn = turn.to(torch.complex128 if work == torch.float64 else torch.complex64)
+        z = torch.view_as_complex(X.to(work).reshape(B, T, d // 2, 2).contiguous())
+        return torch.view_as_real(z * turn).reshape(B, T, d).to(X.dtype)
 
 
 class RotaryDotProductAttention(nn.Module):
