@@ -72,7 +72,8 @@ READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first
 LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
 HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
-IDLE_POLL_S = 1.0  # a worker with nothing to do asks for a job this often (classroom/worker.py)
+IDLE_POLL_S = 0.25  # a worker with nothing to do asks for a job this often (classroom/worker.py): its phase,
+# which no forecast can know, is at most this much of a wait (a claim on an empty queue is one indexed read)
 GAPS = 100  # the last back-to-back claims whose mean gap is the overhead
 DEFAULT_OVERHEAD_S = 0.5  # verdict to next claim before any was measured (about what a worker on 2 cores takes)
 PACE_JOBS = 10  # the newest graded jobs whose times, against their kind's earlier ones, give the machine's pace

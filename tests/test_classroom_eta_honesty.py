@@ -10,7 +10,10 @@ On the shared machine the burst's jobs ran 0.8-1.76x as long as the warm-up's (t
 the next), which no forecast made at submission can know: the raw error then follows the speed (52% short at
 1.76x in process mode at a load of 16; 33% long in the strict sandbox at a load of 24). So the test measures
 the burst's speed (its jobs' grading times over the typical times measured before it) and holds the forecasts
-scaled by it: at least PACED_WITHIN within 25% and a median error of at most PACED_MEDIAN. Measured at loads of
+as shown, or else scaled by that speed, to at least PACED_WITHIN within 25% and a median error of at most
+PACED_MEDIAN. (On an idle machine, as CI runs it, the forecasts as shown were the nearer: median 6%, 100%
+within 25%, against 16%, 83% scaled; with the 1 s idle poll of before, the hang burst's first waits, 0.3-0.9 s,
+were forecast 0.8 s long, by the poll's phase alone.) Measured at loads of
 15-22, median and share within 25% without and with the hang: strict sandbox as root 9% 83%, 12% 91% and 2%
 100%, 12% 100%; process mode 12% 83%, 3% 91% and 15% 75%, 9% 82%. A forecast without the claim delays (no
 overhead, no idle claim) came out at 25% and 50%, and fails. Raw: a later place in the queue forecast later
@@ -102,7 +105,8 @@ def _check(acked, graded, speed):
           f"{error_summary(paced)} (load {os.getloadavg()})")
     assert len(errors) == len(acked)  # two live workers: every page showed a forecast
     print(pairs.sort_values("actual").round(2).to_string())
-    assert within(paced, 0.25) >= PACED_WITHIN and statistics.median(paced) <= PACED_MEDIAN, error_summary(paced)
+    # the forecasts as shown, or (on a machine whose speed changed after they were made) at the burst's speed
+    assert near(errors) or near(paced), f"as shown: {error_summary(errors)}; at speed: {error_summary(paced)}"
     # a later place in the queue is forecast later (a forecast that ignores the queue ahead is flat)...
     assert pairs["forecast"].corr(pairs["actual"], method="spearman") >= 0.7, pairs
     # ... and no forecast is off by more than the wait itself plus a worker's idle poll (1 s)
@@ -110,6 +114,11 @@ def _check(acked, graded, speed):
 
 
 PACED_WITHIN, PACED_MEDIAN = 0.66, 0.2  # at the burst's speed: this share within 25%, and the median error
+
+
+def near(errors):
+    """At least PACED_WITHIN of the errors within 25%, and their median at most PACED_MEDIAN."""
+    return within(errors, 0.25) >= PACED_WITHIN and statistics.median(errors) <= PACED_MEDIAN
 HANG_SEEN_S = 8.0  # the infinite loop has run this long (past ex00's normal time, 4 x its median at least) ...
 
 
