@@ -18,7 +18,9 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   at most a few seconds (5.4 s at a load of 15 on 2 cores); its hang time is the mean of the hangs measured
   (else LIMIT_S), and its hang share the share of the jobs that hung;
 - the typical time is the mean of the newest TYPICAL others, times the machine's pace; the normal time the
-  longest of those, and at least HANG_FACTOR times their median, times the pace;
+  longest of those, and at least HANG_FACTOR times their median, times the pace, and at least HANG_FLOOR_S (on
+  an idle machine a worker's first job, 1.4 s, was past 4 x the 0.2 s of the others, and every forecast behind
+  it waited for a hang: 18 times too long);
 - the pace follows the machine's speed, which on a shared machine changes by 40% from one burst to the next
   (a class-wide regrade, other work): the newest PACE_JOBS jobs that did not hang (`split`) are the pace's, and
   the typical times are measured on the jobs before them; the pace is the median of the newest jobs' times, each
@@ -71,6 +73,8 @@ TYPICAL = 10  # ... and the newest jobs of those that did not hang, whose times 
 READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first, through ix_jobs_state_id)
 LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
 HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
+HANG_FLOOR_S = LIMIT_S / 4  # ... and no sooner than this: a worker's first job (its sandbox's start, the exercise
+# loaded: left out of the typical times) took 1.4 s where the others took 0.2 s on an idle machine
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 IDLE_POLL_S = 0.25  # a worker with nothing to do asks for a job this often (classroom/worker.py): its phase,
 # which no forecast can know, is at most this much of a wait (a claim on an empty queue is one indexed read)
@@ -284,7 +288,8 @@ def timing_of(values, typical=TYPICAL, base=None, pace=1.0):
     time from the newest `typical` of base (by default values) that did not hang, times pace."""
     hangs = [value for value in values if value >= LIMIT_S]
     normal = [value for value in (values if base is None else base) if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
-    return Timing(pace * statistics.fmean(normal), pace * max(max(normal), HANG_FACTOR * statistics.median(normal)),
+    return Timing(pace * statistics.fmean(normal),
+                  max(HANG_FLOOR_S, pace * max(max(normal), HANG_FACTOR * statistics.median(normal))),
                   len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
 
 

@@ -85,15 +85,19 @@ def test_expected_and_remaining_times():
 
 
 def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_normal_hangs():
-    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s, hang share 1/10
-    assert eta.LIMIT_S == 20.0
+    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s but at least the
+    # floor (5 s, a quarter of the limit), hang share 1/10
+    assert (eta.LIMIT_S, eta.HANG_FLOOR_S) == (20.0, 5.0)
     found = eta.timing_of([1.0] * 9 + [20.5])
-    assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
+    assert found == eta.Timing(1.0, 5.0, 0.1, 20.5)
     assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)
     assert eta.remaining_s(found, 0.5) == pytest.approx(found.expected_s() - 0.5)
     assert eta.remaining_s(found, 0.5, own=True) == pytest.approx(0.5)  # its own verdict: after its typical time
-    assert eta.remaining_s(found, 5.0, own=True) == pytest.approx(15.5)
-    assert eta.remaining_s(found, 5.0) == pytest.approx(15.5)
+    assert eta.remaining_s(found, 6.0, own=True) == pytest.approx(14.5)
+    assert eta.remaining_s(found, 6.0) == pytest.approx(14.5)
+    # jobs of 0.2 s: a worker's first job, 1.4 s (its sandbox's start), is past 4 x 0.2 s but not a hang
+    quick = eta.timing_of([0.2] * 10)
+    assert quick.normal_s == eta.HANG_FLOOR_S and eta.remaining_s(quick, 1.4) == 0.0
     # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
     assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
     # the typical time follows the newest jobs (the machine's load changes): the last TYPICAL that did not hang
