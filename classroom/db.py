@@ -37,6 +37,13 @@ def normalize_url(url):
     return url
 
 
+# A host that vanishes mid-transaction (its link cut, no FIN) leaves its session holding the rows it locked (a job
+# being claimed, which every other claim then skips): Postgres ends such a session after a minute idle in its
+# transaction, and probes a silent client after 10 s (gone after 3 unanswered probes, 5 s apart).
+POSTGRES_SESSION = ("-c idle_in_transaction_session_timeout=60000 -c tcp_keepalives_idle=10 "
+                    "-c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
+
+
 def make_engine(url):
     """An engine with the class store's connection settings."""
     url = normalize_url(url)
@@ -44,7 +51,7 @@ def make_engine(url):
         engine = create_engine(url, connect_args={"timeout": 60})
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, connect_args={"options": POSTGRES_SESSION})
 
 
 def _configure_sqlite(engine):
