@@ -96,7 +96,9 @@ class Job(Base):
     """One grading of one submission; a worker holds it by a lease it renews."""
 
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_state_id", "state", "id"),)
+    __table_args__ = (Index("ix_jobs_state_id", "state", "id"),
+                      Index("ix_jobs_reason_state_created", "reason", "state", "created_at"),  # the oldest queued regrade
+                      Index("ix_jobs_reason_started", "reason", "started_at"))  # the newest regrade claimed
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     reason: Mapped[str] = mapped_column(String(16), default="submit")  # submit | regrade

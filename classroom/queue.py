@@ -111,12 +111,16 @@ def regrade_due(session, now, age_s=REGRADE_AGE_S):
 
 
 def regrade_due_in(session, now, age_s=REGRADE_AGE_S):
-    """Seconds until a queued regrade is due (regrade_due; 0 or less: due now), or None when none is queued."""
-    oldest, last = session.execute(select(
-        func.min(case((and_(Job.reason == "regrade", Job.state == "queued"), Job.created_at))),
-        func.max(case((Job.reason == "regrade", Job.started_at))))).one()
+    """Seconds until a queued regrade is due (regrade_due; 0 or less: due now), or None when none is queued.
+
+    Two index reads (ix_jobs_reason_state_created, ix_jobs_reason_started), each one row: every claim asks.
+    """
+    oldest = session.scalar(select(Job.created_at).where(Job.reason == "regrade", Job.state == "queued")
+                            .order_by(Job.created_at).limit(1))
     if oldest is None:
         return None
+    last = session.scalar(select(Job.started_at).where(Job.reason == "regrade", Job.started_at.is_not(None))
+                          .order_by(Job.started_at.desc()).limit(1))
     since = max(oldest, last) if last is not None else oldest
     return age_s - (now - since).total_seconds()
 

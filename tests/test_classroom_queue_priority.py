@@ -59,6 +59,7 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     assert len(snap.line.rows) <= line.REGRADES_READ + 1  # the first regrades only; the rest are counted
     behind = snap.get(_newest_submission(any_store, ids[199]))  # a regrade far down the line
     assert behind.state == "queued" and behind.position > line.REGRADES_READ and behind.start_s > 0
+    _cheapest_due_in(any_store, queued_at)
     first = _claim(any_store, "w1", now=queued_at)
     assert first.submission_id == sid  # the workers take it next, not after 20,000 regrades
 
@@ -81,6 +82,23 @@ def _cheapest_snapshot(store, now):
         assert min(cpu) < SNAPSHOT_CPU_S, cpu
     assert min(wall) < SNAPSHOT_WALL_S, wall
     return snap
+
+
+DUE_IN_CPU_S = 0.002  # every claim asks whether a regrade is due: two index reads (it took 7-12 ms scanning all jobs)
+
+
+def _cheapest_due_in(store, now):
+    """queue.regrade_due_in on the 20,000-job line, five times: the best CPU time must stay small (SQLite)."""
+    cpu = []
+    for _ in range(5):
+        with store.session() as session:
+            start = time.thread_time()
+            due_in = queue.regrade_due_in(session, now)
+            cpu.append(time.thread_time() - start)
+    assert due_in == queue.REGRADE_AGE_S  # queued at `now`, none claimed yet
+    print(f"regrade_due_in on a 20,000-job line: CPU {min(cpu) * 1000:.2f} ms")
+    if store.engine.dialect.name == "sqlite":
+        assert min(cpu) < DUE_IN_CPU_S, cpu
 
 
 def _newest_submission(store, uid):
