@@ -18,6 +18,7 @@ from course.common.i18n import catalog, t
 from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
+from .harness.procedures import NOT_APPLICABLE
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .diagnosis import explain, substeps, variant_default
 from .mistakes import MistakeVariants
@@ -139,6 +140,8 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         error = record["error"]
         return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
     got = record["ok"]
+    if check.spec.get("needs_parameter") and isinstance(got, dict) and got.get(NOT_APPLICABLE):
+        return result(True, tr("check.not_applicable", lang, name=check.spec["needs_parameter"]))
     problem = _form_problem(check, reference, got, lang)
     if problem:
         return result(False, problem, "mismatch")

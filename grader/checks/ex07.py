@@ -257,4 +257,10 @@ MISTAKES = (
         "num_earlier = 0",
         where=("TransformerDecoderBlock",),
     ),
+    Mistake(
+        "encoder_ignores_valid_lens",
+        "Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))",
+        "Y = self.addnorm1(X, self.attention(X, X, X, None))",
+        where=("TransformerEncoderBlock",),
+    ),
 )

@@ -227,4 +227,10 @@ MISTAKES = (
         "from exercises.ex01_softmax import softmax",
         raises=r"No module named 'exercises'",
     ),
+    Mistake(
+        "graph_made_symmetric",
+        "mask = adjacency != 0  # (..., n, n): an edge i -> j lets node i read node j",
+        "mask = (adjacency != 0) | (adjacency != 0).transpose(-1, -2)  # (..., n, n): edges both ways",
+        where=("graph_mask",),
+    ),
 )
