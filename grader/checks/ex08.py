@@ -233,4 +233,10 @@ MISTAKES = (
         "mask = (adjacency != 0) | (adjacency != 0).transpose(-1, -2)  # (..., n, n): edges both ways",
         where=("graph_mask",),
     ),
+    Mistake(
+        "value_size_scale",
+        "d = queries.shape[-1]",
+        "d = values.shape[-1]",
+        where=("MaskedDotProductAttention",),
+    ),
 )
