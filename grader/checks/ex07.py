@@ -263,4 +263,10 @@ MISTAKES = (
         "Y = self.addnorm1(X, self.attention(X, X, X, None))",
         where=("TransformerEncoderBlock",),
     ),
+    Mistake(
+        "cross_attention_ignores_enc_valid_lens",
+        "self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)",
+        "self.attention2(Y, enc_outputs, enc_outputs, None)",
+        where=("TransformerDecoderBlock",),
+    ),
 )
