@@ -23,6 +23,7 @@ from .messages import bounded, error_kind, error_message, import_message, missin
 from .diagnosis import explain, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
+from .variants import value_of
 from .text import hint_text, render, tr
 
 MAX_HINTED_CHECKS = 3  # mistake detection on the first few failing checks only
@@ -313,6 +314,9 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
     """
     failing = [i for i, r in enumerate(results) if r.kind == "mismatch"][:MAX_HINTED_CHECKS]
     used = set(named)  # hints already given (by a source rule)
+    value = value_of(checks)
+    if value is not None:  # on an exercise variant the learner's defaults are the variant's: so are the mistakes'
+        variants = variants.on_value(value)
     for i in failing:
         if results[i].mistake or substeps.part_fails(ex_id, checks, results, i):
             continue  # named already, or the difference may start in a part it uses that fails its own checks
