@@ -98,10 +98,4 @@ MISTAKES = (
         also=(("return math.ceil((n - 1) / (kernel_size - 1))", "return (n - 1) // (kernel_size - 1) + 1"),),
         where=("max_path_length",),
     ),
-    Mistake(
-        "dilated_sum_power",
-        "while receptive_field(kernel_size, len(dilations), dilations) < n:",
-        "while 1 + (kernel_size - 1) * 2 ** len(dilations) < n:",
-        where=("max_path_length",),
-    ),
 )
