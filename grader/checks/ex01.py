@@ -234,4 +234,10 @@ MISTAKES = (
         "return softmax(scores, dim=-1)",
         where=("masked_softmax",),
     ),
+    Mistake(
+        "lens_tiled_not_interleaved",
+        "lens = valid_lens[:, None].expand(B, n_q)  # (B, n_q)",
+        "lens = valid_lens.repeat(n_q).reshape(B, n_q)  # (B, n_q): the lengths tiled, not each one repeated",
+        where=("masked_softmax",),
+    ),
 )

@@ -229,4 +229,11 @@ MISTAKES = (
         "queries = queries * self.temperature",
         where=("DotProductAttention",),
     ),
+    Mistake(
+        "additive_pairs_misaligned",
+        "features = torch.tanh(projected_q.unsqueeze(2) + projected_k.unsqueeze(1))",
+        "pairs = projected_q.repeat(1, keys.shape[1], 1) + projected_k.repeat_interleave(queries.shape[1], dim=1)\n"
+        "        features = torch.tanh(pairs.reshape(queries.shape[0], queries.shape[1], keys.shape[1], -1))",
+        where=("AdditiveAttention",),
+    ),
 )
