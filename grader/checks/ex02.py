@@ -122,4 +122,10 @@ MISTAKES = (
         "        pooled = torch.bmm(\n            weights.unsqueeze(1)",
         where=("NWKernelRegression",),
     ),
+    Mistake(
+        "forward_no_half",
+        "self.attention_weights = gaussian_kernel_weights(queries, keys, self.w)  # (n_q, n_k)",
+        "self.attention_weights = softmax(-(((queries.unsqueeze(1) - keys) * self.w) ** 2), dim=1)  # no / 2",
+        where=("NWKernelRegression",),
+    ),
 )

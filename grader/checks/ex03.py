@@ -236,4 +236,16 @@ MISTAKES = (
         "        features = torch.tanh(pairs.reshape(queries.shape[0], queries.shape[1], keys.shape[1], -1))",
         where=("AdditiveAttention",),
     ),
+    Mistake(
+        "dropout_on_scores",
+        "self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot",
+        "self.attention_weights = masked_softmax(self.dropout(scores), valid_lens)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.attention_weights, values)  # (B, n_q, v)\n\n\nclass Dot",
+        also=(("self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n"
+               "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)",
+               "self.attention_weights = masked_softmax(self.dropout(scores), valid_lens)  # (B, n_q, n_k)\n"
+               "        return torch.bmm(self.attention_weights, values)  # (B, n_q, v)"),),
+        where=("AdditiveAttention", "DotProductAttention"),
+    ),
 )
