@@ -18,10 +18,12 @@ from course.common.i18n import catalog, t
 from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
+from .harness.procedures import NOT_APPLICABLE
 from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
 from .diagnosis import explain, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
+from .variants import value_of
 from .text import hint_text, render, tr
 
 MAX_HINTED_CHECKS = 3  # mistake detection on the first few failing checks only
@@ -139,6 +141,8 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         error = record["error"]
         return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
     got = record["ok"]
+    if check.spec.get("needs_parameter") and isinstance(got, dict) and got.get(NOT_APPLICABLE):
+        return result(True, tr("check.not_applicable", lang, name=check.spec["needs_parameter"]))
     problem = _form_problem(check, reference, got, lang)
     if problem:
         return result(False, problem, "mismatch")
@@ -310,6 +314,9 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
     """
     failing = [i for i, r in enumerate(results) if r.kind == "mismatch"][:MAX_HINTED_CHECKS]
     used = set(named)  # hints already given (by a source rule)
+    value = value_of(checks)
+    if value is not None:  # on an exercise variant the learner's defaults are the variant's: so are the mistakes'
+        variants = variants.on_value(value)
     for i in failing:
         if results[i].mistake or substeps.part_fails(ex_id, checks, results, i):
             continue  # named already, or the difference may start in a part it uses that fails its own checks

@@ -18,6 +18,7 @@ from pathlib import Path
 from course.common.exercise_index import get as get_exercise
 
 from .harness import load_procedures, seed_call
+from .variants import pin_text
 
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
 PROCEDURES = load_procedures()
@@ -47,11 +48,12 @@ class MistakeVariants:
     def __exit__(self, *_):
         self.close()
 
-    def modules(self, ex_id, mistake):
-        """modules(name) for the reference package with this mistake applied."""
-        key = (ex_id, mistake.id)
+    def modules(self, ex_id, mistake, value=None):
+        """modules(name) for the reference package with this mistake applied (its variant parameter's default
+        pinned to `value`, as a learner's file on that variant has it; None: the published default)."""
+        key = (ex_id, mistake.id, value)
         if key not in self._packages:
-            self._packages[key] = self._build(ex_id, mistake)
+            self._packages[key] = self._build(ex_id, mistake, value)
         package = self._packages[key]
 
         def modules(name):
@@ -59,17 +61,21 @@ class MistakeVariants:
 
         return modules
 
-    def results(self, ex_id, mistake, index, check):
-        """The variant's results on check number `index` of the exercise (seeded like that call), or None
-        if it raises."""
-        key = (ex_id, mistake.id, index)
+    def results(self, ex_id, mistake, index, check, value=None):
+        """The variant's results on check number `index` of the exercise (seeded like that call; defaults pinned
+        to an exercise variant's `value`), or None if it raises."""
+        key = (ex_id, mistake.id, index, value)
         if key not in self._results:
             try:
                 seed_call(index)
-                self._results[key] = PROCEDURES[check.procedure](self.modules(ex_id, mistake), check.spec)
+                self._results[key] = PROCEDURES[check.procedure](self.modules(ex_id, mistake, value), check.spec)
             except Exception:
                 self._results[key] = None
         return self._results[key]
+
+    def on_value(self, value):
+        """These variants with `results(ex_id, mistake, index, check)` pinned to an exercise variant's value."""
+        return _Pinned(self, value)
 
     def close(self):
         """Forget every variant: its results, its imported modules and its files."""
@@ -82,8 +88,9 @@ class MistakeVariants:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
 
-    def _build(self, ex_id, mistake):
-        """Copy the references with the mistake applied into this run's folder and import the package."""
+    def _build(self, ex_id, mistake, value=None):
+        """Copy the references with the mistake applied (and, on a variant, its parameter's default pinned to
+        the variant's value) into this run's folder and import the package."""
         if self._root is None:
             self._root = Path(tempfile.mkdtemp(prefix="attention-lab-mistake-"))
         exercise = get_exercise(ex_id)
@@ -91,10 +98,22 @@ class MistakeVariants:
         package = f"_mistake_{self._root.name.rpartition('-')[2]}_{ex_id}_{len(self._packages)}"
         shutil.copytree(SOLUTIONS_DIR, self._root / package, ignore=shutil.ignore_patterns("__pycache__"))
         target = self._root / package / exercise.filename
-        target.write_text(apply_mistake(target.read_text(encoding="utf-8"), mistake), encoding="utf-8")
+        pins = "" if value is None else "\n" + pin_text(ex_id, value)
+        target.write_text(apply_mistake(target.read_text(encoding="utf-8"), mistake) + pins, encoding="utf-8")
         sys.path.insert(0, str(self._root))
         try:
             importlib.import_module(package)
         finally:
             sys.path.remove(str(self._root))
         return package
+
+
+class _Pinned:
+    """MistakeVariants whose results are run with the variant parameter's default pinned to one value."""
+
+    def __init__(self, variants, value):
+        self._variants, self._value = variants, value
+
+    def results(self, ex_id, mistake, index, check):
+        """As MistakeVariants.results, pinned to this value."""
+        return self._variants.results(ex_id, mistake, index, check, self._value)

@@ -60,6 +60,8 @@ PINNED = {
         "ex01.masked_softmax.4 check.ex01.zero_length",
         "ex01.masked_softmax.5 check.ex01.zeros_per_query",
         "ex01.softmax.6 check.ex01.mixed_rows",
+        "ex01.softmax.7 check.with_temperature",
+        "ex01.masked_softmax.6 check.with_temperature",
     ),
     "ex02": (
         "ex02.gaussian_kernel_weights.1 check.with_keys",
@@ -84,6 +86,8 @@ PINNED = {
         "ex03.DotProductAttention.6 check.train_mode",
         "ex03.DotProductAttention.7 check.train_mode",
         "ex03.AdditiveAttention.6 check.train_mode",
+        "ex03.DotProductAttention.8 check.with_temperature",
+        "ex03.AdditiveAttention.7 check.with_temperature",
     ),
     "ex04": (
         "ex04.Seq2SeqAttentionDecoder.1 check.gru_decoder",

@@ -98,4 +98,10 @@ MISTAKES = (
         also=(("return math.ceil((n - 1) / (kernel_size - 1))", "return (n - 1) // (kernel_size - 1) + 1"),),
         where=("max_path_length",),
     ),
+    Mistake(
+        "rf_ignores_dilations",
+        "return 1 + (kernel_size - 1) * sum(dilations)",
+        "return 1 + (kernel_size - 1) * num_layers",
+        where=("receptive_field",),
+    ),
 )

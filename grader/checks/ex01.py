@@ -137,7 +137,32 @@ def build():
         _masked(("check.ex01.zeros_per_query", {}),
                 randn(g, 2, 4, 6, dtype=torch.float64), torch.tensor([[0, 6, 3, 1], [2, 0, 0, 5]]), 10),
         _softmax(("check.ex01.mixed_rows", {}), _mixed_rows(g), -1, 11, precision_note=True),
+        *_temperature_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (a value no listed mistake computes)
+
+
+def _with_temperature(check):
+    """The check, given temperature=TEMPERATURE and judged only where the learner's function takes it (an
+    answer written before the exercise had the parameter is reported as not applicable)."""
+    check.spec["kwargs"] = dict(check.spec.get("kwargs", {}), temperature=TEMPERATURE)
+    check.spec["needs_parameter"] = "temperature"
+    kwargs = check.spec["kwargs"]
+    check.call = call_desc(check.spec["fn"], check.spec["arg_names"] + list(kwargs),
+                           check.spec["args"] + list(kwargs.values()))
+    check.name = ("check.with_temperature", {"what": check.name, "temperature": TEMPERATURE})
+    return check
+
+
+def _temperature_checks():
+    """softmax and masked_softmax (with valid lengths, the path a temperature is most often forgotten on) at an
+    explicit temperature."""
+    g = generator(102)
+    return [_with_temperature(_softmax(("check.ex01.last_axis", {}), randn(g, 2, 3, 5), -1, 12)),
+            _with_temperature(_masked(("check.ex01.per_example", {}), randn(g, 3, 2, 5), torch.tensor([2, 5, 1]),
+                                      13))]
 
 
 MISTAKES = (
@@ -189,5 +214,30 @@ MISTAKES = (
         'scores = X.masked_fill(~mask, float("-inf"))',
         'X.masked_fill_(~mask, float("-inf"))\n    scores = X',
         raises=r"leaf Variable.*in-place",
+    ),
+    Mistake(
+        "softmax_global_max",
+        "X_max = X.detach().amax(dim=dim, keepdim=True)",
+        "X_max = X.detach().amax()",
+        where=("softmax",),
+    ),
+    Mistake(  # the same, without the guard against 0/0: the rows far below the maximum are NaN, not 0
+        "softmax_global_max_unguarded",
+        "X_max = X.detach().amax(dim=dim, keepdim=True)",
+        "X_max = X.detach().amax()",
+        also=(("return X_exp / total.clamp_min(torch.finfo(X_exp.dtype).tiny)", "return X_exp / total"),),
+        where=("softmax",),
+    ),
+    Mistake(
+        "masked_temperature_ignored",
+        "return softmax(scores, dim=-1, temperature=temperature)",
+        "return softmax(scores, dim=-1)",
+        where=("masked_softmax",),
+    ),
+    Mistake(
+        "lens_tiled_not_interleaved",
+        "lens = valid_lens[:, None].expand(B, n_q)  # (B, n_q)",
+        "lens = valid_lens.repeat(n_q).reshape(B, n_q)  # (B, n_q): the lengths tiled, not each one repeated",
+        where=("masked_softmax",),
     ),
 )

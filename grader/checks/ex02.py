@@ -113,4 +113,19 @@ MISTAKES = (
         "from exercises.ex01_softmax import softmax",
         raises=r"No module named 'exercises'",
     ),
+    Mistake(
+        "stored_scores",
+        "self.attention_weights = gaussian_kernel_weights(queries, keys, self.w)  # (n_q, n_k)\n"
+        "        pooled = torch.bmm(\n            self.attention_weights.unsqueeze(1)",
+        "weights = gaussian_kernel_weights(queries, keys, self.w)  # (n_q, n_k)\n"
+        "        self.attention_weights = -(((queries.unsqueeze(1) - keys) * self.w) ** 2) / 2\n"
+        "        pooled = torch.bmm(\n            weights.unsqueeze(1)",
+        where=("NWKernelRegression",),
+    ),
+    Mistake(
+        "forward_no_half",
+        "self.attention_weights = gaussian_kernel_weights(queries, keys, self.w)  # (n_q, n_k)",
+        "self.attention_weights = softmax(-(((queries.unsqueeze(1) - keys) * self.w) ** 2), dim=1)  # no / 2",
+        where=("NWKernelRegression",),
+    ),
 )

@@ -108,7 +108,30 @@ def build():
                    torch.tensor([[1, 2, 3, 3], [3, 1, 2, 0]]), torch.float64, 12, train=True),
         _attention("AdditiveAttention", (6, 4, 8, 0.0), 2, 3, 5, 4, 6, 7, torch.tensor([3, 1]),
                    torch.float32, 13, train=True),
+        *_temperature_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (and off 0.5, 2, 3: no listed mistake's value)
+
+
+def _with_temperature(check):
+    """The check with the module built with temperature=TEMPERATURE, judged only where the learner's class takes
+    it (an answer written before the exercise had the parameter is reported as not applicable)."""
+    check.spec.update(init_kwargs={"temperature": TEMPERATURE}, needs_parameter="temperature")  # weights unchanged
+    key, fields = check.call
+    module = init_text(check.spec["cls"], check.spec["init_args"])
+    check.call = (key, dict(fields, module=f"{module[:-1]}, temperature={TEMPERATURE})"))
+    check.name = ("check.with_temperature", {"what": check.name, "temperature": TEMPERATURE})
+    return check
+
+
+def _temperature_checks():
+    """Both scorings with valid lengths at an explicit temperature."""
+    return [_with_temperature(_attention("DotProductAttention", (0.3,), 3, 2, 6, 4, 4, 5, torch.tensor([6, 2, 3]),
+                                         torch.float32, 14)),
+            _with_temperature(_attention("AdditiveAttention", (6, 4, 8, 0.3), 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]),
+                                         torch.float32, 15))]
 
 
 MISTAKES = (
@@ -192,5 +215,37 @@ MISTAKES = (
         "from .ex01_softmax import masked_softmax",
         "from exercises.ex01_softmax import masked_softmax",
         raises=r"No module named 'exercises'",
+    ),
+    Mistake(
+        "additive_tanh_after_w_v",
+        "features = torch.tanh(projected_q.unsqueeze(2) + projected_k.unsqueeze(1))",
+        "features = projected_q.unsqueeze(2) + projected_k.unsqueeze(1)",
+        also=(("scores = self.w_v(features).squeeze(-1)", "scores = torch.tanh(self.w_v(features)).squeeze(-1)"),),
+        where=("AdditiveAttention",),
+    ),
+    Mistake(
+        "dot_temperature_multiplies",
+        "queries = queries / self.temperature",
+        "queries = queries * self.temperature",
+        where=("DotProductAttention",),
+    ),
+    Mistake(
+        "additive_pairs_misaligned",
+        "features = torch.tanh(projected_q.unsqueeze(2) + projected_k.unsqueeze(1))",
+        "pairs = projected_q.repeat(1, keys.shape[1], 1) + projected_k.repeat_interleave(queries.shape[1], dim=1)\n"
+        "        features = torch.tanh(pairs.reshape(queries.shape[0], queries.shape[1], keys.shape[1], -1))",
+        where=("AdditiveAttention",),
+    ),
+    Mistake(
+        "dropout_on_scores",
+        "self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)\n\n\nclass Dot",
+        "self.attention_weights = masked_softmax(self.dropout(scores), valid_lens)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.attention_weights, values)  # (B, n_q, v)\n\n\nclass Dot",
+        also=(("self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n"
+               "        return torch.bmm(self.dropout(self.attention_weights), values)  # (B, n_q, v)",
+               "self.attention_weights = masked_softmax(self.dropout(scores), valid_lens)  # (B, n_q, n_k)\n"
+               "        return torch.bmm(self.attention_weights, values)  # (B, n_q, v)"),),
+        where=("AdditiveAttention", "DotProductAttention"),
     ),
 )

@@ -124,4 +124,10 @@ MISTAKES = (
         "torch.cat((outputs, contexts, embs), dim=-1)",
         "torch.cat((embs, outputs, contexts), dim=-1)",
     ),
+    Mistake(
+        "query_not_updated",
+        "for t in range(X.shape[1]):\n            query = hidden_state[-1].unsqueeze(1)  # (B, 1, H): top layer, previous step\n",
+        "query = hidden_state[-1].unsqueeze(1)  # (B, 1, H): the initial state's top layer, never updated\n"
+        "        for t in range(X.shape[1]):\n",
+    ),
 )

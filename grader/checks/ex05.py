@@ -155,4 +155,18 @@ MISTAKES = (
         "self.attention_weights = weights.reshape(self.num_heads, B, n_q, n_k).transpose(0, 1)",
         where=("MultiHeadAttention",),
     ),
+    Mistake(
+        "heads_strided",
+        "X = X.reshape(B, T, num_heads, H // num_heads)  # (B, T, heads, H/heads)\n"
+        "    X = X.permute(0, 2, 1, 3)  # (B, heads, T, H/heads)",
+        "X = X.reshape(B, T, H // num_heads, num_heads)  # (B, T, H/heads, heads)\n"
+        "    X = X.permute(0, 3, 1, 2)  # (B, heads, T, H/heads): head h holds every heads-th column",
+        where=("transpose_qkv",),
+    ),
+    Mistake(
+        "output_heads_strided",
+        "X = X.permute(0, 2, 1, 3)  # (B, T, heads, d)\n    return X.reshape(BH // num_heads, T, num_heads * d)",
+        "X = X.permute(0, 2, 3, 1)  # (B, T, d, heads)\n    return X.reshape(BH // num_heads, T, num_heads * d)",
+        where=("transpose_output",),
+    ),
 )

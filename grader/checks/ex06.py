@@ -152,4 +152,10 @@ MISTAKES = (
         'self.register_buffer("P", P.float(), persistent=False)',
         'self.register_buffer("P", P.float())',
     ),
+    Mistake(
+        "cos_own_exponent",
+        "P[0, :, 1::2] = torch.cos(angles[:, : num_hiddens // 2])",
+        "P[0, :, 1::2] = torch.cos(positions / torch.pow(float(base), (even_dims[: num_hiddens // 2] + 1) / num_hiddens))",
+        where=("PositionalEncoding",),
+    ),
 )

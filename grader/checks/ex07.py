@@ -257,4 +257,16 @@ MISTAKES = (
         "num_earlier = 0",
         where=("TransformerDecoderBlock",),
     ),
+    Mistake(
+        "encoder_ignores_valid_lens",
+        "Y = self.addnorm1(X, self.attention(X, X, X, valid_lens))",
+        "Y = self.addnorm1(X, self.attention(X, X, X, None))",
+        where=("TransformerEncoderBlock",),
+    ),
+    Mistake(
+        "cross_attention_ignores_enc_valid_lens",
+        "self.attention2(Y, enc_outputs, enc_outputs, enc_valid_lens)",
+        "self.attention2(Y, enc_outputs, enc_outputs, None)",
+        where=("TransformerDecoderBlock",),
+    ),
 )

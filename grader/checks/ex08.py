@@ -227,4 +227,16 @@ MISTAKES = (
         "from exercises.ex01_softmax import softmax",
         raises=r"No module named 'exercises'",
     ),
+    Mistake(
+        "graph_made_symmetric",
+        "mask = adjacency != 0  # (..., n, n): an edge i -> j lets node i read node j",
+        "mask = (adjacency != 0) | (adjacency != 0).transpose(-1, -2)  # (..., n, n): edges both ways",
+        where=("graph_mask",),
+    ),
+    Mistake(
+        "value_size_scale",
+        "d = queries.shape[-1]",
+        "d = values.shape[-1]",
+        where=("MaskedDotProductAttention",),
+    ),
 )

@@ -223,4 +223,10 @@ MISTAKES = (
         "from exercises.ex01_softmax import masked_softmax",
         raises=r"No module named 'exercises'",
     ),
+    Mistake(
+        "keys_not_rotated",
+        "rotated_k = self.rotary(keys)  # (B, n_k, d): key j at position j",
+        "rotated_k = keys  # (B, n_k, d): left unrotated",
+        where=("RotaryDotProductAttention",),
+    ),
 )

@@ -237,7 +237,9 @@ def _call_candidates(node, name, short, params, locals_):
     if isinstance(node.func, ast.Name) and len(node.args) >= 3 and not node.keywords:
         new = copy.deepcopy(node)
         new.args = new.args[:-1]
-        out.append(("arg_dropped", (("call", short),), new))
+        dropped = _name_of(node.args[-1])  # 'w', 'self.w': said by name; an expression is not
+        out.append(("arg_dropped_name", (("call", short), ("arg", dropped.removeprefix("self."))), new) if dropped
+                   else ("arg_dropped", (("call", short),), new))
     if short in SWAPPABLE:
         for i in range(len(node.args) - 1):
             a, b = node.args[i], node.args[i + 1]

@@ -10,6 +10,8 @@ This file is copied into the child's sandbox: it imports torch and nothing
 from the project.
 """
 
+import inspect
+
 import torch
 
 from .seeding import seed
@@ -168,10 +170,32 @@ def _call_expecting_error(thunk):
     return results
 
 
+NOT_APPLICABLE = "not_applicable"  # the result of a check whose parameter (spec["needs_parameter"]) the code
+# does not take: an answer written before the exercise had it is not judged on it
+
+
+def _lacks_parameter(fn, spec):
+    """{NOT_APPLICABLE: name} when spec asks for a parameter that fn's signature neither names nor takes as
+    **kwargs, else None."""
+    name = spec.get("needs_parameter")
+    if not name:
+        return None
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None  # no readable signature: call it and let the call say
+    if name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return {NOT_APPLICABLE: name}
+
+
 @procedure
 def call(modules, spec):
     """Call a function: fn(*args, **kwargs); record output, grads, inputs after."""
     fn = getattr(modules(spec["module"]), spec["fn"])
+    lacking = _lacks_parameter(fn, spec)
+    if lacking:
+        return lacking
     names = spec.get("arg_names") or [f"arg{i}" for i in range(len(spec["args"]))]
     grad_names = set(spec.get("grad", ()))
     args = [_prepare(v, n in grad_names) for n, v in zip(names, spec["args"])]
@@ -256,6 +280,9 @@ def construct(modules, spec):
 @procedure
 def module_forward(modules, spec):
     """Build a module, call it on inputs; record outputs, attrs and grads."""
+    lacking = _lacks_parameter(getattr(modules(spec["module"]), spec["cls"]), spec)
+    if lacking:
+        return lacking
     model = _build(modules, spec)
     names = spec["arg_names"]
     grad_names = set(spec.get("grad", ()))
