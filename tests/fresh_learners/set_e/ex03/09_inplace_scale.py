@@ -1,0 +1,57 @@
+# style: @ operator with mT, shared pooling helper method, view-based reshapes
+# bug: DotProductAttention.forward | scales the queries in place (queries /= ...), changing the caller's tensor
+# expect: DotProductAttention.forward | place
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+def _pool(module, scores, values, valid_lens):
+    weights = masked_softmax(scores, valid_lens)
+    module.attention_weights = weights
+    return module.dropout(weights) @ values
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout, temperature=1.0):
+        """temperature as in DotProductAttention: your variant's default here too."""
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, v)."""
+        B, n_q, _ = queries.shape
+        n_k = keys.shape[1]
+        qh = self.W_q(queries).view(B, n_q, 1, -1)
+        kh = self.W_k(keys).view(B, 1, n_k, -1)
+        e = self.w_v(torch.tanh(qh + kh)).view(B, n_q, n_k)
+        return _pool(self, e / self.temperature, values, valid_lens)
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d) and by a temperature."""
+
+    def __init__(self, dropout, temperature=1.0):
+        """The default temperature is 1.0 in the published exercise."""
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v) -> (B, n_q, v)."""
+        d = queries.shape[-1]
+        queries /= math.sqrt(d) * self.temperature
+        scores = queries @ keys.mT
+        return _pool(self, scores, values, valid_lens)

@@ -1,0 +1,60 @@
+# style: preallocated output tensors filled by index, helper method per step
+# bug: Seq2SeqAttentionDecoder.forward | logits from dense(deep_output(...)) without the tanh
+# expect: Seq2SeqAttentionDecoder.forward | tanh
+"""Exercise 4: the Bahdanau attention decoder (chapter 4, "Bahdanau attention,
+computed by hand").
+
+The encoder (course.translation.rnn.Seq2SeqEncoder, given) turns a source sentence
+into outputs (B, T_src, H) and a final hidden state (num_layers, B, H).
+At every target step this decoder asks "which source words matter now?".
+"""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import AdditiveAttention
+
+
+class Seq2SeqAttentionDecoder(nn.Module):
+    """GRU decoder that attends over the encoder outputs at each step."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, temperature=1.0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout, temperature)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        """Decoder state from the encoder: (outputs, hidden, valid_lens). Given."""
+        outputs, hidden_state = enc_outputs  # (B, T_src, H), (num_layers, B, H)
+        return (outputs, hidden_state, enc_valid_lens)
+
+    def _step(self, emb_t, hidden, enc_outputs, enc_valid_lens):
+        query = hidden[-1][:, None, :]
+        context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+        out, hidden = self.rnn(torch.cat([context, emb_t], dim=-1), hidden)
+        return out, context, hidden
+
+    def forward(self, X, state):
+        """X (B, T_tgt) token ids -> (logits (B, T_tgt, vocab_size), new state)."""
+        enc_outputs, hidden, valid_lens = state
+        B, T = X.shape
+        H = enc_outputs.shape[-1]
+        T_src = enc_outputs.shape[1]
+        E = self.embedding(X)
+        outs = E.new_zeros(B, T, H)
+        ctxs = E.new_zeros(B, T, H)
+        attn = E.new_zeros(B, T, T_src)
+        for t in range(T):
+            out, ctx, hidden = self._step(E[:, t : t + 1], hidden, enc_outputs, valid_lens)
+            outs[:, t] = out[:, 0]
+            ctxs[:, t] = ctx[:, 0]
+            attn[:, t] = self.attention.attention_weights[:, 0]
+        self.attention_weights = attn
+        h = self.deep_output(torch.cat((outs, ctxs, E), dim=-1))
+        logits = self.dense(h)
+        return logits, (enc_outputs, hidden, valid_lens)
