@@ -60,8 +60,8 @@ PINNED = {
         "ex01.masked_softmax.4 check.ex01.zero_length",
         "ex01.masked_softmax.5 check.ex01.zeros_per_query",
         "ex01.softmax.6 check.ex01.mixed_rows",
-        "ex01.softmax.7 check.with_temperature",
-        "ex01.masked_softmax.6 check.with_temperature",
+        "ex01.softmax.7 check.with_parameter",
+        "ex01.masked_softmax.6 check.with_parameter",
     ),
     "ex02": (
         "ex02.gaussian_kernel_weights.1 check.with_keys",
@@ -86,8 +86,8 @@ PINNED = {
         "ex03.DotProductAttention.6 check.train_mode",
         "ex03.DotProductAttention.7 check.train_mode",
         "ex03.AdditiveAttention.6 check.train_mode",
-        "ex03.DotProductAttention.8 check.with_temperature",
-        "ex03.AdditiveAttention.7 check.with_temperature",
+        "ex03.DotProductAttention.8 check.with_parameter",
+        "ex03.AdditiveAttention.7 check.with_parameter",
     ),
     "ex04": (
         "ex04.Seq2SeqAttentionDecoder.1 check.gru_decoder",
@@ -124,6 +124,8 @@ PINNED = {
         "ex06.PositionalEncoding.9 check.train_mode",
         "ex06.PositionalEncoding.10 check.train_mode",
         "ex06.demo_translations.1 demo.name",
+        "ex06.PositionalEncoding.11 check.with_parameter",
+        "ex06.PositionalEncoding.12 check.with_parameter",
     ),
     "ex07": (
         "ex07.PositionWiseFFN.1",
@@ -161,6 +163,8 @@ PINNED = {
         "ex08.MaskedDotProductAttention.3 check.ex08.attention",
         "ex08.MaskedDotProductAttention.4 check.train_mode",
         "ex08.MaskedDotProductAttention.5 check.train_mode",
+        "ex08.sliding_window_mask.7 check.with_parameter",
+        "ex08.sliding_window_mask.8 check.with_parameter",
     ),
     "ex09": (
         "ex09.RotaryEmbedding.1 check.ex09.tables",
@@ -179,6 +183,8 @@ PINNED = {
         "ex09.RotaryDotProductAttention.4 check.train_mode",
         "ex09.RotaryDotProductAttention.5 check.train_mode",
         "ex09.RotaryEmbedding.11 check.ex09.rotate",
+        "ex09.RotaryEmbedding.12 check.with_parameter",
+        "ex09.RotaryEmbedding.13 check.with_parameter",
     ),
 }
 

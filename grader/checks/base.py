@@ -96,6 +96,37 @@ def init_text(cls_name, init_args):
     return f"{cls_name}({', '.join(repr(a) for a in init_args)})"
 
 
+def with_parameter(check, name, value):
+    """The check given the exercise's parameter `name` explicitly, off its published default (a keyword of the call,
+    or of the module's constructor, its weights unchanged): a slip the published default hides (a temperature of 1,
+    a base or dilation ignored) shows here. Judged only where the learner's function or class takes `name` (the
+    harness reads its signature); an answer written before the exercise had the parameter is not applicable."""
+    spec = check.spec
+    if "cls" in spec:
+        spec["init_kwargs"] = dict(spec.get("init_kwargs", {}), **{name: value})
+        check.call = _with_keyword(check.call, spec["cls"], name, value)
+    else:
+        spec["kwargs"] = dict(spec.get("kwargs", {}), **{name: value})
+        check.call = call_desc(spec["fn"], spec["arg_names"] + list(spec["kwargs"]),
+                               spec["args"] + list(spec["kwargs"].values()))
+    spec["needs_parameter"] = name
+    check.name = ("check.with_parameter", {"what": check.name, "name": name, "value": value})
+    return check
+
+
+def _with_keyword(call, cls_name, name, value):
+    """A check's call text with `name=value` added to the constructor call `cls_name(...)` it shows."""
+    if isinstance(call, tuple):  # ("call.in_mode", {"module": "Cls(...)", ...})
+        key, fields = call
+        return key, dict(fields, module=_with_keyword(fields["module"], cls_name, name, value))
+    start = call.find(cls_name + "(")
+    if start < 0:
+        return call
+    close = call.index(")", start)
+    sep = "" if call[close - 1] == "(" else ", "
+    return f"{call[:close]}{sep}{name}={value!r}{call[close:]}"
+
+
 def reference_state(cls, init_args, dtype=torch.float32, seed=0, init_kwargs=None):
     """Reference weights to copy into the learner's module (seeded init): random values drawn through the
     reference class's constructor, inputs like the seeded random arguments, never a reference's output."""

@@ -4,7 +4,8 @@ import ast
 
 import torch
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, unchanged_input, weights_property
+from .base import (Check, Mistake, call_desc, generator, number_checks, randn, unchanged_input, weights_property,
+                   with_parameter)
 
 MODULE = "ex01_softmax"
 
@@ -144,25 +145,14 @@ def build():
 TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (a value no listed mistake computes)
 
 
-def _with_temperature(check):
-    """The check, given temperature=TEMPERATURE and judged only where the learner's function takes it (an
-    answer written before the exercise had the parameter is reported as not applicable)."""
-    check.spec["kwargs"] = dict(check.spec.get("kwargs", {}), temperature=TEMPERATURE)
-    check.spec["needs_parameter"] = "temperature"
-    kwargs = check.spec["kwargs"]
-    check.call = call_desc(check.spec["fn"], check.spec["arg_names"] + list(kwargs),
-                           check.spec["args"] + list(kwargs.values()))
-    check.name = ("check.with_temperature", {"what": check.name, "temperature": TEMPERATURE})
-    return check
-
-
 def _temperature_checks():
     """softmax and masked_softmax (with valid lengths, the path a temperature is most often forgotten on) at an
     explicit temperature."""
     g = generator(102)
-    return [_with_temperature(_softmax(("check.ex01.last_axis", {}), randn(g, 2, 3, 5), -1, 12)),
-            _with_temperature(_masked(("check.ex01.per_example", {}), randn(g, 3, 2, 5), torch.tensor([2, 5, 1]),
-                                      13))]
+    masked = _masked(("check.ex01.per_example", {}), randn(g, 3, 2, 5), torch.tensor([2, 5, 1]), 13)
+    return [with_parameter(_softmax(("check.ex01.last_axis", {}), randn(g, 2, 3, 5), -1, 12), "temperature",
+                           TEMPERATURE),
+            with_parameter(masked, "temperature", TEMPERATURE)]
 
 
 MISTAKES = (

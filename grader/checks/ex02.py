@@ -128,4 +128,10 @@ MISTAKES = (
         "self.attention_weights = softmax(-(((queries.unsqueeze(1) - keys) * self.w) ** 2), dim=1)  # no / 2",
         where=("NWKernelRegression",),
     ),
+    Mistake(
+        "shared_keys_interleaved",
+        "keys = keys.unsqueeze(0).expand(queries.shape[0], -1)  # (n_q, n_k)",
+        "keys = keys.repeat_interleave(queries.shape[0]).reshape(queries.shape[0], -1)  # (n_q, n_k): each key in place",
+        where=("gaussian_kernel_weights",),
+    ),
 )

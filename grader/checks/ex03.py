@@ -15,6 +15,7 @@ from .base import (
     reference_state,
     weights_locator,
     weights_property,
+    with_parameter,
 )
 
 MODULE = "ex03_scoring"
@@ -115,23 +116,12 @@ def build():
 TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (and off 0.5, 2, 3: no listed mistake's value)
 
 
-def _with_temperature(check):
-    """The check with the module built with temperature=TEMPERATURE, judged only where the learner's class takes
-    it (an answer written before the exercise had the parameter is reported as not applicable)."""
-    check.spec.update(init_kwargs={"temperature": TEMPERATURE}, needs_parameter="temperature")  # weights unchanged
-    key, fields = check.call
-    module = init_text(check.spec["cls"], check.spec["init_args"])
-    check.call = (key, dict(fields, module=f"{module[:-1]}, temperature={TEMPERATURE})"))
-    check.name = ("check.with_temperature", {"what": check.name, "temperature": TEMPERATURE})
-    return check
-
-
 def _temperature_checks():
     """Both scorings with valid lengths at an explicit temperature."""
-    return [_with_temperature(_attention("DotProductAttention", (0.3,), 3, 2, 6, 4, 4, 5, torch.tensor([6, 2, 3]),
-                                         torch.float32, 14)),
-            _with_temperature(_attention("AdditiveAttention", (6, 4, 8, 0.3), 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]),
-                                         torch.float32, 15))]
+    dot = _attention("DotProductAttention", (0.3,), 3, 2, 6, 4, 4, 5, torch.tensor([6, 2, 3]), torch.float32, 14)
+    additive = _attention("AdditiveAttention", (6, 4, 8, 0.3), 2, 3, 5, 4, 6, 7, torch.tensor([2, 5]), torch.float32,
+                          15)
+    return [with_parameter(dot, "temperature", TEMPERATURE), with_parameter(additive, "temperature", TEMPERATURE)]
 
 
 MISTAKES = (
@@ -247,5 +237,11 @@ MISTAKES = (
                "self.attention_weights = masked_softmax(self.dropout(scores), valid_lens)  # (B, n_q, n_k)\n"
                "        return torch.bmm(self.attention_weights, values)  # (B, n_q, v)"),),
         where=("AdditiveAttention", "DotProductAttention"),
+    ),
+    Mistake(
+        "additive_scaled_like_dot",
+        "scores = self.w_v(features).squeeze(-1)  # (B, n_q, n_k)",
+        "scores = self.w_v(features).squeeze(-1) / math.sqrt(features.shape[-1])  # (B, n_q, n_k)",
+        where=("AdditiveAttention",),
     ),
 )

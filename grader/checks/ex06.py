@@ -2,7 +2,8 @@
 
 import torch
 
-from .base import Check, Mistake, call_desc, first_difference, generator, init_text, number_checks, randn
+from .base import (Check, Mistake, call_desc, first_difference, generator, init_text, number_checks, randn,
+                   with_parameter)
 from .demo import demo_check
 
 MODULE = "ex06_positional_encoding"
@@ -108,7 +109,17 @@ def build():
         _forward(8, 2, 10, torch.float32, 4, train=True),
         _forward(6, 3, 5, torch.float64, 5, train=True),
         demo_check("ex06", "transformer"),  # the demo stage (grader/checks/demo.py)
+        *_base_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+BASE = 100  # an explicit base, off the published 10000: a table built with 10000 whatever base says differs
+
+
+def _base_checks():
+    """The table and a forward with base given explicitly (judged where the learner's class takes it)."""
+    return [with_parameter(_table(8, 40), "base", BASE),
+            with_parameter(_forward(6, 2, 9, torch.float64, 6), "base", BASE)]
 
 
 MISTAKES = (
@@ -156,6 +167,12 @@ MISTAKES = (
         "cos_own_exponent",
         "P[0, :, 1::2] = torch.cos(angles[:, : num_hiddens // 2])",
         "P[0, :, 1::2] = torch.cos(positions / torch.pow(float(base), (even_dims[: num_hiddens // 2] + 1) / num_hiddens))",
+        where=("PositionalEncoding",),
+    ),
+    Mistake(
+        "base_ignored",
+        "angles = positions / torch.pow(float(base), even_dims / num_hiddens)",
+        "angles = positions / torch.pow(10000.0, even_dims / num_hiddens)",
         where=("PositionalEncoding",),
     ),
 )

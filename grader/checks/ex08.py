@@ -2,7 +2,7 @@
 
 import torch
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, unchanged_input
+from .base import Check, Mistake, call_desc, generator, number_checks, randn, unchanged_input, with_parameter
 
 MODULE = "ex08_structured_masks"
 NAMES = ["queries", "keys", "values", "mask"]
@@ -141,7 +141,18 @@ def build():
         _attention(2, 6, 7, 4, 3, window_6x7, torch.float32, 8, dropout=0.5, train=True),
         _attention(3, 4, 4, 8, 5, _random_mask(g, 3, 4, 4, empty_row=(0, 3)), torch.float64, 9, dropout=0.5,
                    train=True),
+        *_dilated_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+DILATION = 3  # an explicit dilation, off the published 1: a window that ignores it (or its reach) differs
+
+
+def _dilated_checks():
+    """Windows with dilation given explicitly (judged where the learner's function takes it): wide enough that the
+    reach half_width * dilation and the every-third-key rule both show, once causal."""
+    return [with_parameter(_window(9, 11, 2), "dilation", DILATION),
+            with_parameter(_window(10, 10, 1, causal=True), "dilation", DILATION)]
 
 
 def variant_checks(chosen, rng):
@@ -238,5 +249,11 @@ MISTAKES = (
         "d = queries.shape[-1]",
         "d = values.shape[-1]",
         where=("MaskedDotProductAttention",),
+    ),
+    Mistake(
+        "dilation_not_in_reach",
+        "mask = (query_index - key_index).abs() <= half_width * dilation",
+        "mask = (query_index - key_index).abs() <= half_width",
+        where=("sliding_window_mask",),
     ),
 )

@@ -2,7 +2,7 @@
 
 import torch
 
-from .base import Check, Mistake, call_desc, generator, number_checks, randn, weights_property
+from .base import Check, Mistake, call_desc, generator, number_checks, randn, weights_property, with_parameter
 
 MODULE = "ex09_rotary"
 NAMES = ["queries", "keys", "values", "valid_lens"]
@@ -145,7 +145,17 @@ def build():
         _attention(6, 3, 3, 5, torch.tensor([4, 5, 1]), torch.float64, 10, dropout=0.5, train=True),
         # X in half precision (the module in float32): the result keeps X's dtype.
         _rotate(8, 2, 5, torch.float32, 11, offset=3, X=randn(generator(11), 2, 5, 8).to(torch.bfloat16)),
+        *_base_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+BASE = 100  # an explicit base, off the published 10000: tables built with 10000 whatever base says differ
+
+
+def _base_checks():
+    """The tables and a rotation with base given explicitly (judged where the learner's class takes it)."""
+    return [with_parameter(_tables(8, 30), "base", BASE),
+            with_parameter(_rotate(8, 2, 5, torch.float64, 12, offset=2), "base", BASE)]
 
 
 ROTATION = ("rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)")
@@ -228,5 +238,11 @@ MISTAKES = (
         "rotated_k = self.rotary(keys)  # (B, n_k, d): key j at position j",
         "rotated_k = keys  # (B, n_k, d): left unrotated",
         where=("RotaryDotProductAttention",),
+    ),
+    Mistake(
+        "base_ignored",
+        "omega = 1.0 / torch.pow(float(base), torch.arange(0, num_hiddens, 2, dtype=torch.float64) / num_hiddens)",
+        "omega = 1.0 / torch.pow(10000.0, torch.arange(0, num_hiddens, 2, dtype=torch.float64) / num_hiddens)",
+        where=("RotaryEmbedding",),
     ),
 )

@@ -265,6 +265,9 @@ class _OpRecorder:
 @procedure
 def construct(modules, spec):
     """Only build the module; record its buffers/attributes or the error raised."""
+    lacking = _lacks_parameter(getattr(modules(spec["module"]), spec["cls"]), spec)
+    if lacking:
+        return lacking
     try:
         model = _build(modules, spec)
     except Exception as err:
