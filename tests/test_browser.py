@@ -237,7 +237,7 @@ def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
 
 
 def check_page_opens(driver, page, lang):
-    """No error box or dialog, the page's own heading, the shell, and the page's own drawings."""
+    """No error box or dialog, the page's own heading, the shell, the page's own window title, and its drawings."""
     from selenium.webdriver.common.by import By
 
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
@@ -249,6 +249,8 @@ def check_page_opens(driver, page, lang):
     sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
     assert t("nav.section_course", lang) in sidebar
     check_shell(driver, lang)
+    wanted = t("app.window_title", lang, page=t(page.title_key, lang))  # the browser tab's title: the page's own
+    wait_for(driver, lambda d: d.title == wanted, lambda: f"title {driver.title!r}, not {wanted!r}", 30)
     if page.key == "ch07":
         check_diagram_labels_fit(driver)
     if page.key == "ch01":
