@@ -323,7 +323,7 @@ def open_through_root(driver, server, key):
 
 def close_dialogs(driver):
     """Dismiss an open dialog (a first deep link on a fresh server may show "Page not found", which
-    test_page_opens_without_errors reports); it would keep the keyboard focus from the widgets."""
+    test_page_opens_without_errors_or_axe_violations reports); it would keep the keyboard focus from the widgets."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -422,7 +422,7 @@ def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, 
     assert t("demos.common.examples_label", lang) in main.text
     beam = t("demos.translate.decoding.beam", lang)
     label = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == beam)
-    # A script click: the deep-link "Page not found" dialog (see test_page_opens_without_errors) may cover it.
+    # A script click: the deep-link "Page not found" dialog (see test_page_opens_without_errors_or_axe_violations) may cover it.
     driver.execute_script("arguments[0].click();", label)
     wait_for_text(driver, "α = ")  # the beam's decoding note names its length penalty
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
