@@ -117,6 +117,7 @@ def is_slow(item):
             or f"{item.path.name}::{item.originalname}" in SLOW_TESTS)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown where xdist is off (-p no:xdist, the serial phase)
 def pytest_xdist_make_scheduler(config, log):
     """The parallel phase's scheduler: files handed out longest first (tests/xdist_order.py)."""
     return make_scheduler(config, log)
