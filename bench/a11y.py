@@ -21,9 +21,8 @@ sys.path.insert(0, str(ROOT))
 def main():
     """Open every page in both languages and print its axe counts."""
     from course.common import pages_index
-    from tests.axe_support import axe_violations, blocking, counts_by_rule, move_widgets, require_axe
+    from tests.axe_support import STREAMLIT_OWNED, axe_violations, blocking, counts_by_rule, move_widgets, require_axe
     from tests.browser_support import new_driver, running_app, wait_until_rendered
-    from tests.test_browser_axe import STREAMLIT_OWNED
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lang", nargs="+", default=["en", "zh"])

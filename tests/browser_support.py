@@ -232,9 +232,10 @@ def script_state(driver):
     return driver.execute_script(SCRIPT_STATE_JS)
 
 
-def wait_until_rendered(driver, after=None, timeout=90):
+def wait_until_rendered(driver, after=None, timeout=90, titled=True):
     """Wait until the page has a title, Streamlit's script has finished its run, connected to the server, and
-    every element is drawn (none shows a loading placeholder).
+    every element is drawn (none shows a loading placeholder). `titled=False`: a page that shows no title (a
+    message in its place) is waited for all the same.
 
     `after`: a `rerun_mark` taken before a widget move; then see `wait_for_rerun_if_any`. Without it, the run
     is the page's own first one (a fresh document says "initial" until it is over)."""
@@ -245,10 +246,16 @@ def wait_until_rendered(driver, after=None, timeout=90):
 
     def idle(d):
         seen.update(script_state(d))
-        return (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
-                and not seen["skeletons"])
+        return is_idle(seen, titled)
 
     wait_for(driver, idle, lambda: f"the page did not finish rendering (last seen: {seen})", timeout)
+
+
+def is_idle(state, titled=True):
+    """True if a `script_state` says: the script's run is over, connected, a title shown (if `titled`), nothing
+    left to draw."""
+    return (state["state"] == "notRunning" and state["connection"] == "CONNECTED" and (state["title"] or not titled)
+            and not state["skeletons"])
 
 
 def wait_for_rerun_if_any(driver, mark, grace_s=1.0, timeout=90):
@@ -260,9 +267,7 @@ def wait_for_rerun_if_any(driver, mark, grace_s=1.0, timeout=90):
 
     def settled(d):
         seen.update(script_state(d))
-        idle = (seen["state"] == "notRunning" and seen["connection"] == "CONNECTED" and seen["title"]
-                and not seen["skeletons"])
-        return idle and (seen["changes"] > mark or time.monotonic() - start >= grace_s)
+        return is_idle(seen) and (seen["changes"] > mark or time.monotonic() - start >= grace_s)
 
     wait_for(driver, settled, lambda: f"the page did not finish rendering (last seen: {seen}, "
              f"state changes before the move: {mark})", timeout)
@@ -366,14 +371,14 @@ def heatmap_labels(driver, element):
 
 
 def seconds_until_shown(driver, url, selectors, timeout=120):
-    """Open `url`; seconds until every CSS selector matches a drawn element and Streamlit is idle (the script of
-    the page has finished) -> float. The clock starts before the navigation."""
+    """Open `url`; seconds until every CSS selector matches a drawn element and Streamlit is idle (the page's
+    first run has finished: `is_idle`) -> float. The clock starts before the navigation."""
     from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     def shown(d):
-        if d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]'):
+        if not is_idle(script_state(d)):
             return False
         return all(any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, s)) for s in selectors)
 
@@ -383,6 +388,6 @@ def seconds_until_shown(driver, url, selectors, timeout=120):
         WebDriverWait(driver, timeout, poll_frequency=0.05,
                       ignored_exceptions=(StaleElementReferenceException,)).until(shown)
     except TimeoutException:
-        raise AssertionError(f"{url}: {selectors} were not shown within {timeout} s; the page shows:\n"
-                             f"{main_text(driver)[:1000]}") from None
+        raise AssertionError(f"{url}: {selectors} were not shown within {timeout} s (last script state: "
+                             f"{script_state(driver)}); the page shows:\n{main_text(driver)[:1000]}") from None
     return time.monotonic() - start

@@ -10,6 +10,7 @@ import pytest
 from tests.browser_support import browsers, chromiums, server, shared_apps
 from tests.app_helpers import utc_plus_8
 from tests.classroom_support import class_store, own_postgres, pg_url, postgres_server, sqlite_url
+from tests.xdist_order import make_scheduler
 
 # fixtures for every test file
 __all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "shared_apps",
@@ -114,6 +115,12 @@ def is_slow(item):
     params = getattr(getattr(item, "callspec", None), "params", {})
     return (bool(SLOW_FIXTURES.keys() & set(item.fixturenames)) or params.get("sandbox") == "strict"
             or f"{item.path.name}::{item.originalname}" in SLOW_TESTS)
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown where xdist is off (-p no:xdist, the serial phase)
+def pytest_xdist_make_scheduler(config, log):
+    """The parallel phase's scheduler: files handed out longest first (tests/xdist_order.py)."""
+    return make_scheduler(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

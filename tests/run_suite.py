@@ -1,7 +1,8 @@
 """Every test in two phases: `python tests/run_suite.py [PYTEST ARGS]` (README's test command, and CI's).
 
 1. parallel: pytest-xdist, one worker per core (at most WORKERS), each file on one worker (its module
-   fixtures, a Streamlit server or a browser, start once), every test but those marked `timing` or `alone`;
+   fixtures, a Streamlit server or a browser, start once; the longest files first, tests/xdist_order.py),
+   every test but those marked `timing` or `alone`;
 2. serial: the `timing` tests (they assert a duration) and the `alone` ones (they check machine-wide state),
    in one process with nothing else running.
 

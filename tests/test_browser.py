@@ -1,14 +1,15 @@
-"""The app in a real browser: every page opens in headless Chromium without an error.
+"""The app in a real browser: every page opens in headless Chromium without an error or an axe violation.
 
 Starts `streamlit run app.py` on a free local port, opens each registered page
-in Chinese, and the shell's own pages in English too (the language comes from
-the browser's locale), checks
+in Chinese and in English (the language comes from the browser's locale), checks
 that no exception or error box is shown, and saves a screenshot of each page
-under artifacts/screenshots/. Needs Debian's `chromium` and `chromium-driver`
+under artifacts/screenshots/; in the same visit, its first sliders are moved and
+axe-core scans the page (each topic tab of a long chapter in turn: see
+tests/test_browser_axe.py). Needs Debian's `chromium` and `chromium-driver`
 (see .ci/install-browser) and selenium; skipped without them, except in CI
 (CI=true), where a missing browser is a failure.
 """
-
+import contextlib
 import os
 import shutil
 import subprocess
@@ -21,11 +22,12 @@ import pytest
 from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
+from tests.axe_support import move_widgets, page_problems, require_axe
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
                                    rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
-             "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # also opened in English
+             "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # their headings checked
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -122,25 +124,29 @@ def open_tab(driver, label):
     return panels[0]
 
 
-def check_topic_tabs(driver, key, lang):
-    """A long chapter shows one topic per tab: every tab opens on its own header, draws its charts,
-    and no tab is as long as the old single page."""
+def check_tab_list(driver, key, lang):
+    """A long chapter shows one tab per topic, in order -> their labels."""
     from selenium.webdriver.common.by import By
 
     labels = [t(f"ui.tabs.{key}.{topic}", lang) for topic in TOPICS[key]]
     shown = [b.text.strip() for b in driver.find_elements(By.CSS_SELECTOR, '[role="tab"]')]
     assert shown[:len(labels)] == labels, shown
-    for topic, label in zip(TOPICS[key], labels):
-        panel = open_tab(driver, label)
-        header_key, has_charts = TAB_CONTENT[key][topic]
-        headers = [h.text for h in panel.find_elements(By.CSS_SELECTOR, "h2")]
-        assert headers and headers[0].startswith(t(header_key, lang)), (label, headers)
-        if has_charts:
-            assert panel.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"] canvas, '
-                                                        '[data-testid="stVegaLiteChart"] svg'), f"no chart in {label!r}"
-        height = driver.execute_script("return arguments[0].scrollHeight", panel)
-        assert height < MAX_TAB_HEIGHT, f"tab {label!r} is {height} px tall"
-    open_tab(driver, labels[0])
+    return labels
+
+
+def check_topic_tab(driver, key, topic, label, lang):
+    """Open one topic tab: it opens on its own header, draws its charts, and is not as long as the old page."""
+    from selenium.webdriver.common.by import By
+
+    panel = open_tab(driver, label)
+    header_key, has_charts = TAB_CONTENT[key][topic]
+    headers = [h.text for h in panel.find_elements(By.CSS_SELECTOR, "h2")]
+    assert headers and headers[0].startswith(t(header_key, lang)), (label, headers)
+    if has_charts:
+        assert panel.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"] canvas, '
+                                                    '[data-testid="stVegaLiteChart"] svg'), f"no chart in {label!r}"
+    height = driver.execute_script("return arguments[0].scrollHeight", panel)
+    assert height < MAX_TAB_HEIGHT, f"tab {label!r} is {height} px tall"
 
 
 def check_diagram_labels_fit(driver):
@@ -166,11 +172,25 @@ def test_empty_box_check_can_fail():
 
 
 def pytest_generate_tests(metafunc):
-    """Every page in Chinese (the fonts are the fragile part), the shell's pages in English too."""
+    """Every page in Chinese (the fonts are the fragile part) and in English."""
     if "page" in metafunc.fixturenames:
-        cases = [(page, "zh") for page in pages_index.existing()]
-        cases += [(page, "en") for page in pages_index.existing() if page.key in MY_TITLES]
+        cases = [(page, lang) for page in pages_index.existing() for lang in ("en", "zh")]
         metafunc.parametrize(("page", "lang"), cases, ids=[f"{p.key}-{lang}" for p, lang in cases])
+
+
+@pytest.fixture(scope="module")
+def axe_source():
+    """axe-core's script (skips without it, fails in CI)."""
+    return require_axe()
+
+
+@contextlib.contextmanager
+def recorded(problems, check):
+    """Run a block of checks; a failure is added to `problems` under the check's name instead of ending the test."""
+    try:
+        yield
+    except (AssertionError, pytest.fail.Exception) as failure:
+        problems.append(f"{check}: {failure}")
 
 
 def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(browsers, tmp_path):
@@ -216,13 +236,10 @@ def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
              lambda: f"the language cookie was not written back: {driver.execute_script('return document.cookie')!r}", 30)
 
 
-def test_page_opens_without_errors(server, browsers, page, lang):
+def check_page_opens(driver, page, lang):
+    """No error box or dialog, the page's own heading, the shell, the page's own window title, and its drawings."""
     from selenium.webdriver.common.by import By
 
-    driver = browsers(lang)
-    driver.get(f"{server}/{page.url_path}")  # every page by its own URL, the first one too (a bookmark)
-    wait_until_rendered(driver)
-    full_page_screenshot(driver, SHOTS / f"{lang}_{page.key}.png")
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]
     errors += [d.text[:300] for d in driver.find_elements(By.CSS_SELECTOR, '[role="dialog"]')]  # "Page not found"
     assert errors == [], f"{page.path} shows errors in {lang}: {errors}"
@@ -232,14 +249,40 @@ def test_page_opens_without_errors(server, browsers, page, lang):
     sidebar = driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
     assert t("nav.section_course", lang) in sidebar
     check_shell(driver, lang)
-    if page.key in TOPICS:
-        check_topic_tabs(driver, page.key, lang)
+    wanted = t("app.window_title", lang, page=t(page.title_key, lang))  # the browser tab's title: the page's own
+    wait_for(driver, lambda d: d.title == wanted, lambda: f"title {driver.title!r}, not {wanted!r}", 30)
     if page.key == "ch07":
         check_diagram_labels_fit(driver)
     if page.key == "ch01":
         wait_for(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')) >= 4,
                  "the path, cone and gradient charts should be drawn", 60)
         assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stGraphVizChart"] svg')
+
+
+def test_page_opens_without_errors_or_axe_violations(server, browsers, axe_source, page, lang):
+    """One visit per page and language: it opens cleanly (check_page_opens), then, with its first sliders
+    moved, axe-core scans it, each topic tab of a long chapter in turn (opened and checked by check_topic_tab).
+    Every failing check is reported, each named with its page."""
+    driver = browsers(lang)
+    driver.get(f"{server}/{page.url_path}")  # every page by its own URL, the first one too (a bookmark)
+    wait_until_rendered(driver)
+    full_page_screenshot(driver, SHOTS / f"{lang}_{page.key}.png")
+    where = f"{page.url_path} ({lang})"
+    problems = []
+    with recorded(problems, f"opens without errors, {where}"):
+        check_page_opens(driver, page, lang)
+    close_dialogs(driver)  # an unexpected dialog (reported above) would keep the focus from the sliders
+    move_widgets(driver)
+    if page.key not in TOPICS:
+        problems += page_problems(driver, axe_source, where)
+    else:
+        with recorded(problems, f"topic tabs, {where}"):
+            labels = check_tab_list(driver, page.key, lang)
+            for topic, label in zip(TOPICS[page.key], labels):
+                with recorded(problems, f"topic tab {label!r}, {where}"):
+                    check_topic_tab(driver, page.key, topic, label, lang)
+                problems += page_problems(driver, axe_source, f"{page.url_path} tab {topic} ({lang})")
+    assert problems == [], "\n".join(problems)
 
 
 CHART_GEOMETRY = """
@@ -280,7 +323,7 @@ def open_through_root(driver, server, key):
 
 def close_dialogs(driver):
     """Dismiss an open dialog (a first deep link on a fresh server may show "Page not found", which
-    test_page_opens_without_errors reports); it would keep the keyboard focus from the widgets."""
+    test_page_opens_without_errors_or_axe_violations reports); it would keep the keyboard focus from the widgets."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -379,7 +422,7 @@ def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, 
     assert t("demos.common.examples_label", lang) in main.text
     beam = t("demos.translate.decoding.beam", lang)
     label = next(e for e in main.find_elements(By.CSS_SELECTOR, '[data-testid="stRadio"] label') if e.text == beam)
-    # A script click: the deep-link "Page not found" dialog (see test_page_opens_without_errors) may cover it.
+    # A script click: the deep-link "Page not found" dialog (see test_page_opens_without_errors_or_axe_violations) may cover it.
     driver.execute_script("arguments[0].click();", label)
     wait_for_text(driver, "α = ")  # the beam's decoding note names its length penalty
     errors = [e.text[:300] for e in driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR)]

@@ -1,11 +1,11 @@
-"""axe-core in Chromium: no serious or critical accessibility violation on any page, in English and Chinese.
+"""axe-core in Chromium: no serious or critical accessibility violation, in English and Chinese.
 
-Each page is opened at 1400x1000 (the browser tests' window) through the app's root, its first sliders are
-moved (a rerun each), each topic tab of a long chapter is opened, and axe-core (.ci/install-axe) checks the
-page. The Practice page is checked again after a grading that shows a weights diff, and class mode's pages
-(sign-in, a learner's Practice, an instructor's gradebook and analytics) once each per language. A failure
-lists every offending rule with its nodes. Violations inside Streamlit's own components,
-which the app's markup cannot change, are listed in STREAMLIT_OWNED with the reason; nothing else is allowed.
+Every page is scanned by tests/test_browser.py's test_page_opens_without_errors_or_axe_violations, in the same
+visit that checks it opens (its first sliders moved, each topic tab of a long chapter scanned in turn). Here:
+the Practice page again after a grading that shows a weights diff, and class mode's pages (sign-in, a learner's
+Practice, an instructor's gradebook and analytics) once each per language. A failure lists every offending rule
+with its nodes. Violations inside Streamlit's own components, which the app's markup cannot change, are listed in
+tests/axe_support.py's STREAMLIT_OWNED with the reason; nothing else is allowed.
 """
 
 
@@ -18,64 +18,19 @@ from classroom.models import Result
 from grader import Submission, grade_submissions
 from grader.report import Report
 from grader.text import tr as weights_text
-from course.app.ui import TOPICS
-from course.common import pages_index
 from course.common.i18n import t
-from tests.axe_support import axe_violations, blocking, move_widgets, require_axe
-from tests.browser_support import SHOTS, full_page_screenshot, require_browser, running_app, wait_for_text, \
-    wait_until_rendered
+from tests.axe_support import STREAMLIT_OWNED, axe_violations, blocking, report, require_axe
+from tests.browser_support import SHOTS, full_page_screenshot, require_browser, running_app, wait_for_text
 from tests.classroom_support import INSTRUCTOR, add_graded, make_class
-from tests.test_browser import close_dialogs, open_tab, open_through_root
 from tests.test_browser_weights_diff import buggy_ex03, grade_buggy_upload
 
 pytestmark = pytest.mark.timeout(900)
-
-# (axe rule, data-testid of the Streamlit component the node sits in): allowed, with the reason.
-STREAMLIT_OWNED = (
-    # st.navigation's sidebar menu: Streamlit wraps each section (its <header> and its <li> page links) in a
-    # <div> placed directly in the <ul>, so the list holds non-<li> children (list) and each <li>'s parent is
-    # that <div>, not a list (listitem); app.py only passes the sections to st.navigation.
-    # The links themselves have names and are reachable by Tab (test_browser_readable checks their ring).
-    ("list", "stSidebarNavItems"),
-    ("listitem", "stSidebarNavItems"),
-)
 
 
 @pytest.fixture(scope="module")
 def axe_source():
     """axe-core's script (skips without it, fails in CI)."""
     return require_axe()
-
-
-def report(where, bad):
-    """The failure message: each offending rule, then its nodes."""
-    lines = [f"{len(bad)} serious/critical axe violations on {where}:"]
-    for rule in sorted({rule for rule, _, _ in bad}):
-        lines.append(f"  {rule}:")
-        lines += [f"    {target}\n      {html}" for r, target, html in bad if r == rule]
-    return "\n".join(lines)
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("page", pages_index.existing(), ids=lambda p: p.key)
-def test_page_has_no_serious_or_critical_axe_violation(server, browsers, axe_source, page, lang):
-    driver = browsers(lang)
-    driver.set_window_size(1400, 1000)
-    open_through_root(driver, server, page.key)
-    close_dialogs(driver)
-    move_widgets(driver)
-    views = [("", None)]
-    if page.key in TOPICS:  # a long chapter: every topic tab in turn
-        views = [(f" tab {topic}", t(f"ui.tabs.{page.key}.{topic}", lang)) for topic in TOPICS[page.key]]
-    problems = []
-    for suffix, label in views:
-        if label:
-            open_tab(driver, label)
-            wait_until_rendered(driver)
-        bad = blocking(axe_violations(driver, axe_source), STREAMLIT_OWNED)
-        if bad:
-            problems.append(report(f"{page.url_path}{suffix} ({lang})", bad))
-    assert problems == [], "\n".join(problems)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -1,8 +1,8 @@
 """The app in Chromium: readable charts and diagrams, the Chinese UI in Chinese, keyboard access.
 
 Measured from the rendered page in both languages: heatmap cells wide enough for their labels and
-every label in a colour that contrasts with its own cell; the diagrams' text size and arrows; each
-page's browser title; the skip link and a visible focus ring; Chinese texts where English leaked.
+every label in a colour that contrasts with its own cell; the diagrams' text size and arrows (each
+page's browser title: tests/test_browser.py); the skip link and a visible focus ring; Chinese texts where English leaked.
 """
 
 
@@ -155,18 +155,6 @@ def test_ch07_stack_labels_have_no_arrow_through_them(server, browsers, lang):
 
 
 # --- keyboard and screen readers ---------------------------------------------------------------------
-
-TITLED = {"scoring": "nav.ch03", "translate": "demos.nav.translate", "practice": "nav.practice"}
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_each_page_has_its_own_browser_title(server, browsers, lang):
-    driver = browsers(lang)
-    for url_path, key in TITLED.items():
-        open_page(driver, server, url_path)
-        wanted = t("app.window_title", lang, page=t(key, lang))
-        wait_for(driver, lambda d, w=wanted: d.title == w, lambda: f"title {driver.title!r}, not {wanted!r}", 30)
-
 
 ACTIVE_JS = """
 const a = document.activeElement;

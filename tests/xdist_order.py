@@ -1,0 +1,103 @@
+"""How tests/run_suite.py's parallel phase hands files to its workers (`--dist loadfile`, pytest-xdist).
+
+xdist keeps each file on one worker and hands the files out in order, by number of tests; the run ends when
+the last file does, so a long file handed out late leaves the other worker idle for its whole length. Here:
+
+- the files are handed out longest first (SECONDS, measured), the unmeasured ones after them by xdist's rule;
+- files that share a once-per-process computation go to the same worker (SHARED: test_weight_diff reads the
+  known mistakes that test_grader grades, tests/grading_support.py);
+- a file whose tests are independent per parameter of its module fixture is split by that parameter
+  (SPLIT_BY_PARAM: each fresh-learner set is graded by its own fixture run), so its parts run side by side.
+"""
+
+import re
+
+from xdist.scheduler import LoadFileScheduling
+
+# file -> the file whose worker runs it too
+SHARED = {"tests/test_weight_diff.py": "tests/test_grader.py"}
+# files whose tests are scheduled per parameter id (their module fixture is parametrized by it)
+SPLIT_BY_PARAM = {"tests/test_fresh_learners.py"}
+# seconds of a scope (tests/ left out: a file, a SHARED group, or a file[param]): the 40 longest of the parallel
+# phase of a full run of main (4f0b647, a clean clone, --durations=0, load 8-15: about twice the quiet figures),
+# setup + call + teardown summed per scope, then test_browser.py's and test_browser_axe.py's as this layout has
+# them (axe-core's page scans moved into test_browser's page visits: both files 757 s at load 6-16, 120 s of it
+# test_browser_axe's own; test_browser_readable's window-title test moved too, -50 s). Only their order matters.
+SECONDS = {
+    'test_browser.py': 640, 'test_variant_diagnosis.py': 295, 'test_browser_state.py': 281,
+    'test_exercise_variants.py': 228, 'test_grader.py': 217, 'test_train.py': 195,
+    'test_browser_chart_text.py': 181, 'test_browser_readable.py': 138, 'test_browser_axe.py': 120,
+    'test_app_shell.py': 105, 'test_fresh_learners.py[set_c]': 84, 'test_fresh_learners.py[set_d]': 80,
+    'test_lab_browser.py': 80, 'test_translate_page.py': 76, 'test_fresh_learners.py[set_b]': 72,
+    'test_classroom_browser.py': 70, 'test_fresh_learners.py[set_a]': 68, 'test_classroom_oidc.py': 62,
+    'test_demos.py': 61, 'test_widget_extremes.py': 59, 'test_recipe_claims.py': 53, 'test_lti_passback.py': 52,
+    'test_classroom_hosts.py': 48, 'test_browser_weights_diff.py': 47, 'test_diagnosis.py': 46,
+    'test_hostile_results.py': 46, 'test_classroom_lang.py': 46, 'test_variants.py': 45, 'test_notebooks.py': 45,
+    'test_classroom_workers.py': 45, 'test_sandbox_process.py': 43, 'test_classroom_browser_faults.py': 41,
+    'test_statuses.py': 39, 'test_browser_masks_positions.py': 37, 'test_classroom_grading.py': 36,
+    'test_lab_page.py': 35, 'test_classroom_queue.py': 34, 'test_pages_ch02_04.py': 33, 'test_course_claims.py': 33,
+    'test_substeps.py': 33,
+}
+
+
+def scope_of(nodeid):
+    """The scope a test is scheduled with: its file (or the file it shares a worker with), and for a file
+    split by parameter, its parameter id."""
+    path, _, rest = nodeid.partition("::")
+    if path in SPLIT_BY_PARAM:
+        param = re.search(r"\[([^\]]*)\]$", rest)
+        return f"{path}[{param.group(1)}]" if param else path
+    return SHARED.get(path, path)
+
+
+def handing_out_order(scopes_with_counts):
+    """The scopes, longest first by SECONDS, then the unmeasured ones by their number of tests (xdist's rule)."""
+    def seconds(scope):
+        return SECONDS.get(scope.removeprefix("tests/"), 0.0)
+
+    return sorted(scopes_with_counts, key=lambda scope: (-seconds(scope), -scopes_with_counts[scope]))
+
+
+class LongestFirstScheduling(LoadFileScheduling):
+    """--dist loadfile, with scope_of's scopes handed out in handing_out_order."""
+
+    ordered = False
+
+    def _split_scope(self, nodeid):
+        return scope_of(nodeid)
+
+    def _assign_work_unit(self, node):
+        """xdist's hand-out, its queue of scopes put in handing_out_order before the first one."""
+        if not self.ordered:
+            self.ordered = True
+            units = dict(self.workqueue)
+            self.workqueue.clear()
+            for scope in handing_out_order({scope: len(unit) for scope, unit in units.items()}):
+                self.workqueue[scope] = units[scope]
+        super()._assign_work_unit(node)
+
+
+def make_scheduler(config, log):
+    """LongestFirstScheduling for `--dist loadfile` (tests/run_suite.py's), else None (xdist's own)."""
+    return LongestFirstScheduling(config, log) if config.getoption("dist") == "loadfile" else None
+
+
+def seconds_from_log(text):
+    """{scope: seconds} summed over the `--durations=0` lines (setup, call, teardown) of a pytest log."""
+    totals = {}
+    for seconds, nodeid in re.findall(r"^\s*([\d.]+)s (?:setup|call|teardown)\s+(\S+)", text, re.MULTILINE):
+        scope = scope_of(nodeid)
+        totals[scope] = totals.get(scope, 0.0) + float(seconds)
+    return totals
+
+
+if __name__ == "__main__":  # python -m tests.xdist_order LOG: SECONDS from a run's --durations=0 log (its parallel phase)
+    import sys
+    from pathlib import Path
+
+    phase = Path(sys.argv[1]).read_text(errors="replace").split("== serial phase")[0]
+    measured = seconds_from_log(phase)
+    print("SECONDS = {")
+    for scope in sorted(measured, key=measured.get, reverse=True)[:40]:
+        print(f"    {scope.removeprefix('tests/')!r}: {measured[scope]:.0f},")
+    print("}")
