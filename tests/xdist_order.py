@@ -29,7 +29,7 @@ SECONDS = {
     'test_browser_chart_text.py': 181, 'test_browser_readable.py': 138, 'test_browser_axe.py': 120,
     'test_app_shell.py': 105, 'test_fresh_learners.py[set_c]': 84, 'test_fresh_learners.py[set_d]': 80,
     'test_lab_browser.py': 80, 'test_translate_page.py': 76, 'test_fresh_learners.py[set_b]': 72,
-    'test_classroom_browser.py': 70, 'test_fresh_learners.py[set_a]': 68, 'test_classroom_oidc.py': 62,
+    'test_classroom_browser.py': 70, 'test_fresh_learners.py[set_a]': 68, 'test_fresh_learners.py[set_e]': 80, 'test_classroom_oidc.py': 62,
     'test_demos.py': 61, 'test_widget_extremes.py': 59, 'test_recipe_claims.py': 53, 'test_lti_passback.py': 52,
     'test_classroom_hosts.py': 48, 'test_browser_weights_diff.py': 47, 'test_diagnosis.py': 46,
     'test_hostile_results.py': 46, 'test_classroom_lang.py': 46, 'test_variants.py': 45, 'test_notebooks.py': 45,
