@@ -77,7 +77,15 @@ def graded(checkpoints):
         results = grade_submissions(list(submissions.values()))
     finally:
         mp.undo()
-    return {label: result.checks[-1] for label, result in zip(submissions, results)}
+    return {label: _demo_of(result.checks) for label, result in zip(submissions, results)}
+
+
+def _demo_of(checks):
+    """The demo stage's check among an exercise's (not always the last: checks added later are appended); for a
+    file that was never started, its one 'not started' check."""
+    demos_ = [check for check in checks if check.name in (NAME, render(NAME))]
+    assert len(demos_) == 1 or (not demos_ and len(checks) == 1), [check.name for check in checks]
+    return demos_[0] if demos_ else checks[0]
 
 
 @pytest.mark.parametrize("label", ["ex04 reference", "ex06 reference", "ex07 reference"])
@@ -105,8 +113,7 @@ def test_an_unwritten_module_is_reported_as_not_written(graded):
 def test_without_a_checkpoint_the_stage_is_skipped_with_the_training_command(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tmp_path))
     for ex_id, model in (("ex04", "bahdanau"), ("ex07", "transformer")):
-        check = checks_registry.for_exercise(ex_id).build()[-1]
-        assert check.name == NAME
+        check = _demo_of(checks_registry.for_exercise(ex_id).build())
         got = PROCEDURES[check.procedure](reference_modules, check.spec)
         passed, message = check.judge(got, got, check.spec)
         message = render(message)
