@@ -80,7 +80,9 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
         store.close()
     bursts = [_measured(acked, graded, speed), _measured(hung_acked, hung_graded, hung_speed)]  # both printed first
     print(f"the hang ran {hang_s:.1f} s (the limit: {eta.LIMIT_S} s)")
-    assert hang_s >= eta.LIMIT_S  # it did hang
+    # it did hang: it ran to the limit (20.1 s claim to verdict in three runs against a limit of 20.0 s, a margin
+    # too thin to assert on; the other jobs take under a second)
+    assert hang_s >= 0.9 * eta.LIMIT_S
     for errors, paced, pairs in bursts:
         _check(errors, paced, pairs)
 
