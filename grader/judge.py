@@ -50,13 +50,14 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
     if job.import_error is not None:
         results = [_file_result(ex_id, job.import_error, learner_name, lang)]
     else:
-        results = [judge_check(check, reference, record, job, limits, lang)
+        results = [judge_check(check, reference, record, job, limits, lang, source)
                    for check, reference, record in zip(checks, references, job.records)]
         rules = _source_results(ex_id, source, lang)
         named = {r.mistake for r in rules}
         value_hint = variant_default.diagnose(
             ex_id, checks, job.records, results, source,
-            lambda check, reference, record: judge_check(check, reference, record, job, limits).passed, lang)
+            lambda check, reference, record: judge_check(check, reference, record, job, limits, source=source).passed,
+            lang)
         if not (value_hint and value_hint[1]):  # whole: right for the value it has, which is all there is to say
             refused = [results[i] for i in (value_hint[2] if value_hint else ()) if not results[i].passed]
             for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
@@ -126,7 +127,7 @@ def _form_problem(check, reference, got, lang):
     return None
 
 
-def judge_check(check, reference, record, job, limits, lang="en"):
+def judge_check(check, reference, record, job, limits, lang="en", source=None):
     """The verdict on one check from the learner's record and the reference."""
     name, call = render(check.name, lang), render(check.call, lang)
 
@@ -142,7 +143,10 @@ def judge_check(check, reference, record, job, limits, lang="en"):
         return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
     got = record["ok"]
     if check.spec.get("needs_parameter") and isinstance(got, dict) and got.get(NOT_APPLICABLE):
-        return result(True, tr("check.not_applicable", lang, name=check.spec["needs_parameter"]))
+        name = check.spec["needs_parameter"]  # data from the learner's run: believed only where the source agrees
+        if variant_default.lacks_parameter(source, check.spec.get("cls") or check.spec.get("fn"), name):
+            return result(True, tr("check.not_applicable", lang, name=name))
+        return result(False, tr("check.not_applicable_refused", lang, name=name), "mismatch")
     problem = _form_problem(check, reference, got, lang)
     if problem:
         return result(False, problem, "mismatch")

@@ -55,6 +55,7 @@ def load_module(ex_id, source, tag):
     module = types.ModuleType(spec.name)
     module.__package__ = "solutions"
     module.EXERCISE_MODULE = exercise_module  # the name the procedures ask for
+    module.SOURCE = source  # the judge reads a file's own source (a check not applicable where it lacks a parameter)
     sys.modules[name] = module
     exec(compile(source, f"<{tag}:{exercise_module}>", "exec"), module.__dict__)
     return module
@@ -109,7 +110,7 @@ def judge_in_process(module, checks, references, first_only=False):
             record = {"ok": PROCEDURES[check.procedure](modules, variants.learner_spec(check.spec))}
         except Exception as err:  # a raising file fails the check
             record = {"error": {"type": type(err).__name__, "message": str(err)}}
-        if not judge_check(check, reference, record, None, SandboxLimits()).passed:
+        if not judge_check(check, reference, record, None, SandboxLimits(), source=module.SOURCE).passed:
             failing.append(check.id)
             if first_only:
                 break

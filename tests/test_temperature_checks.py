@@ -8,6 +8,7 @@ import pytest
 
 from grader import checks as checks_registry
 from grader.core import Submission, grade_submissions, reference_modules
+from grader.diagnosis.variant_default import lacks_parameter
 from grader.harness.procedures import NOT_APPLICABLE
 from grader.judge import judge_check
 from grader.sandbox import SandboxLimits
@@ -47,8 +48,24 @@ def test_code_without_the_parameter_is_not_judged_on_it(ex_id):
         record = _run(check, lambda name: module)
         assert record["ok"].get(NOT_APPLICABLE) == "temperature"
         assert NOT_APPLICABLE not in reference and any(k.startswith("output") for k in reference)
-        result = judge_check(check, reference, record, None, SandboxLimits())
+        result = judge_check(check, reference, record, None, SandboxLimits(), source=module.SOURCE)
         assert result.passed and "not applicable" in result.message
+        # the same record from a file that takes the parameter (say, a harness it rewrote) is not believed
+        path, _ = WRONG[ex_id]
+        refused = judge_check(check, reference, record, None, SandboxLimits(), source=path.read_text(encoding="utf-8"))
+        assert not refused.passed and "not accepted" in refused.message
+
+
+def test_a_missing_parameter_is_read_from_the_source():
+    assert lacks_parameter("def softmax(X, dim=-1):\n    pass\n", "softmax", "temperature")
+    assert not lacks_parameter("def softmax(X, dim=-1, temperature=1.0):\n    pass\n", "softmax", "temperature")
+    assert not lacks_parameter("def softmax(X, dim=-1, **kwargs):\n    pass\n", "softmax", "temperature")
+    assert not lacks_parameter("softmax = lambda X, dim=-1: X\n", "softmax", "temperature")  # not shown: not believed
+    assert lacks_parameter("class A:\n    def __init__(self, d):\n        pass\n", "A", "temperature")
+    assert not lacks_parameter("class A:\n    def __init__(self, d, *, temperature=1):\n        pass\n", "A",
+                               "temperature")
+    assert not lacks_parameter("class A(B):\n    pass\n", "A", "temperature")  # its __init__ is elsewhere
+    assert not lacks_parameter("def softmax(:\n", "softmax", "temperature")
 
 
 @pytest.mark.parametrize("ex_id", ["ex01", "ex03"])

@@ -58,6 +58,26 @@ def _default(function, name):
     return True, None
 
 
+def lacks_parameter(source, target, name):
+    """Does the learner's source define `target` (a module-level function, or a class read at its __init__) with
+    neither an argument `name` nor **kwargs? False where it takes it, and where the source does not show it
+    (unreadable, `target` not defined there, a class without its own __init__)."""
+    try:
+        tree = ast.parse(source or "")
+    except SyntaxError:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == target:
+            node = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        elif not (isinstance(node, ast.FunctionDef) and node.name == target):
+            continue
+        if node is None:
+            return False
+        args = node.args
+        return args.kwarg is None and name not in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return False
+
+
 def _constants(function):
     """The numbers written in a function's body (not its defaults), in order, each once."""
     numbers = []
