@@ -20,7 +20,6 @@ directory is removed on every exit path; one left by a killed grader is
 swept by the next run.
 """
 
-import fcntl
 import json
 import os
 import platform
@@ -29,7 +28,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +36,11 @@ from course.common.child_process import LineReader, kill_group, spawn
 from course.common.exercise_index import get as get_exercise
 
 from . import seccomp_filter, warm_server
+from .run_folders import RUN_PREFIX, locked_folder, sweep_stale_runs
 from .text import msg
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "solutions"
-RUN_PREFIX = "attention-lab-grade-"
 MODES = ("process", "strict")
 INSTALL_LINE = "apt-get install -y bubblewrap util-linux libseccomp2"
 
@@ -179,10 +177,8 @@ def run_jobs(jobs, limits, on_done=None):
     import torch
 
     sweep_stale_runs()
-    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
-    lock = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    run_dir, lock = locked_folder(RUN_PREFIX)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         if not limits.warm:
             shutil.copytree(HARNESS_DIR, run_dir / "_harness", ignore=shutil.ignore_patterns("__pycache__"))
         for name, (ex_id, source, learner_name, module, calls, deps) in jobs.items():
@@ -212,48 +208,6 @@ def run_jobs(jobs, limits, on_done=None):
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         os.close(lock)
-
-
-def sweep_stale_runs(folder=None):
-    """Remove run directories whose grader is gone (their lock is free); returns how many.
-
-    A folder without a lock (an older grader's) goes only when it is over an hour old and no
-    running process names it on its command line."""
-    removed = 0
-    folder = Path(folder or tempfile.gettempdir())
-    for path in folder.glob(RUN_PREFIX + "*"):
-        try:
-            fd = os.open(path / ".lock", os.O_RDWR)
-        except FileNotFoundError:
-            fd = None
-            if time.time() - path.stat().st_mtime < 3600 or _named_by_a_process(path):
-                continue
-        except OSError:
-            continue
-        try:
-            if fd is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            shutil.rmtree(path, ignore_errors=True)
-            removed += 1
-        except BlockingIOError:
-            pass  # a running grader holds it
-        finally:
-            if fd is not None:
-                os.close(fd)
-    return removed
-
-
-def _named_by_a_process(path):
-    """Does any running process have path on its command line (an older grader's server)?"""
-    needle = str(path).encode()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if needle in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    return True
-            except OSError:
-                continue
-    return False
 
 
 def _serve(run_dir, limits, num_jobs, on_done):

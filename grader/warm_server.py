@@ -13,17 +13,16 @@ print, or a run went past its deadline.
 """
 
 import atexit
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from course.common.child_process import LineReader, kill_group, spawn
+
+from .run_folders import locked_folder
 
 MAX_RUNS = 200  # runs one server serves before a fresh one replaces it
 START_S = 120.0  # a server that does not say `ready` within this is given up
@@ -39,9 +38,7 @@ class WarmServer:
 
     def __init__(self, mode, harness_dir, prefix):
         self.mode, self.runs, self.proc = mode, 0, None
-        self.dir = Path(tempfile.mkdtemp(prefix=prefix + "warm-"))
-        self.lock = os.open(self.dir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.lock, fcntl.LOCK_EX)  # sweep_stale_runs leaves a live server's folder alone
+        self.dir, self.lock = locked_folder(prefix + "warm-")  # sweep_stale_runs leaves a live server's folder alone
         try:
             shutil.copytree(harness_dir, self.dir / "_harness", ignore=shutil.ignore_patterns("__pycache__"))
             self.dir.chmod(0o711)
