@@ -33,7 +33,11 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
   its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
 - a job in flight costs its expected time (its own verdict: its typical time) less the time it has run, until
-  it has run past its normal time: then it is probably a hang, and runs to its hang time.
+  it has run past its normal time: then it is probably a hang, and runs to its hang time;
+- a regrade runs code already graded: its submission's newest verdict says whether it hangs (`rerun`: a hang share
+  of 1 if that one ran to the limit, else 0), where its exercise's hang share would charge every regrade a share
+  of the hostile files (in the bench, the first forecasts of a burst behind two regrades in flight came out 2-5
+  times too long: those regrades carried ex00's share of infinite loops and took 0.3 s).
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
 measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exercise is left out: its first of
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
@@ -66,7 +70,7 @@ from sqlalchemy import select
 from course.common.i18n import t
 from grader.sandbox import SandboxLimits
 
-from .models import Job, Submission
+from .models import Job, Result, Submission
 
 HISTORY = 30  # graded jobs per exercise and kind of work whose hang share and hang time make its Timing
 TYPICAL = 10  # ... and the newest jobs of those that did not hang, whose times make its typical and normal time
@@ -141,6 +145,25 @@ def remaining_s(timing_, elapsed, own=False):
     if elapsed > timing_.normal_s:
         return max(timing_.hang_s - elapsed, 0.0)
     return max((timing_.typical_s if own else timing_.expected_s()) - elapsed, 0.0)
+
+
+def rerun(timing_, last_s):
+    """The Timing of a regrade whose submission's newest verdict took last_s seconds (None: none known): the same
+    code runs again, so it hangs if that one ran to the limit (a hang share of 1), and does not if it did not."""
+    if last_s is None:
+        return timing_
+    if last_s >= LIMIT_S:  # its own verdict comes after the hang too
+        return Timing(timing_.hang_s, timing_.hang_s, 1.0, timing_.hang_s)
+    return timing_._replace(hang_share=0.0)
+
+
+def last_verdicts_s(session, submission_ids):
+    """{submission id: seconds its newest verdict took, claim to verdict (Result.grading_s)} of some submissions."""
+    if not submission_ids:
+        return {}
+    rows = session.execute(select(Result.submission_id, Result.grading_s)
+                           .where(Result.submission_id.in_(sorted(set(submission_ids)))).order_by(Result.id)).all()
+    return dict(rows)  # the newest verdict of each comes last
 
 
 def mean_s(pending, batch):

@@ -8,7 +8,8 @@ their positions), plus the number of live workers and the measured grading times
 that the wait forecast (classroom/eta.py) needs, and refreshes it at most every
 MAX_AGE_S: 50 pages polling every POLL_S cost five small queries per MAX_AGE_S
 (the regrade clock, the submissions' jobs, the running regrades, the first
-regrades, the workers), not 250; a regrade adds one (the first regrades' rows),
+regrades, the workers), not 250; a regrade adds two (the first regrades' rows,
+and the newest verdicts of their submissions: classroom/eta.py `rerun`),
 and a 20,000-job regrade a count and a few more windows of ids (see
 classroom/line.py). A submission missing from the snapshot has no unfinished job (or, during
 a large regrade, is looked up once per snapshot): its verdict is stored, and only
@@ -53,6 +54,7 @@ class Snapshot:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
             found = _measured(store, session)
+            last_s = eta.last_verdicts_s(session, [row[1] for row in self.line.rows if row[5] == 1])
             self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
@@ -63,6 +65,8 @@ class Snapshot:
             if (exercise_id, batch) not in expected:
                 expected[exercise_id, batch] = eta.timing(self.durations, exercise_id, batch)
             timing = expected[exercise_id, batch]
+            if batch == 1:  # a regrade: its code's newest verdict says whether it hangs
+                timing = eta.rerun(timing, last_s.get(submission_id))
             if state == "queued" or lapsed:  # claimable: the forecast replays it
                 self.pending.append(eta.Pending(job_id, batch, timing.expected_s(), timing.typical_s))
             else:  # in flight: past its normal time, probably a hang (eta.remaining_s)

@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from classroom import eta, line, live, queue, store as store_ops
 from classroom.cli import submission_wait
-from classroom.models import Job, Worker, utcnow
+from classroom.models import Job, Result, Worker, utcnow
 from course.common.i18n import t
 from tests.classroom_support import add_graded, run_cli, user_id
 
@@ -265,3 +265,28 @@ def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(cl
     poll, gap = eta.IDLE_POLL_S / 2, eta.DEFAULT_OVERHEAD_S  # worker's next poll, and after ann's verdict
     assert (back.get(ann).start_s, back.get(ann).finish_s) == (poll, poll + 10.0)
     assert (back.get(bob).start_s, back.get(bob).finish_s) == (poll + 10.0 + gap, poll + 20.0 + gap)
+
+
+def _verdict_took(store, submission_id, seconds):
+    """Say that a submission's stored verdict took `seconds` from claim to verdict."""
+    with store.session() as session:
+        session.execute(update(Result).where(Result.submission_id == submission_id).values(grading_s=seconds))
+
+
+def test_a_regrade_hangs_in_the_forecast_only_if_its_codes_newest_verdict_hung(class_store):
+    for seconds in (2, 2, 2, 20, 20):  # ex00: the first a cold start; then typical 2 s, and half ran to the limit
+        _history(class_store, ANN, "ex00", seconds)
+    quick, stuck = (add_graded(class_store, e, "ex00", 0.5, "failed") for e in (BOB, CY))
+    _verdict_took(class_store, quick, 2.0)
+    _verdict_took(class_store, stuck, 20.4)  # its code ran to the limit
+    queue.enqueue_regrade(class_store, [quick, stuck])
+    queue.register_worker(class_store, "w", "host", 1, "process")
+    _claim(class_store, "w", 0)  # the quick one's regrade, now in flight
+    new = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
+    snap = live.Snapshot(class_store)
+    gap, shares = snap.overhead_s, 2 + 0.5 * (20 - 2)  # a new submission carries ex00's share of a hang: 11 s
+    got, regrade = snap.get(new), snap.get(stuck)
+    assert (got.position, regrade.position) == (1, 2)
+    assert got.start_s == pytest.approx(2 + gap, abs=0.2)  # the regrade in flight did not hang before: 2 s, not 11
+    assert regrade.start_s == pytest.approx(got.start_s + shares + gap, abs=0.01)
+    assert regrade.finish_s == pytest.approx(regrade.start_s + 20, abs=0.01)  # it will hang again: 20 s, not 2
