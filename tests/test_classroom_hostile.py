@@ -1,8 +1,10 @@
 """Hostile submissions (tests/hostile/) through the class path, graded by `classroom worker` in strict mode.
 
-Each drain: every hostile file is submitted with `classroom submit` by its own
-learner (after their own correct ex01, which ex03 builds on), and a correct
-submission by another learner is in the same queue. After `classroom worker
+Each drain: every hostile file is submitted by one learner (after her own
+correct ex01, which ex03 builds on; that one with `classroom submit`, the
+hostile files through access.submit, which that command calls: a command's start
+cost a second each), and a correct submission by another learner (`classroom
+submit`) is in the same queue. After `classroom worker
 --once --sandbox strict` the test checks each hostile verdict (not passed, a
 clear message, nothing of the reference), the honest learner's verdicts
 (passed), solutions/, grader/, exercises/ and the progress file (unchanged),
@@ -20,7 +22,7 @@ from sandbox_helpers import (Listener, hostile_names, hostile_source, leaked_ref
                              sandbox_uid_processes, seed_progress, snapshot)
 from sqlalchemy import select
 
-from classroom import store as store_ops
+from classroom import access, store as store_ops
 from classroom.models import Result, Submission
 from tests.classroom_support import add_graded, run_cli, solution, user_id
 
@@ -75,13 +77,10 @@ def test_hostile_submissions_change_nothing_but_their_own_verdicts(group, class_
         done = run_cli("submit", "--db", sqlite_url, "--as", MALLORY, "--lang", "en", "ex01", own)
         assert done.returncode == 0, done.stderr
         own_id, ids = int(done.stdout), {}
+        mallory = user_id(class_store, MALLORY)
         for name in group:  # her ex03 is graded with her own (correct) ex01
-            attack = tmp_path / name / "ex03_scoring.py"
-            attack.parent.mkdir()
-            attack.write_text(hostile_source(name, listener.port))
-            done = run_cli("submit", "--db", sqlite_url, "--as", MALLORY, "--lang", "en", "ex03", attack)
-            assert done.returncode == 0, done.stderr
-            ids[name] = int(done.stdout)
+            attack = hostile_source(name, listener.port).encode()
+            ids[name] = access.submit(class_store, mallory, "ex03", attack, "ex03_scoring.py", lang="en")
         honest = []
         for ex_id in ("ex00",):
             path = tmp_path / f"honest_{ex_id}.py"
