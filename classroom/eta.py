@@ -29,15 +29,20 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   and for a kind of work that has none before them, the pace is 1 and the typical time its newest jobs'.
   PACE_JOBS is 10: in the bench's bursts the speed changed by 0.6-1.6x from one burst to the next, and a pace of
   the newest 6 jobs was further from the next burst's speed than no pace in 2 of 4 bursts;
-- a queued job costs the jobs behind it its expected time: the typical time, plus its hang share of the hang
-  time (a hang cannot be foreseen: each job ahead carries its share of one); its own feedback is forecast after
-  its typical time (most jobs do not hang, and a learner's own hang would be a surprise whatever the forecast);
-- a job in flight costs its expected time (its own verdict: its typical time) less the time it has run, until
-  it has run past its normal time: then it is probably a hang, and runs to its hang time;
+- a forecast is the most likely wait, not the mean: a hang is rare and long, so the mean charges every job ahead
+  a share of one, and a wait with no hang ahead (the most likely one) comes out several times too long (in the
+  bench, 2 of 18 ex00 jobs ran 20 s and the others 0.2 s: each ex00 job ahead was charged 2.7 s, and the waits
+  before the first hang were forecast 2-4 times too long). So a queued job costs the jobs behind it its typical
+  time, and the replay places the hangs the jobs ahead most likely hold: each job claimed adds its hang share to
+  the expected number of hangs so far (those in flight first), and the job at which the median of that number
+  (a Poisson count: `likely_hangs`) reaches k is the k-th hang, and holds its worker for its hang time. Which
+  jobs hang cannot be foreseen; how many most likely do can. A job's own feedback is forecast after its typical
+  time (a learner's own hang would be a surprise whatever the forecast);
+- a job in flight costs its typical time less the time it has run (its hang share counted among the expected
+  hangs), until it has run past its normal time: then it is probably a hang, and runs to its hang time;
 - a regrade runs code already graded: its submission's newest verdict says whether it hangs (`rerun`: a hang share
-  of 1 if that one ran to the limit, else 0), where its exercise's hang share would charge every regrade a share
-  of the hostile files (in the bench, the first forecasts of a burst behind two regrades in flight came out 2-5
-  times too long: those regrades carried ex00's share of infinite loops and took 0.3 s).
+  of 1 if that one ran to the limit, else 0), where its exercise's hang share would count every regrade of an
+  exercise with hostile submissions as a part of a likely hang.
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
 measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exercise is left out: its first of
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
@@ -62,6 +67,7 @@ No live worker: no forecast (the page says no grader is running).
 """
 
 import heapq
+import math
 import statistics
 from typing import NamedTuple
 
@@ -113,13 +119,41 @@ class Measured(NamedTuple):
 
 
 class Pending(NamedTuple):
-    """A job that will be claimed: its key, batch (0 submission, 1 regrade), expected seconds (what it costs the
-    jobs behind it) and its own seconds to a verdict (the typical time; None: the expected seconds)."""
+    """A job that will be claimed: its key, batch (0 submission, 1 regrade), seconds (what it costs the jobs behind
+    it unless it hangs: its typical time), its own seconds to a verdict (None: seconds), and its hang share and
+    hang time."""
 
     key: object
     batch: int
     seconds: float
     own_s: float | None = None
+    hang_share: float = 0.0
+    hang_s: float = LIMIT_S
+
+    def expected_s(self):
+        """Its mean seconds: its time plus its share of a hang."""
+        return self.seconds + self.hang_share * (self.hang_s - self.seconds)
+
+
+def pending(key, batch, timing_):
+    """The Pending job of a queued job with this Timing."""
+    return Pending(key, batch, timing_.typical_s, None, timing_.hang_share, timing_.hang_s)
+
+
+def likely_hangs(expected):
+    """The median number of hangs among jobs expected to hold `expected` of them: of a Poisson count of that mean,
+    the least k whose cumulative probability reaches one half (0 below ln 2 = 0.69)."""
+    if expected <= 0:
+        return 0
+    if expected > 50:  # the median of a large Poisson count: within 1/3 of its mean
+        return int(expected + 1 / 3)
+    k, term = 0, math.exp(-expected)
+    total = term
+    while total < 0.5:
+        k += 1
+        term *= expected / k
+        total += term
+    return k
 
 
 def timing(durations, exercise_id, batch):
@@ -138,13 +172,18 @@ def expected_s(durations, exercise_id, batch):
     return timing(durations, exercise_id, batch).expected_s()
 
 
-def remaining_s(timing_, elapsed, own=False):
-    """Expected seconds left of a job in flight for `elapsed` s: its expected time (own: its typical time, for its
-    own verdict) less that, or, once past its normal time (probably a hang), until its hang time; none once that
-    has passed too."""
+def remaining_s(timing_, elapsed):
+    """Seconds left of a job in flight for `elapsed` s: its typical time less that, or, once past its normal time
+    (probably a hang), until its hang time; none once that has passed too."""
     if elapsed > timing_.normal_s:
         return max(timing_.hang_s - elapsed, 0.0)
-    return max((timing_.typical_s if own else timing_.expected_s()) - elapsed, 0.0)
+    return max(timing_.typical_s - elapsed, 0.0)
+
+
+def share_in_flight(timing_, elapsed):
+    """The hang share a job in flight for `elapsed` s still carries: its own until its normal time, then none (its
+    hang is in its time left)."""
+    return 0.0 if elapsed > timing_.normal_s else timing_.hang_share
 
 
 def rerun(timing_, last_s):
@@ -167,8 +206,9 @@ def last_verdicts_s(session, submission_ids):
 
 
 def mean_s(pending, batch):
-    """The mean expected seconds of the pending jobs of one batch (DEFAULT_JOB_S without one)."""
-    values = [job.seconds for job in pending if job.batch == batch]
+    """The mean expected seconds (hang shares included: the mean of many) of the pending jobs of one batch
+    (DEFAULT_JOB_S without one)."""
+    values = [job.expected_s() for job in pending if job.batch == batch]
     return statistics.fmean(values) if values else DEFAULT_JOB_S
 
 
@@ -179,14 +219,16 @@ def behind_s(times, jobs_between, pending, workers):
     return last + max(jobs_between, 0) * mean_s(pending, 1) / workers
 
 
-def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overhead_s=0.0, idle_s=0.0):
+def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overhead_s=0.0, idle_s=0.0,
+             hangs_in_flight=0.0):
     """Replay the claims -> {key: (start s, finish s)} from now, or None without a live worker.
 
     pending: Pending jobs in claim order with no regrade due (submissions first), each finishing after its own
-    seconds and freeing its worker after its expected seconds; in_flight: the expected
-    seconds left of each job being graded; regrade_due_in: seconds until a queued regrade is due (None: the
-    rule does not apply), after which each claimed regrade restarts the age_s clock; overhead_s: from a
-    verdict to the worker's next claim; idle_s: until an idle worker's next poll.
+    seconds and freeing its worker after its seconds, or after its hang time if it is where the likely number of
+    hangs grows (`likely_hangs`); in_flight: the seconds left of each job being graded, and hangs_in_flight their
+    hang shares; regrade_due_in: seconds until a queued regrade is due (None: the rule does not apply), after
+    which each claimed regrade restarts the age_s clock; overhead_s: from a verdict to the worker's next claim;
+    idle_s: until an idle worker's next poll.
     """
     if workers <= 0:
         return None
@@ -196,7 +238,8 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
     submits = [job for job in pending if job.batch == 0][::-1]  # stacks: the next claim at the end
     regrades = [job for job in pending if job.batch == 1][::-1]
     due = float("inf") if regrade_due_in is None else regrade_due_in
-    times = {}
+    times, expected = {}, hangs_in_flight
+    placed = likely_hangs(expected)  # hangs already likely among the jobs in flight (their time left holds none)
     while submits or regrades:
         now = heapq.heappop(free)
         if regrades and (not submits or now >= due):
@@ -205,7 +248,11 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
         else:
             job = submits.pop()
         times[job.key] = (now, now + (job.seconds if job.own_s is None else job.own_s))
-        heapq.heappush(free, now + job.seconds + overhead_s)
+        expected += job.hang_share
+        busy = job.seconds
+        if likely_hangs(expected) > placed:  # the likely number of hangs grows here: this one holds its worker
+            placed, busy = placed + 1, max(job.hang_s, job.seconds)
+        heapq.heappush(free, now + busy + overhead_s)
     return times
 
 

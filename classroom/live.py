@@ -58,7 +58,7 @@ class Snapshot:
             self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
-        self.own_left = {}
+        self.hangs_in_flight = 0.0  # the hang shares of the jobs in flight (eta.schedule)
         newest, expected = {}, {}
         for job_id, submission_id, user_id, state, lease_until, batch, exercise_id, started_at in self.line.rows:
             lapsed = state == "running" and lease_until is not None and lease_until < now
@@ -68,11 +68,11 @@ class Snapshot:
             if batch == 1:  # a regrade: its code's newest verdict says whether it hangs
                 timing = eta.rerun(timing, last_s.get(submission_id))
             if state == "queued" or lapsed:  # claimable: the forecast replays it
-                self.pending.append(eta.Pending(job_id, batch, timing.expected_s(), timing.typical_s))
+                self.pending.append(eta.pending(job_id, batch, timing))
             else:  # in flight: past its normal time, probably a hang (eta.remaining_s)
                 elapsed = (now - started_at).total_seconds()
-                self.left[job_id] = eta.remaining_s(timing, elapsed)  # until its worker is free
-                self.own_left[job_id] = eta.remaining_s(timing, elapsed, own=True)  # until its verdict
+                self.left[job_id] = eta.remaining_s(timing, elapsed)
+                self.hangs_in_flight += eta.share_in_flight(timing, elapsed)
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job
                 continue
             newest[submission_id] = job_id
@@ -84,7 +84,8 @@ class Snapshot:
         """{job id: (start s, finish s)} from the snapshot's reading, or None without a live worker."""
         if self._times is None:
             self._times = eta.schedule(self.pending, list(self.left.values()), self.workers, self.regrade_due_in,
-                                       queue.REGRADE_AGE_S, self.overhead_s, self.idle_s) or {}
+                                       queue.REGRADE_AGE_S, self.overhead_s, self.idle_s,
+                                       self.hangs_in_flight) or {}
         return self._times if self.workers else None
 
     def _entry(self, submission_id):
@@ -122,7 +123,7 @@ class Snapshot:
         if job_id not in self.left:  # a regrade behind the line read
             start = eta.behind_s(times, state.position - len(self.line.positions) - 1, self.pending, self.workers)
             return replace(state, start_s=start, finish_s=start + eta.mean_s(self.pending, 1))
-        return replace(state, start_s=0.0, finish_s=self.own_left[job_id])  # being graded
+        return replace(state, start_s=0.0, finish_s=self.left[job_id])  # being graded
 
     def of(self, user_id, submission_id):
         """The state of one of user_id's submissions (finished when it has no unfinished job, or is not theirs)."""

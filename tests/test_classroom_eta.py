@@ -84,17 +84,17 @@ def test_expected_and_remaining_times():
     assert eta.remaining_s(quick, 25.0) == 0.0
 
 
-def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_normal_hangs():
+def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
     # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s but at least the
     # floor (5 s, a quarter of the limit), hang share 1/10
     assert (eta.LIMIT_S, eta.HANG_FLOOR_S) == (20.0, 5.0)
     found = eta.timing_of([1.0] * 9 + [20.5])
     assert found == eta.Timing(1.0, 5.0, 0.1, 20.5)
-    assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)
-    assert eta.remaining_s(found, 0.5) == pytest.approx(found.expected_s() - 0.5)
-    assert eta.remaining_s(found, 0.5, own=True) == pytest.approx(0.5)  # its own verdict: after its typical time
-    assert eta.remaining_s(found, 6.0, own=True) == pytest.approx(14.5)
-    assert eta.remaining_s(found, 6.0) == pytest.approx(14.5)
+    assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)  # the mean, for the regrades behind the line
+    assert eta.remaining_s(found, 0.5) == pytest.approx(0.5)  # in flight: its typical time left
+    assert eta.share_in_flight(found, 0.5) == 0.1  # ... and its chance of a hang, counted apart
+    assert eta.remaining_s(found, 6.0) == pytest.approx(14.5)  # past its normal time: a hang, to its hang time
+    assert eta.share_in_flight(found, 6.0) == 0.0  # that hang is in its time left
     # jobs of 0.2 s: a worker's first job, 1.4 s (its sandbox's start), is past 4 x 0.2 s but not a hang
     quick = eta.timing_of([0.2] * 10)
     assert quick.normal_s == eta.HANG_FLOOR_S and eta.remaining_s(quick, 1.4) == 0.0
@@ -103,13 +103,31 @@ def test_a_queued_job_carries_its_share_of_a_hang_and_a_job_in_flight_past_norma
     # the typical time follows the newest jobs (the machine's load changes): the last TYPICAL that did not hang
     slower = eta.timing_of([1.0] * 18 + [20.0] * 2 + [2.0] * eta.TYPICAL)
     assert (slower.typical_s, slower.hang_share) == (2.0, pytest.approx(2 / 30))  # the share: all 30
-    # one worker; the job in flight has run 8 s of an exercise whose jobs take 1 s: a hang, 12.5 s left; the
-    # queued job behind it starts then (no overhead)
-    times = eta.schedule(_submits(found.expected_s()), [eta.remaining_s(found, 8.0)], workers=1)
-    assert times["s1"] == pytest.approx((12.5, 12.5 + 2.95))
-    # a job's own feedback comes after its typical time; the jobs behind it wait its expected time (hang share)
-    pending = [eta.Pending("s1", 0, found.expected_s(), found.typical_s), eta.Pending("s2", 0, 1.0, 1.0)]
-    assert eta.schedule(pending, [], workers=1) == pytest.approx({"s1": (0, 1.0), "s2": (2.95, 3.95)})
+
+
+def test_the_likely_number_of_hangs_is_the_median_of_a_poisson_count():
+    # P(0) = e^-m: 0.549 at m = 0.6, 0.497 at 0.7; P(<= 1) = e^-m (1 + m): 0.525 at 1.6, 0.493 at 1.7
+    assert [eta.likely_hangs(m) for m in (0.0, 0.6, 0.7, 1.6, 1.7)] == [0, 0, 1, 1, 2]
+    assert eta.likely_hangs(100.0) == 100  # a large count: its mean, within a third
+
+
+def test_the_replay_places_the_hangs_the_jobs_ahead_most_likely_hold():
+    found = eta.timing_of([1.0] * 9 + [20.5])  # typical 1 s, hang share 0.1, hang 20.5 s
+    # one worker, ten such jobs: the expected hangs reach 0.7 at the seventh, where the median count becomes 1:
+    # it holds its worker 20.5 s; every other job 1 s, as most will (the mean would charge each 2.95 s)
+    times = eta.schedule([eta.pending(f"s{i}", 0, found) for i in range(1, 11)], [], workers=1)
+    assert [times[f"s{i}"][0] for i in range(1, 11)] == pytest.approx([0, 1, 2, 3, 4, 5, 6, 26.5, 27.5, 28.5])
+    assert times["s7"] == pytest.approx((6, 7))  # its own feedback: after its typical time
+    # the job in flight has run 8 s of an exercise whose jobs take 1 s: a hang, 12.5 s left; the job behind it
+    # starts then, and carries no hang (its 0.1 alone is not likely one)
+    times = eta.schedule([eta.pending("s1", 0, found)], [eta.remaining_s(found, 8.0)], workers=1,
+                         hangs_in_flight=eta.share_in_flight(found, 8.0))
+    assert times["s1"] == pytest.approx((12.5, 13.5))
+    # jobs in flight that may still hang (0.65 of one between them) and one more share: 0.75, likely one hang,
+    # placed on the queued job (the time left of those in flight holds none)
+    times = eta.schedule([eta.pending("s1", 0, found), eta.pending("s2", 0, found)], [0.5], workers=1,
+                         hangs_in_flight=0.65)
+    assert times == pytest.approx({"s1": (0.5, 1.5), "s2": (21.0, 22.0)})
 
 
 def _graded(worker, ex_id, seconds, start, queued=None, batch=0):
@@ -284,9 +302,11 @@ def test_a_regrade_hangs_in_the_forecast_only_if_its_codes_newest_verdict_hung(c
     _claim(class_store, "w", 0)  # the quick one's regrade, now in flight
     new = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
     snap = live.Snapshot(class_store)
-    gap, shares = snap.overhead_s, 2 + 0.5 * (20 - 2)  # a new submission carries ex00's share of a hang: 11 s
+    gap = snap.overhead_s
     got, regrade = snap.get(new), snap.get(stuck)
     assert (got.position, regrade.position) == (1, 2)
-    assert got.start_s == pytest.approx(2 + gap, abs=0.2)  # the regrade in flight did not hang before: 2 s, not 11
-    assert regrade.start_s == pytest.approx(got.start_s + shares + gap, abs=0.01)
+    assert got.start_s == pytest.approx(2 + gap, abs=0.2)  # after the regrade in flight's typical 2 s
+    # the new submission may hang (half of ex00's jobs did), the regrade in flight not (its code did not): 0.5 of a
+    # hang ahead, none likely; with the exercise's share the two would make 1.0, and the new one a likely hang
+    assert regrade.start_s == pytest.approx(got.start_s + 2 + gap, abs=0.01)
     assert regrade.finish_s == pytest.approx(regrade.start_s + 20, abs=0.01)  # it will hang again: 20 s, not 2
