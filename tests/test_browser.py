@@ -25,6 +25,7 @@ from course.common.i18n import t
 from tests.axe_support import move_widgets, page_problems, require_axe
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
                                    rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
+from tests.page_checks import PAGE_CHECKS
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
              "ch09": "ch09.title", "practice": "practice.title", "notes": "notes.title"}  # their headings checked
@@ -180,8 +181,12 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="module")
 def axe_source():
-    """axe-core's script (skips without it, fails in CI)."""
-    return require_axe()
+    """axe-core's script (fails in CI without it), or the reason it is missing: the page visit's other checks
+    still run, and the test is skipped after them."""
+    try:
+        return require_axe()
+    except pytest.skip.Exception as missing:
+        return missing
 
 
 @contextlib.contextmanager
@@ -260,7 +265,8 @@ def check_page_opens(driver, page, lang):
 
 
 def test_page_opens_without_errors_or_axe_violations(server, browsers, axe_source, page, lang):
-    """One visit per page and language: it opens cleanly (check_page_opens), then, with its first sliders
+    """One visit per page and language: it opens cleanly (check_page_opens) and passes its own checks as it
+    opened (tests/page_checks.py: chart summaries, diagrams, heatmap labels, texts), then, with its first sliders
     moved, axe-core scans it, each topic tab of a long chapter in turn (opened and checked by check_topic_tab).
     Every failing check is reported, each named with its page."""
     driver = browsers(lang)
@@ -272,6 +278,12 @@ def test_page_opens_without_errors_or_axe_violations(server, browsers, axe_sourc
     with recorded(problems, f"opens without errors, {where}"):
         check_page_opens(driver, page, lang)
     close_dialogs(driver)  # an unexpected dialog (reported above) would keep the focus from the sliders
+    for check, run in PAGE_CHECKS.get(page.key, ()):  # the page as it opened (tests/page_checks.py)
+        with recorded(problems, f"{check}, {where}"):
+            run(driver, lang)
+    if isinstance(axe_source, pytest.skip.Exception):
+        assert problems == [], "\n".join(problems)
+        raise axe_source
     move_widgets(driver)
     if page.key not in TOPICS:
         problems += page_problems(driver, axe_source, where)
