@@ -325,10 +325,11 @@ def chart_geometry(driver, title, timeout=90):
                     timeout)
 
 
-def open_through_root(driver, server, key):
-    """Open the app's root first (the session starts in the shell, in the browser's language), then a page."""
-    driver.get(f"{server}/")
-    wait_until_rendered(driver)
+def open_page(driver, server, key):
+    """Open a page by its own URL and wait until it is drawn. (The session starts in app.py's shell, in the
+    browser's language, as from the root: test_page_opens_without_errors_or_axe_violations opens every page so;
+    the root's detour, one more render of chapter 1, once worked around the deep-link dialog that the deep-link
+    tests now check is gone.)"""
     driver.get(f"{server}/{pages_index.get(key).url_path}")
     wait_until_rendered(driver)
 
@@ -382,7 +383,7 @@ def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(serve
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch03")
+    open_page(driver, server, "ch03")
     open_tab(driver, t("ui.tabs.ch03.scale", lang))  # the sqrt(d) grid is the chapter's last tab
     title = t("ch03.measure_grad_norm", lang)
     for key, times in ((None, 0), (Keys.ARROW_RIGHT, 2), (Keys.ARROW_LEFT, 5)):
@@ -401,7 +402,7 @@ def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(serv
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_bottleneck")
+    open_page(driver, server, "demo_bottleneck")
     tables = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]'),  # the examples
                       "the example sentences should be a table that wraps (a dataframe ran off the right)", 60)
     wait_until_rendered(driver)
@@ -468,7 +469,7 @@ def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, b
         pytest.skip("no shipped checkpoints")
     driver = browsers(lang)
     driver.set_window_size(1400, 1000)
-    open_through_root(driver, server, "demo_translate")
+    open_page(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
     # The pieces note lists what the model read; the common words are whole pieces. Wait for the note
     # itself: "cat sat on the mat" alone is already on the page (the intro quotes the course's example).

@@ -11,7 +11,7 @@ import pytest
 from course.common.i18n import t
 from tests.browser_support import main_text, rerun_mark, wait_for, wait_until_rendered
 from tests.page_checks import drawn_charts
-from tests.test_browser import close_dialogs, open_through_root
+from tests.test_browser import close_dialogs, open_page
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -37,7 +37,7 @@ def test_a_charts_table_opens_from_the_keyboard(server, browsers, lang):
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch04")
+    open_page(driver, server, "ch04")
     close_dialogs(driver)
     drawn_charts(driver)
     prefix = t("charts.table", lang, title="").strip()
@@ -70,7 +70,7 @@ def test_streamlit_words_are_chinese_on_zh_pages_and_stay_so(server, browsers, p
     from selenium.webdriver.common.by import By
 
     driver = browsers("zh")
-    open_through_root(driver, server, page_key)
+    open_page(driver, server, page_key)
     close_dialogs(driver)
     english = ("Upload", "Browse files", "Drag and drop", "per file", "Link to heading", "file upload")
 

@@ -11,19 +11,12 @@ visit per page (tests/page_checks.py), as does each page's browser title.
 import pytest
 
 from course.common.i18n import t
-from tests.browser_support import heatmap_labels, slider_to_end, wait_for, wait_for_text, wait_until_rendered
+from tests.browser_support import heatmap_labels, slider_to_end, wait_for, wait_for_text
 from tests.page_checks import unreadable, vega_charts
+from tests.test_browser import open_page
 
 pytestmark = pytest.mark.timeout(600)
 LANGS = ["en", "zh"]
-
-
-def open_page(driver, server, url_path):
-    """Open the app's root (the session starts in the shell, in the browser's language), then a page."""
-    driver.get(f"{server}/")
-    wait_until_rendered(driver)
-    driver.get(f"{server}/{url_path}")
-    wait_until_rendered(driver)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -32,7 +25,7 @@ def test_ch07_mask_heatmaps_keep_readable_cells_at_length_10(server, browsers, l
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_page(driver, server, "transformer")
+    open_page(driver, server, "ch07")
     for key in ("src_len", "src_valid", "tgt_len"):
         assert slider_to_end(driver, t(f"ch07.masks.{key}", lang), Keys.END) == "10"
     titles = [t(f"ch07.masks.{use}_use", lang) for use in ("enc_self", "dec_self", "cross")]
@@ -79,7 +72,7 @@ def test_the_skip_link_reaches_the_content_in_two_presses_and_focus_is_visible(s
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver = browsers(lang)
-    open_page(driver, server, "scoring")
+    open_page(driver, server, "ch03")
     driver.execute_script("document.activeElement.blur(); window.scrollTo(0, 0);")
     ActionChains(driver).send_keys(Keys.TAB).perform()
     first = driver.execute_script(ACTIVE_JS)
@@ -105,7 +98,7 @@ def test_the_sidebar_links_show_a_focus_ring(server, browsers):
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers("en")
-    open_page(driver, server, "scoring")
+    open_page(driver, server, "ch03")
     driver.execute_script("document.activeElement.blur(); window.scrollTo(0, 0);")
     ActionChains(driver).send_keys(Keys.TAB, Keys.TAB).perform()  # past the skip link: the first chapter's link
     active = driver.execute_script(ACTIVE_JS)
@@ -123,7 +116,7 @@ def test_ch05_head_count_error_is_in_the_learners_language(server, browsers, lan
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_page(driver, server, "multi-head")
+    open_page(driver, server, "ch05")
     label = t("ch05.heads_label", lang)
     slider_to_end(driver, label, Keys.HOME)  # 1 head
     slider = driver.find_elements(By.CSS_SELECTOR, f'[data-testid="stSlider"] input[aria-label="{label}"]')[-1]

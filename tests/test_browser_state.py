@@ -11,7 +11,7 @@ from course.common import pages_index
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
                                    rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
-from tests.test_browser import open_tab, open_through_root, press_on_slider, type_sentence
+from tests.test_browser import open_page, open_tab, press_on_slider, type_sentence
 
 pytestmark = pytest.mark.timeout(900)
 NEEDS_MODELS = pytest.mark.skipif(not (ROOT / "checkpoints" / "transformer.pt").is_file(),
@@ -94,7 +94,7 @@ def test_positional_encoding_at_its_smallest_width_names_the_columns_it_sets_asi
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch06")
+    open_page(driver, server, "ch06")
     open_tab(driver, t("ui.tabs.ch06.encoding", lang))
     assert press_on_slider(driver, t("ch06.hiddens_label", lang), Keys.HOME, 1) == "4"
     note = t("ch06.columns_aside", lang, columns="8, 20", d=4, last=3)
@@ -137,7 +137,7 @@ def test_translate_step_chart_keeps_a_bar_for_each_repeated_word(server, browser
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_translate")
+    open_page(driver, server, "demo_translate")
     click_radio(driver, t("demos.models.bahdanau", lang))
     sentence = "the cat and the dog and the bird."
     def three_the(d):
@@ -157,7 +157,7 @@ def test_translate_step_chart_keeps_a_bar_for_each_repeated_word(server, browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_transformer_inside_labels_the_decoders_keys_by_its_inputs(server, browsers, lang):
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_inside")
+    open_page(driver, server, "demo_inside")
     click_radio(driver, t("demos.inside.kinds.decoder", lang))
     chart = chart_by_x_title(driver, t("demos.inside.key_title", lang), lambda g: g["x"][:1] == ["<bos>"],
                              "the decoder's keys do not start with <bos>")
@@ -172,7 +172,7 @@ def test_a_typed_sentence_and_a_chosen_tab_survive_another_page(server, browsers
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_translate")
+    open_page(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
     box = f'[data-testid="stTextInput"] input[aria-label="{label}"]'
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, box), "no sentence box", 120)
@@ -203,7 +203,7 @@ def test_the_language_chosen_survives_a_reload(server, browsers, lang):
 
     other = "zh" if lang == "en" else "en"
     driver = browsers(lang)
-    open_through_root(driver, server, "ch01")
+    open_page(driver, server, "ch01")
     assert heading(driver).startswith(t("ch01.title", lang))
     names = {"zh": "中文", "en": "English"}
     for chosen in (other, lang):  # there, then back: the browser's later tests read its own language
@@ -222,7 +222,7 @@ def test_a_footer_link_opens_its_own_exercise_on_practice(server, browsers, lang
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch02")
+    open_page(driver, server, "ch02")
 
     def chosen_exercise(d):
         shown = d.find_elements(By.CSS_SELECTOR, ".st-key-practice_exercise input")  # the chosen option's text
