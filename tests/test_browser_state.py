@@ -198,21 +198,22 @@ def test_a_typed_sentence_and_a_chosen_tab_survive_another_page(server, browsers
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_language_chosen_survives_a_reload(server, browsers, lang):
-    """The browser's locale is `lang`; the learner picks the other language; a reload keeps it."""
+    """The browser's locale is `lang`; the learner picks the other language; a reload keeps it. (On the notes
+    page, the lightest: each switch and reload draws the page again.)"""
     from selenium.webdriver.common.by import By
 
     other = "zh" if lang == "en" else "en"
     driver = browsers(lang)
-    open_page(driver, server, "ch01")
-    assert heading(driver).startswith(t("ch01.title", lang))
+    open_page(driver, server, "notes")
+    assert heading(driver).startswith(t("notes.title", lang))
     names = {"zh": "中文", "en": "English"}
     for chosen in (other, lang):  # there, then back: the browser's later tests read its own language
         switch = f'//*[@data-testid="stSidebar"]//label[.//p[text()="{names[chosen]}"]]'
         wait_for(driver, lambda d: d.find_elements(By.XPATH, switch), f"no {names[chosen]} switch in the sidebar", 60)[0].click()
-        wait_for(driver, lambda d: heading(d).startswith(t("ch01.title", chosen)), "the switch did not apply", 30)
+        wait_for(driver, lambda d: heading(d).startswith(t("notes.title", chosen)), "the switch did not apply", 30)
         driver.refresh()
         wait_until_rendered(driver)
-        wait_for(driver, lambda d: heading(d).startswith(t("ch01.title", chosen)),
+        wait_for(driver, lambda d: heading(d).startswith(t("notes.title", chosen)),
                  lambda: f"after a reload the title is {heading(driver)!r}, not in {chosen}", 60)
 
 
