@@ -10,7 +10,6 @@ tests/test_browser_axe.py). Needs Debian's `chromium` and `chromium-driver`
 (CI=true), where a missing browser is a failure.
 """
 import contextlib
-import os
 import shutil
 import subprocess
 import unicodedata
@@ -23,8 +22,8 @@ from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
 from tests.axe_support import move_widgets, page_problems, require_axe
-from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
-                                   rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
+from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, rerun_mark, wait_for,
+                                   wait_for_text, wait_until_rendered)
 from tests.page_checks import PAGE_CHECKS
 
 MY_TITLES = {"ch01": "ch01.title", "ch03": "ch03.title", "ch06": "ch06.title", "ch07": "ch07.title",
@@ -196,26 +195,6 @@ def recorded(problems, check):
         yield
     except (AssertionError, pytest.fail.Exception) as failure:
         problems.append(f"{check}: {failure}")
-
-
-def test_a_deep_link_on_a_fresh_server_goes_through_the_shell(browsers, tmp_path):
-    """The first visit of a new server may open a page URL directly (a bookmark):
-    the page must still get app.py's menu and language switch (a server of its own: the run's is visited)."""
-    from selenium.webdriver.common.by import By
-
-    require_browser()
-    with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path))) as server:
-        driver = browsers("zh")
-        driver.get(f"{server}/notes")
-        wait_until_rendered(driver)
-
-        def sidebar(d):
-            return d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
-
-        shell = (t("nav.section_course", "zh"), t("app.language", "zh"))
-        wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
-                 lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
-        assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text.startswith(t("notes.title", "zh"))
 
 
 def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):

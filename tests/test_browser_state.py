@@ -16,7 +16,7 @@ from tests.test_browser import open_page, open_tab, press_on_slider, recorded, t
 pytestmark = pytest.mark.timeout(900)
 NEEDS_MODELS = pytest.mark.skipif(not (ROOT / "checkpoints" / "transformer.pt").is_file(),
                                   reason="no shipped checkpoints")
-DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03")
+DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03", "notes")
 
 
 def errors_on(driver):
@@ -45,6 +45,13 @@ def go_by_sidebar(driver, key):
     driver.execute_script("arguments[0].click();", link)
     wait_for(driver, lambda d: d.current_url.rstrip("/").endswith(f"/{url_path}"), f"{key} did not open", 60)
     wait_until_rendered(driver, after=mark)
+
+
+def sidebar(driver):
+    """The sidebar's text."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
 
 
 def click_radio(driver, text):
@@ -111,7 +118,8 @@ def test_deep_links_opened_first_on_a_fresh_server_show_their_pages_and_no_dialo
     """Right after a server start the first visit to a page's URL once got a "Page not found" modal. The
     English and the Chinese browser open each page's URL in a window of its own, all at the same moment,
     before the server ran any page: every visit is its page's first (one server start for all of them).
-    Every page that fails is reported, with its language."""
+    Each page also gets app.py's shell (the menu and the language switch: a bookmark opened first once had
+    neither). Every page that fails is reported, with its language."""
     require_browser()
     models = (ROOT / "checkpoints" / "transformer.pt").is_file()
     keys = [key for key in DEEP_LINKS if models or not key.startswith("demo_")]  # demos need the checkpoints
@@ -139,6 +147,9 @@ def test_deep_links_opened_first_on_a_fresh_server_show_their_pages_and_no_dialo
                 assert driver.current_url.rstrip("/").endswith(f"/{page.url_path}"), (lang, driver.current_url)
                 assert errors_on(driver) == [], f"{page.url_path} ({lang}): {errors_on(driver)}"
                 assert title in driver.execute_script("return document.body.innerText"), (lang, title)
+                shell = (t("nav.section_course", lang), t("app.language", lang))
+                wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
+                         lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
         for (lang, key), handle in windows.items():  # the browsers' later tests use their first window
             if handle != drivers[lang].window_handles[0]:
                 drivers[lang].switch_to.window(handle)
