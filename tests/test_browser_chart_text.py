@@ -1,7 +1,8 @@
 """Every chart's text alternative in Chromium, and Streamlit's own words in Chinese on zh pages.
 
 Each drawn Vega-Lite chart is followed by its one-sentence summary (also the chart's accessible name) and an
-expander with its numbers as a table, which the keyboard reaches with Tab and opens with Enter.
+expander with its numbers as a table (checked on every page in tests/test_browser.py's page visit:
+tests/page_checks.py), which the keyboard reaches with Tab and opens with Enter (here).
 """
 
 
@@ -9,66 +10,10 @@ import pytest
 
 from course.common.i18n import t
 from tests.browser_support import main_text, rerun_mark, wait_for, wait_until_rendered
-from tests.test_browser import close_dialogs, open_through_root
+from tests.page_checks import drawn_charts
+from tests.test_browser import close_dialogs, open_page
 
 pytestmark = pytest.mark.timeout(900)
-# The pages that draw charts as they open (the tabs of ch03 and ch06 draw theirs when opened).
-CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "demo_translate",
-               "demo_bottleneck", "demo_inside", "lab")
-
-# For each visible chart: its title (none when drawn on a canvas), the caption and expander summary that follow
-# it in its container, the summary's tab index, and the chart's accessible name (the spec's description).
-CHART_TEXT_JS = """
-const out = [];
-for (const chart of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
-  if (!chart.checkVisibility()) continue;
-  let box = chart;
-  while (box.parentElement && box.parentElement.children.length < 3) box = box.parentElement;
-  const after = [...box.parentElement.children].slice([...box.parentElement.children].indexOf(box) + 1);
-  const caption = after.length ? after[0].querySelector('[data-testid="stCaptionContainer"]') : null;
-  const summary = after.length > 1 ? after[1].querySelector('[data-testid="stExpander"] summary') : null;
-  const svg = chart.querySelector('svg'), title = svg && svg.querySelector('[aria-roledescription="title"]');
-  out.push({title: title ? title.textContent : '', canvas: !svg, caption: caption ? caption.innerText : null,
-            expander: summary ? summary.innerText : null, tabindex: summary ? summary.tabIndex : null,
-            name: chart.getAttribute('aria-label')});
-}
-return out;
-"""
-
-
-def drawn_charts(driver):
-    """CHART_TEXT_JS's list, once every chart on the page has drawn its SVG and has its name."""
-    from selenium.webdriver.common.by import By
-
-    def drawn(d):
-        charts = [c for c in d.find_elements(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]') if c.is_displayed()]
-        return charts and all(c.find_elements(By.CSS_SELECTOR, "svg, canvas") for c in charts)  # big ones: canvas
-
-    wait_for(driver, drawn, "the page's charts were not drawn")
-    found = []
-
-    def named(d):  # a chart's name is set after it draws (it lagged under load)
-        found[:] = d.execute_script(CHART_TEXT_JS)
-        return all(c["name"] for c in found)
-
-    wait_for(driver, named, lambda: f"a chart has no accessible name: {[c for c in found if not c['name']]}", 30)
-    return found
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("key", CHART_PAGES)
-def test_every_chart_is_followed_by_its_summary_and_a_table(server, browsers, key, lang):
-    driver = browsers(lang)
-    open_through_root(driver, server, key)
-    close_dialogs(driver)
-    charts = drawn_charts(driver)
-    prefix = t("charts.table", lang, title="")
-    untitled = t("charts.untitled", lang)
-    bad = [c for c in charts
-           if not c["caption"] or not (c["canvas"] or c["caption"].startswith(c["title"] or untitled))
-           or not c["expander"] or prefix.strip() not in c["expander"] or c["tabindex"] < 0
-           or c["name"] != c["caption"]]
-    assert charts and bad == [], f"{key} ({lang}): charts without their summary or table: {bad}"
 
 
 # The last element the keyboard reaches before arguments[0] (in document order), focused.
@@ -92,7 +37,7 @@ def test_a_charts_table_opens_from_the_keyboard(server, browsers, lang):
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch04")
+    open_page(driver, server, "ch04")
     close_dialogs(driver)
     drawn_charts(driver)
     prefix = t("charts.table", lang, title="").strip()
@@ -125,7 +70,7 @@ def test_streamlit_words_are_chinese_on_zh_pages_and_stay_so(server, browsers, p
     from selenium.webdriver.common.by import By
 
     driver = browsers("zh")
-    open_through_root(driver, server, page_key)
+    open_page(driver, server, page_key)
     close_dialogs(driver)
     english = ("Upload", "Browse files", "Drag and drop", "per file", "Link to heading", "file upload")
 

@@ -9,7 +9,7 @@ from course.common.i18n import t
 from course.lessons import ch08, ch10
 from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, wait_for,
                                    wait_until_rendered)
-from tests.test_browser import open_through_root, press_on_slider
+from tests.test_browser import open_page, press_on_slider
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -50,7 +50,7 @@ def test_ch08_masks_follow_the_keyboard(server, browsers, lang):
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch08")
+    open_page(driver, server, "ch08")
     wait_for_metric(driver, t("ch08.local.kept", lang), "22 / 64")  # D = 1 at first
     assert press_on_slider(driver, t("ch08.local.half_width", lang), Keys.ARROW_RIGHT, 1) == "2"
     wait_for_metric(driver, t("ch08.local.kept", lang), f"{ch08.local_stats('window', 2, False, 2)['kept']} / 64")
@@ -68,7 +68,7 @@ def test_ch10_positions_follow_the_keyboard(server, browsers, lang):
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch10")
+    open_page(driver, server, "ch10")
     spread = t("ch10.rope.spread", lang)
     wait_for_metric(driver, spread, f"{ch10.diagonal_spread(ch10.position_scores('rotary', 16)):.3g}")
     assert press_on_slider(driver, t("ch10.rope.shift", lang), Keys.ARROW_RIGHT, 5) == "5"

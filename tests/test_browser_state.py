@@ -11,12 +11,12 @@ from course.common import pages_index
 from course.common.i18n import t
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser,
                                    rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
-from tests.test_browser import open_tab, open_through_root, press_on_slider, type_sentence
+from tests.test_browser import open_page, open_tab, press_on_slider, recorded, type_sentence
 
 pytestmark = pytest.mark.timeout(900)
 NEEDS_MODELS = pytest.mark.skipif(not (ROOT / "checkpoints" / "transformer.pt").is_file(),
                                   reason="no shipped checkpoints")
-DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03")
+DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03", "notes")
 
 
 def errors_on(driver):
@@ -45,6 +45,13 @@ def go_by_sidebar(driver, key):
     driver.execute_script("arguments[0].click();", link)
     wait_for(driver, lambda d: d.current_url.rstrip("/").endswith(f"/{url_path}"), f"{key} did not open", 60)
     wait_until_rendered(driver, after=mark)
+
+
+def sidebar(driver):
+    """The sidebar's text."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
 
 
 def click_radio(driver, text):
@@ -94,7 +101,7 @@ def test_positional_encoding_at_its_smallest_width_names_the_columns_it_sets_asi
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch06")
+    open_page(driver, server, "ch06")
     open_tab(driver, t("ui.tabs.ch06.encoding", lang))
     assert press_on_slider(driver, t("ch06.hiddens_label", lang), Keys.HOME, 1) == "4"
     note = t("ch06.columns_aside", lang, columns="8, 20", d=4, last=3)
@@ -107,27 +114,49 @@ def test_positional_encoding_at_its_smallest_width_names_the_columns_it_sets_asi
     assert errors_on(driver) == []
 
 
-@pytest.mark.parametrize("key", DEEP_LINKS)
-def test_a_deep_link_opened_first_on_a_fresh_server_shows_its_page_and_no_dialog(browsers, tmp_path, key):
+def test_deep_links_opened_first_on_a_fresh_server_show_their_pages_and_no_dialog(browsers, tmp_path):
     """Right after a server start the first visit to a page's URL once got a "Page not found" modal. The
-    English and the Chinese browser open the URL at the same moment, both before the server ran any page."""
+    English and the Chinese browser open each page's URL in a window of its own, all at the same moment,
+    before the server ran any page: every visit is its page's first (one server start for all of them).
+    Each page also gets app.py's shell (the menu and the language switch: a bookmark opened first once had
+    neither). Every page that fails is reported, with its language."""
     require_browser()
-    page = pages_index.get(key)
-    if key.startswith("demo_") and not (ROOT / "checkpoints" / "transformer.pt").is_file():
-        pytest.skip("no shipped checkpoints")
+    models = (ROOT / "checkpoints" / "transformer.pt").is_file()
+    keys = [key for key in DEEP_LINKS if models or not key.startswith("demo_")]  # demos need the checkpoints
     with running_app(dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path))) as url:
         drivers = {lang: browsers(lang) for lang in ("en", "zh")}
-        for driver in drivers.values():
-            driver.get("about:blank")
-        for driver in drivers.values():  # a navigation that does not wait for the page: both visits start at once
-            driver.execute_script("window.location.href = arguments[0];", f"{url}/{page.url_path}")
+        windows = {}
         for lang, driver in drivers.items():
-            wait_until_rendered(driver)
-            title = t(page.title_key, lang)
-            wait_for(driver, lambda d: heading(d) != "", f"no title ({lang})", 60)
-            assert driver.current_url.rstrip("/").endswith(f"/{page.url_path}"), (lang, driver.current_url)
-            assert errors_on(driver) == [], f"{page.url_path} ({lang}): {errors_on(driver)}"
-            assert title in driver.execute_script("return document.body.innerText"), (lang, title)
+            driver.get("about:blank")
+            for i, key in enumerate(keys):
+                if i:
+                    driver.switch_to.new_window("window")
+                windows[lang, key] = driver.current_window_handle
+        for (lang, key), handle in windows.items():  # a navigation that does not wait: all visits start at once
+            drivers[lang].switch_to.window(handle)
+            drivers[lang].execute_script("window.location.href = arguments[0];",
+                                         f"{url}/{pages_index.get(key).url_path}")
+        problems = []
+        for (lang, key), handle in windows.items():
+            driver, page = drivers[lang], pages_index.get(key)
+            driver.switch_to.window(handle)
+            with recorded(problems, f"{page.url_path} ({lang})"):
+                wait_until_rendered(driver)
+                title = t(page.title_key, lang)
+                wait_for(driver, lambda d: heading(d) != "", f"no title ({lang})", 60)
+                assert driver.current_url.rstrip("/").endswith(f"/{page.url_path}"), (lang, driver.current_url)
+                assert errors_on(driver) == [], f"{page.url_path} ({lang}): {errors_on(driver)}"
+                assert title in driver.execute_script("return document.body.innerText"), (lang, title)
+                shell = (t("nav.section_course", lang), t("app.language", lang))
+                wait_for(driver, lambda d: all(text in sidebar(d) for text in shell),
+                         lambda: f"no menu or language switch in the sidebar: {sidebar(driver)}", 60)
+        for (lang, key), handle in windows.items():  # the browsers' later tests use their first window
+            if handle != drivers[lang].window_handles[0]:
+                drivers[lang].switch_to.window(handle)
+                drivers[lang].close()
+        for driver in drivers.values():
+            driver.switch_to.window(driver.window_handles[0])
+    assert problems == [], "\n".join(problems)
 
 
 @NEEDS_MODELS
@@ -137,7 +166,7 @@ def test_translate_step_chart_keeps_a_bar_for_each_repeated_word(server, browser
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_translate")
+    open_page(driver, server, "demo_translate")
     click_radio(driver, t("demos.models.bahdanau", lang))
     sentence = "the cat and the dog and the bird."
     def three_the(d):
@@ -157,7 +186,7 @@ def test_translate_step_chart_keeps_a_bar_for_each_repeated_word(server, browser
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_transformer_inside_labels_the_decoders_keys_by_its_inputs(server, browsers, lang):
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_inside")
+    open_page(driver, server, "demo_inside")
     click_radio(driver, t("demos.inside.kinds.decoder", lang))
     chart = chart_by_x_title(driver, t("demos.inside.key_title", lang), lambda g: g["x"][:1] == ["<bos>"],
                              "the decoder's keys do not start with <bos>")
@@ -172,7 +201,7 @@ def test_a_typed_sentence_and_a_chosen_tab_survive_another_page(server, browsers
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "demo_translate")
+    open_page(driver, server, "demo_translate")
     label = t("demos.common.sentence_label", lang)
     box = f'[data-testid="stTextInput"] input[aria-label="{label}"]'
     wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, box), "no sentence box", 120)
@@ -198,21 +227,22 @@ def test_a_typed_sentence_and_a_chosen_tab_survive_another_page(server, browsers
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_language_chosen_survives_a_reload(server, browsers, lang):
-    """The browser's locale is `lang`; the learner picks the other language; a reload keeps it."""
+    """The browser's locale is `lang`; the learner picks the other language; a reload keeps it. (On the notes
+    page, the lightest: each switch and reload draws the page again.)"""
     from selenium.webdriver.common.by import By
 
     other = "zh" if lang == "en" else "en"
     driver = browsers(lang)
-    open_through_root(driver, server, "ch01")
-    assert heading(driver).startswith(t("ch01.title", lang))
+    open_page(driver, server, "notes")
+    assert heading(driver).startswith(t("notes.title", lang))
     names = {"zh": "中文", "en": "English"}
     for chosen in (other, lang):  # there, then back: the browser's later tests read its own language
         switch = f'//*[@data-testid="stSidebar"]//label[.//p[text()="{names[chosen]}"]]'
         wait_for(driver, lambda d: d.find_elements(By.XPATH, switch), f"no {names[chosen]} switch in the sidebar", 60)[0].click()
-        wait_for(driver, lambda d: heading(d).startswith(t("ch01.title", chosen)), "the switch did not apply", 30)
+        wait_for(driver, lambda d: heading(d).startswith(t("notes.title", chosen)), "the switch did not apply", 30)
         driver.refresh()
         wait_until_rendered(driver)
-        wait_for(driver, lambda d: heading(d).startswith(t("ch01.title", chosen)),
+        wait_for(driver, lambda d: heading(d).startswith(t("notes.title", chosen)),
                  lambda: f"after a reload the title is {heading(driver)!r}, not in {chosen}", 60)
 
 
@@ -222,7 +252,7 @@ def test_a_footer_link_opens_its_own_exercise_on_practice(server, browsers, lang
     from selenium.webdriver.common.by import By
 
     driver = browsers(lang)
-    open_through_root(driver, server, "ch02")
+    open_page(driver, server, "ch02")
 
     def chosen_exercise(d):
         shown = d.find_elements(By.CSS_SELECTOR, ".st-key-practice_exercise input")  # the chosen option's text
