@@ -53,6 +53,11 @@ def build(seed=None):
         _call("max_path_length", ("rnn", rng.randint(-5, 0)), expect_error=True),
         _call("max_path_length", ("cnn", n()), {"kernel_size": 1}, expect_error=True),
     ]
+    # Appended (ids and draws of the checks above stay as they were): a span that needs a layer count rounded up in
+    # every run. kernel_size >= 3, so n - 1 = kernel_size is no multiple of kernel_size - 1; the cases above may all
+    # be multiples (about one run in 200 drew so: a count rounded down passed).
+    wide = k(3)
+    checks.append(_call("max_path_length", ("cnn", wide + 1), {"kernel_size": wide, "dilated": False}))
     return number_checks("ex00", checks)
 
 
