@@ -57,7 +57,8 @@ gaps between them 0.01-0.3 s (mean 0.03-0.2 s) and an idle worker's claim 0.0-1.
 loads of 13-23 on 2 cores. Left out: the storing transaction's commit after the stamp and the page's next poll
 (within live.POLL_S + live.MAX_AGE_S).
 What it cannot foresee: which queued job will hang (in a burst of 50 with two infinite loops, a forecast made
-before they start is off by up to the 10 s a hang costs everyone behind it on two workers), and a change of the
+before they start is off by about the 10 s a hang costs everyone behind it on two workers where the hang comes
+earlier than placed, and by 16 s in one bench run where both ran at once), and a change of the
 machine's speed after it was made (the pace follows one within PACE_JOBS jobs; a forecast shown at submission
 still carries the speed of the jobs before it).
 
