@@ -104,8 +104,8 @@ class Timing(NamedTuple):
     hang_s: float  # the mean time of those (LIMIT_S when none hung)
 
     def expected_s(self):
-        """A queued job's expected seconds: the typical time plus its share of a hang."""
-        return self.typical_s + self.hang_share * (self.hang_s - self.typical_s)
+        """A job's mean seconds: the typical time plus its share of a hang."""
+        return mean_with_hangs(self.typical_s, self.hang_share, self.hang_s)
 
 
 DEFAULT = Timing(DEFAULT_JOB_S, HANG_FACTOR * DEFAULT_JOB_S, 0.0, LIMIT_S)
@@ -133,7 +133,12 @@ class Pending(NamedTuple):
 
     def expected_s(self):
         """Its mean seconds: its time plus its share of a hang."""
-        return self.seconds + self.hang_share * (self.hang_s - self.seconds)
+        return mean_with_hangs(self.seconds, self.hang_share, self.hang_s)
+
+
+def mean_with_hangs(seconds, hang_share, hang_s):
+    """The mean seconds of a job that takes `seconds` unless it hangs (hang_share of the time), then hang_s."""
+    return seconds + hang_share * (hang_s - seconds)
 
 
 def pending(key, batch, timing_):
