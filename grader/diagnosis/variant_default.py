@@ -73,8 +73,7 @@ def lacks_parameter(source, target, name):
             continue
         if node is None:
             return False
-        args = node.args
-        return args.kwarg is None and name not in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        return node.args.kwarg is None and not _default(node, name)[0]  # _default: (False, None) without the argument
     return False
 
 
