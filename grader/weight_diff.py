@@ -68,6 +68,16 @@ def _rows(matrix):
     return [[None if math.isnan(v) else round(v, DIGITS) for v in row] for row in matrix.tolist()]
 
 
+def unravel(flat, shape):
+    """The index, one int per dimension, of position `flat` in a row-major tensor of this shape (what
+    torch.unravel_index gives, without the sympy import it costs each judging fork: ~0.4 s)."""
+    index = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return index[::-1]
+
+
 def weights_diff(key, expected, got, example=None):
     """{result, example, rows_from, cols_from, expected, got, worst, shape, expected_value, got_value}: the
     matrix of the example the feedback names (`example`: its batch index), else of the worst cell; None when
@@ -81,7 +91,7 @@ def weights_diff(key, expected, got, example=None):
             and bool(error[example].gt(0).any()):
         error = torch.where(torch.arange(error.shape[0]).view(-1, *[1] * (error.dim() - 1)) == example, error,
                             torch.full_like(error, -1.0))  # only the named example's cells compete
-    worst = [int(i) for i in torch.unravel_index(error.reshape(-1).argmax(), error.shape)]
+    worst = unravel(int(error.reshape(-1).argmax()), error.shape)
     example, (q, k) = worst[:-2], worst[-2:]
     rows, cols = _window(want.shape[-2], q), _window(want.shape[-1], k)
     pick = tuple(example) + (slice(*rows), slice(*cols))

@@ -5,6 +5,9 @@ that must carry a diff is written out below with the reason each does or does no
 """
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -28,6 +31,20 @@ def test_the_worst_cell_and_its_example_are_found():
     assert diff["example"] == [1] and diff["worst"] == [2, 3]
     assert diff["expected"][2][3] == 0.25 and diff["got"][2][3] == 0.75
     assert (diff["rows_from"], diff["cols_from"], diff["shape"]) == (0, 0, [2, 3, 4])
+
+
+def test_a_flat_position_is_unravelled_as_torch_does_and_without_importing_sympy():
+    for shape in [(7,), (3, 4), (2, 3, 5), (2, 1, 4, 3)]:
+        for flat in range(math.prod(shape)):
+            assert weight_diff.unravel(flat, shape) == [int(i) for i in torch.unravel_index(torch.tensor(flat), shape)]
+    # each judging runs in a fork of its own: a module it imports (sympy, via torch.unravel_index) is imported
+    # again for every failing exercise
+    code = ("import sys, torch; from grader import weight_diff; w = torch.rand(2, 3, 4); "
+            "assert weight_diff.weights_diff('attention_weights', w, w + 1) is not None; "
+            "print('sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_the_example_the_message_names_is_the_one_shown():
