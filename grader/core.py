@@ -30,7 +30,7 @@ from .messages import bounded as bounded_text
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult, Report
 from .sandbox import MODES, SandboxLimits, run_jobs
-from .text import render, tr
+from .text import render, tr, warm_catalog
 
 
 def reference_modules(name):
@@ -181,6 +181,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox.join()
     if "error" in outcome:
         raise outcome["error"]
+    warm_catalog(lang)  # parsed here once, not again in each judging fork
     with MistakeVariants() as mistaken:  # this run's known-mistake variants, removed when it ends
         exercises = [_variant_error(s, broken[_key(s)], lang) if _key(s) in broken else
                      _judge(s, plans[i], outcome["results"].get(f"job{i}"), built, references, limits, mistaken, lang)

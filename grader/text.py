@@ -15,6 +15,14 @@ def tr(key, lang="en", **fields):
     return t(f"grader.{key}", lang, **fields)
 
 
+def warm_catalog(lang="en"):
+    """Parse the catalogs a report in `lang` reads (its own and English) in this process, so that the forks
+    it judges in inherit them (each fork parsing them again costs ~0.05 s)."""
+    for code in {lang, "en"}:
+        if code in LANGS:
+            catalog(code)
+
+
 def msg(key, **fields):
     """A message to render later, in whatever language the report is written in."""
     return (key, fields)
