@@ -10,6 +10,7 @@ own code, so they run in the grader's process.
 """
 
 import importlib
+import os
 import shutil
 import sys
 import tempfile
@@ -96,10 +97,15 @@ class MistakeVariants:
         exercise = get_exercise(ex_id)
         # unique across runs, even concurrent ones: named after this run's folder (mkdtemp's name is unique)
         package = f"_mistake_{self._root.name.rpartition('-')[2]}_{ex_id}_{len(self._packages)}"
-        shutil.copytree(SOLUTIONS_DIR, self._root / package, ignore=shutil.ignore_patterns("__pycache__"))
+        # the other references are links to the originals (copying them was most of a build's time); the
+        # mistaken file is written as a file of its own, never through its link
+        shutil.copytree(SOLUTIONS_DIR, self._root / package, ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=os.symlink)
         target = self._root / package / exercise.filename
+        text = target.read_text(encoding="utf-8")
+        target.unlink()
         pins = "" if value is None else "\n" + pin_text(ex_id, value)
-        target.write_text(apply_mistake(target.read_text(encoding="utf-8"), mistake) + pins, encoding="utf-8")
+        target.write_text(apply_mistake(text, mistake) + pins, encoding="utf-8")
         sys.path.insert(0, str(self._root))
         try:
             importlib.import_module(package)
