@@ -42,7 +42,13 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   hangs), until it has run past its normal time: then it is probably a hang, and runs to its hang time;
 - a regrade runs code already graded: its submission's newest verdict says whether it hangs (`rerun`: a hang share
   of 1 if that one ran to the limit, else 0), where its exercise's hang share would count every regrade of an
-  exercise with hostile submissions as a part of a likely hang.
+  exercise with hostile submissions as a part of a likely hang;
+- a submission's first run is stopped at its exercise's normal time and the submission set aside
+  (classroom/queue.py `set_aside`, `set_aside_s` here: the same normal time), to run with the whole limit after
+  the submissions not set aside (batch 2): so its hang holds the worker for that normal time (`first_run`), and
+  once set aside it costs its hang time (it ran past its normal time once: `rerun` as a hang). The typical and
+  hang times of a kind of work are measured on its finished jobs: a submission set aside counts once, by its
+  run with the whole limit.
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
 measured, else to DEFAULT_JOB_S with no hang. A worker's first job of each exercise is left out: its first of
 all also starts the warm sandbox server, and the first of an exercise loads what grading it needs.
@@ -84,8 +90,12 @@ TYPICAL = 10  # ... and the newest jobs of those that did not hang, whose times 
 READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first, through ix_jobs_state_id)
 LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
 HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
-HANG_FLOOR_S = LIMIT_S / 4  # ... and no sooner than this: a worker's first job (its sandbox's start, the exercise
-# loaded: left out of the typical times) took 1.4 s where the others took 0.2 s on an idle machine
+HANG_FLOOR_S = 2.0  # ... and no sooner than this: a worker's first job (its sandbox's start, the exercise
+# loaded: left out of the typical times) took 1.4 s where the others took 0.2 s on an idle machine. It is also the
+# shortest time a submission's first run gets before it is set aside (set_aside_s): at 5 s, two infinite loops
+# set aside at once held both workers for most of a 50-job burst (bench p95 6.2-9.4 s, against 5.2-6.1 s at 2 s)
+SET_ASIDE_GAP_S = HANG_FLOOR_S  # a worker's gap between two verdicts this long held a run that was set aside
+# (a set-aside time is a normal time, at least HANG_FLOOR_S; the run leaves no verdict): not an overhead
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 IDLE_POLL_S = 0.25  # a worker with nothing to do asks for a job this often (classroom/worker.py): its phase,
 # which no forecast can know, is at most this much of a wait (a claim on an empty queue is one indexed read)
@@ -119,8 +129,11 @@ class Measured(NamedTuple):
     idle_s: float = IDLE_POLL_S / 2  # seconds from a submission to an idle worker's claim (idle_of)
 
 
+SUBMIT, REGRADE, SET_ASIDE = 0, 1, 2  # the batches of the claim order (queue.claim_order)
+
+
 class Pending(NamedTuple):
-    """A job that will be claimed: its key, batch (0 submission, 1 regrade), seconds (what it costs the jobs behind
+    """A job that will be claimed: its key, batch (SUBMIT, REGRADE or SET_ASIDE), seconds (what it costs the jobs behind
     it unless it hangs: its typical time), its own seconds to a verdict (None: seconds), and its hang share and
     hang time."""
 
@@ -163,9 +176,10 @@ def likely_hangs(expected):
 
 
 def timing(durations, exercise_id, batch):
-    """The Timing of a job: its exercise's for this batch, else the other batch's, else the mean of the exercises
-    measured (the same workers), else DEFAULT."""
-    for key in ((exercise_id, batch), (exercise_id, 1 - batch)):
+    """The Timing of a job: its exercise's for this batch's kind of work (a submission set aside is a submission),
+    else the other kind's, else the mean of the exercises measured (the same workers), else DEFAULT."""
+    kind = REGRADE if batch == REGRADE else SUBMIT
+    for key in ((exercise_id, kind), (exercise_id, 1 - kind)):
         if key in durations:
             return durations[key]
     if not durations:
@@ -190,6 +204,19 @@ def share_in_flight(timing_, elapsed):
     """The hang share a job in flight for `elapsed` s still carries: its own until its normal time, then none (its
     hang is in its time left)."""
     return 0.0 if elapsed > timing_.normal_s else timing_.hang_share
+
+
+def set_aside_s(timing_):
+    """Seconds a submission's first run may take before it is set aside (its worker stops it; classroom/worker.py):
+    its normal time, past which a job in flight probably hangs; None when that is not below LIMIT_S (nothing
+    measured yet: the run has the whole limit)."""
+    return timing_.normal_s if timing_.normal_s < LIMIT_S else None
+
+
+def first_run(timing_):
+    """The Timing of a submission's first run: a hang holds its worker until it is set aside (set_aside_s)."""
+    limit = set_aside_s(timing_)
+    return timing_ if limit is None else timing_._replace(hang_s=min(timing_.hang_s, limit))
 
 
 def rerun(timing_, last_s):
@@ -229,20 +256,20 @@ def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overh
              hangs_in_flight=0.0):
     """Replay the claims -> {key: (start s, finish s)} from now, or None without a live worker.
 
-    pending: Pending jobs in claim order with no regrade due (submissions first), each finishing after its own
-    seconds and freeing its worker after its seconds, or after its hang time if it is where the likely number of
-    hangs grows (`likely_hangs`); in_flight: the seconds left of each job being graded, and hangs_in_flight their
-    hang shares; regrade_due_in: seconds until a queued regrade is due (None: the rule does not apply), after
-    which each claimed regrade restarts the age_s clock; overhead_s: from a verdict to the worker's next claim;
-    idle_s: until an idle worker's next poll.
+    pending: Pending jobs in claim order with no regrade due (submissions first, then those set aside), each
+    finishing after its own seconds and freeing its worker after its seconds, or after its hang time if it is
+    where the likely number of hangs grows (`likely_hangs`); in_flight: the seconds left of each job being
+    graded, and hangs_in_flight their hang shares; regrade_due_in: seconds until a queued regrade is due (None:
+    the rule does not apply), after which each claimed regrade restarts the age_s clock; overhead_s: from a
+    verdict to the worker's next claim; idle_s: until an idle worker's next poll.
     """
     if workers <= 0:
         return None
     busy = [left + overhead_s for left in sorted(in_flight)[:workers]]
     free = busy + [idle_s] * max(workers - len(in_flight), 0)  # when each worker claims next
     heapq.heapify(free)
-    submits = [job for job in pending if job.batch == 0][::-1]  # stacks: the next claim at the end
-    regrades = [job for job in pending if job.batch == 1][::-1]
+    submits = [job for job in pending if job.batch != REGRADE][::-1]  # stacks: the next claim at the end
+    regrades = [job for job in pending if job.batch == REGRADE][::-1]
     due = float("inf") if regrade_due_in is None else regrade_due_in
     times, expected = {}, hangs_in_flight
     placed = likely_hangs(expected)  # hangs already likely among the jobs in flight (their time left holds none)
@@ -385,9 +412,10 @@ def _claims(graded):
 
 
 def overhead_of(graded, gaps=GAPS):
-    """overhead_s of graded jobs."""
+    """overhead_s of graded jobs (a gap of SET_ASIDE_GAP_S or more held a run set aside: left out)."""
     seen = [(job.started_at - previous).total_seconds() for job, previous in _claims(graded)
             if previous is not None and job.created_at <= previous][-gaps:]
+    seen = [gap for gap in seen if gap < SET_ASIDE_GAP_S]
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
@@ -397,6 +425,7 @@ def idle_of(graded, jobs=IDLE_JOBS):
     IDLE_POLL_S / 2, half a poll)."""
     seen = [(job.started_at - job.created_at).total_seconds() for job, previous in _claims(graded)
             if previous is not None and previous < job.created_at <= job.started_at][-jobs:]
+    seen = [delay for delay in seen if delay < SET_ASIDE_GAP_S]  # (its worker ran a job set aside meanwhile)
     return statistics.median(seen) if seen else IDLE_POLL_S / 2
 
 

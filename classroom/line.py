@@ -2,9 +2,9 @@
 
 One definition of a position, for the live snapshot every open page follows (classroom/live.py) and for
 `position` (the command line and tests): the claim order (queue.claim_order), where a regrade that is due
-(queue.regrade_due: none claimed for REGRADE_AGE_S) goes first once, then every submission's job, then the other
-regrades; a job's position counts the queued jobs up to it, from 1 (a job whose lease lapsed is claimable but
-has no position: it is being graded again).
+(queue.regrade_due: none claimed for REGRADE_AGE_S) goes first once, then every submission's job (those set aside
+after the others), then the other regrades; a job's position counts the queued jobs up to it, from 1 (a job
+whose lease lapsed is claimable but has no position: it is being graded again).
 
 A deadline's regrade can leave 20,000 regrade jobs queued while a page polls, so the line reads only what a wait
 needs: every unfinished submission's job, the running regrades and the first REGRADES_READ claimable regrades
@@ -47,7 +47,7 @@ class Line:
             if row[3] == "queued":
                 position += 1
                 self.positions[row[0]] = position
-        self.queued_submissions = sum(row[3] == "queued" and row[5] == 0 for row in self.rows)
+        self.queued_submissions = sum(row[3] == "queued" and row[5] != 1 for row in self.rows)  # set aside too
 
     def regrades_unread(self):
         """Claimable regrades behind the rows read."""
@@ -75,7 +75,7 @@ def read(session, now=None, regrades_read=REGRADES_READ):
     now = now or utcnow()
     due_in = queue.regrade_due_in(session, now)
     submits = queue.claim_order(regrades=False)
-    rows = list(session.execute(select(*_columns(submits)).order_by(submits.c.turn, submits.c.job_id)).all())
+    rows = list(session.execute(select(*_columns(submits)).order_by(*queue.ordering(submits))).all())
     running = [tuple(row) for row in session.execute(_regrades().where(Job.state == "running"))]
     first_rows, queued = first_regrades(session, now, running, regrades_read)
     if queued is None:  # not all read: counted

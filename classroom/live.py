@@ -53,7 +53,7 @@ class Snapshot:
         with store.session() as session:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
-            found = _measured(store, session)
+            found = measured(store, session)
             last_s = eta.last_verdicts_s(session, [row[1] for row in self.line.rows if row[5] == 1])
             self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
@@ -65,8 +65,12 @@ class Snapshot:
             if (exercise_id, batch) not in expected:
                 expected[exercise_id, batch] = eta.timing(self.durations, exercise_id, batch)
             timing = expected[exercise_id, batch]
-            if batch == 1:  # a regrade: its code's newest verdict says whether it hangs
+            if batch == eta.REGRADE:  # a regrade: its code's newest verdict says whether it hangs
                 timing = eta.rerun(timing, last_s.get(submission_id))
+            elif batch == eta.SET_ASIDE:  # it ran past its normal time once: as a hang
+                timing = eta.rerun(timing, eta.LIMIT_S)
+            else:  # a first run: set aside at its normal time
+                timing = eta.first_run(timing)
             if state == "queued" or lapsed:  # claimable: the forecast replays it
                 self.pending.append(eta.pending(job_id, batch, timing))
             else:  # in flight: past its normal time, probably a hang (eta.remaining_s)
@@ -137,9 +141,9 @@ DURATIONS_MAX_AGE_S = 2.0  # measured grading times are read again at most this 
 DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, eta.Measured)
 
 
-def _measured(store, session):
+def measured(store, session):
     """The store's measured grading times, overhead and idle start (eta.measured), read again when older than
-    DURATIONS_MAX_AGE_S."""
+    DURATIONS_MAX_AGE_S (the snapshot, and a worker for the time it sets a submission aside)."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:
         read_at, found = entry.value or (None, None)

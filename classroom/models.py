@@ -106,6 +106,9 @@ class Job(Base):
     worker_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # also the fencing token of a claim
+    # set aside: a submission's first run passed its exercise's normal time (classroom/queue.py `set_aside`); it
+    # runs again with the whole time limit, after the other submissions
+    full_time: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

@@ -17,6 +17,13 @@ by learner (`claim_order`): every learner's first unfinished job of that class,
 oldest first, then every learner's second, and so on; so one learner's 30 queued
 jobs at a deadline delay the others by one job each at most.
 
+A submission that runs past its exercise's normal time is set aside (`set_aside`): its worker stops its first
+run at that time (classroom/worker.py; the time is the wait forecast's: classroom/eta.py `set_aside_s`), and the
+job is queued again to run with the whole time limit after every submission not set aside (batch 2 of the claim
+order). So an endless loop holds a worker for its exercise's normal time (2 s in the bench) before the class's
+other submissions, not the whole limit (20 s), and slow but correct code still gets its verdict. Regrades run
+with the whole limit at once: the wait forecast knows from their newest verdict whether they hang.
+
 Regrades never starve (aging rule, `regrade_due`): while regrade jobs are queued
 and no regrade job has been claimed for REGRADE_AGE_S seconds (counted from the
 oldest queued regrade when none has started yet), the next claim takes a regrade
@@ -65,6 +72,7 @@ class Claim:
     claimed_at: object
     lang: str = "en"  # the submission's feedback language
     variant: int = 0  # the submission's stored exercise variant (grader/variants.py)
+    may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's normal time
 
 
 def _claimable(now):
@@ -85,10 +93,11 @@ def _waits_for_dependency(session, job, submission):
 
 def claim_order(regrades=None):
     """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
-    exercise_id, started_at), where batch is 0 for a submission's job and 1 for a regrade, and turn is the job's
-    place among its learner's unfinished jobs of that batch (1 = their oldest): order with `ordering` to claim.
+    exercise_id, started_at), where batch is 0 for a submission's job, 1 for a regrade and 2 for a submission set
+    aside (`set_aside`), and turn is the job's place among its learner's unfinished jobs of that batch (1 = their
+    oldest): order with `ordering` to claim.
     regrades: True for the regrade jobs only, False for the others only (a smaller window), None for all."""
-    batch = case((Job.reason == "regrade", 1), else_=0).label("batch")
+    batch = case((Job.reason == "regrade", 1), (Job.full_time, 2), else_=0).label("batch")
     turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
     query = (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
                     batch, turn, Submission.exercise_id, Job.started_at)
@@ -100,7 +109,8 @@ def claim_order(regrades=None):
 
 
 def ordering(order):
-    """The claim order of a claim_order() subquery: submissions before regrades, each round-robin by learner."""
+    """The claim order of a claim_order() subquery: submissions, those set aside, then regrades (the regrades
+    are claimed after both: `claim_in` asks for the others first), each round-robin by learner."""
     return (order.c.batch, order.c.turn, order.c.job_id)
 
 
@@ -191,7 +201,7 @@ def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
         if job is None:  # claimed meanwhile, or locked by a worker claiming it now
             continue
         submission = session.get(Submission, job.submission_id)
-        if job.attempts >= max_attempts:
+        if job.attempts >= max_attempts + job.full_time:  # (the run that set a job aside did not die)
             _give_up(session, job, submission, now)
             continue
         if _waits_for_dependency(session, job, submission):
@@ -204,7 +214,8 @@ def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
         session.execute(update(Worker).where(Worker.id == worker_id).values(current_job_id=job.id, last_seen=now))
         return Claim(job.id, worker_id, job.attempts, submission.id, submission.user_id,
                      submission.exercise_id, submission.source, submission.kind, submission.filename,
-                     submission.penalty, now, submission.lang or "en", submission.variant or 0)
+                     submission.penalty, now, submission.lang or "en", submission.variant or 0,
+                     job.reason != "regrade" and not job.full_time)
     return None
 
 
@@ -258,6 +269,24 @@ def finish(store, claim_, verdict, clock=utcnow):
                             .values(status="done"))
         session.execute(update(Worker).where(Worker.id == claim_.worker_id)
                         .values(jobs_done=Worker.jobs_done + 1, current_job_id=None, last_seen=now))
+    return True
+
+
+def set_aside(store, claim_, clock=utcnow):
+    """Queue a claimed submission again, to run with the whole time limit after the submissions not set aside
+    (its first run passed its exercise's normal time), if the claim still holds -> True, else False. No verdict is
+    stored: the learner's page shows it queued again."""
+    now = clock()
+    with store.session() as session:
+        held = session.execute(
+            update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
+                              Job.attempts == claim_.attempt, Job.state == "running")
+            .values(state="queued", full_time=True, worker_id=None, lease_until=None, started_at=None)).rowcount
+        if held != 1:
+            return False
+        session.execute(update(Submission).where(Submission.id == claim_.submission_id).values(status="queued"))
+        session.execute(update(Worker).where(Worker.id == claim_.worker_id)
+                        .values(current_job_id=None, last_seen=now))
     return True
 
 

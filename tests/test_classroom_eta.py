@@ -85,11 +85,11 @@ def test_expected_and_remaining_times():
 
 
 def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
-    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s but at least the
-    # floor (5 s, a quarter of the limit), hang share 1/10
-    assert (eta.LIMIT_S, eta.HANG_FLOOR_S) == (20.0, 5.0)
+    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s (at least the floor,
+    # 2 s), hang share 1/10
+    assert (eta.LIMIT_S, eta.HANG_FLOOR_S) == (20.0, 2.0)
     found = eta.timing_of([1.0] * 9 + [20.5])
-    assert found == eta.Timing(1.0, 5.0, 0.1, 20.5)
+    assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
     assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)  # the mean, for the regrades behind the line
     assert eta.remaining_s(found, 0.5) == pytest.approx(0.5)  # in flight: its typical time left
     assert eta.share_in_flight(found, 0.5) == 0.1  # ... and its chance of a hang, counted apart

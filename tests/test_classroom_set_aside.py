@@ -1,0 +1,178 @@
+"""A submission whose first run passes its exercise's normal time is set aside (classroom/queue.py `set_aside`,
+classroom/worker.py): it runs again with the whole time limit after the other submissions, and before regrades.
+The queue's rules on SQLite and Postgres; the worker's on real grading; the wait forecast's on hand-worked
+numbers."""
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from classroom import eta, line, live, queue, store as store_ops, worker
+from classroom.models import Job, Result, Submission, utcnow
+from tests.classroom_support import make_class, user_id
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request, tmp_path):
+    url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    store = make_class(url, tmp_path)
+    yield store
+    store.close()
+
+
+def _verdict(run_s=0.0):
+    return dict(status="passed", passed=True, raw_score=1.0, score=1.0, summary="", checks=[], mistake_ids=[],
+                report={}, sandbox="process", grader_version="t", run_s=run_s)
+
+
+def _claim(store, worker_id, now=None, lease_s=queue.LEASE_S):
+    with store.session() as session:
+        return queue.claim_in(session, worker_id, lease_s=lease_s, now=now)
+
+
+def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regrades(any_store):
+    ann, bob, cy = (user_id(any_store, f"{n}@class.test") for n in ("ann", "bob", "cy"))
+    old = store_ops.submit(any_store, cy, "ex00", "x = 0\n", "ex00.py")
+    first = _claim(any_store, "w")
+    assert first.may_set_aside  # a submission's first run
+    assert queue.finish(any_store, first, _verdict())
+    queue.enqueue_regrade(any_store)
+    slow = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
+    fresh = [store_ops.submit(any_store, bob, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
+    probe = _claim(any_store, "w1")
+    assert probe.submission_id == slow and probe.may_set_aside
+    assert queue.set_aside(any_store, probe)
+    with any_store.session() as session:
+        assert session.get(Submission, slow).status == "queued"  # the learner's page shows it queued again
+        assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 0
+        waiting = line.read(session)
+    assert [row[1] for row in waiting.rows] == fresh + [slow, old]  # claim order: batch 0, set aside, regrade
+    assert [row[5] for row in waiting.rows] == [eta.SUBMIT, eta.SUBMIT, eta.SET_ASIDE, eta.REGRADE]
+    assert line.position(any_store, slow) == ("queued", 3)
+    order = [_claim(any_store, f"w{i}") for i in range(2, 6)]
+    assert [c.submission_id for c in order] == fresh + [slow, old]
+    again = order[2]
+    assert (again.job_id, again.attempt, again.may_set_aside) == (probe.job_id, 2, False)  # the whole limit now
+    assert not order[3].may_set_aside  # a regrade runs with the whole limit at once
+    assert queue.finish(any_store, again, _verdict(run_s=20.0))
+    with any_store.session() as session:
+        assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
+
+
+def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as_a_death(any_store):
+    ann = user_id(any_store, "ann@class.test")
+    sid = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
+    now = utcnow()
+    lost = _claim(any_store, "slow", now=now, lease_s=5)
+    taken = _claim(any_store, "w2", now=now + timedelta(seconds=6))  # the lease ran out: another worker has it
+    assert queue.set_aside(any_store, lost, clock=lambda: now + timedelta(seconds=7)) is False
+    assert queue.set_aside(any_store, taken, clock=lambda: now + timedelta(seconds=8)) is True
+    # attempts 2 so far; the full-time run may still be retaken after its worker dies, up to MAX_ATTEMPTS deaths
+    later = now + timedelta(seconds=9)
+    for attempt in (3, 4):
+        claim = _claim(any_store, f"dies{attempt}", now=later, lease_s=5)
+        assert (claim.submission_id, claim.attempt, claim.may_set_aside) == (sid, attempt, False)
+        later += timedelta(seconds=6)
+    assert _claim(any_store, "w9", now=later) is None  # given up: 4 attempts, one of them the set-aside run
+    with any_store.session() as session:
+        [result] = session.scalars(select(Result).where(Result.submission_id == sid)).all()
+        assert result.status == "error" and session.scalar(select(Job.state).where(Job.submission_id == sid)) == "error"
+
+
+def _timing(typical_s, normal_s, hang_share=0.1, hang_s=20.0):
+    return eta.Timing(typical_s, normal_s, hang_share, hang_s)
+
+
+def test_the_set_aside_time_is_the_normal_time_when_measured_and_below_the_limit():
+    assert eta.set_aside_s(_timing(0.3, 5.0)) == 5.0
+    assert eta.set_aside_s(eta.DEFAULT) is None  # nothing measured: DEFAULT's normal time is the limit
+    assert eta.set_aside_s(_timing(6.0, eta.LIMIT_S + 1)) is None
+    assert eta.first_run(_timing(0.3, 5.0)).hang_s == 5.0  # a hang holds its worker until it is set aside
+    assert eta.first_run(_timing(0.3, 5.0, hang_s=3.0)).hang_s == 3.0
+    assert eta.first_run(eta.DEFAULT) == eta.DEFAULT
+
+
+def test_a_hang_in_a_burst_costs_the_jobs_behind_it_its_set_aside_time_and_runs_last():
+    """Two workers, ten 1 s submissions of which one in ten hangs (hang time 20 s, normal time 5 s), then the set
+    aside one. The likely hang (the Poisson median reaches 1 at 0.7 hangs: the seventh job) holds its worker 5 s,
+    not 20; the job set aside runs after the others, for 20 s."""
+    timing = eta.first_run(_timing(1.0, 5.0, hang_share=0.1))
+    pending = [eta.pending(i, eta.SUBMIT, timing) for i in range(10)]
+    pending.append(eta.pending("aside", eta.SET_ASIDE, eta.rerun(_timing(1.0, 5.0), eta.LIMIT_S)))
+    times = eta.schedule(pending, [], 2)
+    # workers A and B: jobs 0-5 take 1 s each (A: 0, 2, 4 at 0, 1, 2; B: 1, 3, 5), job 6 at 3 s on A holds it to 8 s
+    assert [times[i][0] for i in range(7)] == [0, 0, 1, 1, 2, 2, 3]
+    assert [times[i][0] for i in range(7, 10)] == [3, 4, 5]  # B takes 7, 8, 9 while A is held
+    assert times["aside"] == (6, 26)  # B is free at 6, before A (8): the set-aside run, its whole hang time
+    # the mean model without setting aside: job 6 held its worker for 20 s; here 5 s
+    before = eta.schedule([eta.pending(i, eta.SUBMIT, _timing(1.0, 5.0, hang_share=0.1)) for i in range(10)], [], 2)
+    assert before[9][0] == times[9][0]  # the same here: B carries 7-9 either way
+    held = eta.schedule([eta.pending(i, eta.SUBMIT, timing) for i in range(14)], [], 2)
+    without = eta.schedule([eta.pending(i, eta.SUBMIT, _timing(1.0, 5.0, hang_share=0.1)) for i in range(14)], [], 2)
+    assert held[13][0] == 8 and without[13][0] == 9  # job 13: A is back at 8; held to 23, B alone takes it
+
+
+def test_a_first_run_past_its_normal_time_has_nothing_left_and_a_set_aside_run_its_hang_time():
+    timing = eta.first_run(_timing(1.0, 5.0, hang_share=0.1))
+    assert eta.remaining_s(timing, 6.0) == 0.0  # being stopped now, and set aside
+    assert eta.share_in_flight(timing, 6.0) == 0.0
+    aside = eta.rerun(_timing(1.0, 5.0), eta.LIMIT_S)
+    assert eta.remaining_s(aside, 6.0) == pytest.approx(14.0)  # a hang: its 20 s hang time less the 6 s run
+
+
+def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_limit(any_store, monkeypatch):
+    ann = user_id(any_store, "ann@class.test")
+    store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
+    claim = _claim(any_store, "w")
+    measured = {("ex00", 0): _timing(0.3, 5.0)}
+    monkeypatch.setattr(live, "measured", lambda store, session: eta.Measured(measured, 0.0))
+    assert worker.set_aside_after(any_store, claim, 20.0) == 5.0
+    assert worker.set_aside_after(any_store, claim, 4.0) is None  # the whole limit is shorter
+    regrade = queue.Claim(**{**claim.__dict__, "may_set_aside": False})
+    assert worker.set_aside_after(any_store, regrade, 20.0) is None
+    measured.clear()  # nothing measured: DEFAULT, no set-aside time
+    assert worker.set_aside_after(any_store, claim, 20.0) is None
+    assert worker.ran_to({"run_s": 5.0}, 5.0) and worker.ran_to({"run_s": 4.9995}, 5.0)
+    assert not worker.ran_to({"run_s": 4.9}, 5.0)
+
+
+@pytest.mark.slow  # grades for real
+def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_first(class_store, sqlite_url,
+                                                                                   monkeypatch):
+    """One worker; ann's endless loop, then bob's correct file. With a set-aside time of 1 s (measured times
+    would give 5 s or more: a seam, so the test takes seconds), ann's first run stops after 1 s, bob's verdict
+    comes next, then ann's run with the whole limit (3 s) gives her one verdict, which says 3 s."""
+    from tests.classroom_support import solution
+
+    ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
+    endless = store_ops.submit(class_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+    correct = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    monkeypatch.setattr(worker, "set_aside_after",
+                        lambda store, claim, limit_s: 1.0 if claim.may_set_aside and limit_s > 1.0 else None)
+    lines = []
+    worker.run_worker(sqlite_url, sandbox="process", once=True, log=lines.append, job_timeout_s=3)
+    with class_store.session() as session:
+        results = session.scalars(select(Result).order_by(Result.id)).all()
+    assert [r.submission_id for r in results] == [correct, endless], lines
+    assert results[0].passed
+    assert not results[1].passed and "3 s" in results[1].summary and results[1].run_s >= 3.0, results[1].summary
+    assert any("set aside" in text for text in lines), lines
+
+
+def test_a_gap_that_held_a_run_set_aside_is_not_a_worker_s_overhead():
+    """A run set aside leaves no verdict: the gap from the worker's verdict before it to its next claim holds it
+    (5 s or more), and once counted as overhead it made every job of the next burst cost 0.2 s more in the bench."""
+    t0 = utcnow()
+
+    def at(seconds):
+        return t0 + timedelta(seconds=seconds)
+
+    jobs = [eta.Graded("w", "ex00", 0, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
+            eta.Graded("w", "ex00", 0, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
+            eta.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5 s in between
+            eta.Graded("w", "ex00", 0, at(0), at(5.85), at(6.0))]  # 0.05 s
+    assert eta.overhead_of(jobs) == pytest.approx(0.05)
+    late = eta.Graded("w", "ex00", 0, at(6.5), at(11.6), at(11.8))  # submitted while the worker ran one set aside
+    idle = eta.Graded("w", "ex00", 0, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
+    assert eta.idle_of(jobs + [late, idle]) == pytest.approx(0.1)
