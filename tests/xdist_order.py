@@ -19,28 +19,49 @@ SHARED = {"tests/test_weight_diff.py": "tests/test_grader.py"}
 # files whose tests are scheduled per parameter id (their module fixture is parametrized by it)
 SPLIT_BY_PARAM = {"tests/test_fresh_learners.py"}
 # seconds of a scope (tests/ left out: a file, a SHARED group, or a file[param]): the 40 longest of the parallel
-# phase of a full run of main (4f0b647, a clean clone, --durations=0, load 8-15: about twice the quiet figures),
-# setup + call + teardown summed per scope, then test_browser.py's and test_browser_axe.py's as this layout has
-# them (axe-core's page scans moved into test_browser's page visits: both files 757 s at load 6-16, 120 s of it
-# test_browser_axe's own; test_browser_readable's window-title test moved too, -50 s). Only their order matters.
-# The five browser files below were measured again after the page checks moved into test_browser's visit:
-# -n 2 --dist loadfile with test_exercise_variants.py (load ~4; 272, 143, 44, 18, 24 s), scaled by that
-# file's ratio to its figure here (228 / 124 s) to stay on this table's scale.
+# phase of a full run of main (286d8de, a clean clone, --durations=0, load 4-6), setup + call + teardown summed
+# per scope (`python -m tests.xdist_order LOG` prints this table). Only their order matters.
 SECONDS = {
-    'test_browser.py': 500, 'test_variant_diagnosis.py': 295, 'test_browser_state.py': 263,
-    'test_exercise_variants.py': 228, 'test_grader.py': 217, 'test_train.py': 195,
-    'test_browser_chart_text.py': 33, 'test_browser_readable.py': 81, 'test_browser_axe.py': 120,
-    'test_app_shell.py': 105, 'test_fresh_learners.py[set_c]': 84, 'test_fresh_learners.py[set_d]': 80,
-    'test_lab_browser.py': 80, 'test_translate_page.py': 76, 'test_fresh_learners.py[set_b]': 72,
-    'test_classroom_browser.py': 70, 'test_fresh_learners.py[set_a]': 68, 'test_classroom_oidc.py': 62,
-    'test_fresh_learners.py[set_e]': 80,
-    'test_demos.py': 61, 'test_widget_extremes.py': 59, 'test_recipe_claims.py': 53, 'test_lti_passback.py': 52,
-    'test_classroom_hosts.py': 48, 'test_browser_weights_diff.py': 47, 'test_diagnosis.py': 46,
-    'test_hostile_results.py': 46, 'test_classroom_lang.py': 46, 'test_variants.py': 45, 'test_notebooks.py': 45,
-    'test_classroom_workers.py': 45, 'test_sandbox_process.py': 43, 'test_classroom_browser_faults.py': 41,
-    'test_statuses.py': 39, 'test_browser_masks_positions.py': 44, 'test_classroom_grading.py': 36,
-    'test_lab_page.py': 35, 'test_classroom_queue.py': 34, 'test_pages_ch02_04.py': 33, 'test_course_claims.py': 33,
-    'test_substeps.py': 33,
+    'test_browser.py': 231,
+    'test_exercise_variants.py': 114,
+    'test_browser_state.py': 103,
+    'test_variant_diagnosis.py': 96,
+    'test_grader.py': 78,
+    'test_browser_axe.py': 45,
+    'test_classroom_oidc.py': 38,
+    'test_fresh_learners.py[set_c]': 38,
+    'test_lab_browser.py': 38,
+    'test_fresh_learners.py[set_b]': 38,
+    'test_classroom_browser.py': 37,
+    'test_fresh_learners.py[set_a]': 36,
+    'test_browser_readable.py': 32,
+    'test_fresh_learners.py[set_d]': 31,
+    'test_widget_extremes.py': 30,
+    'test_sandbox_process.py': 29,
+    'test_fresh_learners.py[set_e]': 29,
+    'test_classroom_workers.py': 27,
+    'test_hostile_results.py': 27,
+    'test_notebooks.py': 27,
+    'test_classroom_hosts.py': 26,
+    'test_classroom_lang.py': 25,
+    'test_statuses.py': 25,
+    'test_lti_passback.py': 24,
+    'test_app_shell.py': 23,
+    'test_classroom_browser_faults.py': 22,
+    'test_classroom_queue.py': 20,
+    'test_translate_page.py': 20,
+    'test_browser_weights_diff.py': 20,
+    'test_train.py': 19,
+    'test_substeps.py': 19,
+    'test_lab_page.py': 19,
+    'test_lab_runner.py': 18,
+    'test_diagnosis.py': 18,
+    'test_pages_ch02_04.py': 18,
+    'test_browser_chart_text.py': 18,
+    'test_browser_masks_positions.py': 16,
+    'test_classroom_job_timeout.py': 15,
+    'test_demos.py': 14,
+    'test_classroom_grading.py': 14,
 }
 
 
