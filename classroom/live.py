@@ -37,6 +37,7 @@ class LiveState:
     delayed: bool = False  # waits on a dead or absent worker, or its worker's lease lapsed
     start_s: float | None = None  # forecast (classroom/eta.py) from the snapshot's reading: seconds to its claim
     finish_s: float | None = None  # ... and to its verdict; both None without a live worker
+    set_aside: bool = False  # queued again after its first run passed its exercise's normal time (queue.set_aside)
 
 
 _FINISHED = LiveState("finished")
@@ -80,8 +81,9 @@ class Snapshot:
             if job_id < newest.get(submission_id, 0):  # a submission shows its newest job
                 continue
             newest[submission_id] = job_id
-            live = LiveState("queued", self.line.positions[job_id], self.workers == 0) if state == "queued" else \
-                LiveState("running", None, lapsed)
+            live = LiveState("queued", self.line.positions[job_id], self.workers == 0,
+                             set_aside=batch == eta.SET_ASIDE) if state == "queued" else \
+                LiveState("running", None, lapsed, set_aside=batch == eta.SET_ASIDE)
             self.states[submission_id] = (user_id, live, job_id)
 
     def times(self):

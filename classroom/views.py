@@ -112,6 +112,8 @@ def live_state(user_id):
         else:
             st.info(tr("classroom.state_running"), icon=":material/sync:")
         st.caption(eta.sentence(now.position, now.start_s, now.finish_s, current_lang()))
+        if now.set_aside:  # its first run passed the exercise's normal time: it runs again, after the others
+            st.caption(tr("classroom.state_set_aside"))
         if now.delayed:  # no live worker, or its lease lapsed
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:

@@ -50,11 +50,15 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     assert [row[1] for row in waiting.rows] == fresh + [slow, old]  # claim order: batch 0, set aside, regrade
     assert [row[5] for row in waiting.rows] == [eta.SUBMIT, eta.SUBMIT, eta.SET_ASIDE, eta.REGRADE]
     assert line.position(any_store, slow) == ("queued", 3)
+    shown = live.Snapshot(any_store)  # what the learner's page shows: queued again, and why
+    assert (shown.of(ann, slow).state, shown.of(ann, slow).position, shown.of(ann, slow).set_aside) == ("queued", 3, True)
+    assert not shown.of(bob, fresh[0]).set_aside
     order = [_claim(any_store, f"w{i}") for i in range(2, 6)]
     assert [c.submission_id for c in order] == fresh + [slow, old]
     again = order[2]
     assert (again.job_id, again.attempt, again.may_set_aside) == (probe.job_id, 2, False)  # the whole limit now
     assert not order[3].may_set_aside  # a regrade runs with the whole limit at once
+    assert live.Snapshot(any_store).of(ann, slow).state == "running" and live.Snapshot(any_store).of(ann, slow).set_aside
     assert queue.finish(any_store, again, _verdict(run_s=20.0))
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
