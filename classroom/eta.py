@@ -83,7 +83,7 @@ from sqlalchemy import select
 from course.common.i18n import t
 from grader.sandbox import SandboxLimits
 
-from .models import Job, Result, Submission
+from .models import REGRADE, SET_ASIDE, SUBMIT, Job, Result, Submission  # noqa: F401 (SET_ASIDE: eta.SET_ASIDE)
 
 HISTORY = 30  # graded jobs per exercise and kind of work whose hang share and hang time make its Timing
 TYPICAL = 10  # ... and the newest jobs of those that did not hang, whose times make its typical and normal time
@@ -127,9 +127,6 @@ class Measured(NamedTuple):
     durations: dict  # {(exercise id, batch): Timing}
     overhead_s: float  # mean seconds from a worker's verdict to its next claim while a job was waiting
     idle_s: float = IDLE_POLL_S / 2  # seconds from a submission to an idle worker's claim (idle_of)
-
-
-SUBMIT, REGRADE, SET_ASIDE = 0, 1, 2  # the batches of the claim order (queue.claim_order)
 
 
 class Pending(NamedTuple):
@@ -249,7 +246,7 @@ def behind_s(times, jobs_between, pending, workers):
     """The start of a regrade behind the jobs replayed (times): once the last of them finishes, jobs_between more
     regrades of their mean time, shared by the workers."""
     last = max((finish for _, finish in times.values()), default=0.0)
-    return last + max(jobs_between, 0) * mean_s(pending, 1) / workers
+    return last + max(jobs_between, 0) * mean_s(pending, REGRADE) / workers
 
 
 def schedule(pending, in_flight, workers, regrade_due_in=None, age_s=60.0, overhead_s=0.0, idle_s=0.0,
@@ -310,7 +307,7 @@ def recent(session, read=READ_JOBS):
         select(Job.worker_id, Submission.exercise_id, Job.reason, Job.created_at, Job.started_at, Job.finished_at)
         .join(Submission, Submission.id == Job.submission_id)
         .where(Job.state == "done").order_by(Job.id.desc()).limit(read)).all()
-    return [Graded(worker, exercise_id, int(reason == "regrade"), created, started, finished)
+    return [Graded(worker, exercise_id, REGRADE if reason == "regrade" else SUBMIT, created, started, finished)
             for worker, exercise_id, reason, created, started, finished in reversed(rows)
             if started is not None and finished is not None]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import and_, func, literal, or_, select
 
 from . import queue
-from .models import Job, Submission, utcnow
+from .models import REGRADE, Job, Submission, utcnow
 
 REGRADES_READ = 64  # claimable regrades read in claim order; at one regrade per REGRADE_AGE_S this covers an hour
 
@@ -47,11 +47,11 @@ class Line:
             if row[3] == "queued":
                 position += 1
                 self.positions[row[0]] = position
-        self.queued_submissions = sum(row[3] == "queued" and row[5] != 1 for row in self.rows)  # set aside too
+        self.queued_submissions = sum(row[3] == "queued" and row[5] != REGRADE for row in self.rows)  # set aside too
 
     def regrades_unread(self):
         """Claimable regrades behind the rows read."""
-        return self.regrades_claimable - sum(row[5] == 1 and self.claimable(row) for row in self.rows)
+        return self.regrades_claimable - sum(row[5] == REGRADE and self.claimable(row) for row in self.rows)
 
     def claimable(self, row):
         """Is this row's job claimable (queued, or running under a lapsed lease)?"""
@@ -91,7 +91,7 @@ def read(session, now=None, regrades_read=REGRADES_READ):
 
 def _regrades():
     """The regrade jobs as line rows (see Line.rows), to be filtered."""
-    return (select(Job.id, Job.submission_id, Submission.user_id, Job.state, Job.lease_until, literal(1),
+    return (select(Job.id, Job.submission_id, Submission.user_id, Job.state, Job.lease_until, literal(REGRADE),
                    Submission.exercise_id, Job.started_at)
             .join(Submission, Submission.id == Job.submission_id).where(Job.reason == "regrade"))
 

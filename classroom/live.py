@@ -55,7 +55,7 @@ class Snapshot:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
             found = measured(store, session)
-            last_s = eta.last_verdicts_s(session, [row[1] for row in self.line.rows if row[5] == 1])
+            last_s = eta.last_verdicts_s(session, [row[1] for row in self.line.rows if row[5] == eta.REGRADE])
             self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
@@ -128,7 +128,7 @@ class Snapshot:
             return replace(state, start_s=times[job_id][0], finish_s=times[job_id][1])
         if job_id not in self.left:  # a regrade behind the line read
             start = eta.behind_s(times, state.position - len(self.line.positions) - 1, self.pending, self.workers)
-            return replace(state, start_s=start, finish_s=start + eta.mean_s(self.pending, 1))
+            return replace(state, start_s=start, finish_s=start + eta.mean_s(self.pending, eta.REGRADE))
         return replace(state, start_s=0.0, finish_s=self.left[job_id])  # being graded
 
     def of(self, user_id, submission_id):

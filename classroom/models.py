@@ -12,6 +12,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 ROLES = ("learner", "ta", "instructor")
 SUBMISSION_STATES = ("queued", "grading", "done", "error")  # a submission's latest job, for learners
 JOB_STATES = ("queued", "running", "done", "error")
+SUBMIT, REGRADE, SET_ASIDE = 0, 1, 2  # the batches of the claim order (classroom/queue.py claim_order)
 KINDS = (".py", ".ipynb")
 LATE_POLICIES = ("accept", "close")  # accept with a penalty inside a window, or refuse after the deadline
 

@@ -45,7 +45,7 @@ from course.common.i18n import t
 
 from . import exercises, verdicts
 from .lti import outbox
-from .models import ExerciseRule, Job, Result, Submission, Worker, utcnow
+from .models import REGRADE, SET_ASIDE, SUBMIT, ExerciseRule, Job, Result, Submission, Worker, utcnow
 from .store import late_penalty
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
@@ -97,7 +97,7 @@ def claim_order(regrades=None):
     aside (`set_aside`), and turn is the job's place among its learner's unfinished jobs of that batch (1 = their
     oldest): order with `ordering` to claim.
     regrades: True for the regrade jobs only, False for the others only (a smaller window), None for all."""
-    batch = case((Job.reason == "regrade", 1), (Job.full_time, 2), else_=0).label("batch")
+    batch = case((Job.reason == "regrade", REGRADE), (Job.full_time, SET_ASIDE), else_=SUBMIT).label("batch")
     turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
     query = (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
                     batch, turn, Submission.exercise_id, Job.started_at)
