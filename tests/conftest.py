@@ -105,7 +105,7 @@ TIMING_TESTS = {
 }
 # Files that check machine-wide state (no process of any strict-sandbox uid alive, /tmp left as it was):
 # another worker's grading would show there, so they are marked `alone` and run in the serial phase too.
-ALONE_FILES = {"test_classroom_hostile.py", "test_sandbox_strict.py", "test_sandbox_warm.py"}
+ALONE_FILES = {"test_classroom_hostile.py", "test_sandbox_seccomp.py", "test_sandbox_strict.py", "test_sandbox_warm.py"}
 SERIAL_MARKERS = ("timing", "alone")  # tests/run_suite.py runs these after the parallel phase
 
 
