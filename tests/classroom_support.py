@@ -57,6 +57,29 @@ def class_store(sqlite_url, tmp_path):
     store.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request, tmp_path):
+    """A class store on SQLite, then on Postgres (the test runs once on each)."""
+    url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    store = make_class(url, tmp_path)
+    yield store
+    store.close()
+
+
+def passed_verdict(score=1.0, run_s=0.0):
+    """The Result fields of a passing verdict (queue.finish's `verdict`), for tests that grade nothing."""
+    return dict(status="passed", passed=True, raw_score=score, score=score, summary="", checks=[], mistake_ids=[],
+                report={}, sandbox="process", grader_version="t", run_s=run_s)
+
+
+def claim_at(store, worker_id, now=None, lease_s=None):
+    """queue.claim_in in a transaction of its own, at `now` (naive UTC; None: now) -> Claim or None."""
+    from classroom import queue
+
+    with store.session() as session:
+        return queue.claim_in(session, worker_id, lease_s=queue.LEASE_S if lease_s is None else lease_s, now=now)
+
+
 def user_id(store, email):
     return store_ops.user_by_email(store, email).id
 

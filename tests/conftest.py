@@ -9,12 +9,12 @@ import pytest
 
 from tests.browser_support import browsers, chromiums, server, shared_apps
 from tests.app_helpers import utc_plus_8
-from tests.classroom_support import class_store, own_postgres, pg_url, postgres_server, sqlite_url
+from tests.classroom_support import any_store, class_store, own_postgres, pg_url, postgres_server, sqlite_url
 from tests.xdist_order import make_scheduler
 
 # fixtures for every test file
-__all__ = ["browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server", "shared_apps",
-           "sqlite_url", "utc_plus_8"]
+__all__ = ["any_store", "browsers", "chromiums", "class_store", "own_postgres", "pg_url", "postgres_server", "server",
+           "shared_apps", "sqlite_url", "utc_plus_8"]
 
 
 def own_folder(variable, prefix, mode=0o700):

@@ -10,7 +10,7 @@ from classroom import feedback, grading, line, live, queue, store as store_ops
 from classroom.models import Result
 from course.common.i18n import t
 from grader.warm_server import ServerFailed
-from tests.classroom_support import user_id
+from tests.classroom_support import passed_verdict, user_id
 from tests.waiting import FakeClock
 
 ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
@@ -18,11 +18,6 @@ ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
 
 def _submit(store, email, source="x = 1\n"):
     return store_ops.submit(store, user_id(store, email), "ex00", source, "ex00_paths.py")
-
-
-def _verdict():
-    return dict(status="passed", passed=True, raw_score=1.0, score=1.0, summary="", checks=[], mistake_ids=[],
-                report={}, sandbox="process", grader_version="t", run_s=0.0)
 
 
 def test_one_learners_many_jobs_do_not_hold_back_the_others(class_store):
@@ -91,7 +86,7 @@ def test_a_change_shows_within_a_second(class_store):
     assert live.state_of(class_store, ann, sid, clock=clock).state == "queued"  # the snapshot is still fresh
     clock.advance(live.MAX_AGE_S + 0.01)
     assert live.state_of(class_store, ann, sid, clock=clock).state == "running"
-    queue.finish(class_store, claim, _verdict())
+    queue.finish(class_store, claim, passed_verdict())
     clock.advance(live.MAX_AGE_S + 0.01)
     assert live.state_of(class_store, ann, sid, clock=clock).state == "finished"
 

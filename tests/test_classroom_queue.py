@@ -10,17 +10,12 @@ from sqlalchemy import func, select
 
 from classroom import queue, store as store_ops, worker as worker_ops
 from classroom.models import Job, Result, Submission
-from tests.classroom_support import LEARNERS, ROOT, run_cli, solution, stub, user_id
+from tests.classroom_support import passed_verdict, LEARNERS, ROOT, run_cli, solution, stub, user_id
 from tests.waiting import FakeClock, wait_until
 
 
 def _submit(store, email, ex_id, source):
     return store_ops.submit(store, user_id(store, email), ex_id, source, f"{ex_id}.py")
-
-
-def _verdict(score=1.0):
-    return dict(status="passed", passed=True, raw_score=score, score=score, summary="", checks=[],
-                mistake_ids=[], report={}, sandbox="process", grader_version="t", run_s=0.0)
 
 
 def test_a_worker_that_lost_its_lease_cannot_store_a_second_verdict(class_store):
@@ -33,9 +28,9 @@ def test_a_worker_that_lost_its_lease_cannot_store_a_second_verdict(class_store)
     second = queue.claim(class_store, "w2", clock=clock)
     assert (second.job_id, second.attempt) == (first.job_id, 2)
     assert not queue.renew(class_store, first, clock=clock)
-    assert queue.finish(class_store, first, _verdict(0.5), clock) is False
-    assert queue.finish(class_store, second, _verdict(1.0), clock) is True
-    assert queue.finish(class_store, second, _verdict(1.0), clock) is False  # and only once
+    assert queue.finish(class_store, first, passed_verdict(0.5), clock) is False
+    assert queue.finish(class_store, second, passed_verdict(1.0), clock) is True
+    assert queue.finish(class_store, second, passed_verdict(1.0), clock) is False  # and only once
     with class_store.session() as session:
         assert [r.score for r in session.scalars(select(Result))] == [1.0]
         assert session.get(Submission, first.submission_id).status == "done"
@@ -67,7 +62,7 @@ def test_jobs_of_a_learner_run_in_dependency_order(class_store):
     second = queue.claim(class_store, "w2")
     assert second.submission_id == bob  # ann's ex03 waits for her ex01
     assert queue.claim(class_store, "w3") is None
-    queue.finish(class_store, first, _verdict())
+    queue.finish(class_store, first, passed_verdict())
     assert queue.claim(class_store, "w3").submission_id == ex03
 
 

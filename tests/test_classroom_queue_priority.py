@@ -4,27 +4,13 @@ import os
 import time
 from datetime import timedelta
 
-import pytest
 from sqlalchemy import func, insert, select
 
 from classroom import eta, line, live, queue, store as store_ops
 from classroom.models import Job, Result, Submission, User, utcnow
-from tests.classroom_support import make_class, user_id
+from tests.classroom_support import claim_at, passed_verdict, user_id
 
 WORKERS = 2
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def any_store(request, tmp_path):
-    url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    store = make_class(url, tmp_path)
-    yield store
-    store.close()
-
-
-def _verdict():
-    return dict(status="passed", passed=True, raw_score=1.0, score=1.0, summary="", checks=[], mistake_ids=[],
-                report={}, sandbox="process", grader_version="t", run_s=0.0)
 
 
 def _class_of(store, learners, per_learner):
@@ -41,11 +27,6 @@ def _class_of(store, learners, per_learner):
     return ids
 
 
-def _claim(store, worker, now=None, lease_s=queue.LEASE_S):
-    with store.session() as session:
-        return queue.claim_in(session, worker, lease_s=lease_s, now=now)
-
-
 def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     ids = _class_of(any_store, 200, 100)  # 200 learners x 10 exercises x 10 submissions
     queued_at = utcnow()  # the clock stays here: on a loaded machine the inserts may outlast REGRADE_AGE_S
@@ -60,7 +41,7 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     behind = snap.get(_newest_submission(any_store, ids[199]))  # a regrade far down the line
     assert behind.state == "queued" and behind.position > line.REGRADES_READ and behind.start_s > 0
     _cheapest_due_in(any_store, queued_at)
-    first = _claim(any_store, "w1", now=queued_at)
+    first = claim_at(any_store, "w1", now=queued_at)
     assert first.submission_id == sid  # the workers take it next, not after 20,000 regrades
 
 
@@ -111,44 +92,44 @@ def test_round_robin_by_learner_holds_within_each_class_of_work(any_store):
     ann, bob = user_id(any_store, "ann@class.test"), user_id(any_store, "bob@class.test")
     old = [store_ops.submit(any_store, ann, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
     for sid in old:  # graded, then regraded
-        claim = _claim(any_store, "w")
-        assert queue.finish(any_store, claim, _verdict())
+        claim = claim_at(any_store, "w")
+        assert queue.finish(any_store, claim, passed_verdict())
     queue.enqueue_regrade(any_store)
     a = [store_ops.submit(any_store, ann, "ex00", f"y = {i}\n", "ex00.py") for i in range(3)]
     b = [store_ops.submit(any_store, bob, "ex00", f"z = {i}\n", "ex00.py") for i in range(2)]
-    order = [_claim(any_store, f"w{i}").submission_id for i in range(7)]
+    order = [claim_at(any_store, f"w{i}").submission_id for i in range(7)]
     assert order == [a[0], b[0], a[1], b[1], a[2], old[0], old[1]]
 
 
 def test_a_waiting_regrade_is_claimed_within_the_aging_time(any_store):
     ann = user_id(any_store, "ann@class.test")
     old = store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
-    assert queue.finish(any_store, _claim(any_store, "w"), _verdict())
+    assert queue.finish(any_store, claim_at(any_store, "w"), passed_verdict())
     queue.enqueue_regrade(any_store)
     fresh = [store_ops.submit(any_store, user_id(any_store, e), "ex00", "x = 3\n", "ex00.py")
              for e in ("bob@class.test", "cy@class.test")]
     now = utcnow()
-    assert _claim(any_store, "w1", now=now, lease_s=600).submission_id == fresh[0]  # submissions first while young
+    assert claim_at(any_store, "w1", now=now, lease_s=600).submission_id == fresh[0]  # submissions first while young
     later = now + timedelta(seconds=queue.REGRADE_AGE_S + 1)
-    regrade = _claim(any_store, "w2", now=later)
+    regrade = claim_at(any_store, "w2", now=later)
     assert regrade.submission_id == old  # aged: the regrade goes first once
-    assert _claim(any_store, "w3", now=later).submission_id == fresh[1]  # and the clock restarts
+    assert claim_at(any_store, "w3", now=later).submission_id == fresh[1]  # and the clock restarts
 
 
 def test_a_killed_worker_s_job_is_reclaimed_before_regrades_and_graded_once(any_store):
     ann = user_id(any_store, "ann@class.test")
     old = store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
-    assert queue.finish(any_store, _claim(any_store, "w"), _verdict())
+    assert queue.finish(any_store, claim_at(any_store, "w"), passed_verdict())
     queue.enqueue_regrade(any_store)
     sid = store_ops.submit(any_store, user_id(any_store, "bob@class.test"), "ex00", "x = 2\n", "ex00.py")
     now = utcnow()
-    dead = _claim(any_store, "dies", now=now, lease_s=5)  # the worker dies holding it
+    dead = claim_at(any_store, "dies", now=now, lease_s=5)  # the worker dies holding it
     assert dead.submission_id == sid
-    assert _claim(any_store, "w2", now=now + timedelta(seconds=1)).submission_id == old  # leased: not retaken
-    taken = _claim(any_store, "w3", now=now + timedelta(seconds=6))  # lease ran out: reclaimed
+    assert claim_at(any_store, "w2", now=now + timedelta(seconds=1)).submission_id == old  # leased: not retaken
+    taken = claim_at(any_store, "w3", now=now + timedelta(seconds=6))  # lease ran out: reclaimed
     assert (taken.submission_id, taken.job_id, taken.attempt) == (sid, dead.job_id, 2)
-    assert queue.finish(any_store, dead, _verdict()) is False  # the dead worker's late verdict is refused
-    assert queue.finish(any_store, taken, _verdict()) is True
+    assert queue.finish(any_store, dead, passed_verdict()) is False  # the dead worker's late verdict is refused
+    assert queue.finish(any_store, taken, passed_verdict()) is True
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == sid)) == 1
         assert session.scalar(select(Job.attempts).where(Job.id == dead.job_id)) == 2

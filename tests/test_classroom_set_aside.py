@@ -10,37 +10,19 @@ from sqlalchemy import func, select
 
 from classroom import eta, line, live, queue, store as store_ops, worker
 from classroom.models import Job, Result, Submission, utcnow
-from tests.classroom_support import make_class, user_id
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def any_store(request, tmp_path):
-    url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    store = make_class(url, tmp_path)
-    yield store
-    store.close()
-
-
-def _verdict(run_s=0.0):
-    return dict(status="passed", passed=True, raw_score=1.0, score=1.0, summary="", checks=[], mistake_ids=[],
-                report={}, sandbox="process", grader_version="t", run_s=run_s)
-
-
-def _claim(store, worker_id, now=None, lease_s=queue.LEASE_S):
-    with store.session() as session:
-        return queue.claim_in(session, worker_id, lease_s=lease_s, now=now)
+from tests.classroom_support import claim_at, passed_verdict, user_id
 
 
 def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regrades(any_store):
     ann, bob, cy = (user_id(any_store, f"{n}@class.test") for n in ("ann", "bob", "cy"))
     old = store_ops.submit(any_store, cy, "ex00", "x = 0\n", "ex00.py")
-    first = _claim(any_store, "w")
+    first = claim_at(any_store, "w")
     assert first.may_set_aside  # a submission's first run
-    assert queue.finish(any_store, first, _verdict())
+    assert queue.finish(any_store, first, passed_verdict())
     queue.enqueue_regrade(any_store)
     slow = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
     fresh = [store_ops.submit(any_store, bob, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
-    probe = _claim(any_store, "w1")
+    probe = claim_at(any_store, "w1")
     assert probe.submission_id == slow and probe.may_set_aside
     assert queue.set_aside(any_store, probe)
     with any_store.session() as session:
@@ -53,13 +35,13 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     shown = live.Snapshot(any_store)  # what the learner's page shows: queued again, and why
     assert (shown.of(ann, slow).state, shown.of(ann, slow).position, shown.of(ann, slow).set_aside) == ("queued", 3, True)
     assert not shown.of(bob, fresh[0]).set_aside
-    order = [_claim(any_store, f"w{i}") for i in range(2, 6)]
+    order = [claim_at(any_store, f"w{i}") for i in range(2, 6)]
     assert [c.submission_id for c in order] == fresh + [slow, old]
     again = order[2]
     assert (again.job_id, again.attempt, again.may_set_aside) == (probe.job_id, 2, False)  # the whole limit now
     assert not order[3].may_set_aside  # a regrade runs with the whole limit at once
     assert live.Snapshot(any_store).of(ann, slow).state == "running" and live.Snapshot(any_store).of(ann, slow).set_aside
-    assert queue.finish(any_store, again, _verdict(run_s=20.0))
+    assert queue.finish(any_store, again, passed_verdict(run_s=20.0))
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
 
@@ -68,17 +50,17 @@ def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as
     ann = user_id(any_store, "ann@class.test")
     sid = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
     now = utcnow()
-    lost = _claim(any_store, "slow", now=now, lease_s=5)
-    taken = _claim(any_store, "w2", now=now + timedelta(seconds=6))  # the lease ran out: another worker has it
+    lost = claim_at(any_store, "slow", now=now, lease_s=5)
+    taken = claim_at(any_store, "w2", now=now + timedelta(seconds=6))  # the lease ran out: another worker has it
     assert queue.set_aside(any_store, lost, clock=lambda: now + timedelta(seconds=7)) is False
     assert queue.set_aside(any_store, taken, clock=lambda: now + timedelta(seconds=8)) is True
     # attempts 2 so far; the full-time run may still be retaken after its worker dies, up to MAX_ATTEMPTS deaths
     later = now + timedelta(seconds=9)
     for attempt in (3, 4):
-        claim = _claim(any_store, f"dies{attempt}", now=later, lease_s=5)
+        claim = claim_at(any_store, f"dies{attempt}", now=later, lease_s=5)
         assert (claim.submission_id, claim.attempt, claim.may_set_aside) == (sid, attempt, False)
         later += timedelta(seconds=6)
-    assert _claim(any_store, "w9", now=later) is None  # given up: 4 attempts, one of them the set-aside run
+    assert claim_at(any_store, "w9", now=later) is None  # given up: 4 attempts, one of them the set-aside run
     with any_store.session() as session:
         [result] = session.scalars(select(Result).where(Result.submission_id == sid)).all()
         assert result.status == "error" and session.scalar(select(Job.state).where(Job.submission_id == sid)) == "error"
@@ -128,7 +110,7 @@ def test_a_first_run_past_its_normal_time_has_nothing_left_and_a_set_aside_run_i
 def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_limit(any_store, monkeypatch):
     ann = user_id(any_store, "ann@class.test")
     store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
-    claim = _claim(any_store, "w")
+    claim = claim_at(any_store, "w")
     measured = {("ex00", 0): _timing(0.3, 5.0)}
     monkeypatch.setattr(live, "measured", lambda store, session: eta.Measured(measured, 0.0))
     assert worker.set_aside_after(any_store, claim, 20.0) == 5.0
