@@ -227,6 +227,8 @@ def submission_wait(store, submission_id):
 def cmd_status(args):
     store = Store(args.db)
     status = queue.queue_status(store)
+    with store.session() as session:
+        status["set_aside"] = eta.set_aside_counts(session)
     if args.submission is not None:
         status["submission"] = submission_wait(store, args.submission)
     if args.json:
@@ -237,6 +239,11 @@ def cmd_status(args):
           f"expired lease), {jobs['done']} done, {jobs['error']} error")
     if status["oldest_queued_s"] is not None:
         print(f"oldest queued job waits for {status['oldest_queued_s']:.0f} s")
+    aside = status["set_aside"]
+    if aside["runs"]:
+        print(f"first runs set aside (past their exercise's normal time): {aside['runs']}; of the "
+              f"{aside['graded']} graded since, {aside['not_endless']} ended before the {eta.LIMIT_S:g} s limit (slow, not "
+              f"endless: their learners waited behind the other submissions)")
     for w in status["workers"]:
         doing = f"grading job {w['current_job']}" if w["current_job"] else "idle"
         if not w["alive"]:

@@ -18,9 +18,10 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   at most a few seconds (5.4 s at a load of 15 on 2 cores); its hang time is the mean of the hangs measured
   (else LIMIT_S), and its hang share the share of the jobs that hung;
 - the typical time is the mean of the newest TYPICAL others, times the machine's pace; the normal time the
-  longest of those, and at least HANG_FACTOR times their median, times the pace, and at least HANG_FLOOR_S (on
-  an idle machine a worker's first job, 1.4 s, was past 4 x the 0.2 s of the others, and every forecast behind
-  it waited for a hang: 18 times too long);
+  longest of those, and at least HANG_FACTOR times their median, times the pace. A job in flight probably hangs
+  past its normal time and HANG_FLOOR_S (`hangs_after`: on an idle machine a worker's first job, 1.4 s claim to
+  verdict, was past 4 x the 0.2 s of the others, and every forecast behind it waited for a hang: 18 times too
+  long);
 - the pace follows the machine's speed, which on a shared machine changes by 40% from one burst to the next
   (a class-wide regrade, other work): the newest PACE_JOBS jobs that did not hang (`split`) are the pace's, and
   the typical times are measured on the jobs before them; the pace is the median of the newest jobs' times, each
@@ -39,13 +40,13 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   jobs hang cannot be foreseen; how many most likely do can. A job's own feedback is forecast after its typical
   time (a learner's own hang would be a surprise whatever the forecast);
 - a job in flight costs its typical time less the time it has run (its hang share counted among the expected
-  hangs), until it has run past its normal time: then it is probably a hang, and runs to its hang time;
+  hangs), until it probably hangs (`hangs_after`): then it runs to its hang time;
 - a regrade runs code already graded: its submission's newest verdict says whether it hangs (`rerun`: a hang share
   of 1 if that one ran to the limit, else 0), where its exercise's hang share would count every regrade of an
   exercise with hostile submissions as a part of a likely hang;
-- a submission's first run is stopped at its exercise's normal time and the submission set aside
-  (classroom/queue.py `set_aside`, `set_aside_s` here: the same normal time), to run with the whole limit after
-  the submissions not set aside (batch 2): so its hang holds the worker for that normal time (`first_run`), and
+- a submission's first run is stopped at its exercise's normal time (at least SET_ASIDE_FLOOR_S: `set_aside_s`)
+  and the submission set aside (classroom/queue.py `set_aside`), to run with the whole limit after the
+  submissions not set aside (batch 2): so its hang holds the worker for that set-aside time (`first_run`), and
   once set aside it costs its hang time (it ran past its normal time once: `rerun` as a hang). The typical and
   hang times of a kind of work are measured on its finished jobs: a submission set aside counts once, by its
   run with the whole limit.
@@ -73,12 +74,13 @@ limited read whatever the size of the class's history).
 No live worker: no forecast (the page says no grader is running).
 """
 
+import bisect
 import heapq
 import math
 import statistics
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from course.common.i18n import t
 from grader.sandbox import SandboxLimits
@@ -91,11 +93,13 @@ READ_JOBS = 1000  # the last graded jobs read for the measurements (newest first
 LIMIT_S = SandboxLimits().timeout_s  # the sandbox's time limit per job (classroom/grading.py grades with defaults)
 HANG_FACTOR = 4.0  # a job in flight is past its normal time no sooner than this many times its median
 HANG_FLOOR_S = 2.0  # ... and no sooner than this: a worker's first job (its sandbox's start, the exercise
-# loaded: left out of the typical times) took 1.4 s where the others took 0.2 s on an idle machine. It is also the
-# shortest time a submission's first run gets before it is set aside (set_aside_s): at 5 s, two infinite loops
-# set aside at once held both workers for most of a 50-job burst (bench p95 6.2-9.4 s, against 5.2-6.1 s at 2 s)
-SET_ASIDE_GAP_S = HANG_FLOOR_S  # a worker's gap between two verdicts this long held a run that was set aside
-# (a set-aside time is a normal time, at least HANG_FLOOR_S; the run leaves no verdict): not an overhead
+# loaded: left out of the typical times) took 1.4 s claim to verdict where the others took 0.2 s on an idle machine
+SET_ASIDE_FLOOR_S = 0.5  # a submission's first run is set aside past its normal time, and no sooner than this
+# (set_aside_s). The time limit counts the run alone (its fork in the warm sandbox server to its exit), not the
+# server's start, so a cold start needs no more; the floor is for the machine's scheduling on a loaded machine.
+# Each hang's first run holds its worker this long, and where it falls in a burst cannot be foreseen: at 5 s, two
+# infinite loops set aside at once held both workers for most of a 50-job burst (bench p95 6.2-9.4 s, against
+# 5.2-6.1 s at 2 s); at 2 s, in bursts of jobs of 0.1 s, the waits behind them came out 1-2 s longer than forecast
 DEFAULT_JOB_S = 5.0  # expected grading time of an exercise with no graded job yet
 IDLE_POLL_S = 0.25  # a worker with nothing to do asks for a job this often (classroom/worker.py): its phase,
 # which no forecast can know, is at most this much of a wait (a claim on an empty queue is one indexed read)
@@ -109,7 +113,8 @@ class Timing(NamedTuple):
     """What a job of one exercise and kind of work costs, measured (seconds from claim to verdict)."""
 
     typical_s: float  # the mean of the jobs that did not hang
-    normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it, a job in flight hangs
+    normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it (and HANG_FLOOR_S), a job
+    # in flight hangs (`hangs_after`), and a submission's first run is set aside (`set_aside_s`)
     hang_share: float  # the share of the jobs that ran to the time limit
     hang_s: float  # the mean time of those (LIMIT_S when none hung)
 
@@ -189,25 +194,31 @@ def expected_s(durations, exercise_id, batch):
     return timing(durations, exercise_id, batch).expected_s()
 
 
+def hangs_after(timing_):
+    """Seconds past which a job in flight probably hangs: its normal time, at least HANG_FLOOR_S."""
+    return max(timing_.normal_s, HANG_FLOOR_S)
+
+
 def remaining_s(timing_, elapsed):
-    """Seconds left of a job in flight for `elapsed` s: its typical time less that, or, once past its normal time
-    (probably a hang), until its hang time; none once that has passed too."""
-    if elapsed > timing_.normal_s:
+    """Seconds left of a job in flight for `elapsed` s: its typical time less that, or, once it probably hangs
+    (`hangs_after`), until its hang time; none once that has passed too."""
+    if elapsed > hangs_after(timing_):
         return max(timing_.hang_s - elapsed, 0.0)
     return max(timing_.typical_s - elapsed, 0.0)
 
 
 def share_in_flight(timing_, elapsed):
-    """The hang share a job in flight for `elapsed` s still carries: its own until its normal time, then none (its
+    """The hang share a job in flight for `elapsed` s still carries: its own until it probably hangs, then none (its
     hang is in its time left)."""
-    return 0.0 if elapsed > timing_.normal_s else timing_.hang_share
+    return 0.0 if elapsed > hangs_after(timing_) else timing_.hang_share
 
 
 def set_aside_s(timing_):
     """Seconds a submission's first run may take before it is set aside (its worker stops it; classroom/worker.py):
-    its normal time, past which a job in flight probably hangs; None when that is not below LIMIT_S (nothing
-    measured yet: the run has the whole limit)."""
-    return timing_.normal_s if timing_.normal_s < LIMIT_S else None
+    its normal time, at least SET_ASIDE_FLOOR_S; None when that is not below LIMIT_S (nothing measured yet: the
+    run has the whole limit)."""
+    seconds = max(timing_.normal_s, SET_ASIDE_FLOOR_S)
+    return seconds if seconds < LIMIT_S else None
 
 
 def first_run(timing_):
@@ -389,52 +400,89 @@ def timing_of(values, typical=TYPICAL, base=None, pace=1.0):
     hangs = [value for value in values if value >= LIMIT_S]
     normal = [value for value in (values if base is None else base) if value < LIMIT_S][-typical:] or [DEFAULT_JOB_S]
     return Timing(pace * statistics.fmean(normal),
-                  max(HANG_FLOOR_S, pace * max(max(normal), HANG_FACTOR * statistics.median(normal))),
+                  pace * max(max(normal), HANG_FACTOR * statistics.median(normal)),
                   len(hangs) / len(values), statistics.fmean(hangs) if hangs else LIMIT_S)
 
 
+class SetAside(NamedTuple):
+    """A submission's first run stopped and set aside: its worker and when (the run leaves no verdict)."""
+
+    worker_id: str
+    at: object
+
+
+def set_asides(session, read=READ_JOBS):
+    """The last `read` runs set aside (through ix_jobs_set_aside_at, a limited read), oldest first."""
+    rows = session.execute(select(Job.set_aside_by, Job.set_aside_at).where(Job.set_aside_at.is_not(None))
+                           .order_by(Job.set_aside_at.desc()).limit(read)).all()
+    return [SetAside(worker_id, at) for worker_id, at in reversed(rows)]
+
+
+def ran_to(run_s, limit_s=LIMIT_S):
+    """Did a sandboxed run of run_s seconds (Result.run_s, rounded to the ms) last its whole time limit?"""
+    return run_s >= limit_s - 0.001
+
+
+def set_aside_counts(session, limit_s=LIMIT_S):
+    """{"runs": runs set aside so far, "graded": of those graded since, "not_endless": of those, the runs with the
+    whole limit (limit_s: the grader's, as the workers run by default) that ended before it (slow code, not an
+    infinite loop: set aside for nothing, its learner waited behind the others)}: `status` shows it, so that a
+    class sees when its normal times are too short for its machine."""
+    runs = session.scalar(select(func.count(Job.id)).where(Job.set_aside_at.is_not(None)))
+    graded = session.scalars(select(Result.run_s).join(Job, Job.id == Result.job_id)
+                             .where(Job.set_aside_at.is_not(None))).all()
+    return {"runs": runs, "graded": len(graded), "not_endless": sum(not ran_to(run_s, limit_s) for run_s in graded)}
+
+
 def overhead_s(session, gaps=GAPS, read=READ_JOBS):
-    """Mean seconds from a worker's verdict to its next claim, over its last `gaps` claims of a job that was
-    already queued at that verdict, among the last `read` graded jobs (else DEFAULT_OVERHEAD_S)."""
-    return overhead_of(recent(session, read), gaps)
+    """Mean seconds from a worker's verdict (or a run it set aside) to its next claim, over its last `gaps` claims
+    of a job that was already queued then, among the last `read` graded jobs (else DEFAULT_OVERHEAD_S)."""
+    return overhead_of(recent(session, read), gaps, set_asides(session, read))
 
 
-def _claims(graded):
-    """[(job, the verdict before it on its worker or None)] of graded jobs with a worker, in claim order."""
-    last, found = {}, []
+def _claims(graded, asides=()):
+    """[(job, the end before its claim on its worker or None)] of graded jobs with a worker, in claim order: an end
+    is a verdict, or a run set aside (a worker's time between a verdict and its next claim may hold one)."""
+    ends = {}
+    for job in graded:
+        ends.setdefault(job.worker_id, []).append(job.finished_at)
+    for aside in asides:
+        ends.setdefault(aside.worker_id, []).append(aside.at)
+    for times in ends.values():
+        times.sort()
+    found = []
     for job in sorted((job for job in graded if job.worker_id is not None), key=lambda job: job.started_at):
-        found.append((job, last.get(job.worker_id)))
-        last[job.worker_id] = job.finished_at
+        times = ends[job.worker_id]
+        before = bisect.bisect_right(times, job.started_at)
+        found.append((job, times[before - 1] if before else None))
     return found
 
 
-def overhead_of(graded, gaps=GAPS):
-    """overhead_s of graded jobs (a gap of SET_ASIDE_GAP_S or more held a run set aside: left out)."""
-    seen = [(job.started_at - previous).total_seconds() for job, previous in _claims(graded)
+def overhead_of(graded, gaps=GAPS, asides=()):
+    """overhead_s of graded jobs and the runs set aside among them."""
+    seen = [(job.started_at - previous).total_seconds() for job, previous in _claims(graded, asides)
             if previous is not None and job.created_at <= previous][-gaps:]
-    seen = [gap for gap in seen if gap < SET_ASIDE_GAP_S]
     return statistics.fmean(max(gap, 0.0) for gap in seen) if seen else DEFAULT_OVERHEAD_S
 
 
-def idle_of(graded, jobs=IDLE_JOBS):
+def idle_of(graded, jobs=IDLE_JOBS, asides=()):
     """Seconds from a submission to an idle worker's claim: the median, over the last `jobs` jobs that found their
-    worker idle (queued after its previous verdict; not its first), of the time from queued to claimed (else
-    IDLE_POLL_S / 2, half a poll)."""
-    seen = [(job.started_at - job.created_at).total_seconds() for job, previous in _claims(graded)
+    worker idle (queued after its previous verdict or run set aside; not its first), of the time from queued to
+    claimed (else IDLE_POLL_S / 2, half a poll)."""
+    seen = [(job.started_at - job.created_at).total_seconds() for job, previous in _claims(graded, asides)
             if previous is not None and previous < job.created_at <= job.started_at][-jobs:]
-    seen = [delay for delay in seen if delay < SET_ASIDE_GAP_S]  # (its worker ran a job set aside meanwhile)
     return statistics.median(seen) if seen else IDLE_POLL_S / 2
 
 
 def measured(session, read=READ_JOBS):
     """The grading times, the overhead between claims and an idle worker's claim delay, as the forecast uses them,
-    from one read of the last `read` graded jobs."""
-    return measured_of(recent(session, read))
+    from one read of the last `read` graded jobs and runs set aside."""
+    return measured_of(recent(session, read), set_asides(session, read))
 
 
-def measured_of(graded):
-    """The Measured of some graded jobs (oldest first)."""
-    return Measured(timings(graded), overhead_of(graded), idle_of(graded))
+def measured_of(graded, asides=()):
+    """The Measured of some graded jobs (oldest first) and the runs set aside among them."""
+    return Measured(timings(graded), overhead_of(graded, asides=asides), idle_of(graded, asides=asides))
 
 
 ROUND_S = 5  # waits under a minute are shown to the nearest ROUND_S seconds

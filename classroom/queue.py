@@ -281,7 +281,8 @@ def set_aside(store, claim_, clock=utcnow):
         held = session.execute(
             update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
                               Job.attempts == claim_.attempt, Job.state == "running")
-            .values(state="queued", full_time=True, worker_id=None, lease_until=None, started_at=None)).rowcount
+            .values(state="queued", full_time=True, worker_id=None, lease_until=None, started_at=None,
+                    set_aside_by=claim_.worker_id, set_aside_at=now)).rowcount
         if held != 1:
             return False
         session.execute(update(Submission).where(Submission.id == claim_.submission_id).values(status="queued"))

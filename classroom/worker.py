@@ -140,8 +140,8 @@ def set_aside_after(store, claim, limit_s):
 
 def ran_to(verdict, limit_s):
     """Did the verdict's sandboxed run last its whole time limit (the sandbox stopped it: Result.run_s is the run's
-    time, rounded to the ms)?"""
-    return verdict.get("run_s", 0.0) >= limit_s - 0.001
+    time)?"""
+    return eta.ran_to(verdict.get("run_s", 0.0), limit_s)
 
 
 def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None):

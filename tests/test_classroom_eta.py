@@ -85,9 +85,8 @@ def test_expected_and_remaining_times():
 
 
 def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
-    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s (at least the floor,
-    # 2 s), hang share 1/10
-    assert (eta.LIMIT_S, eta.HANG_FLOOR_S) == (20.0, 2.0)
+    # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s, hang share 1/10
+    assert (eta.LIMIT_S, eta.HANG_FLOOR_S, eta.SET_ASIDE_FLOOR_S) == (20.0, 2.0, 0.5)
     found = eta.timing_of([1.0] * 9 + [20.5])
     assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
     assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)  # the mean, for the regrades behind the line
@@ -95,9 +94,16 @@ def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
     assert eta.share_in_flight(found, 0.5) == 0.1  # ... and its chance of a hang, counted apart
     assert eta.remaining_s(found, 6.0) == pytest.approx(14.5)  # past its normal time: a hang, to its hang time
     assert eta.share_in_flight(found, 6.0) == 0.0  # that hang is in its time left
-    # jobs of 0.2 s: a worker's first job, 1.4 s (its sandbox's start), is past 4 x 0.2 s but not a hang
+    # jobs of 0.2 s: a worker's first job, 1.4 s claim to verdict (its sandbox's start), is past 4 x 0.2 s but
+    # not a hang in flight (the floor, 2 s); its first run is set aside past 0.8 s of the run itself (the limit
+    # counts from the run's start in the warm server, after the sandbox's start)
     quick = eta.timing_of([0.2] * 10)
-    assert quick.normal_s == eta.HANG_FLOOR_S and eta.remaining_s(quick, 1.4) == 0.0
+    assert quick.normal_s == pytest.approx(0.8) and eta.hangs_after(quick) == eta.HANG_FLOOR_S
+    assert eta.remaining_s(quick, 1.4) == 0.0 and eta.share_in_flight(quick, 1.4) == 0.0
+    assert eta.remaining_s(eta.rerun(quick, 0.2), 1.9) == 0.0  # a regrade at 1.9 s: late, not a hang
+    assert eta.remaining_s(eta.rerun(quick, 0.2), 2.5) == pytest.approx(17.5)  # past the floor: a hang
+    assert eta.set_aside_s(quick) == pytest.approx(0.8)
+    assert eta.set_aside_s(eta.timing_of([0.05] * 10)) == eta.SET_ASIDE_FLOOR_S  # 4 x 0.05 s: the floor
     # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
     assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
     # the typical time follows the newest jobs (the machine's load changes): the last TYPICAL that did not hang

@@ -28,6 +28,9 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     with any_store.session() as session:
         assert session.get(Submission, slow).status == "queued"  # the learner's page shows it queued again
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 0
+        [stamp] = eta.set_asides(session)  # the run's end on its worker, for the forecast's gaps (eta._claims)
+        assert stamp.worker_id == "w1" and stamp.at == session.scalar(select(Job.set_aside_at)
+                                                                      .where(Job.id == probe.job_id))
         waiting = line.read(session)
     assert [row[1] for row in waiting.rows] == fresh + [slow, old]  # claim order: batch 0, set aside, regrade
     assert [row[5] for row in waiting.rows] == [eta.SUBMIT, eta.SUBMIT, eta.SET_ASIDE, eta.REGRADE]
@@ -44,6 +47,8 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     assert queue.finish(any_store, again, passed_verdict(run_s=20.0))
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
+        assert [aside.worker_id for aside in eta.set_asides(session)] == ["w1"]  # kept once graded
+        assert eta.set_aside_counts(session) == {"runs": 1, "graded": 1, "not_endless": 0}  # it ran to the limit
 
 
 def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as_a_death(any_store):
@@ -126,13 +131,16 @@ def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_
 @pytest.mark.slow  # grades for real
 def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_first(class_store, sqlite_url,
                                                                                    monkeypatch):
-    """One worker; ann's endless loop, then bob's correct file. With a set-aside time of 1 s (measured times
-    would give 5 s or more: a seam, so the test takes seconds), ann's first run stops after 1 s, bob's verdict
-    comes next, then ann's run with the whole limit (3 s) gives her one verdict, which says 3 s."""
-    from tests.classroom_support import solution
+    """One worker; ann's endless loop, cy's correct but slow file (1.5 s at import), then bob's correct file. With
+    a set-aside time of 1 s (a seam, so the test takes seconds), ann's and cy's first runs stop after 1 s, bob's
+    verdict comes next, then their runs with the whole limit (3 s): ann's verdict says 3 s, cy's passes. `status`
+    counts the two runs set aside and cy's as not endless."""
+    from tests.classroom_support import run_cli, solution
 
-    ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
+    ann, bob, cy = (user_id(class_store, f"{name}@class.test") for name in ("ann", "bob", "cy"))
     endless = store_ops.submit(class_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+    slow = store_ops.submit(class_store, cy, "ex00", "import time\ntime.sleep(1.5)\n" + solution("ex00"),
+                            "ex00_paths.py")
     correct = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     monkeypatch.setattr(worker, "set_aside_after",
                         lambda store, claim, limit_s: 1.0 if claim.may_set_aside and limit_s > 1.0 else None)
@@ -140,15 +148,22 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
     worker.run_worker(sqlite_url, sandbox="process", once=True, log=lines.append, job_timeout_s=3)
     with class_store.session() as session:
         results = session.scalars(select(Result).order_by(Result.id)).all()
-    assert [r.submission_id for r in results] == [correct, endless], lines
-    assert results[0].passed
+    assert [r.submission_id for r in results] == [correct, endless, slow], lines
+    assert results[0].passed and results[2].passed and 1.5 <= results[2].run_s < 3.0
     assert not results[1].passed and "3 s" in results[1].summary and results[1].run_s >= 3.0, results[1].summary
-    assert any("set aside" in text for text in lines), lines
+    assert sum("set aside" in text for text in lines) == 2, lines
+    with class_store.session() as session:
+        assert eta.set_aside_counts(session, limit_s=3.0) == {"runs": 2, "graded": 2, "not_endless": 1}
+    shown = run_cli("status", "--db", sqlite_url).stdout  # (the workers' default limit: both ended before it)
+    assert "first runs set aside (past their exercise's normal time): 2; of the 2 graded since, 2 ended before " \
+           f"the {eta.LIMIT_S:g} s limit" in shown, shown
 
 
-def test_a_gap_that_held_a_run_set_aside_is_not_a_worker_s_overhead():
-    """A run set aside leaves no verdict: the gap from the worker's verdict before it to its next claim holds it
-    (5 s or more), and once counted as overhead it made every job of the next burst cost 0.2 s more in the bench."""
+def test_a_run_set_aside_ends_a_worker_s_gap_like_a_verdict():
+    """A run set aside leaves no verdict, but its stamp (Job.set_aside_by, set_aside_at): the gap from the worker's
+    verdict before it to its next claim holds that run (5 s here), and once counted as overhead it made every job
+    of the next burst cost 0.2 s more in the bench. With the stamp the gap after it is a claim's overhead like any
+    other, and a long overhead with no run set aside in it still counts."""
     t0 = utcnow()
 
     def at(seconds):
@@ -156,9 +171,16 @@ def test_a_gap_that_held_a_run_set_aside_is_not_a_worker_s_overhead():
 
     jobs = [eta.Graded("w", "ex00", 0, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
             eta.Graded("w", "ex00", 0, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
-            eta.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5 s in between
+            eta.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5.55 s in between
             eta.Graded("w", "ex00", 0, at(0), at(5.85), at(6.0))]  # 0.05 s
-    assert eta.overhead_of(jobs) == pytest.approx(0.05)
+    asides = [eta.SetAside("w", at(5.55)), eta.SetAside("w2", at(5.0))]  # w2's: another worker's, no gap of w's
+    assert eta.overhead_of(jobs, asides=asides) == pytest.approx(0.05)
+    assert eta.overhead_of(jobs) == pytest.approx((0.05 + 5.15 + 0.05) / 3)  # the stamp is what tells them apart
+    slow = jobs + [eta.Graded("w", "ex00", 0, at(0), at(6.8), at(7.0))]  # 0.8 s after a verdict: a slow claim
+    assert eta.overhead_of(slow, asides=asides) == pytest.approx((0.05 + 0.05 + 0.05 + 0.8) / 4)
     late = eta.Graded("w", "ex00", 0, at(6.5), at(11.6), at(11.8))  # submitted while the worker ran one set aside
     idle = eta.Graded("w", "ex00", 0, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
-    assert eta.idle_of(jobs + [late, idle]) == pytest.approx(0.1)
+    asides.append(eta.SetAside("w", at(11.55)))
+    assert eta.idle_of(jobs + [late, idle], asides=asides) == pytest.approx(0.1)
+    assert eta.overhead_of(jobs + [late, idle], asides=asides) == pytest.approx(0.05)  # late: claimed 0.05 s after
+    assert eta.idle_of(jobs + [late, idle]) == pytest.approx((5.1 + 0.1) / 2)  # without the stamps: late looks idle
