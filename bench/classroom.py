@@ -65,7 +65,7 @@ from classroom import analytics, exercises, frames, store as store_ops  # noqa: 
 from classroom.db import Store  # noqa: E402
 from classroom.models import Job, Result, Submission, User, Worker, utcnow  # noqa: E402
 from bench.forecasts import (WITHIN, WITHIN_GOAL, burst_with_forecasts, error_summary, explain,  # noqa: E402
-                             forecast_errors, halfway_errors, percentile, within)
+                             forecast_errors, halfway_errors, percentile, set_aside_summary, within)
 
 HOSTILE = {  # (exercise, source): mild on purpose, the machine is shared
     "infinite loop": ("ex00", "while True:\n    pass\n"),
@@ -226,7 +226,8 @@ def report_burst(name, acked, graded, store, shown=None, explaining=False):
                                      for reason, (jobs, seconds) in sorted(spent.items())))
     print(f"  {name}: submit -> feedback p50 {statistics.median(waits):.1f} s, p95 {percentile(waits, 0.95):.1f} s; "
           f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}; signed median "
-          f"{statistics.median(forecast_errors(acked, graded, True)):+.0%} (+: forecast too long)")
+          f"{statistics.median(forecast_errors(acked, graded, True)):+.0%} (+: forecast too long); "
+          f"{set_aside_summary(store, acked)}")
     later = halfway_errors(acked, graded, shown) if shown is not None else []
     if later:
         print(f"  {name}: the forecast shown halfway through the wait, |est - actual| / wait left then, over "

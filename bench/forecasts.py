@@ -15,7 +15,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from classroom import eta, live, store as store_ops
-from classroom.models import Job, utcnow
+from classroom.models import Job, Result, utcnow
 
 WITHIN, WITHIN_GOAL = 0.25, 0.8  # goal: this share of the forecasts within this relative error of the actual wait
 
@@ -113,6 +113,16 @@ def jobs_of(store, since):
         return session.execute(select(Job.submission_id, Job.reason, Job.started_at, Job.finished_at)
                                .where(Job.started_at >= since, Job.finished_at.is_not(None))
                                .order_by(Job.started_at)).all()
+
+
+def set_aside_summary(store, acked):
+    """'N runs set aside, M of them not endless' of a burst's submissions: a run set aside whose run with the whole
+    limit then ended before it was slow, not endless (set aside for nothing: its learner waited for the others)."""
+    with store.session() as session:
+        runs = session.execute(select(Job.submission_id, Result.run_s).join(Result, Result.job_id == Job.id)
+                               .where(Job.submission_id.in_(list(acked)), Job.full_time.is_(True))).all()
+    slow = sorted(acked[sid][0] for sid, run_s in runs if run_s < eta.LIMIT_S)
+    return f"{len(runs)} runs set aside, {len(slow)} of them not endless" + (f" ({', '.join(slow)})" if slow else "")
 
 
 def explain(store, acked, graded, name, shown=None):
