@@ -1,26 +1,25 @@
-"""The wait forecast against real workers: 12 submissions at once to a pool of two, each compared with the
-forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a small scale), first
-without a hang, then while an infinite loop holds one worker until the sandbox's time limit.
+"""The wait forecast against real workers: LEARNERS submissions at once to a pool of two, each compared with the
+forecast its page showed just after it was acknowledged (bench/classroom.py's part 1b at a smaller scale), first
+without a hang, then while an infinite loop (set aside once, now running with the whole limit) holds one worker
+until the sandbox's time limit.
 
-Its waits are one to seven seconds, where a worker's idle claim (its poll) and the gap from a verdict to the
-next claim weigh most: a forecast without them was off by about 40% at the median. The warm-up measures the
-grading times and, with one lone submission, an idle worker's claim delay (eta.idle_of).
+The warm-up measures the grading times and, with one lone submission, an idle worker's claim delay (eta.idle_of).
+On an idle machine a job takes 0.1-0.2 s and the waits are 0.2-3 s. The waits under JUDGED_S (1 s, four idle
+polls) are printed, not judged: the first claims of a burst came 0.1-0.3 s after the submissions (the poll's phase,
+and the claim's transaction waiting for the burst's own commits on SQLite), which no forecast can know, and with a
+burst of 12 that offset alone put 42% of the forecasts more than 25% short in one run of eight.
 
-On the shared machine the burst's jobs ran 0.8-1.76x as long as the warm-up's (the load changes from one minute to
-the next), which no forecast made at submission can know: the raw error then follows the speed (52% short at
-1.76x in process mode at a load of 16; 33% long in the strict sandbox at a load of 24). So the test measures
-the burst's speed (its jobs' grading times over the typical times measured before it) and holds the forecasts
-as shown, or else scaled by that speed, to at least PACED_WITHIN within 25% and a median error of at most
-PACED_MEDIAN. (On an idle machine, as CI runs it, the forecasts as shown were the nearer: median 6%, 100%
-within 25%, against 16%, 83% scaled; with the 1 s idle poll of before, the hang burst's first waits, 0.3-0.9 s,
-were forecast 0.8 s long, by the poll's phase alone.) Measured at loads of
-15-22, median and share within 25% without and with the hang: strict sandbox as root 9% 83%, 12% 91% and 2%
-100%, 12% 100%; process mode 12% 83%, 3% 91% and 15% 75%, 9% 82%. A forecast without the claim delays (no
-overhead, no idle claim) came out at 25% and 50%, and fails. Raw: a later place in the queue forecast later
-(rank correlation at least 0.7), and no forecast off by more than the wait itself plus a worker's idle poll.
-With the hang in flight past its exercise's normal time (eta.py: it runs to its hang time), the same bounds hold;
-a forecast that expects the hung worker back after a normal job is off by about half (it counts two workers where
-one grades)."""
+On a shared machine the burst's jobs ran 0.8-1.76x as long as the warm-up's (the load changes from one minute to
+the next), which no forecast made at submission can know: the raw error then follows the speed (52% short at 1.76x
+in process mode at a load of 16). So the test measures the burst's speed (its jobs' grading times over the typical
+times measured before it) and holds the judged forecasts as shown, or else scaled by that speed, to at least
+PACED_WITHIN within 25% and a median error of at most PACED_MEDIAN. Raw: a later place in the queue is forecast
+later (rank correlation at least 0.7), and no forecast is off by more than the wait itself plus a worker's idle poll.
+Measured in the strict sandbox as root, judged waits within 25% as shown (at the burst's speed), without and with
+the hang: idle machine (load 0.9-1.6), six runs, 88-100% (96-100%) and 100% (100%); with three busy loops on the
+2 cores (load 3.6-4.6), two runs, the bursts ran 1.1-1.5x slower than the warm-up: 84% and 66% (97% and 94%)
+without the hang, 0% and 91% (100% and 100%) with it. A forecast that takes the set-aside run in flight for a normal job (it expects the hung worker back)
+fails it: 0% within 25% with the hang, 44% short at the median (it counts two workers where one grades)."""
 
 import os
 import signal
@@ -38,12 +37,9 @@ from classroom import eta, store as store_ops
 from classroom.models import Job, utcnow
 from tests.classroom_support import make_class, solution, stub, user_id
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900),
-              # not strict: it runs and reports every time; in the strict sandbox on an idle machine it passed 6 of 7
-              # runs (median errors 2-12%, all within 25%) and failed once before the second burst's figures were
-              # printed, for a reason not yet found
-              pytest.mark.xfail(strict=False, reason="one unexplained failure in 7 strict runs on an idle machine")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 EASY = ("ex00", "ex01", "ex06")
+LEARNERS = 36  # each burst: one submission each (on an idle machine a job takes 0.1-0.2 s: waits of 0.2-3 s)
 
 
 @pytest.mark.slow
@@ -52,11 +48,11 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     store = make_class(url, tmp_path)
     store_ops.set_setting(store, "variants", 0)  # "correct" is the published solution: no per-learner variants
     roster = tmp_path / "more.csv"
-    roster.write_text("email,name,role\n" + "".join(f"m{i:02d}@class.test,M{i},learner\n" for i in range(12)))
+    roster.write_text("email,name,role\n" + "".join(f"m{i:02d}@class.test,M{i},learner\n" for i in range(LEARNERS)))
     store_ops.import_roster(store, roster)
-    users = [user_id(store, f"m{i:02d}@class.test") for i in range(12)]
+    users = [user_id(store, f"m{i:02d}@class.test") for i in range(LEARNERS)]
     mix = [("correct" if i % 2 else "stub", ex_id, solution(ex_id) if i % 2 else stub(ex_id))
-           for i, ex_id in enumerate(EASY * 4)]
+           for i, ex_id in enumerate(EASY * (LEARNERS // len(EASY)))]
     pool, _ = start_pool(url, 2, tmp_path, "workers.log")
     try:
         warm = [store_ops.submit(store, users[i], ex_id, source, f"{ex_id}.py")
@@ -83,8 +79,8 @@ def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     # it did hang: it ran to the limit (20.1 s claim to verdict in three runs against a limit of 20.0 s, a margin
     # too thin to assert on; the other jobs take under a second)
     assert hang_s >= 0.9 * eta.LIMIT_S
-    for errors, paced, pairs in bursts:
-        _check(errors, paced, pairs)
+    for pairs in bursts:
+        _check(pairs)
 
 
 def _speed(store, acked):
@@ -112,26 +108,35 @@ def _measured(acked, graded, speed):
           f"{error_summary(paced)} (load {os.getloadavg()})")
     print(pairs.sort_values("actual").round(2).to_string())
     assert len(errors) == len(acked)  # two live workers: every page showed a forecast
-    return errors, paced, pairs
+    return pairs
 
 
-def _check(errors, paced, pairs):
+def _check(pairs):
     """The forecasts of one burst against its actual waits, with the burst's speed divided out (the module doc's
-    bounds)."""
+    bounds), judged on the waits of at least JUDGED_S."""
+    judged = pairs[pairs["actual"] >= JUDGED_S]
+    assert len(judged) >= len(pairs) / 2, pairs  # most waits are long enough to judge
+    shown = ((judged["forecast"] - judged["actual"]).abs() / judged["actual"]).tolist()
+    at_speed = ((judged["at_speed"] - judged["actual"]).abs() / judged["actual"]).tolist()
     # the forecasts as shown, or (on a machine whose speed changed after they were made) at the burst's speed
-    assert near(errors) or near(paced), f"as shown: {error_summary(errors)}; at speed: {error_summary(paced)}"
+    assert near(shown) or near(at_speed), f"as shown: {error_summary(shown)}; at speed: {error_summary(at_speed)}"
     # a later place in the queue is forecast later (a forecast that ignores the queue ahead is flat)...
     assert pairs["forecast"].corr(pairs["actual"], method="spearman") >= 0.7, pairs
     # ... and no forecast is off by more than the wait itself plus a second (an idle poll and a claim)
     assert ((pairs["forecast"] - pairs["actual"]).abs() <= pairs["actual"] + 1.0).all(), pairs
 
 
-PACED_WITHIN, PACED_MEDIAN = 0.66, 0.2  # at the burst's speed: this share within 25%, and the median error
+PACED_WITHIN, PACED_MEDIAN = 0.8, 0.2  # at the burst's speed: this share within 25%, and the median error
+JUDGED_S = 4 * eta.IDLE_POLL_S  # the waits judged: at least four idle polls (1 s). Below, the first claims' delay
+# (the poll's phase, and the claim waiting for the burst's own commits on SQLite: 0.1-0.3 s on an idle machine)
+# is most of the wait, and no forecast can know it; the page shows such a wait as "a few seconds"
 
 
 def near(errors):
     """At least PACED_WITHIN of the errors within 25%, and their median at most PACED_MEDIAN."""
     return within(errors, 0.25) >= PACED_WITHIN and statistics.median(errors) <= PACED_MEDIAN
+
+
 HANG_SEEN_S = 8.0  # the infinite loop has run this long (past ex00's normal time, 4 x its median at least) ...
 
 
