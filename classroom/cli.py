@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, eta, exercises, frames, live, queue, store as store_ops, which_counts
+from . import analytics, eta, exercises, frames, grading_times, live, queue, store as store_ops, which_counts
 from .db import ENV_VAR, SchemaError, Store
 from .lti import cli as lti_cli
 from .models import Job, Submission, User
@@ -228,7 +228,7 @@ def cmd_status(args):
     store = Store(args.db)
     status = queue.queue_status(store)
     with store.session() as session:
-        status["set_aside"] = eta.set_aside_counts(session)
+        status["set_aside"] = grading_times.set_aside_counts(session)
     if args.submission is not None:
         status["submission"] = submission_wait(store, args.submission)
     if args.json:

@@ -26,7 +26,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
-from . import eta, grading, live, queue
+from . import eta, grading, grading_times, live, queue
 from .db import ENV_VAR, Store
 from .models import Job, utcnow
 
@@ -83,7 +83,7 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=eta.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow,
+               poll_s=grading_times.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow,
                job_timeout_s=None):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
@@ -141,7 +141,7 @@ def set_aside_after(store, claim, limit_s):
 def ran_to(verdict, limit_s):
     """Did the verdict's sandboxed run last its whole time limit (the sandbox stopped it: Result.run_s is the run's
     time)?"""
-    return eta.ran_to(verdict.get("run_s", 0.0), limit_s)
+    return grading_times.ran_to(verdict.get("run_s", 0.0), limit_s)
 
 
 def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None):

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from classroom import eta, line, live, queue, store as store_ops
+from classroom import eta, grading_times, line, live, queue, store as store_ops
 from classroom.cli import submission_wait
 from classroom.models import Job, Result, Worker, utcnow
 from course.common.i18n import t
@@ -57,9 +57,9 @@ def test_the_overhead_is_measured_between_back_to_back_claims(class_store):
             session.execute(update(Job).where(Job.submission_id == sid).values(
                 state="done", worker_id="w", created_at=at[0], started_at=at[1], finished_at=at[2]))
     with class_store.session() as session:
-        assert eta.overhead_s(session) == pytest.approx(0.6)
-        assert eta.measured(session).overhead_s == pytest.approx(0.6)
-        assert eta.overhead_s(session, gaps=1) == pytest.approx(0.8)  # the newest claim only
+        assert grading_times.overhead_s(session) == pytest.approx(0.6)
+        assert grading_times.measured(session).overhead_s == pytest.approx(0.6)
+        assert grading_times.overhead_s(session, gaps=1) == pytest.approx(0.8)  # the newest claim only
 
 
 def test_no_live_worker_means_no_forecast():
@@ -72,12 +72,12 @@ def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
 
 
 def test_expected_and_remaining_times():
-    quick = eta.Timing(3.0, 6.0, 0.0, 20.0)
-    durations = {("ex01", 0): quick, ("ex03", 1): eta.Timing(9.0, 36.0, 0.0, 20.0)}
+    quick = grading_times.Timing(3.0, 6.0, 0.0, 20.0)
+    durations = {("ex01", 0): quick, ("ex03", 1): grading_times.Timing(9.0, 36.0, 0.0, 20.0)}
     assert eta.expected_s(durations, "ex01", 0) == 3.0
     assert eta.expected_s(durations, "ex03", 0) == 9.0  # only regrades measured: their time
     assert eta.expected_s(durations, "ex05", 1) == 6.0  # not measured: the mean of those measured
-    assert eta.expected_s({}, "ex05", 1) == eta.DEFAULT_JOB_S
+    assert eta.expected_s({}, "ex05", 1) == grading_times.DEFAULT_JOB_S
     assert eta.remaining_s(quick, 1.0) == 2.0
     assert eta.remaining_s(quick, 4.5) == 0.0  # overdue but within its normal time: expected any moment
     assert eta.remaining_s(quick, 7.0) == 13.0  # past its normal time: a hang, runs to its hang time
@@ -87,8 +87,8 @@ def test_expected_and_remaining_times():
 def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
     # ten jobs of 1 s, one of them a hang of 20 s (the limit): typical 1 s, normal 4 x 1 s, hang share 1/10
     assert (eta.LIMIT_S, eta.HANG_FLOOR_S, eta.SET_ASIDE_FLOOR_S) == (20.0, 2.0, 0.5)
-    found = eta.timing_of([1.0] * 9 + [20.5])
-    assert found == eta.Timing(1.0, 4.0, 0.1, 20.5)
+    found = grading_times.timing_of([1.0] * 9 + [20.5])
+    assert found == grading_times.Timing(1.0, 4.0, 0.1, 20.5)
     assert found.expected_s() == pytest.approx(1.0 + 0.1 * 19.5)  # the mean, for the regrades behind the line
     assert eta.remaining_s(found, 0.5) == pytest.approx(0.5)  # in flight: its typical time left
     assert eta.share_in_flight(found, 0.5) == 0.1  # ... and its chance of a hang, counted apart
@@ -97,17 +97,17 @@ def test_timings_of_jobs_that_hang_and_of_jobs_in_flight():
     # jobs of 0.2 s: a worker's first job, 1.4 s claim to verdict (its sandbox's start), is past 4 x 0.2 s but
     # not a hang in flight (the floor, 2 s); its first run is set aside past 0.8 s of the run itself (the limit
     # counts from the run's start in the warm server, after the sandbox's start)
-    quick = eta.timing_of([0.2] * 10)
+    quick = grading_times.timing_of([0.2] * 10)
     assert quick.normal_s == pytest.approx(0.8) and eta.hangs_after(quick) == eta.HANG_FLOOR_S
     assert eta.remaining_s(quick, 1.4) == 0.0 and eta.share_in_flight(quick, 1.4) == 0.0
     assert eta.remaining_s(eta.rerun(quick, 0.2), 1.9) == 0.0  # a regrade at 1.9 s: late, not a hang
     assert eta.remaining_s(eta.rerun(quick, 0.2), 2.5) == pytest.approx(17.5)  # past the floor: a hang
     assert eta.set_aside_s(quick) == pytest.approx(0.8)
-    assert eta.set_aside_s(eta.timing_of([0.05] * 10)) == eta.SET_ASIDE_FLOOR_S  # 4 x 0.05 s: the floor
+    assert eta.set_aside_s(grading_times.timing_of([0.05] * 10)) == eta.SET_ASIDE_FLOOR_S  # 4 x 0.05 s: the floor
     # a slow job that did not hang (1 s median, one of 6 s) makes the normal time longer, not a hang
-    assert eta.timing_of([1.0, 1.0, 1.0, 6.0]) == eta.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
+    assert grading_times.timing_of([1.0, 1.0, 1.0, 6.0]) == grading_times.Timing(2.25, 6.0, 0.0, eta.LIMIT_S)
     # the typical time follows the newest jobs (the machine's load changes): the last TYPICAL that did not hang
-    slower = eta.timing_of([1.0] * 18 + [20.0] * 2 + [2.0] * eta.TYPICAL)
+    slower = grading_times.timing_of([1.0] * 18 + [20.0] * 2 + [2.0] * grading_times.TYPICAL)
     assert (slower.typical_s, slower.hang_share) == (2.0, pytest.approx(2 / 30))  # the share: all 30
 
 
@@ -118,7 +118,7 @@ def test_the_likely_number_of_hangs_is_the_median_of_a_poisson_count():
 
 
 def test_the_replay_places_the_hangs_the_jobs_ahead_most_likely_hold():
-    found = eta.timing_of([1.0] * 9 + [20.5])  # typical 1 s, hang share 0.1, hang 20.5 s
+    found = grading_times.timing_of([1.0] * 9 + [20.5])  # typical 1 s, hang share 0.1, hang 20.5 s
     # one worker, ten such jobs: the expected hangs reach 0.7 at the seventh, where the median count becomes 1:
     # it holds its worker 20.5 s; every other job 1 s, as most will (the mean would charge each 2.95 s)
     times = eta.schedule([eta.pending(f"s{i}", 0, found) for i in range(1, 11)], [], workers=1)
@@ -140,7 +140,7 @@ def _graded(worker, ex_id, seconds, start, queued=None, batch=0):
     """A graded job on `worker` claimed `start` s after a fixed moment (queued then, or at `queued`)."""
     base = utcnow() - timedelta(hours=1)
     at = base + timedelta(seconds=start)
-    return eta.Graded(worker, ex_id, batch, base + timedelta(seconds=start if queued is None else queued), at,
+    return grading_times.Graded(worker, ex_id, batch, base + timedelta(seconds=start if queued is None else queued), at,
                       at + timedelta(seconds=seconds))
 
 
@@ -156,23 +156,23 @@ def _back_to_back(worker, jobs, start=0.0):
 def test_the_typical_times_follow_the_pace_of_the_newest_jobs():
     # after the cold first jobs, 8 jobs of ex01 at 1 s and 4 of ex02 at 2 s, then the newest PACE_JOBS of ex01 at
     # 1.5 s: the machine runs at 1.5 x the pace of the jobs before them; ex02 (none newest) follows it too
-    newest = eta.PACE_JOBS
+    newest = grading_times.PACE_JOBS
     earlier = [("ex01", 5.0), ("ex02", 9.0)] + [("ex01", 1.0)] * 8 + [("ex02", 2.0)] * 4
     assert len(earlier) - 2 >= newest  # enough jobs before the newest for a pace
-    found = eta.timings(_back_to_back("w", earlier + [("ex01", 1.5)] * newest))
+    found = grading_times.timings(_back_to_back("w", earlier + [("ex01", 1.5)] * newest))
     assert found[("ex01", 0)].typical_s == pytest.approx(1.5)  # its earlier 1 s x 1.5
     assert found[("ex02", 0)].typical_s == pytest.approx(3.0)  # its earlier 2 s x 1.5
     assert found[("ex01", 0)].normal_s == pytest.approx(6.0)  # 4 x the median, at that pace too
     # a slower job among the newest does not move the median of their ratios; a hang is not one of them
     slower = [("ex01", 1.5)] * (newest - 2) + [("ex01", 6.0), ("ex01", 21.0), ("ex01", 1.5)]
-    assert eta.timings(_back_to_back("w", earlier + slower))[("ex01", 0)].typical_s == pytest.approx(1.5)
+    assert grading_times.timings(_back_to_back("w", earlier + slower))[("ex01", 0)].typical_s == pytest.approx(1.5)
     # until the newest have as many jobs before them, the typical time is the mean of the newest TYPICAL
-    few = eta.timings(_back_to_back("w", [("ex01", 5.0)] + [("ex01", 1.0)] * 5 + [("ex01", 1.6)] * 5))
+    few = grading_times.timings(_back_to_back("w", [("ex01", 5.0)] + [("ex01", 1.0)] * 5 + [("ex01", 1.6)] * 5))
     assert few[("ex01", 0)].typical_s == pytest.approx(1.3)
     # a regrade's jobs with no regrade before them are paced against the exercise's submissions
     graded = _back_to_back("w", earlier + [("ex02", 2.0)] * 2) + _back_to_back("w", [("ex01", 2.0)] * newest, 100)
     graded = graded[:-newest] + [job._replace(batch=1) for job in graded[-newest:]]
-    found = eta.timings(graded)
+    found = grading_times.timings(graded)
     assert found[("ex02", 0)].typical_s == pytest.approx(4.0) and found[("ex01", 1)].typical_s == pytest.approx(2.0)
 
 
@@ -181,11 +181,11 @@ def test_an_idle_worker_claims_after_the_delay_measured_on_jobs_that_found_one_i
     # queued (its poll, the claim): the median 0.4 s
     graded = [_graded("w", "ex01", 4.0, 0.0)] + [
         _graded("w", "ex01", 1.0, start + delay, queued=start) for delay, start in ((0.2, 10), (0.9, 20), (0.4, 30))]
-    assert eta.idle_of(graded) == pytest.approx(0.4)
-    assert eta.idle_of(graded, jobs=2) == pytest.approx(0.65)  # the newest two: 0.9 and 0.4 s
-    assert eta.measured_of(graded).idle_s == pytest.approx(0.4)
+    assert grading_times.idle_of(graded) == pytest.approx(0.4)
+    assert grading_times.idle_of(graded, jobs=2) == pytest.approx(0.65)  # the newest two: 0.9 and 0.4 s
+    assert grading_times.measured_of(graded).idle_s == pytest.approx(0.4)
     # a job queued before its worker's previous verdict did not find it idle; none measured: half a poll
-    assert eta.idle_of(_back_to_back("w", [("ex01", 1.0)] * 4)) == eta.IDLE_POLL_S / 2
+    assert grading_times.idle_of(_back_to_back("w", [("ex01", 1.0)] * 4)) == grading_times.IDLE_POLL_S / 2
 
 
 def test_waits_in_words():
@@ -218,12 +218,13 @@ def test_measured_times_are_typical_times_of_the_last_jobs_per_exercise_and_kind
     for seconds in (5, 1, 1, 2, 30):  # the first: a cold start; 30 s: a hang (ran to the 20 s limit)
         _history(class_store, CY, "ex02", seconds)
     with class_store.session() as session:
-        found = {key: found.typical_s for key, found in eta.durations(session).items()}
+        found = {key: found.typical_s for key, found in grading_times.durations(session).items()}
         assert found == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0, ("ex02", 0): pytest.approx(4 / 3)}
-        assert eta.durations(session)[("ex02", 0)].hang_share == 0.25  # 30 s ran to the limit: 1 of 4
-        assert eta.durations(session)[("ex02", 0)].hang_s == 30.0
-        assert eta.durations(session, history=2)[("ex01", 0)].typical_s == 8.0  # the last two: 4 and 12
-        assert eta.durations(session, read=3) == {("ex02", 0): eta.timing_of([2, 30])}  # the last 3 read, 1 cold
+        assert grading_times.durations(session)[("ex02", 0)].hang_share == 0.25  # 30 s ran to the limit: 1 of 4
+        assert grading_times.durations(session)[("ex02", 0)].hang_s == 30.0
+        assert grading_times.durations(session, history=2)[("ex01", 0)].typical_s == 8.0  # the last two: 4 and 12
+        # the last 3 read, 1 cold
+        assert grading_times.durations(session, read=3) == {("ex02", 0): grading_times.timing_of([2, 30])}
 
 
 def _claim(store, worker, seconds_ago):
@@ -240,8 +241,8 @@ def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store
     _claim(class_store, "w", 4)  # ann's, claimed 4 s ago: 6 s left
     snap = live.Snapshot(class_store)
     # ann's has 6 s left (less the time since the claim); one worker: bob's runs from then for 10 s, then cy's,
-    # each claim eta.DEFAULT_OVERHEAD_S after the verdict before it (no back-to-back claim measured yet)
-    left, gap = snap.get(ann).finish_s, eta.DEFAULT_OVERHEAD_S
+    # each claim grading_times.DEFAULT_OVERHEAD_S after the verdict before it (no back-to-back claim measured yet)
+    left, gap = snap.get(ann).finish_s, grading_times.DEFAULT_OVERHEAD_S
     assert snap.get(ann).state == "running" and 3 < left <= 6
     got = snap.get(cy)
     assert (got.state, got.position, got.delayed) == ("queued", 2, False)
@@ -265,9 +266,10 @@ def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
 def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
     queue.register_worker(class_store, "w", "host", 1, "process")
     sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
-    poll = eta.IDLE_POLL_S / 2  # the idle worker's next poll, on average (the status prints tenths of a second)
+    poll = grading_times.IDLE_POLL_S / 2  # the idle worker's next poll, on average (the status prints tenths of a second)
+    finish = poll + grading_times.DEFAULT_JOB_S
     assert submission_wait(class_store, sid) == {"id": sid, "state": "queued", "position": 1, "delayed": False,
-                                                 "start_s": round(poll, 1), "finish_s": round(poll + eta.DEFAULT_JOB_S, 1)}
+                                                 "start_s": round(poll, 1), "finish_s": round(finish, 1)}
     out = run_cli("status", "--db", sqlite_url, "--submission", sid)
     assert out.returncode == 0, out.stderr
     assert f"submission {sid}: queued, Position 1 in the queue: a few seconds to start" in out.stdout
@@ -286,7 +288,7 @@ def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(cl
     assert (gone.get(bob).position, gone.get(bob).delayed, gone.get(bob).start_s) == (1, True, None)
     queue.register_worker(class_store, "fresh", "host", 2, "process")
     back = live.Snapshot(class_store)  # the lapsed job is claimed first again (older), then bob's: at the fresh
-    poll, gap = eta.IDLE_POLL_S / 2, eta.DEFAULT_OVERHEAD_S  # worker's next poll, and after ann's verdict
+    poll, gap = grading_times.IDLE_POLL_S / 2, grading_times.DEFAULT_OVERHEAD_S  # worker's next poll, and after ann's verdict
     assert (back.get(ann).start_s, back.get(ann).finish_s) == (poll, poll + 10.0)
     assert (back.get(bob).start_s, back.get(bob).finish_s) == (poll + 10.0 + gap, poll + 20.0 + gap)
 

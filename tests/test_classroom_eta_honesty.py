@@ -3,7 +3,7 @@ forecast its page showed just after it was acknowledged (bench/classroom.py's pa
 without a hang, then while an infinite loop (set aside once, now running with the whole limit) holds one worker
 until the sandbox's time limit.
 
-The warm-up measures the grading times and, with one lone submission, an idle worker's claim delay (eta.idle_of).
+The warm-up measures the grading times and, with one lone submission, an idle worker's claim delay (grading_times.idle_of).
 On an idle machine a job takes 0.1-0.2 s and the waits are 0.2-3 s. The waits under JUDGED_S (1 s, four idle
 polls) are printed, not judged: the first claims of a burst came 0.1-0.3 s after the submissions (the poll's phase,
 and the claim's transaction waiting for the burst's own commits on SQLite), which no forecast can know, and with a
@@ -18,8 +18,9 @@ later (rank correlation at least 0.7), and no forecast is off by more than the w
 Measured in the strict sandbox as root, judged waits within 25% as shown (at the burst's speed), without and with
 the hang: idle machine (load 0.9-1.6), six runs, 88-100% (96-100%) and 100% (100%); with three busy loops on the
 2 cores (load 3.6-4.6), two runs, the bursts ran 1.1-1.5x slower than the warm-up: 84% and 66% (97% and 94%)
-without the hang, 0% and 91% (100% and 100%) with it. A forecast that takes the set-aside run in flight for a normal job (it expects the hung worker back)
-fails it: 0% within 25% with the hang, 44% short at the median (it counts two workers where one grades)."""
+without the hang, 0% and 91% (100% and 100%) with it. A forecast that takes the set-aside run in flight for a
+normal job (it expects the hung worker back) fails it: 0% within 25% with the hang, 44% short at the median (it
+counts two workers where one grades)."""
 
 import os
 import signal
@@ -33,7 +34,7 @@ from bench.classroom import start_pool, wait_graded
 from bench.forecasts import burst_with_forecasts, error_summary, forecast_errors, within
 from sqlalchemy import select
 
-from classroom import eta, store as store_ops
+from classroom import eta, grading_times, store as store_ops
 from classroom.models import Job, utcnow
 from tests.classroom_support import make_class, solution, stub, user_id
 
@@ -88,8 +89,8 @@ def _speed(store, acked):
     verdict, hangs left out) over the sum of the typical times measured on the jobs graded before the burst."""
     since = min(submitted for _, submitted, _ in acked.values())
     with store.session() as session:
-        graded = eta.recent(session)
-    before = eta.measured_of([job for job in graded if job.finished_at <= since]).durations
+        graded = grading_times.recent(session)
+    before = grading_times.measured_of([job for job in graded if job.finished_at <= since]).durations
     burst = [job for job in graded if job.created_at >= since and job.seconds() < eta.LIMIT_S]
     return sum(job.seconds() for job in burst) / sum(eta.timing(before, job.exercise_id, job.batch).typical_s
                                                     for job in burst)
@@ -127,7 +128,7 @@ def _check(pairs):
 
 
 PACED_WITHIN, PACED_MEDIAN = 0.8, 0.2  # at the burst's speed: this share within 25%, and the median error
-JUDGED_S = 4 * eta.IDLE_POLL_S  # the waits judged: at least four idle polls (1 s). Below, the first claims' delay
+JUDGED_S = 4 * grading_times.IDLE_POLL_S  # the waits judged: at least four idle polls (1 s). Below, the first claims' delay
 # (the poll's phase, and the claim waiting for the burst's own commits on SQLite: 0.1-0.3 s on an idle machine)
 # is most of the wait, and no forecast can know it; the page shows such a wait as "a few seconds"
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, insert, select
 
-from classroom import eta, line, live, queue, store as store_ops
+from classroom import grading_times, line, live, queue, store as store_ops
 from classroom.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
@@ -36,7 +36,7 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     assert state == "queued" and position <= WORKERS + 1
     queue.register_worker(any_store, "w0", "host", 1, "process")
     snap = _cheapest_snapshot(any_store, queued_at)
-    assert (snap.get(sid).position, snap.get(sid).start_s) == (position, eta.IDLE_POLL_S / 2)  # its next poll
+    assert (snap.get(sid).position, snap.get(sid).start_s) == (position, grading_times.IDLE_POLL_S / 2)  # its next poll
     assert len(snap.line.rows) <= line.REGRADES_READ + 1  # the first regrades only; the rest are counted
     behind = snap.get(_newest_submission(any_store, ids[199]))  # a regrade far down the line
     assert behind.state == "queued" and behind.position > line.REGRADES_READ and behind.start_s > 0

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from classroom import eta, line, live, queue, store as store_ops, worker
+from classroom import eta, grading_times, line, live, queue, store as store_ops, worker
 from classroom.models import Job, Result, Submission, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
@@ -28,7 +28,7 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     with any_store.session() as session:
         assert session.get(Submission, slow).status == "queued"  # the learner's page shows it queued again
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 0
-        [stamp] = eta.set_asides(session)  # the run's end on its worker, for the forecast's gaps (eta._claims)
+        [stamp] = grading_times.set_asides(session)  # the run's end on its worker, for the gaps (grading_times._claims)
         assert stamp.worker_id == "w1" and stamp.at == session.scalar(select(Job.set_aside_at)
                                                                       .where(Job.id == probe.job_id))
         waiting = line.read(session)
@@ -47,8 +47,8 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
     assert queue.finish(any_store, again, passed_verdict(run_s=20.0))
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
-        assert [aside.worker_id for aside in eta.set_asides(session)] == ["w1"]  # kept once graded
-        assert eta.set_aside_counts(session) == {"runs": 1, "graded": 1, "not_endless": 0}  # it ran to the limit
+        assert [aside.worker_id for aside in grading_times.set_asides(session)] == ["w1"]  # kept once graded
+        assert grading_times.set_aside_counts(session) == {"runs": 1, "graded": 1, "not_endless": 0}  # it ran to the limit
 
 
 def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as_a_death(any_store):
@@ -72,16 +72,16 @@ def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as
 
 
 def _timing(typical_s, normal_s, hang_share=0.1, hang_s=20.0):
-    return eta.Timing(typical_s, normal_s, hang_share, hang_s)
+    return grading_times.Timing(typical_s, normal_s, hang_share, hang_s)
 
 
 def test_the_set_aside_time_is_the_normal_time_when_measured_and_below_the_limit():
     assert eta.set_aside_s(_timing(0.3, 5.0)) == 5.0
-    assert eta.set_aside_s(eta.DEFAULT) is None  # nothing measured: DEFAULT's normal time is the limit
+    assert eta.set_aside_s(grading_times.DEFAULT) is None  # nothing measured: DEFAULT's normal time is the limit
     assert eta.set_aside_s(_timing(6.0, eta.LIMIT_S + 1)) is None
     assert eta.first_run(_timing(0.3, 5.0)).hang_s == 5.0  # a hang holds its worker until it is set aside
     assert eta.first_run(_timing(0.3, 5.0, hang_s=3.0)).hang_s == 3.0
-    assert eta.first_run(eta.DEFAULT) == eta.DEFAULT
+    assert eta.first_run(grading_times.DEFAULT) == grading_times.DEFAULT
 
 
 def test_a_hang_in_a_burst_costs_the_jobs_behind_it_its_set_aside_time_and_runs_last():
@@ -117,7 +117,7 @@ def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_
     store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
     claim = claim_at(any_store, "w")
     measured = {("ex00", 0): _timing(0.3, 5.0)}
-    monkeypatch.setattr(live, "measured", lambda store, session: eta.Measured(measured, 0.0))
+    monkeypatch.setattr(live, "measured", lambda store, session: grading_times.Measured(measured, 0.0))
     assert worker.set_aside_after(any_store, claim, 20.0) == 5.0
     assert worker.set_aside_after(any_store, claim, 4.0) is None  # the whole limit is shorter
     regrade = queue.Claim(**{**claim.__dict__, "may_set_aside": False})
@@ -153,7 +153,7 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
     assert not results[1].passed and "3 s" in results[1].summary and results[1].run_s >= 3.0, results[1].summary
     assert sum("set aside" in text for text in lines) == 2, lines
     with class_store.session() as session:
-        assert eta.set_aside_counts(session, limit_s=3.0) == {"runs": 2, "graded": 2, "not_endless": 1}
+        assert grading_times.set_aside_counts(session, limit_s=3.0) == {"runs": 2, "graded": 2, "not_endless": 1}
     shown = run_cli("status", "--db", sqlite_url).stdout  # (the workers' default limit: both ended before it)
     assert "first runs set aside (past their exercise's normal time): 2; of the 2 graded since, 2 ended before " \
            f"the {eta.LIMIT_S:g} s limit" in shown, shown
@@ -169,18 +169,19 @@ def test_a_run_set_aside_ends_a_worker_s_gap_like_a_verdict():
     def at(seconds):
         return t0 + timedelta(seconds=seconds)
 
-    jobs = [eta.Graded("w", "ex00", 0, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
-            eta.Graded("w", "ex00", 0, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
-            eta.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5.55 s in between
-            eta.Graded("w", "ex00", 0, at(0), at(5.85), at(6.0))]  # 0.05 s
-    asides = [eta.SetAside("w", at(5.55)), eta.SetAside("w2", at(5.0))]  # w2's: another worker's, no gap of w's
-    assert eta.overhead_of(jobs, asides=asides) == pytest.approx(0.05)
-    assert eta.overhead_of(jobs) == pytest.approx((0.05 + 5.15 + 0.05) / 3)  # the stamp is what tells them apart
-    slow = jobs + [eta.Graded("w", "ex00", 0, at(0), at(6.8), at(7.0))]  # 0.8 s after a verdict: a slow claim
-    assert eta.overhead_of(slow, asides=asides) == pytest.approx((0.05 + 0.05 + 0.05 + 0.8) / 4)
-    late = eta.Graded("w", "ex00", 0, at(6.5), at(11.6), at(11.8))  # submitted while the worker ran one set aside
-    idle = eta.Graded("w", "ex00", 0, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
-    asides.append(eta.SetAside("w", at(11.55)))
-    assert eta.idle_of(jobs + [late, idle], asides=asides) == pytest.approx(0.1)
-    assert eta.overhead_of(jobs + [late, idle], asides=asides) == pytest.approx(0.05)  # late: claimed 0.05 s after
-    assert eta.idle_of(jobs + [late, idle]) == pytest.approx((5.1 + 0.1) / 2)  # without the stamps: late looks idle
+    jobs = [grading_times.Graded("w", "ex00", 0, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
+            grading_times.Graded("w", "ex00", 0, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
+            grading_times.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5.55 s in between
+            grading_times.Graded("w", "ex00", 0, at(0), at(5.85), at(6.0))]  # 0.05 s
+    # w2's: another worker's, no gap of w's
+    asides = [grading_times.SetAside("w", at(5.55)), grading_times.SetAside("w2", at(5.0))]
+    assert grading_times.overhead_of(jobs, asides=asides) == pytest.approx(0.05)
+    assert grading_times.overhead_of(jobs) == pytest.approx((0.05 + 5.15 + 0.05) / 3)  # the stamp is what tells them apart
+    slow = jobs + [grading_times.Graded("w", "ex00", 0, at(0), at(6.8), at(7.0))]  # 0.8 s after a verdict: a slow claim
+    assert grading_times.overhead_of(slow, asides=asides) == pytest.approx((0.05 + 0.05 + 0.05 + 0.8) / 4)
+    late = grading_times.Graded("w", "ex00", 0, at(6.5), at(11.6), at(11.8))  # submitted while the worker ran one set aside
+    idle = grading_times.Graded("w", "ex00", 0, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
+    asides.append(grading_times.SetAside("w", at(11.55)))
+    assert grading_times.idle_of(jobs + [late, idle], asides=asides) == pytest.approx(0.1)
+    assert grading_times.overhead_of(jobs + [late, idle], asides=asides) == pytest.approx(0.05)  # late: claimed 0.05 s after
+    assert grading_times.idle_of(jobs + [late, idle]) == pytest.approx((5.1 + 0.1) / 2)  # without the stamps: late looks idle
