@@ -18,6 +18,18 @@ from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, 
 from tests.waiting import wait_until
 
 
+def _children(pid):
+    """Pids of a process's children (from /proc)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += f.read().split()
+        except OSError:  # a thread that ended meanwhile
+            pass
+    return found
+
+
 def _alive_pids(store):
     return {w["pid"] for w in queue.queue_status(store)["workers"] if w["alive"]}
 
@@ -94,11 +106,15 @@ def test_a_worker_outlives_a_postgres_restart_and_stores_its_verdict(tmp_path):
         url = f"{cluster.url}/restart"
         store = make_class(url, tmp_path)
         ann = user_id(store, "ann@class.test")
-        first = store_ops.submit(store, ann, "ex00", solution("ex00"), "ex00_paths.py")
+        # a second of its own at import: the outage begins while it is graded, after the worker's reads
+        slow = "import time\ntime.sleep(1.0)\n" + solution("ex00")
+        first = store_ops.submit(store, ann, "ex00", slow, "ex00_paths.py")
         worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--sandbox", "process"], cwd=ROOT,
                                   env=dict(os.environ, **{ENV_VAR: url}), stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: log.extend(worker.stderr), daemon=True).start()
         wait_until(lambda: line.position(store, first)[0] == "running", 120, "the job claimed")
+        # its reads (measured times, the learner's passed work) come before the sandbox starts: a child process
+        wait_until(lambda: _children(worker.pid), 120, "the worker's sandbox started")
         store.close()
         cluster.stop()  # down while it grades, so that storing the verdict fails
         failed = "database unavailable while storing the verdict"  # the outage being tested outlasts three tries
