@@ -242,8 +242,8 @@ def cmd_status(args):
     aside = status["set_aside"]
     if aside["runs"]:
         print(f"first runs set aside (past their exercise's normal time): {aside['runs']}; of the "
-              f"{aside['graded']} graded since, {aside['not_endless']} ended before the {eta.LIMIT_S:g} s limit (slow, not "
-              f"endless: their learners waited behind the other submissions)")
+              f"{aside['graded']} graded since, {aside['not_endless']} ended before the {eta.LIMIT_S:g} s limit "
+              f"(slow, not endless: their learners waited behind the other submissions)")
     for w in status["workers"]:
         doing = f"grading job {w['current_job']}" if w["current_job"] else "idle"
         if not w["alive"]:

@@ -55,7 +55,8 @@ class Snapshot:
             self.line = line.read(session, now)
             self.workers = queue.live_workers(session, now)
             found = measured(store, session)
-            last_s = grading_times.last_verdicts_s(session, [row[1] for row in self.line.rows if row[5] == eta.REGRADE])
+            regrades = [row[1] for row in self.line.rows if row[5] == eta.REGRADE]
+            last_s = grading_times.last_verdicts_s(session, regrades)
             self.durations, self.overhead_s, self.idle_s = found.durations, found.overhead_s, found.idle_s
         self.store, self.read_at, self.regrade_due_in = store, clock(), self.line.regrade_due_in
         self.states, self.pending, self.left, self._times, self._behind = {}, [], {}, None, {}
@@ -140,12 +141,12 @@ class Snapshot:
 DURATIONS_MAX_AGE_S = 2.0  # measured grading times are read again at most this often (one limited read, ~5 ms:
 # at 10 s, a fresh class that graded a 50-job burst in 7 s on an idle machine kept forecasting its next burst
 # from no history at all, 25 times too long)
-DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, grading_times.Measured)
+DURATIONS_KEPT = "live_durations"  # this module's entry in Store.kept: (time.monotonic() read, its Measured)
 
 
 def measured(store, session):
-    """The store's measured grading times, overhead and idle start (grading_times.measured), read again when older than
-    DURATIONS_MAX_AGE_S (the snapshot, and a worker for the time it sets a submission aside)."""
+    """The store's measured grading times, overhead and idle start (grading_times.measured), read again when older
+    than DURATIONS_MAX_AGE_S (the snapshot, and a worker for the time it sets a submission aside)."""
     entry = store.kept(DURATIONS_KEPT)
     with entry.lock:
         read_at, found = entry.value or (None, None)

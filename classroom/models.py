@@ -100,7 +100,7 @@ class Job(Base):
     __table_args__ = (Index("ix_jobs_state_id", "state", "id"),
                       Index("ix_jobs_reason_state_created", "reason", "state", "created_at"),  # the oldest queued regrade
                       Index("ix_jobs_reason_started", "reason", "started_at"),  # the newest regrade claimed
-                      Index("ix_jobs_set_aside_at", "set_aside_at"))  # the newest runs set aside (grading_times.set_asides)
+                      Index("ix_jobs_set_aside_at", "set_aside_at"))  # the newest runs set aside
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     reason: Mapped[str] = mapped_column(String(16), default="submit")  # submit | regrade

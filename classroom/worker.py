@@ -83,8 +83,8 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
-               poll_s=grading_times.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False, clock=utcnow,
-               job_timeout_s=None):
+               poll_s=grading_times.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False,
+               clock=utcnow, job_timeout_s=None):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
