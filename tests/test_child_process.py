@@ -148,12 +148,13 @@ def test_the_group_kill_ends_a_running_child_and_its_detached_grandchild():
 def test_a_grandchild_that_keeps_writing_does_not_hold_the_reader_past_the_childs_exit():
     child = spawn([sys.executable, "-c", textwrap.dedent(DOUBLE_FORK), "spam"], stdout=subprocess.PIPE)
     try:
-        reader, lines = LineReader(child.stdout, child), []
-        child.wait(timeout=10)
-        start = time.monotonic()
+        # read from the start: the grandchild can fill the pipe before the child's own line, which then waits for
+        # a reader (waiting for the child's exit first, with nobody reading, never ended on a loaded machine)
+        reader, lines, start = LineReader(child.stdout, child), [], time.monotonic()
         while (line := reader.readline(start + 30)) is not None:
             lines.append(line)
-        assert reader.ended and time.monotonic() - start < 5, "the grandchild's lines held the reader"
+        assert reader.ended and child.poll() is not None  # ended by the child's exit, not by the deadline
+        assert time.monotonic() - start < 10, "the grandchild's lines held the reader"  # a fork and a line
         assert any(line.strip() == b"spam" for line in lines)  # the grandchild was writing all along
     finally:
         kill_group(child)
