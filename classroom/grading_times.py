@@ -73,8 +73,8 @@ class Timing(NamedTuple):
     """What a job of one exercise and kind of work costs, measured (seconds from claim to verdict)."""
 
     typical_s: float  # the mean of the jobs that did not hang
-    normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it (and HANG_FLOOR_S), a job
-    # in flight hangs (`hangs_after`), and a submission's first run is set aside (`set_aside_s`)
+    normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it a job in flight hangs and
+    # a submission's first run is set aside (classroom/eta.py `hangs_after`, `set_aside_s`, each with its floor)
     hang_share: float  # the share of the jobs that ran to the time limit
     hang_s: float  # the mean time of those (LIMIT_S when none hung)
 
