@@ -670,8 +670,8 @@ def main():
         ok = burst(args, folder)
     if not args.skip_regrade:
         regrade_burst(args, folder)
-        if not args.skip_position:
-            regrade_position(args, folder)
+    if not args.skip_position:
+        regrade_position(args, folder)
     if not args.skip_idle:
         idle(args, folder)
     if not args.skip_book:
