@@ -3,11 +3,12 @@ forecast its page showed just after it was acknowledged (bench/classroom.py's pa
 without a hang, then while an infinite loop (set aside once, now running with the whole limit) holds one worker
 until the sandbox's time limit.
 
-The warm-up measures the grading times and, with one lone submission, an idle worker's claim delay (grading_times.idle_of).
-On an idle machine a job takes 0.1-0.2 s and the waits are 0.2-3 s. The waits under JUDGED_S (1 s, four idle
-polls) are printed, not judged: the first claims of a burst came 0.1-0.3 s after the submissions (the poll's phase,
-and the claim's transaction waiting for the burst's own commits on SQLite), which no forecast can know, and with a
-burst of 12 that offset alone put 42% of the forecasts more than 25% short in one run of eight.
+The warm-up measures the grading times and, with one lone submission, an idle worker's claim delay
+(grading_times.idle_of). On an idle machine a job takes 0.1-0.2 s and the waits are 0.2-3 s. The waits under
+JUDGED_S (1 s, four idle polls) are printed, not judged: the first claims of a burst came 0.1-0.3 s after the
+submissions (the poll's phase, and the claim's transaction waiting for the burst's own commits on SQLite), which no
+forecast can know, and with a burst of 12 that offset alone put 42% of the forecasts more than 25% short in one run
+of eight.
 
 On a shared machine the burst's jobs ran 0.8-1.76x as long as the warm-up's (the load changes from one minute to
 the next), which no forecast made at submission can know: the raw error then follows the speed (52% short at 1.76x
@@ -128,9 +129,9 @@ def _check(pairs):
 
 
 PACED_WITHIN, PACED_MEDIAN = 0.8, 0.2  # at the burst's speed: this share within 25%, and the median error
-JUDGED_S = 4 * grading_times.IDLE_POLL_S  # the waits judged: at least four idle polls (1 s). Below, the first claims' delay
-# (the poll's phase, and the claim waiting for the burst's own commits on SQLite: 0.1-0.3 s on an idle machine)
-# is most of the wait, and no forecast can know it; the page shows such a wait as "a few seconds"
+JUDGED_S = 4 * grading_times.IDLE_POLL_S  # the waits judged: at least four idle polls (1 s). Below, the first
+# claims' delay (the poll's phase, and the claim waiting for the burst's own commits on SQLite: 0.1-0.3 s on an idle
+# machine) is most of the wait, and no forecast can know it; the page shows such a wait as "a few seconds"
 
 
 def near(errors):
