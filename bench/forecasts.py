@@ -15,7 +15,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from classroom import eta, grading_times, live, store as store_ops
-from classroom.models import Job, Result, utcnow
+from classroom.models import Job, utcnow
 
 WITHIN, WITHIN_GOAL = 0.25, 0.8  # goal: this share of the forecasts within this relative error of the actual wait
 
@@ -119,9 +119,8 @@ def set_aside_summary(store, acked):
     """'N runs set aside, M of them not endless' of a burst's submissions: a run set aside whose run with the whole
     limit then ended before it was slow, not endless (set aside for nothing: its learner waited for the others)."""
     with store.session() as session:
-        runs = session.execute(select(Job.submission_id, Result.run_s).join(Result, Result.job_id == Job.id)
-                               .where(Job.submission_id.in_(list(acked)), Job.full_time.is_(True))).all()
-    slow = sorted(acked[sid][0] for sid, run_s in runs if not grading_times.ran_to(run_s))
+        runs = grading_times.set_aside_runs(session, acked)
+    slow = sorted(acked[sid][0] for sid, run_s in runs if run_s is not None and not grading_times.ran_to(run_s))
     return f"{len(runs)} runs set aside, {len(slow)} of them not endless" + (f" ({', '.join(slow)})" if slow else "")
 
 

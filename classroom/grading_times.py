@@ -44,7 +44,7 @@ import bisect
 import statistics
 from typing import NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from grader.sandbox import SandboxLimits
 
@@ -229,15 +229,25 @@ def ran_to(run_s, limit_s=LIMIT_S):
     return run_s >= limit_s - 0.001
 
 
+def set_aside_runs(session, submission_ids=None):
+    """[(submission id, run_s of its run with the whole limit, None until that is graded)] of the runs set aside
+    (Job.set_aside_at), of some submissions or of all."""
+    query = (select(Job.submission_id, Result.run_s).outerjoin(Result, Result.job_id == Job.id)
+             .where(Job.set_aside_at.is_not(None)))
+    if submission_ids is not None:
+        query = query.where(Job.submission_id.in_(list(submission_ids)))
+    return session.execute(query).all()
+
+
 def set_aside_counts(session, limit_s=LIMIT_S):
     """{"runs": runs set aside so far, "graded": of those graded since, "not_endless": of those, the runs with the
     whole limit (limit_s: the grader's, as the workers run by default) that ended before it (slow code, not an
     infinite loop: set aside for nothing, its learner waited behind the others)}: `status` shows it, so that a
     class sees when its normal times are too short for its machine."""
-    runs = session.scalar(select(func.count(Job.id)).where(Job.set_aside_at.is_not(None)))
-    graded = session.scalars(select(Result.run_s).join(Job, Job.id == Result.job_id)
-                             .where(Job.set_aside_at.is_not(None))).all()
-    return {"runs": runs, "graded": len(graded), "not_endless": sum(not ran_to(run_s, limit_s) for run_s in graded)}
+    runs = set_aside_runs(session)
+    graded = [run_s for _, run_s in runs if run_s is not None]
+    return {"runs": len(runs), "graded": len(graded),
+            "not_endless": sum(not ran_to(run_s, limit_s) for run_s in graded)}
 
 
 def overhead_s(session, gaps=GAPS, read=READ_JOBS):

@@ -29,6 +29,8 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
         assert session.get(Submission, slow).status == "queued"  # the learner's page shows it queued again
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 0
         [stamp] = grading_times.set_asides(session)  # the run's end on its worker, for the gaps (grading_times._claims)
+        assert grading_times.set_aside_runs(session, [slow]) == [(slow, None)]  # not graded yet
+        assert grading_times.set_aside_runs(session, fresh) == []
         assert stamp.worker_id == "w1" and stamp.at == session.scalar(select(Job.set_aside_at)
                                                                       .where(Job.id == probe.job_id))
         waiting = line.read(session)
@@ -49,6 +51,7 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == slow)) == 1
         assert [aside.worker_id for aside in grading_times.set_asides(session)] == ["w1"]  # kept once graded
         assert grading_times.set_aside_counts(session) == {"runs": 1, "graded": 1, "not_endless": 0}  # it ran to the limit
+        assert grading_times.set_aside_runs(session) == [(slow, 20.0)]
 
 
 def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as_a_death(any_store):
