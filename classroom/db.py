@@ -6,7 +6,6 @@ once cannot both claim a job. Postgres (several machines) claims with
 `SELECT ... FOR UPDATE SKIP LOCKED` (classroom/queue.py).
 """
 
-import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,8 +14,9 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from .address import ENV_VAR, url_from_environment
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-ENV_VAR = "ATTENTION_LAB_CLASS_DB"
 
 
 class SchemaError(RuntimeError):
@@ -157,15 +157,5 @@ class Kept:
         self.value = None
 
 
-def url_from_environment(secrets=None):
-    """The class database URL from ATTENTION_LAB_CLASS_DB or `[class] db` in secrets, or None."""
-    url = os.environ.get(ENV_VAR, "").strip()
-    if url:
-        return url
-    try:
-        return (secrets or {}).get("class", {}).get("db") or None
-    except Exception:  # st.secrets without a secrets file
-        return None
-
-
-__all__ = ["Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url"]
+__all__ = ["ENV_VAR", "Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url",
+           "url_from_environment"]

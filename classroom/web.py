@@ -27,7 +27,8 @@ from sqlalchemy.exc import DBAPIError
 from course.app.ui import tr
 
 from . import access, oidc_session, signin, store as store_ops
-from .db import SchemaError, Store, url_from_environment
+from .address import app_class_url, app_secrets
+from .db import SchemaError, Store
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
 COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
@@ -36,16 +37,9 @@ COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (si
 SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
 
 
-def _secrets():
-    try:
-        return st.secrets.to_dict()
-    except Exception:  # no secrets file
-        return {}
-
-
 def class_url():
     """The class database URL, or None in self-study mode."""
-    return url_from_environment(_secrets())
+    return app_class_url()
 
 
 def enabled():
@@ -109,7 +103,7 @@ def store():
 
 def auth_configured():
     """Is an OpenID Connect provider configured for st.login?"""
-    return "auth" in _secrets()
+    return "auth" in app_secrets()
 
 
 def _oidc_current():
@@ -118,7 +112,7 @@ def _oidc_current():
     result = signin.resolve(store(), oidc_email=user.get("email"), email_verified=user.get("email_verified"))
     if result.user is None:
         return result
-    key = oidc_session.session_key(_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
+    key = oidc_session.session_key(app_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
     if key is None or not oidc_session.is_live(store(), result.user.id, key, user.to_dict()):
         return signin.SignIn(problem="session_expired")  # signed out, past the lifetime, or revoked
     st.session_state[SESSION_KEY] = key

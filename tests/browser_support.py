@@ -32,7 +32,7 @@ def find_browser():
     chromium = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
     driver = shutil.which("chromedriver")
     if importlib.util.find_spec("selenium") is None:
-        return None, None, "selenium is not installed (pip install -r requirements.txt)"
+        return None, None, "selenium is not installed (pip install -r requirements-dev.txt)"
     if not chromium or not driver:
         return None, None, "Chromium or chromedriver not found (run .ci/install-browser)"
     return chromium, driver, None
