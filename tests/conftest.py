@@ -35,6 +35,10 @@ def made_by_another_test_process(variable):
 # touch the learner's real progress file. Each pytest-xdist worker gets its own.
 if "ATTENTION_LAB_HOME" not in os.environ or made_by_another_test_process("ATTENTION_LAB_HOME"):
     own_folder("ATTENTION_LAB_HOME", "attention-lab-test-home-")
+# No app a test starts (AppTest or a real server) starts a grading server as it opens (course/app/grading_client
+# EARLY_START_VAR): each would import torch and build the mutant caches beside the tests; the tests of the early
+# start set it themselves.
+os.environ.setdefault("ATTENTION_LAB_GRADER_EARLY", "0")
 # A pytest-xdist worker gets a temp folder of its own (mode 1777, like /tmp): tests that look for what a run
 # left in the temp folder (sandbox run folders) see only their own worker's runs.
 if os.environ.get("PYTEST_XDIST_WORKER"):  # made inside the given temp folder
