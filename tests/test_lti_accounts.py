@@ -142,3 +142,21 @@ def test_staff_unlink_lets_the_next_launch_link_afresh(lms):
     assert done.returncode == 0 and "1 course link" in done.stdout, done.stderr
     assert signed_in_as(lms, "ann2") == "ann@class.test"
     assert links(lms.store) == {"lms-ann2": "ann@class.test"}
+
+
+def test_a_control_character_in_an_lms_name_or_course_title_is_refused_not_a_server_error(lms):
+    config.register_platform(lms.store, **lms.register_args(), auto_add_learners=True)
+    lms.add_person("zed", "zed@class.test", name="Z\x00ed")
+    answer = launch(lms, "zed")
+    assert answer.status_code == 403 and "data-problem='bad_text'" in answer.text and "U+0000" in answer.text
+    assert store_ops.user_by_email(lms.store, "zed@class.test") is None
+    (context_pk,) = roster.courses_with_roster(lms.store)
+    assert roster.sync_course(lms.store, context_pk).not_admitted == ["zed@class.test: bad_text"]
+    lms.tamper = {"claims": {"https://purl.imsglobal.org/spec/lti/claim/context": {"id": "c-1",
+                                                                                    "title": "Week\x1b1"}}}
+    answer = launch(lms, "ann")
+    assert answer.status_code == 403 and "data-problem='bad_text'" in answer.text and "U+001B" in answer.text
+    lms.tamper = {}
+    lms.people["zed"]["name"] = "=HYPERLINK(\"https://evil.test\")"  # a formula is text: stored as sent
+    assert signed_in_as(lms, "zed") == "zed@class.test"
+    assert store_ops.user_by_email(lms.store, "zed@class.test").name == "=HYPERLINK(\"https://evil.test\")"
