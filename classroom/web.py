@@ -5,7 +5,9 @@ Class mode is on when a database is configured (ATTENTION_LAB_CLASS_DB or
 configured, else one-time links (`?token=...`). A used link leaves the address
 bar at once; its session token lives in this tab's session state and in a
 SameSite=Strict cookie of this browser (so a reload or a new tab stays signed
-in; an address copied elsewhere carries nothing). Under st.login a server-side
+in; an address copied elsewhere carries nothing), set HttpOnly (and Secure
+behind https) by the server's route (classroom.session_cookie, class_app.py).
+A link opened while someone else is signed in asks before it switches. Under st.login a server-side
 session row (classroom.oidc_session) decides whether Streamlit's cookie still
 counts. Either way signing out revokes the session in the database. The user
 and role come from the database on every run, and every page and action goes
@@ -26,14 +28,15 @@ from sqlalchemy.exc import DBAPIError
 
 from course.app.ui import tr
 
-from . import access, oidc_session, signin, store as store_ops
+from . import access, oidc_session, session_cookie, signin, store as store_ops
 from .db import SchemaError, Store, url_from_environment
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
-COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
+COOKIE = session_cookie.COOKIE  # this browser's session token (a link sign-in): HttpOnly, see session_cookie
 COOKIE_PENDING = "class_cookie_pending"  # the session token this tab writes into the cookie (on each run)
 COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (signed out)
 SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
+HANDOFF = "class_cookie_handoff"  # (session token, the one-time code the page posts for its HttpOnly cookie)
 LINK_PENDING = "class_link_pending"  # a link of someone else opened while signed in: used only when confirmed
 LINK_FAILED = "class_link_failed"  # the confirmed link no longer worked
 
@@ -220,7 +223,7 @@ def _identity(user):
     return f"{user.name} <{user.email}>" if user.name else user.email
 
 
-def _cookie_script(value, max_age):
+def _cookie_script(value, max_age):  # without the route (`streamlit run app.py`): a cookie any script can read
     secure = "; Secure" if str(st.context.url or "").startswith("https:") else ""
     st.html(f"<script>document.cookie = '{COOKIE}={value}; Path=/; Max-Age={max_age}; SameSite=Strict{secure}';"
             "</script>", unsafe_allow_javascript=True)
@@ -237,10 +240,34 @@ def tidy_address():
         if name in params:
             del params[name]
     pending = st.session_state.get(COOKIE_PENDING)
-    if pending:  # written on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
-        _cookie_script(pending, 3600 * store_ops.get_settings(store())["session_hours"])
+    if pending:  # sent on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
+        _send_cookie(pending)
     if st.session_state.pop(COOKIE_CLEAR, False):
-        _cookie_script("", 0)
+        if session_cookie.served():
+            _page_script(f"fetch('{session_cookie.PATH}', {{method: 'DELETE', credentials: 'same-origin'}});")
+        else:
+            _cookie_script("", 0)
+
+
+def _page_script(code):
+    st.html(f"<script>{code}</script>", unsafe_allow_javascript=True)
+
+
+def _send_cookie(token):
+    """Have the browser keep this tab's session token in its cookie: set HttpOnly by the server's route (a
+    one-time handoff code posted by the page, until the route took it), else written by the page."""
+    max_age = 3600 * store_ops.get_settings(store())["session_hours"]
+    if not session_cookie.served():
+        _cookie_script(token, max_age)
+        return
+    sent_for, code = st.session_state.get(HANDOFF, (None, None))
+    if sent_for == token and not session_cookie.pending(code):
+        st.session_state.pop(COOKIE_PENDING, None)  # the route took it: the cookie was set
+        return
+    if sent_for != token:
+        code = session_cookie.new_handoff(token, max_age)
+        st.session_state[HANDOFF] = (token, code)
+    _page_script(f"fetch('{session_cookie.PATH}', {{method: 'POST', body: '{code}', credentials: 'same-origin'}});")
 
 
 def sign_in_page(result):

@@ -29,7 +29,7 @@ def hosted(tmp_path_factory):
     store = make_class(url, folder)
     add_graded(store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
     env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
-    with running_app(env) as server:
+    with running_app(env, script="class_app.py") as server:  # as deployed: the HttpOnly cookie's route
         yield server, store, url
 
 
@@ -97,6 +97,8 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
     cookie = _wait_for_cookie(driver)
     assert "token=" not in driver.current_url and "session=" not in driver.current_url
     assert cookie["sameSite"] == "Strict"
+    assert cookie["httpOnly"] is True  # set by the server's route: no script on the page reads it
+    assert "attention_lab_session" not in driver.execute_script("return document.cookie")
     driver.get(f"{server}/practice")  # a reload or a new tab of this browser: still signed in
     wait_until_rendered(driver)
     assert _title(driver) == t("classroom.practice_title", "en")
@@ -108,6 +110,7 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
 
     driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.sign_out", "en")}"]').click()
     wait_for_text(driver, t("classroom.signin_title", "en"))
+    wait_for(driver, lambda d: d.get_cookie("attention_lab_session") is None, "signing out left the cookie")
     stranger.get(server)
     stranger.add_cookie({"name": "attention_lab_session", "value": cookie["value"], "path": "/"})  # replayed
     stranger.get(f"{server}/practice")

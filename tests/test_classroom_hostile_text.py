@@ -195,3 +195,31 @@ def test_the_gradebooks_code_view_marks_a_trojan_source_line(hosted):
     shown = [c.value for c in at.code if "grant()" in c.value]
     assert shown and "«U+202E»" in shown[0] and not text_rules.INVISIBLE.search(shown[0])
     assert t("classroom.invisible_marked", "zh", count=5) in [w.value for w in at.warning]
+
+
+# ---- the session cookie's route: same-origin, one-time codes ------------------------------------------------------
+
+
+def test_the_cookie_route_sets_an_httponly_cookie_once_per_code_and_only_for_this_site():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from classroom import session_cookie
+
+    client = TestClient(Starlette(routes=session_cookie.routes()), base_url="https://lab.test")
+    here = {"Origin": "https://lab.test"}
+    code = session_cookie.new_handoff("the-session-token", 7200)
+    refused = client.post("/class/session", content=code, headers={"Origin": "https://evil.test"})
+    assert refused.status_code == 403 and "set-cookie" not in refused.headers
+    assert session_cookie.pending(code)  # a refused request used nothing
+    answer = client.post("/class/session", content=code, headers=here)
+    cookie = answer.headers["set-cookie"]
+    assert answer.status_code == 204 and cookie.startswith("attention_lab_session=the-session-token;")
+    assert all(part in cookie for part in ("HttpOnly", "Secure", "SameSite=strict", "Max-Age=7200", "Path=/"))
+    again = client.post("/class/session", content=code, headers=here)
+    assert again.status_code == 400 and "set-cookie" not in again.headers
+    assert "Max-Age=0" in client.delete("/class/session", headers=here).headers["set-cookie"]
+    plain = TestClient(Starlette(routes=session_cookie.routes()), base_url="http://lab.test")
+    cookie = plain.post("/class/session", content=session_cookie.new_handoff("t2", 60),
+                        headers={"Origin": "http://lab.test"}).headers["set-cookie"]
+    assert "HttpOnly" in cookie and "Secure" not in cookie  # plain http (a laptop): not Secure
