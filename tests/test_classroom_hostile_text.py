@@ -223,3 +223,24 @@ def test_the_cookie_route_sets_an_httponly_cookie_once_per_code_and_only_for_thi
     cookie = plain.post("/class/session", content=session_cookie.new_handoff("t2", 60),
                         headers={"Origin": "http://lab.test"}).headers["set-cookie"]
     assert "HttpOnly" in cookie and "Secure" not in cookie  # plain http (a laptop): not Secure
+
+
+@pytest.mark.slow  # fingerprints the references (~3 s)
+def test_the_similarity_view_marks_bidi_and_zero_width_characters_in_both_files(hosted):
+    from classroom.disguise import disguise
+    from tests.classroom_support import solution
+    from tests.test_copy_flags import add_submission
+
+    add_submission(hosted, "ann@class.test", "ex03", solution("ex03") + "\n# checked \u202eadmin\u202c\n")
+    add_submission(hosted, "bob@class.test", "ex03", disguise(solution("ex03"), seed=7) + "\n# \u200b\n")
+    add_submission(hosted, "cy@class.test", "ex03", (ROOT / "tests/variants/ex03/einsum.py").read_text())
+    at = page("classroom/app_pages/analytics.py", session_token(hosted, user_id(hosted, INSTRUCTOR)))
+    at = at.toggle(key="class_analytics_similarity_on").set_value(True).run()
+    assert errors_of(at) == []
+    codes = [c.value for c in at.code if "def " in c.value]
+    assert any("«U+202E»admin«U+202C»" in code for code in codes), codes
+    assert any("# «U+200B»" in code for code in codes)
+    assert not [code for code in codes if text_rules.INVISIBLE.search(code)]
+    warnings = [w.value for w in at.warning]
+    assert t("classroom.invisible_marked", "en", count=2) in warnings
+    assert t("classroom.invisible_marked", "en", count=1) in warnings
