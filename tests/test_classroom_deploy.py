@@ -43,7 +43,7 @@ def test_the_worker_runs_as_a_service_as_root_and_the_app_as_its_own_user():
     assert "-m classroom worker" in worker["ExecStart"] and "--db" not in worker["ExecStart"]
     assert worker["User"] == "root" and worker["Restart"] == "always" and worker["EnvironmentFile"]
     app = _unit("attention-lab-app.service")["Service"]
-    assert "streamlit run app.py" in app["ExecStart"] and app["User"] not in ("root", "")
+    assert "streamlit run class_app.py" in app["ExecStart"] and app["User"] not in ("root", "")
     assert app["EnvironmentFile"] == worker["EnvironmentFile"]
 
 
