@@ -114,7 +114,7 @@ def serve(stdin=None):
             return 2
 
         def answer(fields, request_id=request_id):
-            answers.write(json.dumps(dict(fields, id=request_id), ensure_ascii=False) + "\n")
+            answers.write(json.dumps(dict(fields, id=request_id), ensure_ascii=False, allow_nan=False) + "\n")
             answers.flush()
 
         try:

@@ -63,6 +63,7 @@ SLOW_TESTS = {
     "test_classroom_app.py::test_a_link_signs_in_and_the_learner_submits",
     "test_classroom_grading.py::test_a_notebook_without_an_answer_cell_gets_the_graders_message",
     "test_classroom_grading.py::test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict",
+    "test_classroom_non_finite.py::test_a_report_with_nan_weights_is_strict_json_and_shows_nan_after_a_round_trip",
     "test_classroom_grading.py::test_dependencies_are_the_learners_own_and_must_have_passed",
     "test_classroom_grading.py::test_regrade_reports_every_changed_score",
     "test_classroom_hostile.py::test_hostile_submissions_change_nothing_but_their_own_verdicts",
