@@ -98,3 +98,21 @@ def test_streamlit_words_are_chinese_on_zh_pages_and_stay_so(server, browsers, p
         mark = rerun_mark(driver)
         back.click()
         wait_until_rendered(driver, after=mark)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_temperature_bars_at_their_coldest_name_every_bar_that_shares_the_lowest_weight(server, browsers, lang):
+    """Chapter 3's temperature slider at 0.1: four scores get weight 0 (to three decimals); the sentence under
+    the bars names all four as the lowest (it named the first drawn, +1.0, above the real lowest, -2.0)."""
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.browser_support import slider_to_end
+    from tests.test_browser import open_tab
+
+    driver = browsers(lang)
+    open_page(driver, server, "ch03")
+    close_dialogs(driver)
+    open_tab(driver, t("ui.tabs.ch03.allocation", lang))
+    assert slider_to_end(driver, t("ch03.temp_label", lang), Keys.HOME) == "0.10"
+    lowest = ("+1.0, +0.2, -0.5, -2.0 (0)" if lang == "en" else "+1.0、+0.2、-0.5、-2.0（0）")
+    wait_for(driver, lambda d: lowest in main_text(d), lambda: f"no {lowest!r} under the bars")

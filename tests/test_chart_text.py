@@ -80,3 +80,38 @@ def test_data_passed_beside_the_spec_as_arrow_is_read():
 def test_a_spec_without_a_data_mark_has_no_summary():
     assert chart_text.summary({"mark": "text", "encoding": {"text": {"field": "a"}}}, "en") is None
     assert chart_text.table({"mark": "rule"}, "en") is None
+
+
+def test_bars_that_share_the_lowest_value_are_all_named():
+    """A softmax at a low temperature: every bar but one rounds to 0; naming one of them as "the lowest" would
+    pick it by drawing order alone."""
+    frame = pd.DataFrame({"item": ["+3.0", "+1.0", "+0.2", "-0.5", "-2.0"], "alpha": [1.0, 0.0, 0.0, 0.0, 0.0]})
+    spec = charts.bar_chart(frame, "item", "alpha", y_title="α").to_dict()
+    said = chart_text.summary(spec, "en")
+    assert said.endswith("the highest is +3.0 (1), the lowest +1.0, +0.2, -0.5, -2.0 (0)."), said
+    assert "最低的是 +1.0、+0.2、-0.5、-2.0（0）" in chart_text.summary(spec, "zh")
+    many = pd.DataFrame({"item": list("abcdefg"), "alpha": [1.0] + [0.0] * 6})
+    said = chart_text.summary(charts.bar_chart(many, "item", "alpha", y_title="α").to_dict(), "en")
+    assert "the lowest b, c, d, e and 2 more (0)" in said, said
+
+
+def test_a_grid_of_zeros_and_ones_says_how_many_cells_hold_the_one():
+    grid = [[1, 1, 1], [0, 1, 1], [0, 0, 1]]  # six ones: "the largest" three of them would be arbitrary
+    spec = charts.heatmap(grid, ["a", "b", "c"], ["x", "y", "z"], "reach").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "reach: a grid of 3 × 3 values from 0 to 1; 6 cells hold 1, the first: a → x (1); a → y (1); a → z (1).")
+    assert "有 6 个格子为 1" in chart_text.summary(spec, "zh")
+
+
+def test_a_fit_chart_describes_its_curves_as_well_as_its_points():
+    points = pd.DataFrame({"x": [0.5, 1.5, 2.5], "y": [1.0, 2.0, 1.0]})
+    curves = pd.DataFrame({"x": [0.0, 3.0, 0.0, 3.0], "y": [0.0, 3.0, 1.5, 1.5],
+                           "curve": ["truth", "truth", "average", "average"]})
+    dots = charts.alt.Chart(points).mark_circle().encode(x="x:Q", y="y:Q")
+    lines = charts.alt.Chart(curves).mark_line().encode(x=charts.alt.X("x:Q", title="x"),
+                                                        y=charts.alt.Y("y:Q", title="y"), color="curve:N")
+    spec = (dots + lines).properties(title="fit").to_dict()
+    assert chart_text.summary(spec, "en") == (
+        "fit: 3 points, x from 0.5 to 2.5. Also: y against x: truth from 0 at 0 to 3 at 3; "
+        "average from 1.5 at 0 to 1.5 at 3.")
+    assert "另外：y随x的变化——truth在 0 处为 0" in chart_text.summary(spec, "zh")

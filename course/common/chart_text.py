@@ -17,6 +17,7 @@ from course.common.i18n import t
 
 DATA_MARKS = ("rect", "bar", "line", "area", "point", "circle", "square", "tick")
 TOP = 3  # cells a heatmap's sentence names
+TIED = 4  # bars named where several share the highest or the lowest value (then "and N more")
 WEIGHT_TOLERANCE = 1e-3  # a row of attention weights sums to 1 (or to 0 where everything is masked)
 
 
@@ -159,11 +160,14 @@ def heatmap_summary(unit, rows, title, lang):
         t("charts.cell", lang, row=row_name(cells[i][0]), col=col_name(cells[i][1]), value=_number(cells[i][2]))
         for i in order)
     shape = {"rows": len({c[0] for c in cells}), "cols": len({c[1] for c in cells})}
-    if are_weights(cells):
-        return t("charts.weights", lang, title=title, top=top, **shape)
     values = [c[2] for c in cells]
-    return t("charts.heatmap", lang, title=title, top=top, low=_number(min(values)), high=_number(max(values)),
-             **shape)
+    at_max = sum(value == max(values) for value in values)
+    tied = "_tied" if at_max > TOP else ""  # the "largest" of a 0/1 grid would be any three of its ones
+    if are_weights(cells):
+        return t(f"charts.weights{tied}", lang, title=title, top=top, count=at_max, high=_number(max(values)),
+                 **shape)
+    return t(f"charts.heatmap{tied}", lang, title=title, top=top, low=_number(min(values)),
+             high=_number(max(values)), count=at_max, **shape)
 
 
 def _series(unit, rows):
@@ -191,10 +195,16 @@ def bars_summary(unit, rows, title, lang):
     def label(bar):
         return f"{bar[0]}, {x_name(bar[1])}" if grouped else x_name(bar[1])
 
-    high = max(bars, key=lambda bar: bar[2])
-    low = min(bars, key=lambda bar: bar[2])
+    def named(value):
+        """Every bar at this value (the first TIED, then how many more): a tie is never one bar's alone."""
+        at = [label(bar) for bar in bars if bar[2] == value]
+        names = t("charts.name_sep", lang).join(at[:TIED])
+        return names if len(at) <= TIED else t("charts.and_more", lang, names=names, more=len(at) - TIED)
+
+    high = max(bar[2] for bar in bars)
+    low = min(bar[2] for bar in bars)
     return t("charts.bars", lang, title=title, count=len(bars), measure=_channel_title(encoding, "y", lang),
-             high=label(high), high_value=_number(high[2]), low=label(low), low_value=_number(low[2]))
+             high=named(high), high_value=_number(high), low=named(low), low_value=_number(low))
 
 
 def lines_summary(unit, rows, title, lang):
@@ -238,13 +248,19 @@ def title(spec, lang):
 
 
 def summary(spec, lang, data=None):
-    """One sentence in `lang` saying what the chart `spec` shows (None when it has no data mark)."""
+    """What the chart `spec` shows, in `lang` (None when it has no data mark): one sentence for its first data
+    mark, and one for each further mark of another kind or another data (a fit chart's curves over its points),
+    which "Also" opens."""
     units = data_units(spec, data)
     if not units:
         return None
     unit, rows = units[0]
     title = _title(unit if unit.get("title") else spec, lang)
     said = SUMMARIES[_kind(unit)](unit, rows, title, lang)
+    for other, other_rows in units[1:]:
+        if (_kind(other), other_rows) != (_kind(unit), rows):  # not a second drawing of the same numbers
+            said += t("charts.sentence_sep", lang) + SUMMARIES[_kind(other)](
+                other, other_rows, t("charts.also", lang), lang)
     if values_in_table(spec):
         said = t("charts.values_in_table", lang, summary=said)
     return said
