@@ -244,7 +244,7 @@ def set_aside_counts(session, limit_s=LIMIT_S):
     """{"runs": runs set aside so far, "graded": of those graded since, "not_endless": of those, the runs with the
     whole limit (limit_s: the grader's, as the workers run by default) that ended before it (slow code, not an
     infinite loop: set aside for nothing, its learner waited behind the others)}: `status` shows it, so that a
-    class sees when its normal times are too short for its machine."""
+    class sees when its set-aside times (classroom/reference_times.py) are too short for its learners' code."""
     runs = set_aside_runs(session)
     graded = [run_s for _, run_s in runs if run_s is not None]
     return {"runs": len(runs), "graded": len(graded),

@@ -190,7 +190,7 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
     with class_store.session() as session:
         assert grading_times.set_aside_counts(session, limit_s=3.0) == {"runs": 2, "graded": 2, "not_endless": 1}
     shown = run_cli("status", "--db", sqlite_url).stdout  # (the workers' default limit: both ended before it)
-    assert "first runs set aside (past their exercise's normal time): 2; of the 2 graded since, 2 ended before " \
+    assert "first runs set aside (past their exercise's set-aside time): 2; of the 2 graded since, 2 ended before " \
            f"the {eta.LIMIT_S:g} s limit" in shown, shown
 
 
