@@ -9,13 +9,18 @@ state, on every page.
 
 import streamlit as st
 
-from classroom import learner as class_learner, web as class_web
+from classroom.address import app_class_url
 from course.app import learner
 from course.app.ui import keyboard_aids, language_switch, progress_summary, root_page, tr, window_title
 
 st.set_page_config(page_title="Attention Lab", page_icon="👁️", layout="wide")
 
-learner.use(class_learner.signed_in() if class_web.enabled() else learner.SelfStudyLearner())
+if app_class_url() is None:
+    learner.use(learner.SelfStudyLearner())
+else:  # class mode: its requirements (requirements-class.txt) are imported only here
+    from classroom import learner as class_learner
+
+    learner.use(class_learner.signed_in())
 language_switch()
 sections = {
     tr(f"nav.section_{section}"): [

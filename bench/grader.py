@@ -16,7 +16,10 @@ prints per file the median over runs of (on minus off) of each pair, and the med
 --practice: only the Practice page's Grade click -> result, as the page calls the grading client
 (course/app/grading_client.run_grader), one exercise (ex03) and all of them: a fresh `python -m grader`
 per click (before) against the page's long-lived grading server (after; its first click, which starts
-it, apart), medians over --runs clicks.
+it, apart), medians over --runs clicks. Then the first click of a fresh app, cold (no mutant caches, the
+server started by the click: the app before it started its server early) against the app's early start (the
+server started as the app opens, the click --first-click-after s later), each on a correct ex03 and a wrong
+ex01 (whose feedback needs ex01's mutant cache), medians over --runs fresh starts.
 """
 
 import argparse
@@ -109,6 +112,39 @@ def practice_clicks(runs, target):
         print(f"  (the grading server's first click, which starts it: {first:.2f} s; load {os.getloadavg()[0]:.2f})")
     finally:
         server.close()
+    first_clicks(runs, target)
+
+
+def first_clicks(runs, target, after_s=10.0):
+    """Prints the median first click -> result of a fresh app: cold, and with the server started early."""
+    from course.app import grading_client
+
+    wrong = Path(tempfile.mkdtemp(prefix="bench-grader-wrong-"))
+    source = (ROOT / "solutions" / "ex01_softmax.py").read_text(encoding="utf-8")
+    (wrong / "ex01_softmax.py").write_text(source.replace('float("-inf")', "0.0"), encoding="utf-8")
+    cases = {"ex03 (correct)": (["ex03"], target, True), "ex01 (wrong)": (["ex01"], wrong, False)}
+    for label, (ex_ids, folder, passes) in cases.items():
+        figures = {"cold": [], "early": []}
+        for _ in range(runs):
+            for how in figures:
+                os.environ["ATTENTION_LAB_MUTANT_CACHE"] = tempfile.mkdtemp(prefix="bench-grader-mutants-")
+                server = grading_client.GradingServer()
+                try:
+                    if how == "early":
+                        server.start_early()
+                        time.sleep(after_s)
+                    start = time.perf_counter()
+                    report = grading_client.run_grader(ex_ids, target=folder, server=server)
+                    figures[how].append(time.perf_counter() - start)
+                    assert report["passed"] == passes, report
+                finally:
+                    server.close()
+                    shutil.rmtree(os.environ.pop("ATTENTION_LAB_MUTANT_CACHE"), ignore_errors=True)
+        print(f"first click of a fresh app, {label}: cold median {statistics.median(figures['cold']):.2f} s "
+              f"({', '.join(f'{t:.2f}' for t in figures['cold'])}); server started as the app opens, click "
+              f"{after_s:g} s later: median {statistics.median(figures['early']):.2f} s "
+              f"({', '.join(f'{t:.2f}' for t in figures['early'])}); load {os.getloadavg()[0]:.2f}")
+    shutil.rmtree(wrong, ignore_errors=True)
 
 
 def main():

@@ -81,18 +81,25 @@ def exercise_summary(frame, exercise_ids):
 
 
 def spreadsheet_safe(value):
-    """A text cell a spreadsheet shows as text: one starting like a formula gets a leading apostrophe."""
-    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+    """A text cell a spreadsheet shows as text: one starting like a formula (after any spaces) gets a leading
+    apostrophe."""
+    return "'" + value if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_STARTS) else value
 
 
-def gradebook_csv(book):
-    """The gradebook as CSV text for spreadsheets: a UTF-8 BOM (Excel reads the names right), no formulas,
-    empty cells for exercises never graded."""
-    safe = book.copy()
+def spreadsheet_csv(frame, bom=True):
+    """CSV text of a frame for spreadsheets, the one writer of every CSV the app and the CLI hand out: text cells
+    through spreadsheet_safe (no formulas), empty cells for missing numbers, a UTF-8 BOM (Excel reads the names
+    right) unless `bom` is false."""
+    safe = frame.copy()
     for column in safe.columns:
         if not pd.api.types.is_numeric_dtype(safe[column]):
             safe[column] = safe[column].map(spreadsheet_safe)
-    return "\ufeff" + safe.to_csv(index=False, float_format="%.4g", na_rep="")
+    return ("\ufeff" if bom else "") + safe.to_csv(index=False, float_format="%.4g", na_rep="")
+
+
+def gradebook_csv(book):
+    """The gradebook as CSV text for spreadsheets (spreadsheet_csv)."""
+    return spreadsheet_csv(book)
 
 
 def failing_learners(frame, ex_id):

@@ -278,7 +278,7 @@ def _one_or_all(args, email, what):
 
 
 def cmd_links(args):
-    import csv
+    import pandas as pd
 
     store = Store(args.db)
     if args.action == "revoke":
@@ -293,13 +293,14 @@ def cmd_links(args):
     unknown = wanted - {u.email for u in users}
     if unknown:
         raise LookupError(f"not on the roster (with role {args.role}): {', '.join(sorted(unknown))}")
-    writer = csv.writer(sys.stdout)
-    writer.writerow(["email", "name", "link", "expires_utc"])
+    rows = []
     for user in users:
         if wanted and user.email not in wanted:
             continue
         link, expires = store_ops.create_sign_in_link(store, user.email, args.base_url)
-        writer.writerow([user.email, user.name, link, f"{expires:%Y-%m-%d %H:%M}"])
+        rows.append([user.email, user.name, link, f"{expires:%Y-%m-%d %H:%M}"])
+    sys.stdout.write(analytics.spreadsheet_csv(pd.DataFrame(rows, columns=["email", "name", "link", "expires_utc"],
+                                                            dtype=object), bom=False))
     print("each new link replaces that person's older unused links (they no longer work)", file=sys.stderr)
     return 0
 

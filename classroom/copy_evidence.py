@@ -13,6 +13,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from course.common.json_numbers import json_ready
+
 from .which_counts import ATTEMPTED
 
 RARE_SHARE = 0.05  # a trace held by at most this share of an exercise's learners is rare ...
@@ -50,7 +52,8 @@ def _values_key(check):
     weights = check.get("weights")
     if not isinstance(weights, dict) or weights.get("got") is None:
         return None
-    values = json.dumps([weights.get("got"), weights.get("got_value")], sort_keys=True, default=str)
+    # as stored (json_ready): a NaN read back from an older SQLite row digests as the "NaN" a new one holds
+    values = json.dumps(json_ready([weights.get("got"), weights.get("got_value")]), sort_keys=True, default=str)
     return f"{check.get('id', '')}:{hashlib.sha256(values.encode()).hexdigest()[:16]}"
 
 

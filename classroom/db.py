@@ -6,7 +6,7 @@ once cannot both claim a job. Postgres (several machines) claims with
 `SELECT ... FOR UPDATE SKIP LOCKED` (classroom/queue.py).
 """
 
-import os
+import json
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,8 +15,11 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from course.common.json_numbers import json_ready
+
+from .address import ENV_VAR, url_from_environment
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-ENV_VAR = "ATTENTION_LAB_CLASS_DB"
 
 
 class SchemaError(RuntimeError):
@@ -44,14 +47,22 @@ POSTGRES_SESSION = ("-c idle_in_transaction_session_timeout=60000 -c tcp_keepali
                     "-c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
 
 
+def json_text(value):
+    """The text a JSON column stores for `value`, the same on every backend: strict JSON, a NaN or infinite number
+    (a learner's weights in a verdict's report) written as "NaN", "Infinity" or "-Infinity" (json_ready), which
+    Postgres's json type takes where it refuses the NaN Python's json writes."""
+    return json.dumps(json_ready(value), allow_nan=False)
+
+
 def make_engine(url):
-    """An engine with the class store's connection settings."""
+    """An engine with the class store's connection settings; every JSON column is written by json_text."""
     url = normalize_url(url)
     if make_url(url).get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"timeout": 60})
+        engine = create_engine(url, connect_args={"timeout": 60}, json_serializer=json_text)
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, pool_pre_ping=True, connect_args={"options": POSTGRES_SESSION})
+    return create_engine(url, pool_pre_ping=True, connect_args={"options": POSTGRES_SESSION},
+                         json_serializer=json_text)
 
 
 def _configure_sqlite(engine):
@@ -157,15 +168,5 @@ class Kept:
         self.value = None
 
 
-def url_from_environment(secrets=None):
-    """The class database URL from ATTENTION_LAB_CLASS_DB or `[class] db` in secrets, or None."""
-    url = os.environ.get(ENV_VAR, "").strip()
-    if url:
-        return url
-    try:
-        return (secrets or {}).get("class", {}).get("db") or None
-    except Exception:  # st.secrets without a secrets file
-        return None
-
-
-__all__ = ["Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url"]
+__all__ = ["ENV_VAR", "Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url",
+           "url_from_environment"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from course.common.i18n import t
 from grader import SandboxLimits, Submission, grade_submissions, notebook_submit, strict_problem
+from grader.core import lost_to_server
 from grader.warm_server import ServerFailed
 
 from . import exercises, verdicts, which_counts
@@ -25,6 +26,17 @@ SANDBOX_MODES = ("strict", "process")
 
 class StrictUnavailable(RuntimeError):
     """The strict sandbox was required but cannot run here."""
+
+
+class SandboxLost(ServerFailed):
+    """The warm sandbox server died under a job's run (grader.core.lost_to_server): the grading infrastructure
+    failed, not the learner's code, which a strict box keeps from reaching the server."""
+
+
+def sandbox_failed(err):
+    """Did the sandbox fail under the job (it could not start, or its server died: ServerFailed, SandboxLost), so
+    that grading the job again may give its real verdict?"""
+    return isinstance(err, ServerFailed)
 
 
 def choose_sandbox(requested, require_strict=False, log=print):
@@ -88,14 +100,24 @@ def grade_claim(store, claim, sandbox, limits=None):
                             variant=claim.variant)  # the stored variant, whatever the code claims
     [result] = grade_submissions([submission], limits or job_limits(), sandbox=sandbox,
                                  references_for_dependencies=False, lang=claim.lang)
+    if lost_to_server(result):  # not this submission's verdict: the worker grades it again (classroom/worker.py)
+        raise SandboxLost(result.summary)
     return verdicts.verdict(result, f"submission {claim.submission_id}", claim.lang, claim.penalty, sandbox)
 
 
-def failure_verdict(claim, err, sandbox):
+def failure_verdict(claim, err, sandbox, tries=1):
     """The fields of the Result of a job on which the grader itself failed (raised `err`), in the learner's
-    language: a sandbox that could not start is said in words (the worker's log has the details)."""
-    if isinstance(err, ServerFailed):
-        message = t("classroom.grading_sandbox_down", claim.lang)
+    language: a sandbox that failed under it (`sandbox_failed`; `tries` times in all) is said in words (the worker's
+    log has the details)."""
+    if sandbox_failed(err):
+        message = t("classroom.grading_sandbox_down", claim.lang, tries=tries)
     else:
         message = t("classroom.grading_failed", claim.lang, error=f"{type(err).__name__}: {err}")
     return verdicts.error_verdict(claim.exercise_id, claim.submission_id, message, claim.lang, sandbox)
+
+
+def refused_verdict(claim, sandbox):
+    """The fields of the Result of a job whose verdict the database refused to store (a value it cannot hold: not an
+    outage, which the worker waits out), in the learner's language."""
+    return verdicts.error_verdict(claim.exercise_id, claim.submission_id, t("classroom.grading_not_stored", claim.lang),
+                                  claim.lang, sandbox)

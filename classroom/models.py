@@ -113,6 +113,9 @@ class Job(Base):
     full_time: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     set_aside_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker whose run it stopped
     set_aside_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # ... when (its run's end)
+    # runs whose sandbox failed under them (the warm server died, or could not start): the job was queued again
+    # (classroom/queue.py `sandbox_failed`), or at queue.SANDBOX_TRIES closed with an error verdict
+    sandbox_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

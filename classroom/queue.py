@@ -24,6 +24,10 @@ order). So an endless loop holds a worker for its exercise's normal time (2 s in
 other submissions, not the whole limit (20 s), and slow but correct code still gets its verdict. Regrades run
 with the whole limit at once: the wait forecast knows from their newest verdict whether they hang.
 
+A job whose sandbox fails under it (the warm server dies mid-run or cannot start: the grading infrastructure, not
+the learner's code) is queued again in its place (`sandbox_failed`), up to SANDBOX_TRIES runs; only the last one
+stores an error verdict saying so. The learner does not submit again, against their hourly limit, for it.
+
 Regrades never starve (aging rule, `regrade_due`): while regrade jobs are queued
 and no regrade job has been claimed for REGRADE_AGE_S seconds (counted from the
 oldest queued regrade when none has started yet), the next claim takes a regrade
@@ -50,6 +54,7 @@ from .store import late_penalty
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
+SANDBOX_TRIES = 3  # runs of a job whose sandbox fails under it, before its error verdict (`sandbox_failed`)
 CANDIDATES = 32  # jobs examined per claim
 FORGET_S = 3600.0  # `status` stops listing a dead worker this long after its last heartbeat
 REGRADE_AGE_S = 60.0  # a queued regrade waits at most about this long for a claim (see regrade_due)
@@ -201,7 +206,8 @@ def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
         if job is None:  # claimed meanwhile, or locked by a worker claiming it now
             continue
         submission = session.get(Submission, job.submission_id)
-        if job.attempts >= max_attempts + job.full_time:  # (the run that set a job aside did not die)
+        # the runs that set a job aside or whose sandbox failed (queued again: sandbox_failed) did not die
+        if job.attempts >= max_attempts + job.full_time + job.sandbox_failures:
             _give_up(session, job, submission, now)
             continue
         if _waits_for_dependency(session, job, submission):
@@ -289,6 +295,28 @@ def set_aside(store, claim_, clock=utcnow):
         session.execute(update(Worker).where(Worker.id == claim_.worker_id)
                         .values(current_job_id=None, last_seen=now))
     return True
+
+
+def sandbox_failed(store, claim_, why, tries=SANDBOX_TRIES, clock=utcnow):
+    """Count a run whose sandbox failed under a claimed job (the warm server died or could not start: not the
+    learner's doing) if the claim still holds -> "queued" (queued again in its place, to be graded again; the
+    learner's page shows it queued), "last" (that was its `tries`-th: the worker stores its error verdict with this
+    claim) or None (the claim was lost). `why` is kept in the job's error for the operator."""
+    now = clock()
+    with store.session() as session:
+        job = session.scalars(select(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
+                                                Job.attempts == claim_.attempt, Job.state == "running")
+                              .with_for_update().execution_options(populate_existing=True)).first()
+        if job is None:
+            return None
+        job.sandbox_failures += 1
+        job.error = f"sandbox failure {job.sandbox_failures} of {tries}: {why}"[:2000]
+        if job.sandbox_failures >= tries:
+            return "last"
+        job.state, job.worker_id, job.lease_until, job.started_at = "queued", None, None, None
+        session.execute(update(Submission).where(Submission.id == claim_.submission_id).values(status="queued"))
+        session.execute(update(Worker).where(Worker.id == claim_.worker_id).values(current_job_id=None, last_seen=now))
+    return "queued"
 
 
 def enqueue_regrade(store, submission_ids=None, clock=utcnow):

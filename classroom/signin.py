@@ -7,7 +7,10 @@ sends can raise a role.
 
 from dataclasses import dataclass
 
+from sqlalchemy import select
+
 from . import store as store_ops
+from .models import SignInToken, User, utcnow
 
 
 @dataclass
@@ -37,3 +40,16 @@ def resolve(store, oidc_email=None, link_token=None, session_token=None, email_v
         user = store_ops.user_for_session(store, session_token)
         return SignIn(user=user) if user else SignIn(problem="session_expired")
     return SignIn(problem="signed_out")
+
+
+def link_owner(store, link_token):
+    """The roster user a one-time link would sign in (still unused, unrevoked, unexpired), without using it ->
+    User or None."""
+    if not link_token:
+        return None
+    with store.session() as session:
+        link = session.scalar(select(SignInToken).where(SignInToken.token_hash == store_ops.hash_token(link_token)))
+        if link is None or link.used_at is not None or link.revoked_at is not None or link.expires_at <= utcnow():
+            return None
+        user = session.get(User, link.user_id)
+        return user if user.removed_at is None else None

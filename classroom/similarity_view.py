@@ -8,7 +8,7 @@ import streamlit as st
 
 from course.app.ui import current_lang, tr
 
-from . import access, web
+from . import access, views, web
 from .feedback import mistake_labels
 
 
@@ -58,7 +58,7 @@ def side_by_side(user_id, flag):
         detail = access.submission_detail(store, user_id, side.submission_id)
         with column:
             st.text(tr("classroom.similarity_side", name=side.name, email=side.email, id=side.submission_id))
-            st.code(detail["source"], language="python" if detail["kind"] == ".py" else "json")
+            views.show_code(detail["source"], "python" if detail["kind"] == ".py" else "json")
 
 
 def flags_section(user_id):

@@ -19,7 +19,7 @@ from course.common.i18n import LANGS
 
 from course.common import exercise_variants as variants
 
-from . import exercises
+from . import exercises, text_rules
 from .db import Store, migrate
 from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
     Submission, User, VariantAssignment, utcnow
@@ -107,7 +107,11 @@ def parse_roster(text, path="roster"):
             continue
         email, name, role = (values[where[c]].strip() for c in ("email", "name", "role"))
         email, role = email.lower(), role.lower()
-        if not EMAIL_RE.match(email):
+        bad = text_rules.name_problem(email) or text_rules.name_problem(name)
+        if bad:
+            problems.append(f"line {line}: the {'email' if text_rules.name_problem(email) else 'name'} holds the "
+                            f"control character {bad}, which is not text: delete it and import again")
+        elif not EMAIL_RE.match(email):
             problems.append(f"line {line}: {email!r} is not an email address")
         elif role not in ROLES:
             problems.append(f"line {line}: role {role!r} for {email}; use one of {', '.join(ROLES)}")
@@ -372,6 +376,9 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
             source = source.decode("utf-8")
         except UnicodeDecodeError as err:
             raise SubmitRefused(f"{filename} is not UTF-8 text (byte {err.start}): save it as UTF-8") from None
+    problem = text_rules.filename_problem(filename, lang) or text_rules.code_problem(source, filename, lang)
+    if problem:  # refused here on every backend (Postgres refuses a NUL as a data error, not an outage)
+        raise SubmitRefused(problem)
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
         raise SubmitRefused(f"{filename} is larger than {MAX_SOURCE_BYTES // 1000} kB: clear the notebook's "
                             "outputs, or submit the .py file")

@@ -18,6 +18,7 @@ from course.common.paths import PROJECT_ROOT
 
 from . import access, analytics, eta, exercises, live, web
 from .feedback import feedback_text, mistake_labels
+from .text_rules import visible_code
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
@@ -124,6 +125,15 @@ def live_state(user_id):
         st.rerun()  # the whole page: the history includes the new verdict
 
 
+def show_code(source, language="python"):
+    """Code as staff and learners see it: bidi controls and zero-width characters marked (text_rules.visible_code),
+    with a warning saying how many there are."""
+    text, marked = visible_code(source)
+    if marked:
+        st.warning(tr("classroom.invisible_marked", count=marked), icon=":material/visibility:")
+    st.code(text, language=language)
+
+
 def feedback(detail):
     """The newest verdict of a submission, worded exactly as the command line words it."""
     if not detail["results"]:
@@ -134,7 +144,7 @@ def feedback(detail):
         st.caption(tr("classroom.late", penalty=f"{100 * detail['penalty']:.0f}"))
     text = feedback_text(result["report"]) or result["summary"]
     if text:  # lines wrapped: a block that scrolls sideways is one a keyboard cannot scroll (axe: serious)
-        st.code(text, language=None, wrap_lines=True)
+        st.code(visible_code(text)[0], language=None, wrap_lines=True)
 
 
 def history(user_id, owner_id=None, key="practice_class"):
@@ -161,7 +171,7 @@ def history(user_id, owner_id=None, key="practice_class"):
     st.subheader(tr("classroom.feedback_title", id=chosen))
     feedback(detail)
     with st.expander(tr("classroom.show_code", id=chosen)):
-        st.code(detail["source"], language="python" if detail["kind"] == ".py" else "json")
+        show_code(detail["source"], "python" if detail["kind"] == ".py" else "json")
 
 
 def gradebook_table(user_id):
@@ -177,7 +187,7 @@ def gradebook_table(user_id):
     scores = [c for c in book.columns if c in exercises.EXERCISE_IDS]
     st.dataframe(book.style.format("{:.4g}", subset=scores, na_rep="—"), hide_index=True,  # "—": no submission
                  key="class_gradebook_table")
-    st.download_button(tr("classroom.download"), book.to_csv(index=False, float_format="%.4g"),
+    st.download_button(tr("classroom.download"), analytics.gradebook_csv(book),
                        file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
     return book
 
@@ -233,4 +243,4 @@ def mistake_chart(user_id, frame, ex_id):
     detail = access.submission_detail(web.store(), user_id, shown)
     feedback(detail)
     with st.expander(tr("classroom.show_code", id=shown)):
-        st.code(detail["source"], language="python")
+        show_code(detail["source"])

@@ -5,7 +5,9 @@ Class mode is on when a database is configured (ATTENTION_LAB_CLASS_DB or
 configured, else one-time links (`?token=...`). A used link leaves the address
 bar at once; its session token lives in this tab's session state and in a
 SameSite=Strict cookie of this browser (so a reload or a new tab stays signed
-in; an address copied elsewhere carries nothing). Under st.login a server-side
+in; an address copied elsewhere carries nothing), set HttpOnly (and Secure
+behind https) by the server's route (classroom.session_cookie, class_app.py).
+A link opened while someone else is signed in asks before it switches. Under st.login a server-side
 session row (classroom.oidc_session) decides whether Streamlit's cookie still
 counts. Either way signing out revokes the session in the database. The user
 and role come from the database on every run, and every page and action goes
@@ -26,26 +28,23 @@ from sqlalchemy.exc import DBAPIError
 
 from course.app.ui import tr
 
-from . import access, oidc_session, signin, store as store_ops
-from .db import SchemaError, Store, url_from_environment
+from . import access, oidc_session, session_cookie, signin, store as store_ops
+from .address import app_class_url, app_secrets
+from .db import SchemaError, Store
 
 SESSION_KEY = "class_session"  # the session token (not a widget); never a user id or role
-COOKIE = "attention_lab_session"  # this browser's session token (a link sign-in), written by the page
+COOKIE = session_cookie.COOKIE  # this browser's session token (a link sign-in): HttpOnly, see session_cookie
 COOKIE_PENDING = "class_cookie_pending"  # the session token this tab writes into the cookie (on each run)
 COOKIE_CLEAR = "class_cookie_clear"  # the page must still expire the cookie (signed out)
 SIGNED_OUT = "class_signed_out"  # this tab signed out: its (stale) cookie no longer counts
-
-
-def _secrets():
-    try:
-        return st.secrets.to_dict()
-    except Exception:  # no secrets file
-        return {}
+HANDOFF = "class_cookie_handoff"  # (session token, the one-time code the page posts for its HttpOnly cookie)
+LINK_PENDING = "class_link_pending"  # a link of someone else opened while signed in: used only when confirmed
+LINK_FAILED = "class_link_failed"  # the confirmed link no longer worked
 
 
 def class_url():
     """The class database URL, or None in self-study mode."""
-    return url_from_environment(_secrets())
+    return app_class_url()
 
 
 def enabled():
@@ -109,7 +108,7 @@ def store():
 
 def auth_configured():
     """Is an OpenID Connect provider configured for st.login?"""
-    return "auth" in _secrets()
+    return "auth" in app_secrets()
 
 
 def _oidc_current():
@@ -118,36 +117,23 @@ def _oidc_current():
     result = signin.resolve(store(), oidc_email=user.get("email"), email_verified=user.get("email_verified"))
     if result.user is None:
         return result
-    key = oidc_session.session_key(_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
+    key = oidc_session.session_key(app_secrets().get("auth", {}).get("cookie_secret"), user.to_dict())
     if key is None or not oidc_session.is_live(store(), result.user.id, key, user.to_dict()):
         return signin.SignIn(problem="session_expired")  # signed out, past the lifetime, or revoked
     st.session_state[SESSION_KEY] = key
     return result
 
 
-def current():
-    """Resolve the signed-in user for this run -> signin.SignIn (the address bar is left alone here).
-
-    Evidence, strongest first: the provider's identity (st.login), the session
-    this tab holds, a one-time link in the address bar, this browser's session
-    cookie. A `session` in the address bar counts for nothing: a copied URL
-    signs nobody in.
-    """
-    if auth_configured() and getattr(st.user, "is_logged_in", False):
-        return _oidc_current()
+def _live_session():
+    """The session this tab holds, else this browser's session cookie -> signin.SignIn (user None when neither
+    is live; a dead one's problem)."""
     kept, expired = st.session_state.get(SESSION_KEY), None
     if kept:
         expired = signin.resolve(store(), session_token=kept)
         if expired.user is not None:
             return expired
         st.session_state.pop(SESSION_KEY)
-    params = st.query_params
-    if params.get("token"):
-        result = signin.resolve(store(), link_token=params["token"])
-        if result.session_token:
-            st.session_state[SESSION_KEY] = st.session_state[COOKIE_PENDING] = result.session_token
-            st.session_state.pop(SIGNED_OUT, None)
-        return result
+        st.session_state.pop(COOKIE_PENDING, None)  # a dead session is never written back into the cookie
     cookie = None if st.session_state.get(SIGNED_OUT) else st.context.cookies.get(COOKIE)
     if isinstance(cookie, str) and cookie:  # (AppTest has no browser: no cookies)
         result = signin.resolve(store(), session_token=cookie)
@@ -157,7 +143,81 @@ def current():
     return expired or signin.SignIn(problem="signed_out")
 
 
-def _cookie_script(value, max_age):
+def _use_link(token):
+    """Sign this tab (and, through the cookie, this browser) in with a one-time link -> signin.SignIn."""
+    result = signin.resolve(store(), link_token=token)
+    if result.session_token:
+        st.session_state[SESSION_KEY] = st.session_state[COOKIE_PENDING] = result.session_token
+        st.session_state.pop(SIGNED_OUT, None)
+    return result
+
+
+def current():
+    """Resolve the signed-in user for this run -> signin.SignIn (the address bar is left alone here).
+
+    Evidence, strongest first: the provider's identity (st.login), the session
+    this tab holds, this browser's session cookie, a one-time link in the
+    address bar. A link never replaces a live session of someone else by
+    itself (login CSRF: a link sent by another learner): it waits in
+    LINK_PENDING until the signed-in person confirms (switch_page). A `session`
+    in the address bar counts for nothing: a copied URL signs nobody in.
+    """
+    if auth_configured() and getattr(st.user, "is_logged_in", False):
+        return _oidc_current()
+    live = _live_session()
+    token = st.query_params.get("token")
+    if not token:
+        return live
+    if live.user is not None:
+        owner = signin.link_owner(store(), token)
+        if owner is None or owner.id == live.user.id:  # a dead link, or one of their own: they stay signed in
+            if owner is not None:
+                _use_link(token)
+            return live
+        st.session_state[LINK_PENDING] = token
+        return live
+    return _use_link(token)
+
+
+def _switch_to_link():
+    """The signed-in person chose to sign in with the link they opened: their session in this browser ends."""
+    token = st.session_state.pop(LINK_PENDING, None)
+    previous = st.session_state.get(SESSION_KEY)
+    result = _use_link(token)
+    if result.session_token:
+        store_ops.sign_out(store(), previous)
+    else:
+        st.session_state[LINK_FAILED] = True
+
+
+def _keep_session():
+    st.session_state.pop(LINK_PENDING, None)
+
+
+def switch_page(user):
+    """A link of someone else was opened while `user` is signed in: ask before switching (and stop the run);
+    nothing when the link is no longer usable."""
+    other = signin.link_owner(store(), st.session_state.get(LINK_PENDING))
+    if other is None:
+        st.session_state.pop(LINK_PENDING, None)
+        return
+    st.title(tr("classroom.switch_title"))
+    st.markdown(tr("classroom.switch_signed_in_as"))
+    st.text(_identity(user))  # plain text: a roster name or address is never Markdown
+    st.markdown(tr("classroom.switch_link_for"))
+    st.text(_identity(other))
+    st.warning(tr("classroom.switch_question"))
+    left, right = st.columns(2)
+    left.button(tr("classroom.switch_stay"), key="class_switch_stay", on_click=_keep_session, type="primary")
+    right.button(tr("classroom.switch_go"), key="class_switch_go", on_click=_switch_to_link)
+    st.stop()
+
+
+def _identity(user):
+    return f"{user.name} <{user.email}>" if user.name else user.email
+
+
+def _cookie_script(value, max_age):  # without the route (`streamlit run app.py`): a cookie any script can read
     secure = "; Secure" if str(st.context.url or "").startswith("https:") else ""
     st.html(f"<script>document.cookie = '{COOKIE}={value}; Path=/; Max-Age={max_age}; SameSite=Strict{secure}';"
             "</script>", unsafe_allow_javascript=True)
@@ -174,10 +234,34 @@ def tidy_address():
         if name in params:
             del params[name]
     pending = st.session_state.get(COOKIE_PENDING)
-    if pending:  # written on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
-        _cookie_script(pending, 3600 * store_ops.get_settings(store())["session_hours"])
+    if pending:  # sent on every run of this tab: a run that switches pages (a link to "/") never reaches the browser
+        _send_cookie(pending)
     if st.session_state.pop(COOKIE_CLEAR, False):
-        _cookie_script("", 0)
+        if session_cookie.served():
+            _page_script(f"fetch('{session_cookie.PATH}', {{method: 'DELETE', credentials: 'same-origin'}});")
+        else:
+            _cookie_script("", 0)
+
+
+def _page_script(code):
+    st.html(f"<script>{code}</script>", unsafe_allow_javascript=True)
+
+
+def _send_cookie(token):
+    """Have the browser keep this tab's session token in its cookie: set HttpOnly by the server's route (a
+    one-time handoff code posted by the page, until the route took it), else written by the page."""
+    max_age = 3600 * store_ops.get_settings(store())["session_hours"]
+    if not session_cookie.served():
+        _cookie_script(token, max_age)
+        return
+    sent_for, code = st.session_state.get(HANDOFF, (None, None))
+    if sent_for == token and not session_cookie.pending(code):
+        st.session_state.pop(COOKIE_PENDING, None)  # the route took it: the cookie was set
+        return
+    if sent_for != token:
+        code = session_cookie.new_handoff(token, max_age)
+        st.session_state[HANDOFF] = (token, code)
+    _page_script(f"fetch('{session_cookie.PATH}', {{method: 'POST', body: '{code}', credentials: 'same-origin'}});")
 
 
 def sign_in_page(result):
@@ -202,6 +286,10 @@ def signed_in_user():
     """The signed-in user; otherwise the sign-in page is shown and the script stops."""
     result = current()
     tidy_address()
+    if result.user is not None and st.session_state.get(LINK_PENDING):
+        switch_page(result.user)
+    if st.session_state.pop(LINK_FAILED, False):
+        st.warning(tr("classroom.link_invalid"))
     if result.user is None:
         sign_in_page(result)
         st.stop()

@@ -8,7 +8,11 @@ database. SIGTERM/SIGINT: finish the current job, then exit.
 
 A database that goes away (a Postgres restart, a full or read-only disk) does
 not end a worker: it retries with backoff, and a verdict waits in memory until
-it can be stored. The pool (`--concurrency N`) restarts a worker process that
+it can be stored. A database that refuses what was sent (a value it cannot
+hold: `is_outage` tells the two apart) is not retried: a verdict it refuses is
+replaced at once by an error verdict saying so, which closes the job. A job
+whose sandbox fails under it (its warm server dies, or cannot start) is queued
+again, up to queue.SANDBOX_TRIES runs (`sandbox_failed`). The pool (`--concurrency N`) restarts a worker process that
 dies, with backoff; it passes the database URL to them in the environment,
 never on a command line that `ps` shows.
 """
@@ -24,7 +28,7 @@ import traceback
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from . import grading, grading_times, queue, reference_times
 from .db import ENV_VAR, Store
@@ -62,22 +66,42 @@ def _unfinished(store):
 
 
 MAX_BACKOFF_S = 30.0  # the longest wait between retries (database) and restarts (pool)
+# Postgres errors outside OperationalError that an outage gives: a read-only transaction (a standby after a
+# failover, a server set read-only) and a session the server ended after it sat idle in a transaction
+OUTAGE_SQLSTATES = {"25006", "25P03"}
+
+
+def is_outage(err):
+    """Is this database error (a SQLAlchemy StatementError) an outage, which the same statement may outlast (the
+    server, the connection or the disk gone, full or read-only; a lock or a deadlock), rather than the database
+    refusing what was sent (a value it cannot hold, a broken constraint: DataError, IntegrityError, a value the
+    driver cannot send), which it would refuse again?"""
+    if isinstance(err, (OperationalError, InterfaceError)):
+        return True
+    return isinstance(err, DBAPIError) and (err.connection_invalidated
+                                            or getattr(err.orig, "sqlstate", None) in OUTAGE_SQLSTATES)
+
+
+def db_error_text(err):
+    """A database error in one line for the log: its driver's type and message (at most 200 characters)."""
+    cause = getattr(err, "orig", None) or err
+    return f"{type(cause).__name__}: {' '.join(str(cause).split())[:200]}"
 
 
 def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF_S):
-    """action() until the database answers: waits 0.5, 1, 2 ... max_backoff_s s between tries.
+    """action() until the database answers: waits 0.5, 1, 2 ... max_backoff_s s between tries of an outage.
 
-    Raises the last database error once give_up() is true.
+    Raises the last database error once give_up() is true, and at once one that is not an outage (is_outage: a
+    refusal the database would repeat).
     """
     delay = 0.5
     while True:
         try:
             return action()
         except DBAPIError as err:
-            if give_up():
+            if give_up() or not is_outage(err):
                 raise
-            log(f"database unavailable while {what} ({type(err.orig).__name__}: {str(err.orig).strip()[:200]}); "
-                f"retrying in {delay:g} s")
+            log(f"database unavailable while {what} ({db_error_text(err)}); retrying in {delay:g} s")
             time.sleep(delay)
             delay = min(delay * 2, max_backoff_s)
 
@@ -143,8 +167,9 @@ def ran_to(verdict, limit_s):
 
 
 def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None):
-    """Grade one claimed job and store its verdict -> 1 if stored, 0 if the claim was lost or the submission was
-    set aside (its first run passed its exercise's set-aside time: queue.set_aside; it runs again later)."""
+    """Grade one claimed job and store its verdict -> 1 if stored, 0 if the claim was lost, the submission was
+    set aside (its first run passed its exercise's set-aside time: queue.set_aside; it runs again later) or its
+    sandbox failed under it with tries left (queue.sandbox_failed; it is graded again)."""
     lease = _Lease(store, claim, lease_s, clock)
     lease.start()
     started = time.monotonic()
@@ -158,8 +183,16 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None
         verdict = retrying(lambda: grading.grade_claim(store, claim, mode, limits), f"reading job {claim.job_id}", log,
                            lambda: lease.lost)
     except Exception as err:  # the grader failed: an error verdict, logged in full
-        log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
-        verdict, aside_s = grading.failure_verdict(claim, err, mode), None
+        if grading.sandbox_failed(err):  # not the submission's doing: graded again while it has tries left
+            lease.stopped.set()
+            log(f"job {claim.job_id}: the sandbox failed under it: {type(err).__name__}: {err}")
+            verdict = sandbox_failed(store, claim, err, mode, log, clock)
+            if verdict is None:
+                return 0
+        else:
+            log(f"job {claim.job_id}: the grader failed:\n{traceback.format_exc()}")
+            verdict = grading.failure_verdict(claim, err, mode)
+        aside_s = None
     finally:
         lease.stopped.set()
     if aside_s is not None and ran_to(verdict, aside_s):
@@ -170,8 +203,15 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None
             if held else f"job {claim.job_id}: lease lost while grading (another worker took it over)")
         return 0
     # The fencing token makes a retried finish safe: it stores nothing once another worker took the job.
-    stored = retrying(lambda: queue.finish(store, claim, verdict, clock), f"storing the verdict of job {claim.job_id}",
-                      log)
+    try:
+        stored = retrying(lambda: queue.finish(store, claim, verdict, clock),
+                          f"storing the verdict of job {claim.job_id}", log)
+    except Exception as err:  # not an outage (retrying waits those out): the same verdict would be refused again
+        log(f"job {claim.job_id}: the database refused its verdict ({db_error_text(err)}); storing an error verdict "
+            f"instead:\n{traceback.format_exc()}")
+        verdict = grading.refused_verdict(claim, mode)
+        stored = retrying(lambda: queue.finish(store, claim, verdict, clock),
+                          f"storing the error verdict of job {claim.job_id}", log)
     took = time.monotonic() - started
     if stored:
         log(f"job {claim.job_id} (submission {claim.submission_id}, {claim.exercise_id}): "
@@ -179,6 +219,23 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None
     else:
         log(f"job {claim.job_id}: lease lost while grading (another worker took it over); verdict dropped")
     return int(stored)
+
+
+def sandbox_failed(store, claim, err, mode, log, clock=utcnow):
+    """A job whose sandbox failed under it (grading.sandbox_failed(err)): queued again while it has runs left
+    (queue.sandbox_failed) -> None, or at its last run the error verdict to store, saying the grading sandbox failed
+    (the learner's code was not at fault)."""
+    outcome = retrying(lambda: queue.sandbox_failed(store, claim, f"{type(err).__name__}: {err}", clock=clock),
+                       f"queueing job {claim.job_id} again", log)
+    if outcome == "queued":
+        log(f"job {claim.job_id} (submission {claim.submission_id}, {claim.exercise_id}): queued again, to be graded "
+            "again")
+        return None
+    if outcome is None:
+        log(f"job {claim.job_id}: lease lost while grading (another worker took it over)")
+        return None
+    log(f"job {claim.job_id}: the sandbox failed under it {queue.SANDBOX_TRIES} times: an error verdict")
+    return grading.failure_verdict(claim, err, mode, tries=queue.SANDBOX_TRIES)
 
 
 def child_command(sandbox, once, require_strict, lease_s, job_timeout_s=None):

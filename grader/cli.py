@@ -65,11 +65,11 @@ def run_once(args, ex_ids):
     if not args.json and args.report_fd is None and not args.no_save:
         leave_for_app(report, args.target)
     if args.report_fd is not None:  # the app's grading client reads this descriptor, which it owns
-        data = json.dumps(report.to_dict(), ensure_ascii=False).encode()
+        data = json.dumps(report.to_dict(), ensure_ascii=False, allow_nan=False).encode()  # strict JSON
         os.ftruncate(args.report_fd, 0)
         os.pwrite(args.report_fd, data, 0)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print_table(report, lang=args.lang)
     return report
@@ -80,7 +80,7 @@ def leave_for_app(report, target):
     removes it (course/app/progress.py); the grader itself records nothing."""
     name = f"{time.time_ns()}-{os.getpid()}.json"
     waiting = {"version": 1, "target": str(Path(target).resolve()), "report": report.to_dict()}
-    atomic_write_text(waiting_reports_dir() / name, json.dumps(waiting, ensure_ascii=False))
+    atomic_write_text(waiting_reports_dir() / name, json.dumps(waiting, ensure_ascii=False, allow_nan=False))
 
 
 def watch(args, ex_ids):

@@ -299,11 +299,23 @@ def _error_result(ex_id, message, check="sandbox", lang="en"):
     return ExerciseResult.error(ex_id, bounded_text(message, 2000, lang), check, lang)
 
 
+SERVER_LOST = "sandbox_server"  # the check of an exercise lost because the warm sandbox server itself died
+
+
 def _lost(ex_id, status, lang="en"):
-    """Result for an exercise the sandbox never finished (server lost, sandbox not built)."""
+    """Result for an exercise the sandbox never finished (server lost, sandbox not built); its one check is
+    SERVER_LOST when the warm server itself died under it (lost_to_server)."""
     if "lost" in status:
-        return ExerciseResult.error(ex_id, render(status["lost"], lang), lang=lang)
+        check = SERVER_LOST if status.get("server_lost") is True else "sandbox"
+        return ExerciseResult.error(ex_id, render(status["lost"], lang), check, lang=lang)
     return ExerciseResult.error(ex_id, tr("blocked.no_sandbox", lang, error=status["sandbox_error"]), lang=lang)
+
+
+def lost_to_server(result):
+    """Was this ExerciseResult lost because the warm sandbox server itself died under its run (the grading
+    infrastructure failed, not the learner's code: grader/warm_server.py WarmServer.run), so that grading it again
+    may give its real verdict? Read from its check's stable id, which only the grader sets."""
+    return result.status == "error" and any(check.id == f"{result.id}.{SERVER_LOST}" for check in result.checks)
 
 
 def _relabel(job, staged_name, label):

@@ -3,6 +3,8 @@
 Plain data classes shared by the grader's command line, the notebooks' grading
 cell, the app's grading client (which reads the JSON, version REPORT_VERSION) and
 the class server (which stores the JSON and reads it back with `Report.from_dict`).
+The JSON form is strict JSON: a NaN or infinite number (a learner's wrong weights)
+is written as the text "NaN", "Infinity" or "-Infinity" (course/common/json_numbers.py).
 Texts are in the report's language; beside them stay the stable ids a class
 server aggregates on: each check's `id`, the `mistake` id of a known mistake
 recognised in it, and each exercise's `id` and `status`. (Version 1 gained
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from course.common.exercise_index import GRADER_STATUSES
 from course.common.exercise_index import get as get_exercise
 from course.common.i18n import t
+from course.common.json_numbers import json_ready
 
 from .text import tr
 
@@ -64,7 +67,8 @@ class ExerciseResult:
     variant: dict | None = None
 
     def to_dict(self):
-        return asdict(self)
+        """Its JSON form: a NaN or infinite number (a learner's weights) written as text (json_ready)."""
+        return json_ready(asdict(self))
 
     @classmethod
     def from_dict(cls, data):

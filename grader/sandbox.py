@@ -125,8 +125,9 @@ def _read_text(path, limit):
         os.close(fd)
 
 
-def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
-    """Read back everything a job's child left (`lost`: why the server never finished it).
+def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20, server_lost=False):
+    """Read back everything a job's child left (`lost`: why the server never finished it; server_lost: the warm
+    server itself died, which the status of a job it never finished says as "server_lost": True).
 
     Result files are hostile data (grader/untrusted_records.py); all of one job's together hold at most max_bytes."""
     from . import untrusted_records  # (torch: imported where it is needed, so the CLI starts its sandbox first)
@@ -134,7 +135,8 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
     job_dir = Path(job_dir)
     status_path = job_dir / "status.json"
     if not status_path.exists():
-        return JobResult([None] * num_calls, None, {"lost": lost or msg("lost.never_ran")}, "")
+        status = {"lost": lost or msg("lost.never_ran")}
+        return JobResult([None] * num_calls, None, dict(status, server_lost=True) if server_lost else status, "")
     try:
         status = json.loads(_read_text(status_path, 4096))
     except (ValueError, RecursionError):
@@ -201,10 +203,12 @@ def run_jobs(jobs, limits, on_done=None):
             _, anomaly = warm_server.serve_run(limits.mode, run_dir, deadline, limits.timeout_s + limits.stall_grace_s, on_done,
                                                HARNESS_DIR, RUN_PREFIX)
             lost = anomaly and _warm_lost(anomaly)
+            server_lost = bool(anomaly and anomaly.get("server"))  # the warm server itself died under the run
         else:
-            _, lost = _serve(run_dir, limits, len(jobs), on_done)
+            (_, lost), server_lost = _serve(run_dir, limits, len(jobs), on_done), False
         max_bytes = limits.files_mb * 2**20  # a job's tmpfs in strict mode; the same bound in process mode
-        return {name: collect(run_dir / name, len(spec[4]), lost, max_bytes) for name, spec in jobs.items()}
+        return {name: collect(run_dir / name, len(spec[4]), lost, max_bytes, server_lost)
+                for name, spec in jobs.items()}
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         os.close(lock)

@@ -85,22 +85,24 @@ class WarmServer:
         """Serve one run directory -> (finished job names, anomaly or None).
 
         An anomaly ({"hung": seconds}, {"signal": number} or {"code": exit code, "detail": text}) means the server must be
-        recycled; the jobs it did not finish are lost."""
+        recycled; the jobs it did not finish are lost. It holds "server": True when the server process itself died or
+        was gone (the sandbox's infrastructure failed: a learner's code cannot reach it from a strict box), rather than
+        the run's manager ending badly (`end` with a signal or a code: what a learner's code may cause)."""
         self.runs += 1
         try:
             self.proc.stdin.write(f"run {run_dir}\n".encode())
             self.proc.stdin.flush()
         except OSError:
-            return set(), {"code": self.proc.poll(), "detail": ": the warm sandbox server was gone"}
+            return set(), {"code": self.proc.poll(), "detail": ": the warm sandbox server was gone", "server": True}
         finished, last = set(), time.monotonic()
         while True:
             line = self._next_line(min(deadline, last + stall_s))
             if line is None:
-                if self.proc.poll() is not None:
+                if self.proc.poll() is not None:  # the server itself ended, not a run's manager
                     tail, code = self.stderr_tail(), self.proc.returncode
                     if code < 0:
-                        return finished, {"signal": -code}
-                    return finished, {"code": code, "detail": f": {tail}" if tail else ""}
+                        return finished, {"signal": -code, "server": True}
+                    return finished, {"code": code, "detail": f": {tail}" if tail else "", "server": True}
                 return finished, {"hung": round(time.monotonic() - last)}
             words = line.split()
             if len(words) == 2 and words[0] == "done":

@@ -7,9 +7,11 @@ the first of the check's compared results that differs, if it is a weight
 matrix. `weights_diff(key, expected, got)` then keeps only the failing example
 (and head): its (queries, keys) matrix from both sides, cropped around the
 worst cell when large, with that cell's coordinates. It is plain data (lists
-of floats) the report carries as a check's `weights` field, read by the
-Practice page, the command line's table and the notebooks; nothing of the
-reference's code, and no other example, goes into it.
+of floats, None for a NaN cell; the report's JSON form writes a NaN or infinite
+value as text, course/common/json_numbers.py, which also shows them) the report
+carries as a check's `weights` field, read by the Practice page, the command
+line's table and the notebooks; nothing of the reference's code, and no other
+example, goes into it.
 """
 
 import math
@@ -18,6 +20,7 @@ import unicodedata
 import torch
 
 from course.common.i18n import t_pair
+from course.common.json_numbers import number_text
 
 from .compare import tolerance
 from .text import tr
@@ -114,7 +117,7 @@ def worst_sentence(diff, lang="en"):
     q, k = diff["worst"]
     example = ", ".join(str(i) for i in diff["example"]) or "0"
     said = tr("weights.worst", lang, result=t_pair(diff.get("name"), lang, diff["result"]), example=example, q=q, k=k,
-              expected=f"{diff['expected_value']:.4g}", got=f"{diff['got_value']:.4g}")
+              expected=number_text(diff["expected_value"]), got=number_text(diff["got_value"]))
     n_q, n_k = diff.get("shape", [None, None])[-2:] if diff.get("shape") else (None, None)
     rows, cols = len(diff["got"]), len(diff["got"][0]) if diff["got"] else 0
     if n_q is not None and (rows < n_q or cols < n_k):
@@ -139,7 +142,7 @@ def text_grid(diff, labels):
         for i, row in enumerate(matrix):
             line = []
             for j, value in enumerate(row):
-                text = "nan" if value is None else f"{value:.2f}"
+                text = number_text(value, ".2f")  # a NaN cell (None, or "NaN" as a report stores it): NaN
                 mark = (i + diff["rows_from"], j + diff["cols_from"]) == (q, k)
                 line.append(f"[{text}]" if mark else f" {text} ")
             out.append(f"{labels['query']}{i + diff['rows_from']:<3d}" + "".join(f"{c:>7s}" for c in line))

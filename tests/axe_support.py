@@ -95,19 +95,37 @@ def counts_by_rule(violations):
     return {f"{v['id']} ({v['impact']})": len(v["nodes"]) for v in violations if v["impact"] in BLOCKING}
 
 
-def move_widgets(driver, limit=3):
-    """Move the first `limit` shown sliders of the main area one step right (a rerun each), as a learner would
-    -> how many were moved (a slider at its right end stays)."""
+# Is the slider of this range input on screen? Streamlit 1.67 draws its own track over a range input it hides
+# (so selenium's is_displayed() is false for every slider): ask of the slider's box instead, which a hidden tab
+# panel or a collapsed expander leaves with no layout box.
+SLIDER_SHOWN_JS = """
+const box = arguments[0].closest('[data-testid="stSlider"]');
+return !!box && box.getClientRects().length > 0 && getComputedStyle(box).visibility !== 'hidden';
+"""
+
+
+def shown_sliders(driver):
+    """The range inputs of the sliders on screen in the main area, in page order."""
     from selenium.webdriver.common.by import By
+
+    return [s for s in driver.find_elements(By.CSS_SELECTOR, SLIDERS) if driver.execute_script(SLIDER_SHOWN_JS, s)]
+
+
+def move_widgets(driver, limit=3):
+    """Move the first `limit` sliders on screen in the main area one step right (a rerun each), as a learner
+    would -> how many were moved. Fails if one of them did not move although it was not at its right end."""
     from selenium.webdriver.common.keys import Keys
 
-    def shown_sliders():
-        return [s for s in driver.find_elements(By.CSS_SELECTOR, SLIDERS) if s.is_displayed()]
-
     moved = 0
-    for i in range(min(limit, len(shown_sliders()))):
-        sliders = shown_sliders()  # a rerun may draw them anew
+    for i in range(min(limit, len(shown_sliders(driver)))):
+        sliders = shown_sliders(driver)  # a rerun may draw them anew
         if i >= len(sliders):
             break
-        moved += press_and_wait(driver, sliders[i], Keys.ARROW_RIGHT)
+        slider = sliders[i]
+        at_end = driver.execute_script("return Number(arguments[0].value) >= Number(arguments[0].max)", slider)
+        label = slider.get_attribute("aria-label")
+        if press_and_wait(driver, slider, Keys.ARROW_RIGHT):
+            moved += 1
+        else:
+            assert at_end, f"the slider {label!r} did not move, and it was not at its right end"
     return moved

@@ -32,7 +32,7 @@ def find_browser():
     chromium = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
     driver = shutil.which("chromedriver")
     if importlib.util.find_spec("selenium") is None:
-        return None, None, "selenium is not installed (pip install -r requirements.txt)"
+        return None, None, "selenium is not installed (pip install -r requirements-dev.txt)"
     if not chromium or not driver:
         return None, None, "Chromium or chromedriver not found (run .ci/install-browser)"
     return chromium, driver, None
@@ -74,12 +74,13 @@ def wait_for_health(url, child, timeout=90):
 
 
 @contextlib.contextmanager
-def running_app(env, *options, prefix=()):
-    """`streamlit run app.py` on a free local port with `env` (and extra command-line options) -> its URL.
+def running_app(env, *options, prefix=(), script="app.py"):
+    """`streamlit run app.py` (or `script`: class_app.py) on a free local port with `env` (and extra command-line
+    options) -> its URL.
 
     `prefix`: a command that runs it (e.g. setpriv with fewer privileges)."""
     port = free_port()
-    command = [*prefix, sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    command = [*prefix, sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *options]
     child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

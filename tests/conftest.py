@@ -35,6 +35,10 @@ def made_by_another_test_process(variable):
 # touch the learner's real progress file. Each pytest-xdist worker gets its own.
 if "ATTENTION_LAB_HOME" not in os.environ or made_by_another_test_process("ATTENTION_LAB_HOME"):
     own_folder("ATTENTION_LAB_HOME", "attention-lab-test-home-")
+# No app a test starts (AppTest or a real server) starts a grading server as it opens (course/app/grading_client
+# EARLY_START_VAR): each would import torch and build the mutant caches beside the tests; the tests of the early
+# start set it themselves.
+os.environ.setdefault("ATTENTION_LAB_GRADER_EARLY", "0")
 # A pytest-xdist worker gets a temp folder of its own (mode 1777, like /tmp): tests that look for what a run
 # left in the temp folder (sandbox run folders) see only their own worker's runs.
 if os.environ.get("PYTEST_XDIST_WORKER"):  # made inside the given temp folder
@@ -59,6 +63,7 @@ SLOW_TESTS = {
     "test_classroom_app.py::test_a_link_signs_in_and_the_learner_submits",
     "test_classroom_grading.py::test_a_notebook_without_an_answer_cell_gets_the_graders_message",
     "test_classroom_grading.py::test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict",
+    "test_classroom_non_finite.py::test_a_report_with_nan_weights_is_strict_json_and_shows_nan_after_a_round_trip",
     "test_classroom_grading.py::test_dependencies_are_the_learners_own_and_must_have_passed",
     "test_classroom_grading.py::test_regrade_reports_every_changed_score",
     "test_classroom_hostile.py::test_hostile_submissions_change_nothing_but_their_own_verdicts",

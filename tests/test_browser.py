@@ -21,7 +21,7 @@ import pytest
 from course.common import pages_index
 from course.app.ui import TOPICS
 from course.common.i18n import t
-from tests.axe_support import move_widgets, page_problems, require_axe
+from tests.axe_support import move_widgets, page_problems, require_axe, shown_sliders
 from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, rerun_mark, wait_for,
                                    wait_for_text, wait_until_rendered)
 from tests.page_checks import PAGE_CHECKS
@@ -263,7 +263,9 @@ def test_page_opens_without_errors_or_axe_violations(server, browsers, axe_sourc
     if isinstance(axe_source, pytest.skip.Exception):
         assert problems == [], "\n".join(problems)
         raise axe_source
-    move_widgets(driver)
+    sliders = len(shown_sliders(driver))
+    moved = move_widgets(driver)
+    assert moved >= min(1, sliders), f"{where}: {sliders} sliders on screen, none moved"
     if page.key not in TOPICS:
         problems += page_problems(driver, axe_source, where)
     else:
@@ -466,3 +468,16 @@ def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, b
     assert "☃" in warnings(driver), warnings(driver)
     assert driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTOR) == []
     full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_unknown.png")
+
+
+def test_the_widget_mover_moves_every_slider_it_counts(server, browsers):
+    """move_widgets (the accessibility scan's "after moving widgets") finds the sliders Streamlit draws over
+    hidden range inputs and moves each: chapter 5's shape tracer has five on screen."""
+    driver = browsers("en")
+    open_page(driver, server, "ch05")
+    sliders = shown_sliders(driver)
+    assert len(sliders) >= 5, len(sliders)
+    before = [driver.execute_script("return arguments[0].value", s) for s in sliders[:3]]
+    assert move_widgets(driver) == 3
+    after = [driver.execute_script("return arguments[0].value", s) for s in shown_sliders(driver)[:3]]
+    assert all(float(a) > float(b) for a, b in zip(after, before)), (before, after)

@@ -29,7 +29,7 @@ def hosted(tmp_path_factory):
     store = make_class(url, folder)
     add_graded(store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
     env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
-    with running_app(env) as server:
+    with running_app(env, script="class_app.py") as server:  # as deployed: the HttpOnly cookie's route
         yield server, store, url
 
 
@@ -97,6 +97,8 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
     cookie = _wait_for_cookie(driver)
     assert "token=" not in driver.current_url and "session=" not in driver.current_url
     assert cookie["sameSite"] == "Strict"
+    assert cookie["httpOnly"] is True  # set by the server's route: no script on the page reads it
+    assert "attention_lab_session" not in driver.execute_script("return document.cookie")
     driver.get(f"{server}/practice")  # a reload or a new tab of this browser: still signed in
     wait_until_rendered(driver)
     assert _title(driver) == t("classroom.practice_title", "en")
@@ -108,6 +110,7 @@ def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, b
 
     driver.find_element(By.XPATH, f'//button[normalize-space()="{t("classroom.sign_out", "en")}"]').click()
     wait_for_text(driver, t("classroom.signin_title", "en"))
+    wait_for(driver, lambda d: d.get_cookie("attention_lab_session") is None, "signing out left the cookie")
     stranger.get(server)
     stranger.add_cookie({"name": "attention_lab_session", "value": cookie["value"], "path": "/"})  # replayed
     stranger.get(f"{server}/practice")
@@ -126,6 +129,52 @@ def test_a_link_to_the_servers_root_as_readme_makes_them_signs_in_for_reloads_to
     driver.get(f"{server}/practice")  # a reload or a new tab
     wait_until_rendered(driver)
     assert _title(driver) == t("classroom.practice_title", "en")
+
+
+@pytest.mark.slow
+def test_another_learners_link_asks_first_and_switches_only_when_confirmed(hosted, browsers):
+    """Login CSRF: a link someone sent, opened in a new tab of a signed-in browser, signs nobody in by itself."""
+    from selenium.webdriver.common.by import By
+
+    server, store, _ = hosted
+    driver = browsers("en")
+    driver.delete_all_cookies()
+    _sign_in(driver, store, "ann@class.test", server, "practice")
+    anns = _wait_for_cookie(driver)["value"]
+    first_tab = driver.current_window_handle
+
+    def sidebar():
+        return driver.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]').text
+
+    def press(label):
+        driver.find_element(By.XPATH, f'//button[normalize-space()="{label}"]').click()
+
+    try:
+        for choice in ("switch_stay", "switch_go"):
+            link, _ = store_ops.create_sign_in_link(store, "cy@class.test", f"{server}/practice")
+            driver.switch_to.new_window("tab")  # the link opened from a chat or a mail: a new tab
+            driver.get(link)
+            wait_for_text(driver, t("classroom.switch_title", "en"))
+            assert "Ann <ann@class.test>" in main_text(driver) and "Cy <cy@class.test>" in main_text(driver)
+            assert "token=" not in driver.current_url
+            assert driver.get_cookie("attention_lab_session")["value"] == anns  # nothing replaced yet
+            press(t(f"classroom.{choice}", "en"))
+            wait_for_text(driver, t("classroom.practice_title", "en"))
+            wait_until_rendered(driver)
+            if choice == "switch_stay":
+                assert "Ann" in sidebar() and "Cy" not in sidebar()
+                assert driver.get_cookie("attention_lab_session")["value"] == anns
+                driver.close()
+                driver.switch_to.window(first_tab)
+        assert "Cy" in sidebar()
+        wait_for(driver, lambda d: d.get_cookie("attention_lab_session")["value"] != anns,
+                 "the confirmed link's session was not written into the cookie")
+        assert store_ops.user_for_session(store, anns) is None  # ann's session in this browser ended
+    finally:
+        for handle in driver.window_handles[1:]:
+            driver.switch_to.window(handle)
+            driver.close()
+        driver.switch_to.window(driver.window_handles[0])
 
 
 def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):

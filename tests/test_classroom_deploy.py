@@ -1,4 +1,4 @@
-"""What hosting a class leaves on disk and in README: ignored secrets, telemetry off, services, no
+"""What hosting a class leaves on disk and in its docs (docs/teach/): ignored secrets, telemetry off, services, no
 password on a command line, the app never as root."""
 
 import configparser
@@ -10,8 +10,10 @@ from tests.classroom_support import ROOT
 
 
 def _host_a_class():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text.split("## Host a class", 1)[1].split("\n## ", 1)[0]
+    """The docs for hosting a class, every page of docs/teach/ in one text."""
+    pages = sorted((ROOT / "docs" / "teach").glob("*.md"))
+    assert len(pages) >= 4, pages
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
 def test_secrets_and_class_databases_are_git_ignored():
@@ -41,7 +43,7 @@ def test_the_worker_runs_as_a_service_as_root_and_the_app_as_its_own_user():
     assert "-m classroom worker" in worker["ExecStart"] and "--db" not in worker["ExecStart"]
     assert worker["User"] == "root" and worker["Restart"] == "always" and worker["EnvironmentFile"]
     app = _unit("attention-lab-app.service")["Service"]
-    assert "streamlit run app.py" in app["ExecStart"] and app["User"] not in ("root", "")
+    assert "streamlit run class_app.py" in app["ExecStart"] and app["User"] not in ("root", "")
     assert app["EnvironmentFile"] == worker["EnvironmentFile"]
 
 

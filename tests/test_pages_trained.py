@@ -4,7 +4,7 @@ walk-through, the Transformer's heads (chapter 5) and attention (chapter 7), and
 Pure functions are tested on hand-made reports; the pages in AppTest in both languages against the shipped
 checkpoints (skipped when they are absent) and, for the missing case, against an empty checkpoint folder.
 Expected values are written out here (the sentence the rule must pick, the shipped losses of
-checkpoints/README.md), not produced by the code under test.
+docs/inside/checkpoints.md), not produced by the code under test.
 """
 
 import json
@@ -170,7 +170,7 @@ def test_ch07_shows_the_trained_attention_its_curve_and_links(lang):
     keys = data.sort_values("col").drop_duplicates("col")["col_label"].tolist()
     assert keys == ["<bos>", *"我有两个兄弟。"]  # step t reads the tokens fed in so far: <bos>, then its outputs
     curve = chart_titled(at, i18n.t("trained.curves.title", lang))
-    assert len(curve) == 28 and curve["valid_loss"].min() == pytest.approx(1.6468, abs=1e-3)  # checkpoints/README.md
+    assert len(curve) == 28 and curve["valid_loss"].min() == pytest.approx(1.6468, abs=1e-3)  # docs/inside/checkpoints.md
     assert {"transformer-inside", "translate"} <= {link.proto.page for link in at.get("page_link")}
 
 

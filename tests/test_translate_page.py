@@ -170,7 +170,7 @@ def test_the_black_cat_still_comes_out_wrong_in_all_three(shipped):
 
 @needs_shipped
 def test_the_guard_stops_the_transformers_stutter_on_the_weather_sentence(shipped):
-    """checkpoints/README.md: without the guard the shipped Transformer stutters (今天天天天天天气很好)."""
+    """docs/inside/checkpoints.md: without the guard the shipped Transformer stutters (今天天天天天天气很好)."""
     loaded = shipped["transformer"]
     for beam in (1, 4):
         def run(**guard):

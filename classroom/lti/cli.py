@@ -1,4 +1,5 @@
-"""The LMS commands of `python -m classroom`: lti-register, lti-serve, lti-sync (registered by classroom/cli.py)."""
+"""The LMS commands of `python -m classroom`: lti-register, lti-serve, lti-sync, lti-relink, lti-unlink (registered by
+classroom/cli.py)."""
 
 import sys
 import time
@@ -30,6 +31,18 @@ def add_commands(commands, db_option):
     p.add_argument("--once", action="store_true", help="one pass (rosters, then every due score), then exit")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between passes (default 2)")
     p.add_argument("--roster-every", type=float, default=600.0, help="seconds between roster reads (default 600)")
+
+    p = commands.add_parser("lti-relink", help="make an LMS account another roster member's (its launches were "
+                            "refused as account_moved after its email changed)")
+    db_option(p)
+    p.add_argument("--issuer", required=True, help="the LMS's issuer (as the refusal names it)")
+    p.add_argument("--sub", required=True, help="the LMS account's user id (as the refusal names it)")
+    p.add_argument("--email", required=True, help="the roster member the account belongs to from now on")
+
+    p = commands.add_parser("lti-unlink", help="forget a roster member's LMS account (their next launch links one)")
+    db_option(p)
+    p.add_argument("--email", required=True, help="the roster member")
+    p.add_argument("--issuer", default=None, help="only this LMS's account (default: every LMS)")
 
 
 def cmd_register(args):
@@ -122,4 +135,25 @@ def cmd_sync(args):
         time.sleep(args.interval)
 
 
-COMMANDS = {"lti-register": cmd_register, "lti-serve": cmd_serve, "lti-sync": cmd_sync}
+def cmd_relink(args):
+    from ..db import Store
+    from . import accounts
+
+    courses = accounts.relink(Store(args.db), args.issuer, args.sub, args.email)
+    print(f"LMS account {args.sub} of {args.issuer} is {args.email.strip().lower()}'s now, in {courses} course(s); "
+          "their scores are sent to it at the next lti-sync pass")
+    return 0
+
+
+def cmd_unlink(args):
+    from ..db import Store
+    from . import accounts
+
+    removed = accounts.unlink(Store(args.db), args.email, args.issuer)
+    print(f"{removed} course link(s) of {args.email.strip().lower()} removed: their next launch links the LMS "
+          "account they launch from")
+    return 0
+
+
+COMMANDS = {"lti-register": cmd_register, "lti-serve": cmd_serve, "lti-sync": cmd_sync, "lti-relink": cmd_relink,
+            "lti-unlink": cmd_unlink}

@@ -2,7 +2,9 @@
 
 The same rule as a launch (classroom/lti/accounts.py): the roster decides
 roles; a member not on it joins as a learner only when the platform allows
-it, and staff are never added. Members the LMS lists as inactive are skipped.
+it, and staff are never added; an LMS account linked to one roster member is
+never moved to another by an email change. Members the LMS lists as inactive
+are skipped.
 """
 
 from dataclasses import dataclass, field
@@ -37,8 +39,8 @@ def sync_course(store, context_pk, http=None):
             if str(member.get("status", "Active")) != "Active" or not member.get("user_id"):
                 continue
             try:
-                user = accounts.admit(session, platform, member.get("email"), member.get("name"),
-                                      member.get("roles"))
+                user = accounts.admit_account(session, platform, member["user_id"], member.get("email"),
+                                              member.get("name"), member.get("roles"))
             except accounts.NotAdmitted as err:
                 report.not_admitted.append(f"{member.get('email') or member['user_id']}: {err.problem}")
                 continue

@@ -265,6 +265,16 @@ class GradingServer:
             answer = None
         return answer if isinstance(answer, dict) else {"id": None}
 
+    def start_early(self):
+        """Start the server child now, unless it runs or a request holds it, and return at once: it warms up
+        (grader/serve.py `warm_up`) while the learner reads, so a first Grade click finds it ready."""
+        if self.lock.acquire(blocking=False):
+            try:
+                if self.pid is None:
+                    self._start()
+            finally:
+                self.lock.release()
+
     def grade(self, args, on_progress=None, timeout=TIMEOUT_S):
         """Grade `python -m grader` arguments on the server -> the report dict (GraderError as run_grader).
 
@@ -339,3 +349,13 @@ def _server_for(command):
 def shared_server():
     """This Streamlit server's GradingServer (for the current grader command: tests point GRADER_ARGS elsewhere)."""
     return _server_for((sys.executable, *GRADER_ARGS, "serve"))
+
+
+EARLY_START_VAR = "ATTENTION_LAB_GRADER_EARLY"  # "0": no grading server until the first click (the tests' default)
+
+
+def start_grading_server_early():
+    """Start this Streamlit server's grading server as the app starts (a self-study page opened), so the first
+    Grade click does not wait for its start; nothing when EARLY_START_VAR is "0"."""
+    if os.environ.get(EARLY_START_VAR, "1") != "0":
+        shared_server().start_early()

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 
 import streamlit as st
 
-from course.app import notes, progress
+from course.app import grading_client, notes, progress
 from course.common import pages_index
 from course.common.i18n import t
 from course.common.paths import PROJECT_ROOT
@@ -90,6 +90,10 @@ class SelfStudyLearner(Learner):
 
     def notes_intro(self, lang):
         return t("notes.intro", lang, path=str(notes.notes_path()))
+
+    def page_opened(self):
+        """The grading server starts with the app, so the learner's first Grade click does not wait for it."""
+        grading_client.start_grading_server_early()
 
 
 def use(learner):

@@ -148,7 +148,7 @@ def beam_search(model, src, src_valid_lens, beam_size=4, max_len=None, alpha=DEF
     counting the <eos>. (Setting ended hypotheses aside and refilling the slots,
     stopping once `beam_size` had ended, searched more widely but chose shorter
     outputs: validation BLEU at the best alpha fell from 35.5 to 34.6 for the
-    2026-11-30 Transformer checkpoint; see checkpoints/README.md.)
+    2026-11-30 Transformer checkpoint; see docs/inside/checkpoints.md.)
     """
     max_len = default_max_len(src_valid_lens) if max_len is None else max_len
     B, K, device = src.shape[0], beam_size, src.device

@@ -40,7 +40,7 @@ class Family:
     attention_maps: tuple = ()  # which of ATTENTION_MAPS translate() fills for it
     train_defaults: dict = field(default_factory=dict)  # shape and optimiser defaults of `train --model NAME`
     adam_betas: tuple = (0.9, 0.999)
-    # The settings its shipped checkpoint was trained with (checkpoints/README.md), beside --data and --out:
+    # The settings its shipped checkpoint was trained with (docs/inside/checkpoints.md), beside --data and --out:
     # {train flag: value}, "minutes" included; empty for a family that ships no checkpoint.
     # tests/test_course_claims.py checks them against the command the checkpoint records.
     recipe: dict = field(default_factory=dict)
@@ -107,7 +107,7 @@ def build_model(name, config, impl="solutions"):
 
 
 # Defaults sized for a 2-core CPU and a 15-minute budget (the shipped checkpoints ran longer with
-# more dropout: checkpoints/README.md). The Transformer's FFN is 768 wide so that its
+# more dropout: docs/inside/checkpoints.md). The Transformer's FFN is 768 wide so that its
 # half-precision checkpoint stays under 15 MB.
 register(Family(
     "seq2seq", "Seq2Seq", "rnn", RNNConfig, lambda config, impl: RNNTranslator(config, impl, attention=False),
