@@ -77,7 +77,7 @@ class Claim:
     claimed_at: object
     lang: str = "en"  # the submission's feedback language
     variant: int = 0  # the submission's stored exercise variant (grader/variants.py)
-    may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's normal time
+    may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's set-aside time
 
 
 def _claimable(now):
