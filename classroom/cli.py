@@ -241,7 +241,7 @@ def cmd_status(args):
         print(f"oldest queued job waits for {status['oldest_queued_s']:.0f} s")
     aside = status["set_aside"]
     if aside["runs"]:
-        print(f"first runs set aside (past their exercise's normal time): {aside['runs']}; of the "
+        print(f"first runs set aside (past their exercise's set-aside time): {aside['runs']}; of the "
               f"{aside['graded']} graded since, {aside['not_endless']} ended before the {eta.LIMIT_S:g} s limit "
               f"(slow, not endless: their learners waited behind the other submissions)")
     for w in status["workers"]:

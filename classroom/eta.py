@@ -26,9 +26,11 @@ time at the machine's pace, its normal time, its hang share and hang time). From
 - a regrade runs code already graded: its submission's newest verdict says whether it hangs (`rerun`: a hang share
   of 1 if that one ran to the limit, else 0), where its exercise's hang share would count every regrade of an
   exercise with hostile submissions as a part of a likely hang;
-- a submission's first run is stopped at its exercise's normal time (at least SET_ASIDE_FLOOR_S: `set_aside_s`)
-  and the submission set aside (classroom/queue.py `set_aside`), to run with the whole limit after the
-  submissions not set aside (batch 2): so its hang holds the worker for that set-aside time (`first_run`), and
+- a submission's first run is stopped at its exercise's set-aside time (at least SET_ASIDE_FLOOR_S), which the
+  worker measures on the reference (classroom/reference_times.py), and the submission set aside
+  (classroom/queue.py `set_aside`), to run with the whole limit after the submissions not set aside (batch 2):
+  so its hang holds the worker for that time, which the forecast, with no reference run of its own, takes to be
+  its exercise's normal time (`set_aside_s`, `first_run`: a forecast only, the workers never read it), and
   once set aside it costs its hang time (it ran past its normal time once: `rerun` as a hang).
 A measurement missing falls back to the exercise's other kind of work, else to the mean over the exercises
 measured, else to DEFAULT_JOB_S with no hang.
@@ -57,9 +59,10 @@ from .models import REGRADE, SET_ASIDE, SUBMIT  # noqa: F401 (SET_ASIDE: eta.SET
 HANG_FLOOR_S = 2.0  # a job in flight probably hangs past its normal time and no sooner than this (`hangs_after`): a
 # worker's first job (its sandbox's start, the exercise loaded: left out of the typical times) took 1.4 s claim to
 # verdict where the others took 0.2 s on an idle machine
-SET_ASIDE_FLOOR_S = 0.5  # a submission's first run is set aside past its normal time, and no sooner than this
-# (set_aside_s). The time limit counts the run alone (its fork in the warm sandbox server to its exit), not the
-# server's start, so a cold start needs no more; the floor is for the machine's scheduling on a loaded machine.
+SET_ASIDE_FLOOR_S = 0.5  # a submission's first run is set aside past its set-aside time, and no sooner than this
+# (classroom/reference_times.py `set_aside_s`; the forecast's `set_aside_s`). The time limit counts the run alone
+# (its fork in the warm sandbox server to its exit), not the server's start, so a cold start needs no more; the
+# floor is for the machine's scheduling on a loaded machine.
 # Each hang's first run holds its worker this long, and where it falls in a burst cannot be foreseen: at 5 s, two
 # infinite loops set aside at once held both workers for most of a 50-job burst (bench p95 6.2-9.4 s, against
 # 5.2-6.1 s at 2 s); at 2 s, in bursts of jobs of 0.1 s, the waits behind them came out 1-2 s longer than forecast
@@ -140,9 +143,9 @@ def share_in_flight(timing_, elapsed):
 
 
 def set_aside_s(timing_):
-    """Seconds a submission's first run may take before it is set aside (its worker stops it; classroom/worker.py):
-    its normal time, at least SET_ASIDE_FLOOR_S; None when that is not below LIMIT_S (nothing measured yet: the
-    run has the whole limit)."""
+    """The forecast's estimate of the seconds a submission's first run may take before it is set aside (its worker
+    stops it at ten times its reference's run: classroom/reference_times.py): its normal time, at least
+    SET_ASIDE_FLOOR_S; None when that is not below LIMIT_S (nothing measured yet: the whole limit)."""
     seconds = max(timing_.normal_s, SET_ASIDE_FLOOR_S)
     return seconds if seconds < LIMIT_S else None
 

@@ -7,7 +7,7 @@ What a job costs (`Timing`, per exercise and kind of work, from its last HISTORY
   (else LIMIT_S), and its hang share the share of the jobs that hung;
 - the typical time is the mean of the newest TYPICAL others, times the machine's pace; the normal time the
   longest of those, and at least HANG_FACTOR times their median, times the pace (past it a job in flight
-  probably hangs, and a submission's first run is set aside: classroom/eta.py);
+  probably hangs, and the forecast takes a submission's first run to be set aside: classroom/eta.py);
 - the pace follows the machine's speed, which on a shared machine changes by 40% from one burst to the next
   (a class-wide regrade, other work): the newest PACE_JOBS jobs that did not hang (`split`) are the pace's, and
   the typical times are measured on the jobs before them; the pace is the median of the newest jobs' times, each
@@ -74,7 +74,8 @@ class Timing(NamedTuple):
 
     typical_s: float  # the mean of the jobs that did not hang
     normal_s: float  # the longest of those, at least HANG_FACTOR x their median: past it a job in flight hangs and
-    # a submission's first run is set aside (classroom/eta.py `hangs_after`, `set_aside_s`, each with its floor)
+    # the forecast sets aside a submission's first run (classroom/eta.py `hangs_after`, `set_aside_s`, each with its
+    # floor; the workers set it aside at a time of the reference's: classroom/reference_times.py)
     hang_share: float  # the share of the jobs that ran to the time limit
     hang_s: float  # the mean time of those (LIMIT_S when none hung)
 
@@ -243,7 +244,7 @@ def set_aside_counts(session, limit_s=LIMIT_S):
     """{"runs": runs set aside so far, "graded": of those graded since, "not_endless": of those, the runs with the
     whole limit (limit_s: the grader's, as the workers run by default) that ended before it (slow code, not an
     infinite loop: set aside for nothing, its learner waited behind the others)}: `status` shows it, so that a
-    class sees when its normal times are too short for its machine."""
+    class sees when its set-aside times (classroom/reference_times.py) are too short for its learners' code."""
     runs = set_aside_runs(session)
     graded = [run_s for _, run_s in runs if run_s is not None]
     return {"runs": len(runs), "graded": len(graded),

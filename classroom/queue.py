@@ -17,8 +17,8 @@ by learner (`claim_order`): every learner's first unfinished job of that class,
 oldest first, then every learner's second, and so on; so one learner's 30 queued
 jobs at a deadline delay the others by one job each at most.
 
-A submission that runs past its exercise's normal time is set aside (`set_aside`): its worker stops its first
-run at that time (classroom/worker.py; the time is the wait forecast's: classroom/eta.py `set_aside_s`), and the
+A submission that runs past its exercise's set-aside time is set aside (`set_aside`): its worker stops its first
+run at that time (classroom/worker.py; ten times its reference's run: classroom/reference_times.py), and the
 job is queued again to run with the whole time limit after every submission not set aside (batch 2 of the claim
 order). So an endless loop holds a worker for its exercise's normal time (2 s in the bench) before the class's
 other submissions, not the whole limit (20 s), and slow but correct code still gets its verdict. Regrades run
@@ -77,7 +77,7 @@ class Claim:
     claimed_at: object
     lang: str = "en"  # the submission's feedback language
     variant: int = 0  # the submission's stored exercise variant (grader/variants.py)
-    may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's normal time
+    may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's set-aside time
 
 
 def _claimable(now):

@@ -13,7 +13,7 @@ import streamlit as st
 from course.app import ui
 from course.app.ui import current_lang, tr
 from course.common import exercise_variants
-from course.common.i18n import t
+from course.common.i18n import t, t_count
 from course.common.paths import PROJECT_ROOT
 
 from . import access, analytics, eta, exercises, live, web
@@ -213,23 +213,26 @@ def mistake_chart(user_id, frame, ex_id):
     if bars.empty:
         st.caption(tr("classroom.no_mistakes", ex_id=ex_id))
         return
+    failing = analytics.failing_learners(frame, ex_id)
+    st.caption(t_count("classroom.mistakes_counting", current_lang(), failing, failing=failing, ex_id=ex_id))
     for _, bar in bars.head(3).iterrows():
-        st.markdown("- " + tr("classroom.mistake_sentence", share=f"{bar['share']:.0%}", ex_id=ex_id,
-                              label=bar["label"]))
+        st.markdown("- " + tr("classroom.mistake_sentence", share=f"{bar['learner_share']:.0%}", ex_id=ex_id,
+                              learners=bar["learners"], failing=failing, label=bar["label"]))
     pick = alt.selection_point(fields=["mistake_id"], name="bar")
     chart = alt.Chart(bars.drop(columns=["submission_ids"])).mark_bar().encode(
-        x=alt.X("share:Q", axis=alt.Axis(format="%"), title=tr("classroom.bar_share")),
+        x=alt.X("learner_share:Q", axis=alt.Axis(format="%"), title=tr("classroom.bar_share")),
         y=alt.Y("mistake_id:N", sort="-x", title=tr("classroom.bar_mistake")),
-        tooltip=["mistake_id", "label", "count", alt.Tooltip("share:Q", format=".0%")],
+        tooltip=["mistake_id", "label", "learners", "count", alt.Tooltip("learner_share:Q", format=".0%")],
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.5)),
     ).add_params(pick)
     event = st.altair_chart(chart.properties(description=tr("classroom.mistakes_title", ex_id=ex_id)),
                             on_select="rerun", key=f"class_analytics_chart_{ex_id}")
     with st.expander(t("charts.table", current_lang(), title=tr("classroom.mistakes_title", ex_id=ex_id)),
                      key=f"class_analytics_table_{ex_id}"):  # the chart's numbers, for keyboard and screen readers
-        st.table(bars.assign(share=bars["share"].map("{:.0%}".format))[["label", "count", "share"]].rename(
-            columns={"label": tr("classroom.bar_mistake"), "count": tr("classroom.col_count"),
-                     "share": tr("classroom.bar_share")}))
+        st.table(bars.assign(learner_share=bars["learner_share"].map("{:.0%}".format))[
+            ["label", "learners", "learner_share", "count"]].rename(
+            columns={"label": tr("classroom.bar_mistake"), "learners": tr("classroom.col_learners"),
+                     "learner_share": tr("classroom.bar_share"), "count": tr("classroom.col_count")}))
     clicked = [p.get("mistake_id") for p in (event.selection.get("bar") or [])] if event else []
     options = bars["mistake_id"].tolist()
     chosen = st.selectbox(tr("classroom.pick_bar"), options, key=f"class_analytics_pick_{ex_id}",

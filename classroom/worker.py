@@ -30,7 +30,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from . import eta, grading, grading_times, live, queue
+from . import grading, grading_times, queue, reference_times
 from .db import ENV_VAR, Store
 from .models import Job, utcnow
 
@@ -150,16 +150,14 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     return graded
 
 
-def set_aside_after(store, claim, limit_s):
-    """Seconds a claimed submission's first run may take before it is set aside (eta.set_aside_s of its exercise's
-    measured times), or None: it runs to limit_s (a regrade, a run already set aside, nothing measured yet, or a
-    normal time not below the limit)."""
+def set_aside_after(store, claim, limit_s, mode, log=None):
+    """Seconds a claimed submission's first run may take before it is set aside (reference_times.set_aside_s of
+    its exercise's reference run on this worker, in its sandbox `mode`: no learner's job moves it), or None: it
+    runs to limit_s (a regrade, a run already set aside, no reference time, or a set-aside time not below the
+    limit)."""
     if not claim.may_set_aside:
         return None
-    with store.session() as session:
-        durations = live.measured(store, session).durations
-    seconds = eta.set_aside_s(eta.timing(durations, claim.exercise_id, eta.SUBMIT))
-    return seconds if seconds is not None and seconds < limit_s else None
+    return reference_times.set_aside_s(reference_times.reference_s(store, claim.exercise_id, mode, log), limit_s)
 
 
 def ran_to(verdict, limit_s):
@@ -170,7 +168,7 @@ def ran_to(verdict, limit_s):
 
 def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None):
     """Grade one claimed job and store its verdict -> 1 if stored, 0 if the claim was lost, the submission was
-    set aside (its first run passed its exercise's normal time: queue.set_aside; it runs again later) or its
+    set aside (its first run passed its exercise's set-aside time: queue.set_aside; it runs again later) or its
     sandbox failed under it with tries left (queue.sandbox_failed; it is graded again)."""
     lease = _Lease(store, claim, lease_s, clock)
     lease.start()
@@ -178,8 +176,8 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None
     aside_s = None
     try:
         limits = grading.job_limits(job_timeout_s)
-        aside_s = retrying(lambda: set_aside_after(store, claim, limits.timeout_s), f"reading job {claim.job_id}",
-                           log, lambda: lease.lost)
+        aside_s = retrying(lambda: set_aside_after(store, claim, limits.timeout_s, mode, log),
+                           f"reading job {claim.job_id}", log, lambda: lease.lost)
         if aside_s is not None:
             limits = grading.job_limits(aside_s)
         verdict = retrying(lambda: grading.grade_claim(store, claim, mode, limits), f"reading job {claim.job_id}", log,
@@ -199,8 +197,9 @@ def grade_job(store, claim, mode, lease_s, log, clock=utcnow, job_timeout_s=None
         lease.stopped.set()
     if aside_s is not None and ran_to(verdict, aside_s):
         held = retrying(lambda: queue.set_aside(store, claim, clock), f"setting job {claim.job_id} aside", log)
-        log(f"job {claim.job_id} (submission {claim.submission_id}, {claim.exercise_id}): past its normal time "
-            f"({aside_s:.1f} s): set aside, to run with the whole time limit after the other submissions"
+        log(f"job {claim.job_id} (submission {claim.submission_id}, {claim.exercise_id}): past its set-aside time "
+            f"({aside_s:.1f} s, from its reference's run): set aside, to run "
+            "with the whole time limit after the other submissions"
             if held else f"job {claim.job_id}: lease lost while grading (another worker took it over)")
         return 0
     # The fencing token makes a retried finish safe: it stores nothing once another worker took the job.

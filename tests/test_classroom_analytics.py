@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from classroom import analytics, frames
+from classroom import analytics, frames, store as store_ops
 from classroom.exercises import EXERCISE_IDS
 from tests.classroom_support import add_graded, run_cli
 
@@ -68,3 +68,34 @@ def test_gradebook_lists_learners_who_never_submitted(class_store):
     book = analytics.gradebook(frames.submissions_frame(class_store), EXERCISE_IDS, frames.learners(class_store))
     assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
     assert book["ex01_attempts"].tolist() == [0, 0, 0] and book["ex01"].isna().all()
+
+
+@pytest.mark.slow  # SQLite and Postgres
+def test_one_learner_resubmitting_a_mistake_does_not_outrank_three_learners_mistake(any_store, tmp_path):
+    """Ten failing resubmissions of one chosen mistake by one learner, against one failing submission each of
+    another mistake by three learners (and one more of both by one of them): counted by submissions the one
+    learner's came first (11 of the 14 failing submissions against 4); by learners, the three learners' mistake
+    comes first, 3 of the 4 learners who failed."""
+    roster = tmp_path / "more.csv"
+    roster.write_text("email,name,role\nmal@class.test,Mal,learner\n")
+    store_ops.import_roster(any_store, roster)
+    for minute in range(10):
+        add_graded(any_store, "mal@class.test", "ex03", 0.2, "failed", ["dot_scale_by_d"], minutes=minute)
+    for email in ("ann@class.test", "bob@class.test", "cy@class.test"):
+        add_graded(any_store, email, "ex03", 0.4, "failed", ["dot_no_scale"], minutes=20)
+    add_graded(any_store, "ann@class.test", "ex03", 0.5, "failed", ["dot_no_scale", "dot_scale_by_d"], minutes=21)
+    frame = frames.class_frame(any_store)
+    bars = analytics.mistake_bars(frame, "ex03").set_index("mistake_id")
+    assert bars.index.tolist() == ["dot_no_scale", "dot_scale_by_d"]
+    assert bars["learners"].tolist() == [3, 2]  # ann's second mistake counts her once; mal's ten count once
+    assert bars["learner_share"].tolist() == [0.75, 0.5]  # of the 4 learners with a failing ex03 submission
+    assert bars["count"].tolist() == [4, 11]  # the submissions are still listed behind each bar
+    assert analytics.failing_learners(frame, "ex03") == 4 and analytics.failing_learners(frame, "ex01") == 0
+
+
+def test_mistakes_with_as_many_learners_go_by_mistake_id_not_by_resubmissions(class_store):
+    for minute in range(5):
+        add_graded(class_store, "cy@class.test", "ex03", 0.2, "failed", ["dot_scale_by_d"], minutes=minute)
+    add_graded(class_store, "ann@class.test", "ex03", 0.2, "failed", ["dot_no_scale"])
+    bars = analytics.mistake_bars(frames.submissions_frame(class_store), "ex03")
+    assert bars["mistake_id"].tolist() == ["dot_no_scale", "dot_scale_by_d"] and bars["learners"].tolist() == [1, 1]

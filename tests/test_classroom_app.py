@@ -94,13 +94,24 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     book = at.dataframe[0].value
     assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
     assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
+    add_graded(hosted, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
+    for minute in range(5):  # one learner's resubmissions of one mistake count her once
+        add_graded(hosted, "cy@class.test", "ex03", 0.2, "failed", ["dot_scale_by_d"], minutes=minute)
     at = _page(ANALYTICS, token, lang)
     assert errors_of(at) == []
-    label = feedback.mistake_labels("ex03", lang)["dot_no_scale"]
-    assert t("classroom.mistake_sentence", lang, share="100%", ex_id="ex03", label=label) in markdown_text(at)
-    mistake_col, count_col = t("classroom.bar_mistake", lang), t("classroom.col_count", lang)
+    labels = feedback.mistake_labels("ex03", lang)
+    label, other = labels["dot_no_scale"], labels["dot_scale_by_d"]
+    shown = markdown_text(at)
+    assert t("classroom.mistake_sentence", lang, share="67%", ex_id="ex03", learners=2, failing=3,
+             label=label) in shown, shown
+    assert t("classroom.mistake_sentence", lang, share="33%", ex_id="ex03", learners=1, failing=3,
+             label=other) in shown, shown
+    assert t("classroom.mistakes_counting", lang, failing=3, ex_id="ex03") in [c.value for c in at.caption]
+    mistake_col, learners_col = t("classroom.bar_mistake", lang), t("classroom.col_learners", lang)
+    count_col = t("classroom.col_count", lang)
     tables = [table.value for table in at.table if mistake_col in table.value.columns]  # the chart's table
-    assert tables and tables[0][mistake_col].tolist()[0] == label and int(tables[0][count_col].tolist()[0]) >= 1
+    assert tables and tables[0][mistake_col].tolist() == [label, other]
+    assert [int(n) for n in tables[0][learners_col]] == [2, 1] and [int(n) for n in tables[0][count_col]] == [2, 5]
 
 
 def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(hosted):

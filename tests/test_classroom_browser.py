@@ -192,7 +192,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     assert "monospace" in font  # the code box reads as code
     driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()  # the ex00 stub
     wait_for_text(driver, t("classroom.state_queued", "en", position=1))
-    # its first run passes the exercise's normal time (a worker that stops it there): queued again, and the page
+    # its first run passes the exercise's set-aside time (a worker that stops it there): queued again, and the page
     # says why (classroom/queue.py set_aside)
     assert queue.set_aside(store, queue.claim(store, "stops-it"))
     wait_for_text(driver, t("classroom.state_set_aside", "en"))

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from classroom import eta, grading_times, line, live, queue, store as store_ops, worker
+from classroom import eta, grading_times, line, live, queue, reference_times, store as store_ops, worker
+from classroom.db import Store
 from classroom.models import Job, Result, Submission, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
@@ -119,16 +120,47 @@ def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_
     ann = user_id(any_store, "ann@class.test")
     store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
     claim = claim_at(any_store, "w")
-    measured = {("ex00", 0): _timing(0.3, 5.0)}
-    monkeypatch.setattr(live, "measured", lambda store, session: grading_times.Measured(measured, 0.0))
-    assert worker.set_aside_after(any_store, claim, 20.0) == 5.0
-    assert worker.set_aside_after(any_store, claim, 4.0) is None  # the whole limit is shorter
+    runs = []
+    monkeypatch.setattr(reference_times, "run_reference", lambda ex_id, mode: runs.append((ex_id, mode)) or 0.3)
+    assert worker.set_aside_after(any_store, claim, 20.0, "strict") == pytest.approx(3.0)  # 10 x its reference
+    assert worker.set_aside_after(any_store, claim, 3.0, "strict") is None  # the whole limit is not longer
     regrade = queue.Claim(**{**claim.__dict__, "may_set_aside": False})
-    assert worker.set_aside_after(any_store, regrade, 20.0) is None
-    measured.clear()  # nothing measured: DEFAULT, no set-aside time
-    assert worker.set_aside_after(any_store, claim, 20.0) is None
+    assert worker.set_aside_after(any_store, regrade, 20.0, "strict") is None
+    assert runs == [("ex00", "strict")]  # measured once, kept with the store
+    monkeypatch.setattr(reference_times, "run_reference", lambda ex_id, mode: None)  # the reference did not pass
+    assert worker.set_aside_after(any_store, claim, 20.0, "process") is None
     assert worker.ran_to({"run_s": 5.0}, 5.0) and worker.ran_to({"run_s": 4.9995}, 5.0)
     assert not worker.ran_to({"run_s": 4.9}, 5.0)
+
+
+def test_the_set_aside_time_is_ten_times_the_reference_s_run_at_least_the_floor():
+    assert reference_times.set_aside_s(0.3) == pytest.approx(3.0)
+    assert reference_times.set_aside_s(0.02) == eta.SET_ASIDE_FLOOR_S == 0.5
+    assert reference_times.set_aside_s(0.3, limit_s=3.5) == pytest.approx(3.0)
+    assert reference_times.set_aside_s(0.3, limit_s=3.0) is None
+    assert reference_times.set_aside_s(None) is None
+
+
+def test_a_reference_time_is_measured_once_and_again_once_older_than_its_age(class_store):
+    now, runs, lines = [100.0], [], []
+
+    def run(ex_id, mode):
+        runs.append((ex_id, mode))
+        if len(runs) == 3:
+            raise OSError("the sandbox did not start")
+        return 0.1 * len(runs)
+
+    def reference(ex_id, mode="strict"):
+        return reference_times.reference_s(class_store, ex_id, mode, lines.append, lambda: now[0], run)
+
+    assert reference("ex00") == pytest.approx(0.1)
+    now[0] += reference_times.MAX_AGE_S
+    assert reference("ex00") == pytest.approx(0.1) and len(runs) == 1  # not older than its age yet
+    assert reference("ex01") == pytest.approx(0.2) and reference("ex00", "process") is None  # each its own
+    assert "could not time the reference of ex00 (OSError: the sandbox did not start)" in lines[-1], lines
+    now[0] += 0.5
+    assert reference("ex00") == pytest.approx(0.4) and len(runs) == 4
+    assert "reference of ex00 ran 0.400 s: first runs set aside past 4.00 s" in lines[-1], lines
 
 
 @pytest.mark.slow  # grades for real
@@ -146,7 +178,7 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
                             "ex00_paths.py")
     correct = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     monkeypatch.setattr(worker, "set_aside_after",
-                        lambda store, claim, limit_s: 1.0 if claim.may_set_aside and limit_s > 1.0 else None)
+                        lambda store, claim, limit_s, *_: 1.0 if claim.may_set_aside and limit_s > 1.0 else None)
     lines = []
     worker.run_worker(sqlite_url, sandbox="process", once=True, log=lines.append, job_timeout_s=3)
     with class_store.session() as session:
@@ -158,8 +190,54 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
     with class_store.session() as session:
         assert grading_times.set_aside_counts(session, limit_s=3.0) == {"runs": 2, "graded": 2, "not_endless": 1}
     shown = run_cli("status", "--db", sqlite_url).stdout  # (the workers' default limit: both ended before it)
-    assert "first runs set aside (past their exercise's normal time): 2; of the 2 graded since, 2 ended before " \
+    assert "first runs set aside (past their exercise's set-aside time): 2; of the 2 graded since, 2 ended before " \
            f"the {eta.LIMIT_S:g} s limit" in shown, shown
+
+
+@pytest.mark.slow  # grades for real, on SQLite and Postgres
+def test_correct_files_that_run_long_do_not_move_the_set_aside_time(any_store):
+    """The ratchet the set-aside time had when it was learnt from learners' jobs (their longest time, at least 4 x
+    the median): correct files that sleep past it run again with the whole limit, and their long times raised it
+    past the limit (off), so that the next infinite loop ran to the limit. Measured on the reference, it stays, and
+    the loop is set aside at it. (The sleep and the limit follow the time measured first: it follows the load.)"""
+    from tests.classroom_support import solution
+
+    url = any_store.engine.url.render_as_string(hide_password=False)
+    ann, bob = (user_id(any_store, f"{name}@class.test") for name in ("ann", "bob"))
+    probe = queue.Claim(0, "probe", 1, 0, ann, "ex00", "", ".py", "ex00_paths.py", 0.0, None, may_set_aside=True)
+    for _ in range(2):
+        store_ops.submit(any_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    worker.run_worker(url, sandbox="process", once=True, log=lambda _: None)
+    before = worker.set_aside_after(any_store, probe, eta.LIMIT_S, "process")
+    assert before is not None
+    sleep_s = before + 0.5
+    limit_s = 2 * sleep_s  # below the 4 x median of the slow files' times: learnt from them, the time is off
+    slow = [store_ops.submit(any_store, ann, "ex00", f"import time\ntime.sleep({sleep_s})\n" + solution("ex00"),
+                             "ex00_paths.py") for _ in range(5)]
+    lines = []
+    worker.run_worker(url, sandbox="process", once=True, log=lines.append, job_timeout_s=limit_s)
+    with any_store.session() as session:
+        results = session.scalars(select(Result).where(Result.submission_id.in_(slow))).all()
+        learnt = grading_times.measured(session).durations[("ex00", eta.SUBMIT)]
+    assert len(results) == 5 and all(r.passed and r.run_s >= sleep_s for r in results), lines
+    assert learnt.normal_s >= limit_s  # learnt from these jobs, the set-aside time would now be off
+    fresh = Store(url)  # measured again on a store that kept nothing
+    try:
+        after = worker.set_aside_after(fresh, probe, limit_s, "process")
+    finally:
+        fresh.close()
+    assert after is not None, (before, after)
+    loop = store_ops.submit(any_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+    claim = claim_at(any_store, "w")
+    assert claim.submission_id == loop and claim.may_set_aside
+    lines.clear()
+    assert worker.grade_job(any_store, claim, "process", queue.LEASE_S, lines.append, job_timeout_s=limit_s) == 0
+    with any_store.session() as session:
+        job = session.get(Job, claim.job_id)
+        assert (job.state, job.set_aside_by) == ("queued", "w") and job.set_aside_at is not None
+        assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == loop)) == 0
+    [said] = [text for text in lines if "): set aside" in text]
+    assert f"past its set-aside time ({before:.1f} s" in said, said  # the time this store kept: the same
 
 
 def test_a_run_set_aside_ends_a_worker_s_gap_like_a_verdict():
