@@ -7,6 +7,7 @@ from course.app.trained_ui import heads_side_by_side
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch05
 
+MAX_HEADS = 16  # the head-count slider's right end
 KEEP = "session"  # persist_state: widget values survive page switches
 HEAD_HIDDENS = 32  # width of the layer in the per-head heatmaps
 
@@ -18,7 +19,7 @@ valid_lens_view = st.cache_data(max_entries=256)(ch05.trace_valid_lens)
 
 
 def tracer_section():
-    """Sliders for the sizes; every intermediate shape of the reference layer, or its error."""
+    """Sliders for the sizes (head counts that divide num_hiddens only); every intermediate shape of the layer."""
     prose("ch05.heading_tracer", "ch05.tracer_body")
     w = ch05.WORKED
     cols = st.columns(5)
@@ -27,13 +28,13 @@ def tracer_section():
     n_k = cols[2].slider(tr("ch05.n_k_label"), 1, 12, w["n_k"], key="ch05_n_k", persist_state=KEEP)
     h = cols[3].slider(tr("ch05.hiddens_label"), 4, 128, w["num_hiddens"], step=4, key="ch05_hiddens",
                        persist_state=KEEP)
-    heads = cols[4].slider(tr("ch05.heads_label"), 1, 16, w["num_heads"], key="ch05_heads", persist_state=KEEP)
-    try:
-        table, diff = tracer_view(current_lang(), b, n_q, n_k, h, heads)
-    except ValueError:  # num_hiddens not divisible by num_heads: the reference layer refuses it
-        valid = ", ".join(map(str, ch05.valid_head_counts(h)))
-        st.error(tr("ch05.bad_heads", num_hiddens=h, num_heads=heads, valid=valid))
-        return h, None
+    options = [n for n in ch05.valid_head_counts(h) if n <= MAX_HEADS]  # the layer needs heads | num_hiddens
+    if st.session_state.get("ch05_heads") not in options:  # num_hiddens moved: the nearest count it allows
+        held = st.session_state.get("ch05_heads", w["num_heads"])
+        st.session_state["ch05_heads"] = min(options, key=lambda n: (abs(n - held), n))
+    heads = cols[4].select_slider(tr("ch05.heads_label"), options, key="ch05_heads", persist_state=KEEP)
+    table, diff = tracer_view(current_lang(), b, n_q, n_k, h, heads)
+    st.caption(tr("ch05.heads_divide", num_hiddens=h, valid=", ".join(map(str, options))))
     st.dataframe(table, hide_index=True, height="content")
     st.markdown(tr("ch05.per_head", d=h // heads, h=h, heads=heads, bh=b * heads, b=b))
     st.metric(tr("ch05.consistency"), f"{diff:.1e}")

@@ -11,7 +11,7 @@ visit per page (tests/page_checks.py), as does each page's browser title.
 import pytest
 
 from course.common.i18n import t
-from tests.browser_support import heatmap_labels, slider_to_end, wait_for, wait_for_text
+from tests.browser_support import heatmap_labels, main_text, press_and_wait, slider_to_end, wait_for, wait_for_text
 from tests.page_checks import unreadable, vega_charts
 from tests.test_browser import open_page
 
@@ -110,21 +110,19 @@ def test_the_sidebar_links_show_a_focus_ring(server, browsers):
 # --- the Chinese UI in Chinese (and the English one in English) ----------------------------------------
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_ch05_head_count_error_is_in_the_learners_language(server, browsers, lang):
-    from selenium.webdriver.common.action_chains import ActionChains
+def test_ch05_head_count_slider_steps_over_counts_that_do_not_divide_num_hiddens(server, browsers, lang):
+    """From 1 head, two steps right reach 4 heads (100 has no 3): no error, and the tracer's table stays."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     driver = browsers(lang)
     open_page(driver, server, "ch05")
     label = t("ch05.heads_label", lang)
-    slider_to_end(driver, label, Keys.HOME)  # 1 head
-    slider = driver.find_elements(By.CSS_SELECTOR, f'[data-testid="stSlider"] input[aria-label="{label}"]')[-1]
-    driver.execute_script("arguments[0].focus();", slider)
-    ActionChains(driver).send_keys(Keys.ARROW_RIGHT, Keys.ARROW_RIGHT).perform()  # 3 heads: 100 is not divisible
-    wanted = t("ch05.bad_heads", lang, num_hiddens=100, num_heads=3, valid="1, 2, 4, 5, 10, 20, 25, 50, 100")
-    wait_for_text(driver, wanted.split("：")[0] if lang == "zh" else wanted.split(":")[0])
-    errors = [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlertContentError"]')]
-    assert any("num_heads = 3" in e for e in errors), errors
-    if lang == "zh":
-        assert not any("must be divisible" in e for e in errors), errors
+    selector = f'[data-testid="stSlider"] input[aria-label="{label}"]'
+    assert slider_to_end(driver, label, Keys.HOME) == "1"
+    for _ in range(2):
+        assert press_and_wait(driver, driver.find_elements(By.CSS_SELECTOR, selector)[-1], Keys.ARROW_RIGHT)
+    assert driver.find_elements(By.CSS_SELECTOR, selector)[-1].get_attribute("aria-valuetext") == "4"
+    wait_for_text(driver, "25 = 100 / 4")  # ch05.per_head: each of the 4 heads works in 25 dimensions
+    assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stAlertContentError"]')
+    assert t("ch05.heads_divide", lang, num_hiddens=100, valid="1, 2, 4, 5, 10") in main_text(driver)

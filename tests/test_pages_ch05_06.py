@@ -52,7 +52,7 @@ def softmax_rows(a):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_ch05_shape_tracer_bad_heads_and_parameters(lang):
+def test_ch05_shape_tracer_offers_only_head_counts_that_divide_num_hiddens(lang):
     at = opened(CH05, lang)
     shapes = at.dataframe[0].value.iloc[:, 2].tolist()
     assert shapes == expected_shapes(2, 4, 6, 100, 5)  # the worked case
@@ -61,17 +61,19 @@ def test_ch05_shape_tracer_bad_heads_and_parameters(lang):
     params = at.dataframe[1].value
     assert params.iloc[-1, 1] == params.iloc[-1, 2] == 4 * 100**2
 
-    at.slider(key="ch05_heads").set_value(3).run()
-    assert not at.exception and len(at.error) == 1
-    assert i18n.t("ch05.bad_heads", lang, num_hiddens=100, num_heads=3, valid="1, 2, 4, 5, 10, 20, 25, 50, 100") \
-        == at.error[0].value  # in the learner's language, not the layer's English ValueError
-    assert ("not divisible by num_heads = 3" if lang == "en" else "不能被 num_heads = 3 整除") in at.error[0].value
-    assert "1, 2, 4, 5, 10, 20, 25, 50, 100" in at.error[0].value
+    heads = at.select_slider(key="ch05_heads")
+    assert list(heads.options) == ["1", "2", "4", "5", "10"]  # the divisors of 100 up to 16: no 3, no error
+    assert i18n.t("ch05.heads_divide", lang, num_hiddens=100, valid="1, 2, 4, 5, 10") in [c.value for c in at.caption]
+    heads.set_value(10).run()
+    assert errors_of(at) == [] and at.dataframe[0].value.iloc[4, 2] == "(20, 4, 10)"
+    heads.set_value(5).run()
 
     for key, value in (("ch05_batch", 3), ("ch05_n_q", 2), ("ch05_n_k", 5), ("ch05_hiddens", 48)):
         at.slider(key=key).set_value(value).run()
     assert errors_of(at) == []
-    assert at.dataframe[0].value.iloc[:, 2].tolist() == expected_shapes(3, 2, 5, 48, 3)
+    # 48 has no 5 heads: the nearest count it allows, 4 (6 is as near; the smaller wins)
+    assert at.select_slider(key="ch05_heads").value == 4
+    assert at.dataframe[0].value.iloc[:, 2].tolist() == expected_shapes(3, 2, 5, 48, 4)
     assert at.dataframe[1].value.iloc[-1, 1:].tolist() == [4 * 48**2, 4 * 48**2]
 
 
@@ -204,7 +206,7 @@ def test_ch05_tracer_repeats_valid_lens_per_head(lang):
     text = markdown_text(at)
     assert "[3, 3, 3, 3, 3, 2, 2, 2, 2, 2]" in text and "**(10,)**" in text
     assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(10, 4, 6))) == "140"
-    at.slider(key="ch05_heads").set_value(4).run()
+    at.select_slider(key="ch05_heads").set_value(4).run()
     at.text_input(key="ch05_valid_lens").set_value("6, 1").run()
     assert "[6, 6, 6, 6, 1, 1, 1, 1]" in markdown_text(at) and "**(8,)**" in markdown_text(at)
     assert metric(at, i18n.t("ch05.lens.zeros", lang, shape=(8, 4, 6))) == str(4 * 4 * 5)
