@@ -6,14 +6,16 @@ from datetime import datetime, timedelta, timezone
 
 
 def wait_until(predicate, timeout, what, interval=0.05):
-    """predicate()'s first truthy value, polled every `interval` s; fails naming `what` after `timeout` s."""
+    """predicate()'s first truthy value, polled every `interval` s; fails naming `what` (text, or a callable giving
+    it at that moment) after `timeout` s."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what} (last seen: {value!r})")
+            named = what() if callable(what) else what
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {named} (last seen: {value!r})")
         time.sleep(interval)
 
 
