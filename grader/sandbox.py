@@ -152,7 +152,7 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20):
     sizes, refusal = _returned(job_dir / "results", max_bytes)
     reason = untrusted_records.refused(status.get("results_refused") or refusal)
     if reason:
-        return JobResult([untrusted_records.rejected(reason)] * num_calls, None, status, output)
+        return JobResult([untrusted_records.rejected(reason) for _ in range(num_calls)], None, status, output)
 
     def load(name):
         if name not in sizes:

@@ -40,7 +40,7 @@ RESULT_ATTACKS = {  # fixture -> words its first failing message must hold
 }
 PEAK_MB = 1536
 BOMB_EXTRA_MB = 200  # the pickle bomb's grade over a correct one's: unpickled, it took 1.2 GiB more
-FOLDER_MB = 64 + 16  # a job's results (result_file.FOLDER_MB) and the rest of a run folder
+FOLDER_MB = 64 + 16  # a job's results (SandboxLimits.files_mb) and the rest of a run folder
 MESSAGE_CAP = 2000 + 40  # a capped message and its "... N more characters"
 INVISIBLE = "\u2028\u2029\u202e\u200b\u200c\u200d\ufeff\u061c\u2066\U000e0041"
 

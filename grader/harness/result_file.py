@@ -35,7 +35,6 @@ MAX_TENSORS = 4096
 MAX_CONTAINERS = 4 * MAX_TENSORS + 64  # "{" and "[" bytes in a header (3 per tensor, a few for the record)
 MAX_DIMS = 8
 MAX_FILES = 1024  # entries a results folder may hold (a check runs far fewer calls)
-FOLDER_MB = 64  # all the result files of one job together
 
 
 def encode(record):

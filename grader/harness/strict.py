@@ -25,6 +25,7 @@ from . import cgroups, jail, result_file
 from .child import (LIBC_PRCTL, PR_SET_CHILD_SUBREAPER, _close_fds, _ended, _exit, _limit_self, _print_exc, _vm_bytes,
                     _write_status, run_job)
 
+
 class StrictJob:
     """One running job: its uid, box, cgroup, sandbox and supervisor."""
 
