@@ -169,7 +169,7 @@ def _span(entry, body_size, name):
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "offset", "nbytes"}:
         raise Rejected(msg("result.bad_tensor_entry", name=name, what=_kind(entry)))
     dtype, shape, offset, nbytes = entry["dtype"], entry["shape"], entry["offset"], entry["nbytes"]
-    if dtype not in result_file.DTYPES:
+    if not isinstance(dtype, str) or dtype not in result_file.DTYPES:
         raise Rejected(msg("result.bad_tensor", name=name, what=_text(dtype, 40) or _kind(dtype)))
     if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
         raise Rejected(msg("result.bad_tensor_entry", name=name, what="shape"))
@@ -184,18 +184,23 @@ def _span(entry, body_size, name):
     if need != nbytes or offset + nbytes > body_size:
         raise Rejected(msg("result.tensor_bytes", name=name, shape=str(tuple(shape)), dtype=dtype, need=need,
                            have=max(0, min(nbytes, body_size - offset))))
+    if any(size > result_file.MAX_SIZE for size in shape):  # an empty tensor with a huge dimension
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what="shape"))
     return offset, offset + nbytes
 
 
 def _tensor(entry, body, name):
     """A fresh tensor holding a copy of one declared tensor's bytes (bool bytes must be 0 or 1)."""
     dtype, shape = getattr(torch, entry["dtype"]), entry["shape"]
-    if not entry["nbytes"]:
-        return torch.empty(shape, dtype=dtype)
-    raw = bytearray(body[entry["offset"]:entry["offset"] + entry["nbytes"]])
-    if dtype is torch.bool and raw.translate(None, b"\0\1"):
-        raise Rejected(msg("result.bad_tensor", name=name, what="bool with bytes other than 0 and 1"))
-    return torch.frombuffer(raw, dtype=dtype).reshape(shape)
+    try:
+        if not entry["nbytes"]:
+            return torch.empty(shape, dtype=dtype)
+        raw = bytearray(body[entry["offset"]:entry["offset"] + entry["nbytes"]])
+        if dtype is torch.bool and raw.translate(None, b"\0\1"):
+            raise Rejected(msg("result.bad_tensor", name=name, what="bool with bytes other than 0 and 1"))
+        return torch.frombuffer(raw, dtype=dtype).reshape(shape)
+    except (RuntimeError, TypeError, ValueError) as err:  # torch's own refusal of a shape _span let through
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what=cap(str(err), 100))) from None
 
 
 def check_record(obj):

@@ -91,10 +91,16 @@ def test_a_tensor_without_raw_bytes_is_named_by_what_it_is(tmp_path):
      "but the file holds 0 bytes for it"),
     (lambda p: write_raw(p, *one_tensor({"dtype": "complex128", "shape": [1], "offset": 0, "nbytes": 16},
                                         bytes(16))), "is a complex128 tensor"),
+    (lambda p: write_raw(p, *one_tensor({"dtype": ["float32"], "shape": [1], "offset": 0, "nbytes": 4},
+                                        bytes(4))), "is a list tensor"),
     (lambda p: write_raw(p, *one_tensor({"dtype": "float32", "shape": [1] * 9, "offset": 0, "nbytes": 4},
                                         bytes(4))), "is a 9-d tensor"),
     (lambda p: write_raw(p, *one_tensor({"dtype": "float32", "shape": [-1, -4], "offset": 0, "nbytes": 16},
                                         bytes(16))), "describes a tensor wrongly (`w`: shape)"),
+    (lambda p: write_raw(p, *one_tensor({"dtype": "float32", "shape": [0, 2**62, 2**62], "offset": 0, "nbytes": 0},
+                                        b"")), "describes a tensor wrongly (`w`: shape)"),
+    (lambda p: write_raw(p, *one_tensor({"dtype": "float32", "shape": [0, 2**64], "offset": 0, "nbytes": 0},
+                                        b"")), "describes a tensor wrongly (`w`: shape)"),
     (lambda p: write_raw(p, *one_tensor({"dtype": "float32", "shape": [2], "offset": -4, "nbytes": 8}, bytes(8))),
      "describes a tensor wrongly (`w`: offset)"),
     (lambda p: write_raw(p, *one_tensor({"dtype": "bool", "shape": [2], "offset": 0, "nbytes": 2}, b"\x01\x07")),
@@ -113,6 +119,25 @@ def test_a_crafted_result_file_is_refused_with_its_own_message(tmp_path, crafted
     path = tmp_path / "0.result"
     crafted(path)
     assert words in reason(read_record(path, 16 * MB))
+
+
+def test_no_byte_changed_in_a_result_file_makes_the_reader_raise(tmp_path):
+    """Every single-byte change of a real result file's header and first tensor bytes: a record or a
+    rejection, never an exception out of read_record."""
+    path = tmp_path / "0.result"
+    record = {"ok": {"w": torch.ones(2, 3), "b": torch.tensor([True]), "n": 3, "s": "text",
+                     "e": torch.zeros(0, 2)}}
+    result_file.write(record, str(path))
+    good = path.read_bytes()
+    header_end = 16 + int.from_bytes(good[8:16], "little") + 8
+    outcomes = set()
+    for i in range(header_end):
+        for byte in {0, 0x7B, 0x5B, 0x22, 0x31, 0xFF, good[i] ^ 1}:
+            path.write_bytes(good[:i] + bytes([byte]) + good[i + 1:])
+            back = read_record(path, MB)
+            assert isinstance(back, dict) and set(back) in ({"ok"}, {"error"}), (i, byte, back)
+            outcomes.add(next(iter(back)))
+    assert outcomes == {"ok", "error"}
 
 
 def test_a_header_of_many_small_containers_is_refused_before_it_is_parsed(tmp_path):

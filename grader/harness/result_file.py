@@ -34,6 +34,7 @@ MAX_DEPTH = 16  # nesting of the record (a record is 2 levels, an error's `where
 MAX_TENSORS = 4096
 MAX_CONTAINERS = 4 * MAX_TENSORS + 64  # "{" and "[" bytes in a header (3 per tensor, a few for the record)
 MAX_DIMS = 8
+MAX_SIZE = 2**31 - 1  # of any one dimension, an empty tensor's too
 MAX_FILES = 1024  # entries a results folder may hold (a check runs far fewer calls)
 
 
