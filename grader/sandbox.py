@@ -12,8 +12,10 @@ references, or the learner's own in strict mode) and the inputs. One
   Needs root, util-linux's setpriv and bubblewrap (`strict_problem()` says
   what is missing).
 
-Nothing from the child is trusted: result files are checked before and after
-`torch.load(weights_only=True)` (grader/untrusted_records.py) and judged here. The deadline is kept by the
+Nothing from the child is trusted: which result files are taken at all, and how many bytes, is
+checked before any is copied or read (harness/result_file.py `returned`); each is a JSON header and
+raw tensor bytes, read and checked as hostile data (grader/untrusted_records.py: nothing in it is
+unpickled or otherwise interpreted) and judged here. The deadline is kept by the
 clock; the server's stdout is only read while it runs; a server that dies or
 stops leaves every exercise it had not finished reported as lost. The run
 directory is removed on every exit path; one left by a killed grader is
@@ -36,6 +38,8 @@ from course.common.child_process import LineReader, kill_group, spawn
 from course.common.exercise_index import get as get_exercise
 
 from . import seccomp_filter, warm_server
+from .harness import result_file
+from .harness.result_file import RESULT_SUFFIX
 from .run_folders import RUN_PREFIX, locked_folder, sweep_stale_runs
 from .text import msg
 
@@ -129,7 +133,10 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20, server_lost=Fal
     """Read back everything a job's child left (`lost`: why the server never finished it; server_lost: the warm
     server itself died, which the status of a job it never finished says as "server_lost": True).
 
-    Result files are hostile data (grader/untrusted_records.py); all of one job's together hold at most max_bytes."""
+    Result files are hostile data (grader/untrusted_records.py); which of them are read at all, and how
+    large all of one job's together may be (max_bytes), is result_file.returned's rule, applied again
+    here: a strict job's results were refused before they left its box (its status says why), a
+    process-mode job's are refused here."""
     from . import untrusted_records  # (torch: imported where it is needed, so the CLI starts its sandbox first)
 
     job_dir = Path(job_dir)
@@ -143,28 +150,35 @@ def collect(job_dir, num_calls, lost=None, max_bytes=64 * 2**20, server_lost=Fal
         status = None
     if not isinstance(status, dict):
         status = {"sandbox_error": "the job's status could not be read"}
-    budget = [max_bytes]
+    output = _read_text(job_dir / "output.txt", 4000)
+    sizes, refusal = _returned(job_dir / "results", max_bytes)
+    reason = untrusted_records.refused(status.get("results_refused") or refusal)
+    if reason:
+        return JobResult([untrusted_records.rejected(reason) for _ in range(num_calls)], None, status, output)
 
-    def load(path):
-        try:
-            size = path.lstat().st_size
-        except OSError:
-            size = 0
-        if size > budget[0]:
-            budget[0] = 0
-            return untrusted_records.rejected(msg("result.job_too_big", limit=f"{max_bytes / 2**20:.0f}"))
-        budget[0] -= size
-        return untrusted_records.read_record(path, budget[0] + size)
+    def load(name):
+        if name not in sizes:
+            return None
+        return untrusted_records.read_record(job_dir / "results" / name, sizes[name])
 
-    import_path = job_dir / "results" / "import.pt"
-    import_error = None
-    if import_path.exists() or import_path.is_symlink():
-        import_error = load(import_path)["error"]
-    records = []
-    for i in range(num_calls):
-        path = job_dir / "results" / f"{i}.pt"
-        records.append(load(path) if path.exists() or path.is_symlink() else None)
-    return JobResult(records, import_error, status, _read_text(job_dir / "output.txt", 4000))
+    imported = load("import" + RESULT_SUFFIX)  # an error record, or a forged one of another form
+    import_error = imported and (imported.get("error") or untrusted_records.rejected(
+        msg("result.record", what="ok"))["error"])
+    records = [load(f"{i}{RESULT_SUFFIX}") for i in range(num_calls)]
+    return JobResult(records, import_error, status, output)
+
+
+def _returned(results, max_bytes):
+    """({name: size} of the result files a results folder may give, refusal or None): result_file.returned."""
+    try:
+        fd = os.open(results, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return {}, None
+    try:
+        taken, refusal = result_file.returned(fd, max_bytes)
+    finally:
+        os.close(fd)
+    return dict(taken), refusal
 
 
 def run_jobs(jobs, limits, on_done=None):

@@ -1,41 +1,65 @@
-"""Reading a sandbox's result files as hostile data: sizes first, then torch.load, then the shape of it.
+"""Reading a sandbox's result files as hostile data: the file's size, its header, its tensors' bytes, the record.
 
-A result file is what the learner's process left: its bytes, its zip entries
-and what they unpickle to may all be crafted. `read_record` checks the file's
-size and every zip entry (stored, not compressed; within the job's size) before
-`torch.load(weights_only=True)`, then checks the structure of the record (one
-of `{"ok": {name: value}}` or `{"error": {...}}`) and every tensor in it (a
-plain dense CPU tensor whose storage holds all its elements: no stride 0, no
-overlap, no meta or sparse layout). Strings are capped. Whatever fails becomes
-an error record of kind "rejected" whose reason the report shows.
+A result file is what the learner's process left (harness/result_file.py: a JSON header and raw
+tensor bytes); every byte of it may be crafted. Nothing in it is interpreted: `read_record` checks
+the file's size, the magic, the header's length (at most result_file.MAX_HEADER), its brackets (at
+most MAX_CONTAINERS, so that parsing it builds little) and its JSON (nesting at most MAX_DEPTH),
+then every tensor it declares (a known dtype, at most MAX_DIMS dimensions, exactly as many bytes as
+its shape needs, within the file, overlapping no other, standing in exactly one place of the record,
+bool bytes 0 or 1) before copying those bytes into a fresh tensor. Then it checks the structure of
+the record (one of `{"ok": {name: value}}` or `{"error": {...}}`). Strings are capped. Whatever
+fails becomes an error record of kind "rejected" whose reason the report shows. The grader's memory
+for one file is bounded by a few times its size.
 """
 
-import io
+import json
 import os
 import stat
-import zipfile
 
 import torch
 
+from .harness import result_file
 from .text import msg
 
 MAX_STRING = 2000  # characters of any one string that came from the sandbox
 MAX_KEYS = 4096  # result names in one record
-MAX_DIMS = 8
 MAX_INT = 2**63
-DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool, torch.uint8,
-          torch.int8, torch.int16, torch.int32, torch.int64}
 ERROR_KINDS = {"exception", "not_implemented", "exit", "memory"}
+_HEAD = len(result_file.MAGIC) + 8  # the magic and the header's length
 
 
 class Rejected(Exception):
     """A result that is not safe or not of the expected form; args[0] is a msg() reason."""
 
 
+class Unwritable:
+    """A tensor the harness could not write as raw bytes (a meta or sparse tensor, ...): `what` it was."""
+
+    def __init__(self, what):
+        self.what = what
+
+
 def rejected(reason):
     """The error record that stands for a rejected result."""
     return {"error": {"kind": "rejected", "type": "", "message": "", "reason": reason, "where": None,
                       "traceback": ""}}
+
+
+def refused(refusal):
+    """The msg() reason for a results folder that result_file.returned refused (its refusal dict, from a
+    strict job's status.json or from the grader's own check), or None when it is no such dict."""
+    reason = refusal.get("reason") if isinstance(refusal, dict) else None
+    if reason not in ("too_many", "not_file", "links", "too_big"):
+        return None
+
+    def number(key):
+        value = refusal.get(key)
+        return value if type(value) is int and 0 <= value < MAX_INT else 0
+
+    name = refusal.get("name")
+    return msg(f"result.refused_{reason}", name=name if isinstance(name, str) and result_file.RESULT_NAME.fullmatch(name)
+               else "?", links=number("links"), size=_mb(number("size")),
+               limit=number("limit") if reason == "too_many" else _mb(number("limit")))
 
 
 def cap(text, limit=MAX_STRING):
@@ -69,35 +93,114 @@ def _mb(size):
     return f"{size / 2**20:.1f}"
 
 
-def check_archive(data, max_bytes):
-    """Refuse a torch.save archive with compressed entries or entries larger than max_bytes in all."""
-    try:
-        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        raise Rejected(msg("result.not_archive")) from None
-    if len(entries) > MAX_KEYS + 16:
-        raise Rejected(msg("result.too_many"))
-    total = 0
-    for entry in entries:
-        if entry.compress_type != zipfile.ZIP_STORED or entry.compress_size != entry.file_size:
-            raise Rejected(msg("result.compressed", name=cap(entry.filename, 80)))
-        total += entry.file_size
-        if total > max_bytes:
-            raise Rejected(msg("result.too_big", size=_mb(total), limit=_mb(max_bytes)))
-
-
 def read_record(path, max_bytes):
-    """One result file -> a checked record (strings capped, tensors plain), or a rejected record."""
+    """One result file -> a checked record (strings capped, tensors fresh), or a rejected record."""
     try:
-        data = _read_bytes(path, max_bytes)
-        check_archive(data, max_bytes)
-        try:
-            obj = torch.load(io.BytesIO(data), weights_only=True)
-        except Exception as err:
-            raise Rejected(msg("result.unloadable", error=cap(f"{type(err).__name__}: {err}", 300))) from None
-        return check_record(obj)
+        return check_record(decode(_read_bytes(path, max_bytes)))
     except Rejected as err:
         return rejected(err.args[0])
+
+
+def decode(data):
+    """A result file's bytes -> its record, each tensor a fresh torch.Tensor (Rejected saying what is wrong)."""
+    if len(data) < _HEAD or not data.startswith(result_file.MAGIC):
+        raise Rejected(msg("result.not_result_file"))
+    length = int.from_bytes(data[len(result_file.MAGIC):_HEAD], "little")
+    if length > result_file.MAX_HEADER:
+        raise Rejected(msg("result.header_too_big", size=_mb(length), limit=_mb(result_file.MAX_HEADER)))
+    if _HEAD + length > len(data):
+        raise Rejected(msg("result.truncated"))
+    text = data[_HEAD:_HEAD + length]
+    if text.count(b"{") + text.count(b"[") > result_file.MAX_CONTAINERS:  # bounds what parsing builds
+        raise Rejected(msg("result.too_many"))
+    try:
+        header = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+        raise Rejected(msg("result.bad_header", error=cap(f"{type(err).__name__}: {err}", 200))) from None
+    if not isinstance(header, dict) or set(header) != {"record", "tensors"} or not isinstance(header["tensors"], list):
+        raise Rejected(msg("result.bad_header", error="not {record, tensors}"))
+    table = header["tensors"]
+    if len(table) > result_file.MAX_TENSORS:
+        raise Rejected(msg("result.too_many"))
+    body = memoryview(data)[_HEAD + length:]
+    named, slots = _places(header, len(table))
+    if len(named) != len(table):
+        raise Rejected(msg("result.bad_tensor_entry", name="", what="an unnamed tensor"))
+    spans = sorted((_span(table[i], len(body), named[i]), i) for i in named)
+    spans = [span for span in spans if span[0][0] < span[0][1]]  # an empty tensor has no bytes to share
+    for ((start, _), _), ((_, end), i) in zip(spans[1:], spans):
+        if start < end:
+            raise Rejected(msg("result.tensor_overlap", name=named[i]))
+    tensors = {i: _tensor(table[i], body, named[i]) for i in named}
+    for holder, key, index in slots:
+        holder[key] = tensors[index]
+    return header["record"]
+
+
+def _places(header, count):
+    """Walk the header's record (without recursion, at most MAX_DEPTH deep), putting an Unwritable where
+    the harness wrote one -> ({tensor index: the result name that holds it}, [(container, key, index)]
+    where the tensors go). Each of the `count` tensors may stand in one place only."""
+    named, slots = {}, []
+    stack = [(header, "record", 1, "")]  # (container, key, depth of the value, result name)
+    while stack:
+        holder, key, depth, name = stack.pop()
+        value = holder[key]
+        if isinstance(value, dict) and len(value) == 1 and "$tensor" in value:
+            index = value["$tensor"]
+            if type(index) is not int or not 0 <= index < count or index in named:
+                raise Rejected(msg("result.bad_tensor_entry", name=name, what="$tensor"))
+            named[index] = name
+            slots.append((holder, key, index))
+        elif isinstance(value, dict) and len(value) == 1 and "$unwritable" in value:
+            holder[key] = Unwritable(_text(value["$unwritable"], 40) or "?")
+        elif isinstance(value, (dict, list)):
+            if depth > result_file.MAX_DEPTH:
+                raise Rejected(msg("result.too_deep", limit=result_file.MAX_DEPTH))
+            keys = value if isinstance(value, dict) else range(len(value))
+            stack.extend((value, k, depth + 1, k if depth < 3 and isinstance(value, dict) else name) for k in keys
+                         if isinstance(value[k], (dict, list)))
+    return named, slots
+
+
+def _span(entry, body_size, name):
+    """(first byte, end) of one declared tensor in the data after the header, checked: a known dtype,
+    at most MAX_DIMS sizes, exactly the bytes its shape needs, inside the file."""
+    if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "offset", "nbytes"}:
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what=_kind(entry)))
+    dtype, shape, offset, nbytes = entry["dtype"], entry["shape"], entry["offset"], entry["nbytes"]
+    if not isinstance(dtype, str) or dtype not in result_file.DTYPES:
+        raise Rejected(msg("result.bad_tensor", name=name, what=_text(dtype, 40) or _kind(dtype)))
+    if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what="shape"))
+    if len(shape) > result_file.MAX_DIMS:
+        raise Rejected(msg("result.bad_tensor", name=name, what=f"{len(shape)}-d"))
+    if type(offset) is not int or type(nbytes) is not int or offset < 0 or nbytes < 0:
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what="offset"))
+    numel = 1
+    for size in shape:
+        numel *= size
+    need = numel * result_file.DTYPES[dtype]
+    if need != nbytes or offset + nbytes > body_size:
+        raise Rejected(msg("result.tensor_bytes", name=name, shape=str(tuple(shape)), dtype=dtype, need=need,
+                           have=max(0, min(nbytes, body_size - offset))))
+    if any(size > result_file.MAX_SIZE for size in shape):  # an empty tensor with a huge dimension
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what="shape"))
+    return offset, offset + nbytes
+
+
+def _tensor(entry, body, name):
+    """A fresh tensor holding a copy of one declared tensor's bytes (bool bytes must be 0 or 1)."""
+    dtype, shape = getattr(torch, entry["dtype"]), entry["shape"]
+    try:
+        if not entry["nbytes"]:
+            return torch.empty(shape, dtype=dtype)
+        raw = bytearray(body[entry["offset"]:entry["offset"] + entry["nbytes"]])
+        if dtype is torch.bool and raw.translate(None, b"\0\1"):
+            raise Rejected(msg("result.bad_tensor", name=name, what="bool with bytes other than 0 and 1"))
+        return torch.frombuffer(raw, dtype=dtype).reshape(shape)
+    except (RuntimeError, TypeError, ValueError) as err:  # torch's own refusal of a shape _span let through
+        raise Rejected(msg("result.bad_tensor_entry", name=name, what=cap(str(err), 100))) from None
 
 
 def check_record(obj):
@@ -120,9 +223,12 @@ def check_record(obj):
 
 
 def check_value(key, value):
-    """A result value: a checked tensor, a capped string, a bounded number, a bool or None."""
+    """A result value: a tensor (decode made it fresh and plain), a capped string, a bounded number, a bool
+    or None."""
     if isinstance(value, torch.Tensor):
-        return check_tensor(key, value)
+        return value
+    if isinstance(value, Unwritable):
+        raise Rejected(msg("result.bad_tensor", name=key, what=value.what))
     if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
@@ -132,32 +238,6 @@ def check_value(key, value):
     if isinstance(value, str):
         return cap(value)
     raise Rejected(msg("result.structure", name=key, what=_kind(value)))
-
-
-def check_tensor(key, t):
-    """A plain dense CPU tensor of a known dtype whose storage holds every element, made contiguous."""
-    if type(t) is not torch.Tensor:
-        raise Rejected(msg("result.structure", name=key, what=type(t).__name__))
-    if t.is_meta or t.device.type != "cpu":
-        raise Rejected(msg("result.bad_tensor", name=key, what=t.device.type))
-    if t.layout != torch.strided or t.is_quantized or getattr(t, "is_nested", False):
-        raise Rejected(msg("result.bad_tensor", name=key, what=str(t.layout).replace("torch.", "")))
-    if t.dtype not in DTYPES:
-        raise Rejected(msg("result.bad_tensor", name=key, what=str(t.dtype).replace("torch.", "")))
-    if t.dim() > MAX_DIMS:
-        raise Rejected(msg("result.bad_tensor", name=key, what=f"{t.dim()}-d"))
-    shape, strides = tuple(t.shape), t.stride()
-    if any(size > 1 and step <= 0 for size, step in zip(shape, strides)):
-        raise Rejected(msg("result.overlapping", name=key, shape=str(shape), strides=str(strides)))
-    numel = 1
-    for size in shape:
-        numel *= size
-    if numel:
-        itemsize = t.element_size()
-        span = t.storage_offset() + sum((size - 1) * step for size, step in zip(shape, strides)) + 1
-        if numel * itemsize > t.untyped_storage().nbytes() or span * itemsize > t.untyped_storage().nbytes():
-            raise Rejected(msg("result.overlapping", name=key, shape=str(shape), strides=str(strides)))
-    return t.detach().contiguous()
 
 
 def check_error(error):

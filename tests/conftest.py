@@ -104,6 +104,7 @@ TIMING_TESTS = {
     "test_grading_client.py::test_a_grading_server_past_the_timeout_is_stopped_not_waited_for",
     "test_grading_server.py::test_a_second_grade_reuses_the_warm_server_and_a_killed_one_is_replaced",
     "test_hostile_results.py::test_a_hanging_result_costs_no_more_than_the_timeout",
+    "test_hostile_results.py::test_a_pickle_bomb_costs_no_more_time_than_a_correct_grade",
     "test_hostile_results.py::test_a_notebook_nested_too_deep_is_not_a_readable_notebook",
     "test_mutant_limits.py::test_an_endless_mutant_is_given_up_by_its_cpu_limit",
     "test_sandbox_warm.py::test_a_strict_timeout_ends_in_time_and_keeps_the_server",

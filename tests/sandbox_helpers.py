@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from course.app import progress
 from course.common import paths
+from grader.run_folders import RUN_PREFIX
 from grader.sandbox import SandboxLimits, strict_problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +143,48 @@ class MemoryWatch:
         self.stop.set()
         self.thread.join()
         return self.start - self.lowest
+
+
+class RunFolderWatch:
+    """The most bytes allocated on disk under the grader's new run folders while it runs (MiB): files
+    counted once per inode, the strict sandbox's own tmpfs (a mount point) not entered. A sample every 50 ms."""
+
+    def __init__(self):
+        self.temp = Path(tempfile.gettempdir())
+        self.before = {p.name for p in self.temp.glob(RUN_PREFIX + "*")}
+        self.peak = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        while True:
+            for path in self.temp.glob(RUN_PREFIX + "*"):
+                if path.name not in self.before:
+                    self.peak = max(self.peak, allocated_bytes(path))
+            if self.stop.wait(0.05):
+                return
+
+    def peak_mb(self):
+        self.stop.set()
+        self.thread.join()
+        return self.peak / 2**20
+
+
+def allocated_bytes(folder):
+    """Bytes allocated on disk by the files under folder (each inode once, mount points not entered)."""
+    total, seen = 0, set()
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(top, d))]
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
 
 
 def sandbox_uid_processes(limits=SandboxLimits()):

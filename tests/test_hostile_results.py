@@ -1,8 +1,9 @@
 """Hostile results, feedback and rules (tests/hostile/), in both sandbox modes.
 
-The result attacks (stride-0 views, a deflated 3 GiB tensor, wrong structures,
-meta and sparse tensors, 4 MB messages, fake report lines) are graded in one
-run per mode beside a correct ex00 and ex01: each fails with a clear message,
+The result attacks (tensors declaring more elements than they hold, a deflated
+3 GiB tensor and a pickle opcode bomb in torch archives, wrong structures, meta
+and sparse tensors, 100 KB messages, fake report lines) are graded in one run
+per mode beside a correct ex00 and ex01: each fails with a clear message,
 the others pass, the report is complete and bounded, the grader's own peak
 memory (VmHWM, reset before the run) stays under 1.5 GiB, and nothing but the
 verdict changes. Then: the ex01 softmax taken by a reversed name, a lookup
@@ -18,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import HOSTILE, ROOT, hostile_source, reference, require_strict, seed_progress, snapshot
+from sandbox_helpers import (HOSTILE, ROOT, RunFolderWatch, hostile_source, reference, require_strict, seed_progress,
+                             snapshot)
 
 from grader.core import Submission, grade, grade_submissions
 from grader.report import Report, print_table
@@ -27,15 +29,18 @@ from grader.sandbox import SandboxLimits
 pytestmark = pytest.mark.slow
 MODES = ["process", "strict"]
 RESULT_ATTACKS = {  # fixture -> words its first failing message must hold
-    "stride0_batch": "elements overlap",
-    "stride0_weights": "elements overlap",
-    "deflate_bomb": "compressed entry",
+    "stride0_batch": "but the file holds 4 bytes for it",
+    "stride0_weights": "but the file holds 4 bytes for it",
+    "deflate_bomb": "not one the grader's harness writes",
+    "pickle_bomb": "not one the grader's harness writes",
     "wrong_structure": "is a dict",
     "meta_sparse": "is a meta tensor",
     "huge_messages": "more characters",
     "line_separator": "wrong",
 }
 PEAK_MB = 1536
+BOMB_EXTRA_MB = 200  # the pickle bomb's grade over a correct one's: unpickled, it took 1.2 GiB more
+FOLDER_MB = 64 + 16  # a job's results (SandboxLimits.files_mb) and the rest of a run folder
 MESSAGE_CAP = 2000 + 40  # a capped message and its "... N more characters"
 INVISIBLE = "\u2028\u2029\u202e\u200b\u200c\u200d\ufeff\u061c\u2066\U000e0041"
 
@@ -72,6 +77,53 @@ def result_attacks(request):
     results, peak, took = peak_mb_during(lambda: grade_submissions(submissions, run_limits))
     assert snapshot() == before, "a submission changed something outside its verdict"
     return request.param, dict(zip(["ex01", *RESULT_ATTACKS, "ex00"], results)), peak, took
+
+
+def own_ex01_and(ex03_source):
+    return [Submission("ex01", reference("ex01_softmax.py"), "ex01_softmax.py"),
+            Submission("ex03", ex03_source, "ex03_scoring.py")]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def control_and_bomb(request):
+    """One mode: a correct ex03 and the pickle bomb, each graded beside a correct ex01
+    -> (mode, {"control" | "bomb": (ex03 result, grader's peak MiB, seconds)})."""
+    run_limits = limits(request.param)
+    graded = {}
+    for case, source in (("control", reference("ex03_scoring.py")), ("bomb", hostile_source("pickle_bomb"))):
+        (own, ex03), peak, took = peak_mb_during(lambda: grade_submissions(own_ex01_and(source), run_limits))
+        assert own.passed, own.summary
+        graded[case] = (ex03, peak, took)
+    return request.param, graded
+
+
+def test_a_pickle_bomb_is_refused_unread_without_the_graders_memory(control_and_bomb):
+    mode, graded = control_and_bomb
+    (control, control_peak, _), (bomb, bomb_peak, _) = graded["control"], graded["bomb"]
+    assert control.passed and not bomb.passed, (control.summary, bomb.summary)
+    first = next(c for c in bomb.checks if not c.passed)
+    assert "not one the grader's harness writes" in first.message, first.message
+    assert bomb_peak < control_peak + BOMB_EXTRA_MB, f"{mode}: {bomb_peak:.0f} MiB against {control_peak:.0f} MiB"
+
+
+def test_a_pickle_bomb_costs_no_more_time_than_a_correct_grade(control_and_bomb):
+    mode, graded = control_and_bomb
+    control_took, bomb_took = graded["control"][2], graded["bomb"][2]
+    assert bomb_took < control_took + 15, f"{mode}: {bomb_took:.1f} s against {control_took:.1f} s"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_sparse_file_with_255_hard_links_is_refused_before_any_copy(mode):
+    watch = RunFolderWatch()
+    (own, farm), peak, _ = peak_mb_during(lambda: grade_submissions(own_ex01_and(hostile_source("sparse_links")),
+                                                                    limits(mode)))
+    folder_mb = watch.peak_mb()
+    assert own.passed, own.summary
+    assert "LINKED 255" in farm.output, farm.output[-400:]  # the farm was made
+    first = next(c for c in farm.checks if not c.passed)
+    assert "names (hard links to the same bytes); none of its results were taken" in first.message, first.message
+    assert folder_mb < FOLDER_MB, f"{mode}: the run folder held {folder_mb:.0f} MiB on disk"
+    assert peak < PEAK_MB
 
 
 @pytest.mark.parametrize("name", list(RESULT_ATTACKS))

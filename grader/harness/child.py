@@ -7,7 +7,7 @@ server imports torch once, then forks one child per exercise.
 
 - process mode: each child gets resource limits, its own process group and an
   output file, imports the staged `learner` package of its job, runs the
-  requested procedures and saves each result as `results/<i>.pt`. The server
+  requested procedures and saves each result as `results/<i>.result` (result_file.py). The server
   is a child subreaper: a process the learner detaches (double fork, setsid)
   comes back to it and is killed; it kills every process it still has before
   it exits.
@@ -23,7 +23,7 @@ Run-directory layout:
     plan.json            {"jobs", "mode", "timeout_s", "memory_mb", "output_kb", "parallel", ...}
     <job>/learner/       the staged package: the learner's file and the files it needs
     <job>/input.pt       {"module": learner module name, "calls": [{"procedure", "spec"}]}
-    <job>/results/       <i>.pt per call, import.pt when the import failed
+    <job>/results/       <i>.result per call, import.result when the import failed (result_file.py)
     <job>/output.txt     the child's stdout and stderr, capped by RLIMIT_FSIZE
     <job>/status.json    exit code / signal / timed out, written by the server
     <job>/box/           strict mode: the job's tmpfs (seen as /job in its sandbox)
@@ -37,6 +37,9 @@ import signal
 import sys
 import time
 import traceback
+
+from . import result_file
+from .result_file import RESULT_SUFFIX
 
 LEARNER_PACKAGE = "learner"
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
@@ -114,16 +117,12 @@ def describe_error(err, learner_dir):
 
 
 def _save(obj, path):
-    """torch.save to a temporary name, then rename: no half-written results."""
-    import torch
-
-    tmp = path + ".tmp"
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """Write a record as a result file (result_file.py: JSON and raw tensor bytes, nothing to unpickle)."""
+    result_file.write(obj, path)
 
 
 def _clean(value):
-    """Plain tensors only (no subclasses, no grad), so the parent can load them."""
+    """Plain tensors only (no subclasses, no grad), so that result_file can write their bytes."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -151,7 +150,7 @@ def run_job(job_dir):
     try:
         importlib.import_module(f"{LEARNER_PACKAGE}.{job['module']}")
     except BaseException as err:  # SyntaxError, sys.exit at import, anything
-        _save({"error": describe_error(err, learner_dir)}, os.path.join(results_dir, "import.pt"))
+        _save({"error": describe_error(err, learner_dir)}, os.path.join(results_dir, "import" + RESULT_SUFFIX))
         return
 
     def modules(name):
@@ -165,7 +164,7 @@ def run_job(job_dir):
         except BaseException as err:  # the learner's failure is data for the parent
             record = {"error": describe_error(err, learner_dir)}
         sys.stdout.flush()
-        _save(record, os.path.join(results_dir, f"{i}.pt"))
+        _save(record, os.path.join(results_dir, f"{i}{RESULT_SUFFIX}"))
 
 
 def _close_fds(keep=()):

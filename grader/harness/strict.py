@@ -21,11 +21,9 @@ import stat
 import struct
 import time
 
-from . import cgroups, jail
+from . import cgroups, jail, result_file
 from .child import (LIBC_PRCTL, PR_SET_CHILD_SUBREAPER, _close_fds, _ended, _exit, _limit_self, _print_exc, _vm_bytes,
                     _write_status, run_job)
-
-MAX_COPY = 64 * 2**20  # a box holds at most its tmpfs size anyway
 
 
 class StrictJob:
@@ -145,7 +143,10 @@ class StrictJob:
             if not jail.kill_uid(self.uid) and self.status is not None:
                 self.status["sandbox_error"] = "processes of the job could not be killed"
             if self.status is not None:
-                _copy_out(self.box, self.job_dir)
+                refusal = _copy_out(self.box, self.job_dir, self.plan["files_mb"] * 2**20,
+                                    self.plan["output_kb"] * 1024)
+                if refusal:
+                    self.status["results_refused"] = refusal
                 _write_status(self.plan, self.job, self.status)
         finally:
             if os.path.ismount(self.box):
@@ -167,18 +168,20 @@ def _job_limits(plan, group, vm_now):
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
-def _copy_file(src_dir_fd, name, dest):
-    """Copy one regular file (no symlinks, at most MAX_COPY bytes) out of the box."""
+def _copy_file(src_dir_fd, name, dest, size):
+    """Copy at most `size` bytes of one regular file with a single link (never a symlink) out of the box
+    -> the bytes copied, or None when the name is no longer such a file."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=src_dir_fd)
     except OSError:
-        return
+        return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return
-        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:  # in the kernel: the learner's bytes never pass through this process's memory
-            left = MAX_COPY
+            left = size  # the size it was counted at, even if it were longer now
             while left > 0:
                 sent = os.sendfile(out, fd, None, left)
                 if sent == 0:
@@ -186,6 +189,7 @@ def _copy_file(src_dir_fd, name, dest):
                 left -= sent
         finally:
             os.close(out)
+        return size - left
     finally:
         os.close(fd)
 
@@ -195,27 +199,37 @@ def _open_dir(parent_fd, name):
     return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
 
 
-def _copy_out(box, job_dir):
-    """results/*.pt and output.txt from the (dead) sandbox's box into the job folder."""
+def _copy_out(box, job_dir, max_bytes, output_bytes):
+    """The result files (result_file.returned decides which, before anything is copied) and the first
+    output_bytes of output.txt from the (dead) sandbox's box into the job folder
+    -> None, or the refusal that kept every result file in the box (for status.json)."""
     results = os.path.join(job_dir, "results")
     os.makedirs(results, exist_ok=True)
+    refusal = None
     box_fd = os.open(box, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        for sub, wanted in (("results", None), ("out", ["output.txt"])):
+        try:
+            sub_fd = _open_dir(box_fd, "results")
+        except OSError:
+            sub_fd = None
+        if sub_fd is not None:
             try:
-                sub_fd = _open_dir(box_fd, sub)
-            except OSError:
-                continue
-            try:
-                names = wanted or [n for n in os.listdir(sub_fd) if n.endswith(".pt")][:256]
-                target = results if sub == "results" else job_dir
-                for name in names:
-                    if "/" not in name and not name.startswith("."):
-                        _copy_file(sub_fd, name, os.path.join(target, name))
+                taken, refusal = result_file.returned(sub_fd, max_bytes)
+                for name, size in taken:
+                    _copy_file(sub_fd, name, os.path.join(results, name), size)
             finally:
                 os.close(sub_fd)
+        try:
+            out_fd = _open_dir(box_fd, "out")
+        except OSError:
+            return refusal
+        try:
+            _copy_file(out_fd, "output.txt", os.path.join(job_dir, "output.txt"), output_bytes)
+        finally:
+            os.close(out_fd)
     finally:
         os.close(box_fd)
+    return refusal
 
 
 def prepare_strict(server_dir):

@@ -1,7 +1,9 @@
-"""Hostile ex03: every result file is 3 MB on disk and holds a deflated 3 GiB tensor (torch.save never
-compresses; a crafted zip may)."""
+"""Hostile ex03: every result file is 3 MB on disk, a zip archive (what torch.save writes) holding a
+deflated 3 GiB tensor, written past the harness's own save (`_harness.child._save`): a reader that
+still took torch archives would unpack it."""
 
 import io
+import sys
 import struct
 import zipfile
 import zlib
@@ -55,11 +57,11 @@ _real_save = torch.save
 _made = []
 
 
-def _forged_save(obj, f, *args, **kwargs):
+def _forged_save(obj, path):
     if not _made:
         _made.append(_bomb())
-    with open(f, "wb") as out:
+    with open(path, "wb") as out:
         out.write(_made[0])
 
 
-torch.save = _forged_save
+sys.modules["_harness.child"]._save = _forged_save

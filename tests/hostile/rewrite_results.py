@@ -1,7 +1,10 @@
 """Hostile ex03: rewrite the results after the child exited, from a background process."""
 
 import glob
+import sys
 import time
+
+_format = sys.modules["_harness.result_file"]
 
 learner = os.getpid()
 if os.fork() == 0:
@@ -12,9 +15,9 @@ if os.fork() == 0:
                         "where": None, "traceback": ""}}
     for _ in range(200):
         time.sleep(0.05)
-        for path in glob.glob("results/*.pt") + glob.glob("/job/results/*.pt"):
+        for path in glob.glob("results/*" + _format.RESULT_SUFFIX) + glob.glob("/job/results/*" + _format.RESULT_SUFFIX):
             try:
-                torch.save(forged, path)
+                _format.write(forged, path)
             except Exception:
                 pass
         for path in ("status.json", "/job/status.json"):

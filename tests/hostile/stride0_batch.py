@@ -1,13 +1,19 @@
-"""Hostile ex03: every result is a 1.6 KB file whose tensors are stride-0 views of shape (2**62, 1),
-saved past the harness's copy (a property check that loops over the batch would never end)."""
+"""Hostile ex03: every result is a small file whose tensors declare shape (2**62, 1) but hold the 4
+bytes of one number (what a stride-0 view is: a property check that loops over the batch would never
+end). It writes its result files itself, past the harness's own save (`_harness.child._save`)."""
 
-_real_save = torch.save
+import sys
 
-
-def _forged_save(obj, f, *args, **kwargs):
-    view = torch.zeros(1, 1).expand(2**62, 1)
-    forged = {"full": view, "item0": view, "output": view, "attention_weights": view}
-    return _real_save({"ok": forged}, f, *args, **kwargs)
+_format = sys.modules["_harness.result_file"]
 
 
-torch.save = _forged_save
+def _forged_save(obj, path):
+    names = ("full", "item0", "output", "attention_weights")
+    header = {"record": {"ok": {name: {"$tensor": i} for i, name in enumerate(names)}},
+              "tensors": [{"dtype": "float32", "shape": [2**62, 1], "offset": 4 * i, "nbytes": 4}
+                          for i in range(len(names))]}
+    with open(path, "wb") as out:
+        out.write(_format.pack(header, [bytes(4)] * len(names)))
+
+
+sys.modules["_harness.child"]._save = _forged_save
