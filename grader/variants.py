@@ -14,11 +14,17 @@ from .checks.base import number_checks
 def build_checks(module, chosen, seed=None):
     """An exercise's checks for a variant: the published cases (built with `seed` where the module draws them),
     plus, off the default, the module's `variant_checks(chosen, rng)`: calls that leave the parameter to its
-    default where no published case does, sized so that its value shows; then `apply`."""
+    default where no published case does, sized so that any other value shows; then `apply`.
+
+    The learner's job holds the cases (their arguments are what the learner's code is called with), so they must
+    not tell the value: `rng` is seeded by `seed` and the exercise alone, never by the variant's number or value,
+    and variant_checks draws nothing from the value. Every non-default variant graded with one seed is therefore
+    given the same job input, and a file that reads its input learns only that it is off the default
+    (tests/test_variant_attack.py)."""
     checks = module.build() if seed is None else module.build(seed=seed)
     extra = getattr(module, "variant_checks", None)
     if extra is not None and not chosen.is_default():
-        rng = random.Random(f"{seed}:{chosen.ex_id}:{chosen.number}")
+        rng = random.Random(f"{seed}:{chosen.ex_id}:variant-cases")
         checks = number_checks(chosen.ex_id, checks + list(extra(chosen, rng)))
     return apply(checks, chosen)
 

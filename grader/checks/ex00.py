@@ -3,6 +3,8 @@
 import random
 import secrets
 
+from course.common.exercise_variants import PARAMETERS
+
 from .base import Check, Mistake, number_checks
 
 MODULE = "ex00_paths"
@@ -62,13 +64,36 @@ def build(seed=None):
 
 
 def variant_checks(chosen, rng):
-    """Off the published exercise: CNN path lengths left to the variant's default kernel_size k (grader/variants.py).
-    n = k needs one layer and n = k + 1 two, so any other default gives another length on one of them; two more
-    n drawn, and two dilated."""
-    k = chosen.kwargs()["kernel_size"]
-    sizes = [(k, False), (k + 1, False), (rng.randint(2, 300), False), (rng.randint(2, 300), False),
-             (rng.randint(k, 5000), True), (rng.randint(2, 5000), True)]
-    return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in sizes]
+    """Off the published exercise: CNN path lengths left to the variant's default kernel_size (grader/variants.py).
+
+    The sizes never depend on the variant's value (the learner's job holds them: a size equal to the kernel size
+    would tell it): four undilated n drawn until their path lengths differ between every two kernel sizes a
+    learner may have as default (every variant's, and the published 3), so that any other default fails one of
+    them; two dilated n drawn alongside."""
+    kernels = _kernel_sizes(chosen.ex_id)
+    for _ in range(_SEPARATING_TRIES):
+        sizes = [rng.randint(2, 300), rng.randint(2, 300), rng.randint(1000, 5000), rng.randint(1000, 5000)]
+        lengths = {tuple(_cnn_length(n, k) for n in sizes) for k in kernels}
+        if len(lengths) == len(kernels):
+            break
+    else:  # about three tries in four separate them: 200 failing tries mean the ranges above are wrong
+        raise RuntimeError(f"no undilated sizes separating kernel sizes {min(kernels)}..{max(kernels)}")
+    cases = [(n, False) for n in sizes] + [(rng.randint(2, 5000), True), (rng.randint(2, 5000), True)]
+    return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in cases]
+
+
+_SEPARATING_TRIES = 200
+
+
+def _kernel_sizes(ex_id):
+    """Every default kernel size the variants give (and the published one), smallest first."""
+    parameter = PARAMETERS[ex_id]
+    return sorted({parameter.default, *parameter.choices})
+
+
+def _cnn_length(n, kernel_size):
+    """The undilated CNN's path length over n positions, as the exercise defines it (layers of kernel_size)."""
+    return -(-(n - 1) // (kernel_size - 1))
 
 
 MISTAKES = (
