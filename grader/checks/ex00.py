@@ -67,22 +67,47 @@ def variant_checks(chosen, rng):
     """Off the published exercise: CNN path lengths left to the variant's default kernel_size (grader/variants.py).
 
     The sizes never depend on the variant's value (the learner's job holds them: a size equal to the kernel size
-    would tell it): four undilated n drawn until their path lengths differ between every two kernel sizes a
-    learner may have as default (every variant's, and the published 3), so that any other default fails one of
-    them; two dilated n drawn alongside."""
+    would tell it). UNDILATED sizes n <= 300 (a correct file may peel one layer per recursive call) are drawn to
+    tell apart every two kernel sizes a learner may have as default (every variant's, and the published 3): each
+    kept size splits some kernel sizes the sizes before it gave the same path lengths, the best of a few drawn;
+    random sizes fill the rest, and all are shuffled, so neither a size nor its place says which pair it splits.
+    Two dilated n are drawn alongside."""
     kernels = _kernel_sizes(chosen.ex_id)
     for _ in range(_SEPARATING_TRIES):
-        sizes = [rng.randint(2, 300), rng.randint(2, 300), rng.randint(1000, 5000), rng.randint(1000, 5000)]
-        lengths = {tuple(_cnn_length(n, k) for n in sizes) for k in kernels}
-        if len(lengths) == len(kernels):
+        sizes = _separating_sizes(kernels, rng)
+        if sizes is not None:
             break
-    else:  # about three tries in four separate them: 200 failing tries mean the ranges above are wrong
-        raise RuntimeError(f"no undilated sizes separating kernel sizes {min(kernels)}..{max(kernels)}")
+    else:  # a draw rarely needs more than 16 sizes: 20 draws that all do mean the bounds above are wrong
+        raise RuntimeError(f"no {UNDILATED} undilated sizes separating kernel sizes {kernels[0]}..{kernels[-1]}")
+    sizes += [rng.randint(2, 300) for _ in range(UNDILATED - len(sizes))]
+    rng.shuffle(sizes)
     cases = [(n, False) for n in sizes] + [(rng.randint(2, 5000), True), (rng.randint(2, 5000), True)]
     return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in cases]
 
 
-_SEPARATING_TRIES = 200
+UNDILATED = 16  # undilated sizes per variant: 12 to 16 tell every two kernel sizes apart
+_SEPARATING_TRIES = 20
+_CANDIDATES = 32  # sizes drawn per size kept: the one splitting the most kernel sizes is kept
+
+
+def _separating_sizes(kernels, rng):
+    """At most UNDILATED sizes n in 2..300 under which every kernel size in `kernels` has its own path lengths, drawn
+    from rng alone (None when a draw needs more)."""
+    lengths = {k: () for k in kernels}  # each kernel size's path lengths under the sizes kept so far
+    sizes = []
+    while len(set(lengths.values())) < len(kernels):
+        if len(sizes) == UNDILATED:
+            return None
+        apart = len(set(lengths.values()))
+        best, split = None, apart
+        for n in (rng.randint(2, 300) for _ in range(_CANDIDATES)):
+            count = len({(seen, _cnn_length(n, k)) for k, seen in lengths.items()})
+            if count > split:
+                best, split = n, count
+        if best is not None:
+            sizes.append(best)
+            lengths = {k: seen + (_cnn_length(best, k),) for k, seen in lengths.items()}
+    return sizes
 
 
 def _kernel_sizes(ex_id):
