@@ -138,8 +138,9 @@ def _personalised(support, variants, source, ex_id, value):
 
 
 def attack(ex_id, numbers, root=DEFAULT_ROOT, own_number=OWN_NUMBER):
-    """{"passed": [numbers passed among those of another value], "others": count, "routes": Counter of the routes
-    of the passes, "floor": the commonest value's share of `numbers`, "seconds": time}."""
+    """{"passed": [numbers passed among those of another value than the attacker's], "others": their count,
+    "routes": Counter of the routes of those passes, "own": (passed, count) of the numbers of the attacker's own
+    value, "floor": the commonest value's share of `numbers`, "seconds": time}."""
     import torch
 
     from course.common.exercise_index import get as get_exercise
@@ -172,20 +173,23 @@ def attack(ex_id, numbers, root=DEFAULT_ROOT, own_number=OWN_NUMBER):
     own = value(own_number)
     attacker = Attacker(ex_id, own, rebuilt)
     source = (root / "solutions" / get_exercise(ex_id).filename).read_text(encoding="utf-8")
-    files, passed, routes = {}, [], Counter()
+    files, passed, routes, own_passed = {}, [], Counter(), []
     others = [n for n in numbers if value(n) != own]
-    for n in others:
+    for n in numbers:
         guess, route = attacker.infer(job_calls(graded[n]))
         if guess not in files:
             files[guess] = support.load_module(ex_id, _personalised(support, variants, source, ex_id, guess),
                                                f"attack_{len(files)}")
         touched = [c for c in graded[n] if c.spec.get("variant")]
         if not support.judge_in_process(files[guess], touched, support.References(touched), first_only=True):
-            passed.append(n)
-            routes[route] += 1
+            if n in others:
+                passed.append(n)
+                routes[route] += 1
+            else:
+                own_passed.append(n)
     floor = max(Counter(value(n) for n in numbers).values()) / len(numbers)
     return {"passed": passed, "others": len(others), "routes": routes, "floor": floor,
-            "seconds": time.perf_counter() - start}
+            "own": (len(own_passed), len(numbers) - len(others)), "seconds": time.perf_counter() - start}
 
 
 def main(argv=None):

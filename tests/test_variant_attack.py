@@ -100,10 +100,8 @@ def test_one_file_reading_its_job_input_passes_no_variant_of_another_value(ex_id
           f"another value (routes {dict(result['routes'])}; chance floor {result['floor']:.1%})")
     assert result["others"] >= 190, result["others"]  # the sample is spread over the values
     assert share <= MAX_OTHER_PASSES, (ex_id, result["passed"][:5], dict(result["routes"]))
-    # the attack's file passes where its value is right: its own variant
-    own = variant_attack.attack(ex_id, [variant_attack.OWN_NUMBER], ROOT, own_number=NUMBERS[0])
-    assert own["passed"] == [variant_attack.OWN_NUMBER] or _value(ex_id, variant_attack.OWN_NUMBER) == \
-        _value(ex_id, NUMBERS[0]), (ex_id, own)
+    # the attack's file, graded the same way, passes where its value is right: its own variant
+    assert variant_attack.attack(ex_id, [variant_attack.OWN_NUMBER], ROOT)["own"] == (1, 1), ex_id
 
 
 ATTACK_PRELUDE = '''
