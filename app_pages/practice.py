@@ -47,6 +47,8 @@ def show_exercise_report(entry):
         st.markdown(tr("practice.score", score=score, duration=duration))
         if entry.get("summary"):
             st.markdown(code_names(entry["summary"]))
+        if entry.get("class_variant_warning"):  # variant 0 passes a file a class variant fails: say it before a class does
+            st.warning(code_names(entry["class_variant_warning"]), icon=":material/tune:")
         failed = [check for check in entry["checks"] if not check.get("passed")]
         for index, check in enumerate(failed[:MAX_FAILED_SHOWN]):
             if check.get("message") != entry.get("summary"):  # "not started", a broken file: said once

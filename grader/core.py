@@ -157,7 +157,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
         built = {key: [strict_variant(c) for c in checks] for key, checks in built.items()}
     jobs = {
         f"job{i}": (s.ex_id, s.source, s.name, get_exercise(s.ex_id).module,
-                    [{"procedure": c.procedure, "spec": variants.learner_spec(c.spec)} for c in built[_key(s)]],
+                    job_calls(built[_key(s)]),
                     plans[i][0])
         for i, s in enumerate(submissions) if i in runs
     }
@@ -188,6 +188,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
                      for i, s in enumerate(submissions)]
     for i, s in enumerate(submissions):  # the variant each was graded on, in its report entry
         exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
+        exercises[i].class_variant_warning = variants.class_variant_warning(s.ex_id, s.variant, s.source, lang)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
         if failed_deps and exercises[i].status not in ("error", "blocked"):
@@ -196,6 +197,13 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
         if on_progress:
             on_progress(i + 1, len(submissions), s.ex_id, exercises[i].status)
     return exercises
+
+
+def job_calls(checks):
+    """What a learner's job is given for these checks (its input.pt "calls"): each check's procedure and its spec as
+    the learner's code is run with it (variants.learner_spec: without the variant's explicit parameters). All of it
+    is readable by the learner's code."""
+    return [{"procedure": c.procedure, "spec": variants.learner_spec(c.spec)} for c in checks]
 
 
 def _key(submission):

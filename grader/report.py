@@ -9,7 +9,7 @@ Texts are in the report's language; beside them stay the stable ids a class
 server aggregates on: each check's `id`, the `mistake` id of a known mistake
 recognised in it, and each exercise's `id` and `status`. (Version 1 gained
 `lang`, `id`, `mistake`, `checks_passed` and `checks_total`; readers of the older
-fields are unaffected.)
+fields are unaffected; `class_variant_warning` came later, with a default.)
 """
 
 import sys
@@ -65,6 +65,9 @@ class ExerciseResult:
     # the exercise variant graded (grader/variants.py): {"number": N, "params": {name: value}}; params is {} for
     # an exercise without a parameter and None for a number that does not generate
     variant: dict | None = None
+    # on the published exercise (variant 0): why every class variant will fail this file (it lacks the exercise's
+    # parameter, whose checks were not applicable here; grader/variants.class_variant_warning), else ""
+    class_variant_warning: str = ""
 
     def to_dict(self):
         """Its JSON form: a NaN or infinite number (a learner's weights) written as text (json_ready)."""
@@ -187,6 +190,9 @@ def print_table(report, out=sys.stdout, lang=None):
         if ex.output.strip():
             print("  " + tr("table.printed", lang) + "\n    "
                   + "\n    ".join(ex.output.strip().splitlines()[:10]), file=out)
+    for ex in report.exercises:
+        if ex.class_variant_warning:
+            print("\n" + tr("table.class_variant", lang, warning=ex.class_variant_warning), file=out)
     passed = sum(ex.passed for ex in report.exercises)
     key = "table.passed_one" if len(report.exercises) == 1 else "table.passed"
     print("\n" + tr(key, lang, passed=passed, total=len(report.exercises)), file=out)

@@ -31,6 +31,7 @@ FAKE_GRADER = textwrap.dedent(
                 "id": ex_id, "title": ex_id, "file": f"exercises/{{ex_id}}.py",
                 "status": "passed" if ok else "failed", "passed": ok, "score": 1.0 if ok else 0.5,
                 "duration_s": 0.1, "summary": "summary of " + ex_id,
+                "class_variant_warning": "ex03: this file will fail every class variant" if ex_id == "ex03" else "",
                 "checks": [
                     {{"name": "shapes", "passed": True, "message": "output shape is right", "hint": None}},
                     {{"name": "values", "passed": ok, "message": "values differ at [0, 1]" if not ok else "values match",
@@ -159,6 +160,8 @@ def test_practice_page_grades_and_shows_checks_and_hints(lang):
     one_passed = t("practice.passed_checks_one", lang, names="shapes")  # "1 check passed", not "1 checks"
     assert any(one_passed == c.value for c in at.caption), [c.value for c in at.caption]
     assert any("check the scaling by sqrt(d)" in box.value for box in at.info)
+    assert [w.value for w in at.warning if "class variant" in w.value] == [
+        "ex03: this file will fail every class variant"]  # variant 0's word on a file a class fails, shown once
     assert at.session_state["practice_report"]["lang"] == lang  # the page asked for the learner's language
     assert progress.load_results()["ex03"]["status"] == "failed"  # the page's Learner recorded the report
     assert at.code == [] or all("class AdditiveAttention" not in c.value for c in at.code)

@@ -3,6 +3,8 @@
 import random
 import secrets
 
+from course.common.exercise_variants import PARAMETERS
+
 from .base import Check, Mistake, number_checks
 
 MODULE = "ex00_paths"
@@ -62,13 +64,61 @@ def build(seed=None):
 
 
 def variant_checks(chosen, rng):
-    """Off the published exercise: CNN path lengths left to the variant's default kernel_size k (grader/variants.py).
-    n = k needs one layer and n = k + 1 two, so any other default gives another length on one of them; two more
-    n drawn, and two dilated."""
-    k = chosen.kwargs()["kernel_size"]
-    sizes = [(k, False), (k + 1, False), (rng.randint(2, 300), False), (rng.randint(2, 300), False),
-             (rng.randint(k, 5000), True), (rng.randint(2, 5000), True)]
-    return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in sizes]
+    """Off the published exercise: CNN path lengths left to the variant's default kernel_size (grader/variants.py).
+
+    The sizes never depend on the variant's value (the learner's job holds them: a size equal to the kernel size
+    would tell it). UNDILATED sizes n <= 300 (a correct file may peel one layer per recursive call) are drawn to
+    tell apart every two kernel sizes a learner may have as default (every variant's, and the published 3): each
+    kept size splits some kernel sizes the sizes before it gave the same path lengths, the best of a few drawn;
+    random sizes fill the rest, and all are shuffled, so neither a size nor its place says which pair it splits.
+    Two dilated n are drawn alongside."""
+    kernels = _kernel_sizes(chosen.ex_id)
+    for _ in range(_SEPARATING_TRIES):
+        sizes = _separating_sizes(kernels, rng)
+        if sizes is not None:
+            break
+    else:  # a draw rarely needs more than 16 sizes: 20 draws that all do mean the bounds above are wrong
+        raise RuntimeError(f"no {UNDILATED} undilated sizes separating kernel sizes {kernels[0]}..{kernels[-1]}")
+    sizes += [rng.randint(2, 300) for _ in range(UNDILATED - len(sizes))]
+    rng.shuffle(sizes)
+    cases = [(n, False) for n in sizes] + [(rng.randint(2, 5000), True), (rng.randint(2, 5000), True)]
+    return [_call("max_path_length", ("cnn", n), {"dilated": dilated}) for n, dilated in cases]
+
+
+UNDILATED = 16  # undilated sizes per variant: 12 to 16 tell every two kernel sizes apart
+_SEPARATING_TRIES = 20
+_CANDIDATES = 32  # sizes drawn per size kept: the one splitting the most kernel sizes is kept
+
+
+def _separating_sizes(kernels, rng):
+    """At most UNDILATED sizes n in 2..300 under which every kernel size in `kernels` has its own path lengths, drawn
+    from rng alone (None when a draw needs more)."""
+    lengths = {k: () for k in kernels}  # each kernel size's path lengths under the sizes kept so far
+    sizes = []
+    while len(set(lengths.values())) < len(kernels):
+        if len(sizes) == UNDILATED:
+            return None
+        apart = len(set(lengths.values()))
+        best, split = None, apart
+        for n in (rng.randint(2, 300) for _ in range(_CANDIDATES)):
+            count = len({(seen, _cnn_length(n, k)) for k, seen in lengths.items()})
+            if count > split:
+                best, split = n, count
+        if best is not None:
+            sizes.append(best)
+            lengths = {k: seen + (_cnn_length(best, k),) for k, seen in lengths.items()}
+    return sizes
+
+
+def _kernel_sizes(ex_id):
+    """Every default kernel size the variants give (and the published one), smallest first."""
+    parameter = PARAMETERS[ex_id]
+    return sorted({parameter.default, *parameter.choices})
+
+
+def _cnn_length(n, kernel_size):
+    """The undilated CNN's path length over n positions, as the exercise defines it (layers of kernel_size)."""
+    return -(-(n - 1) // (kernel_size - 1))
 
 
 MISTAKES = (

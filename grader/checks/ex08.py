@@ -2,6 +2,8 @@
 
 import torch
 
+from course.common.exercise_variants import PARAMETERS
+
 from .base import Check, Mistake, call_desc, generator, number_checks, randn, unchanged_input, with_parameter
 
 MODULE = "ex08_structured_masks"
@@ -156,13 +158,17 @@ def _dilated_checks():
 
 
 def variant_checks(chosen, rng):
-    """Off the published exercise: windows left to the variant's default dilation d (grader/variants.py), wide
-    enough (n > half_width * d) that a window with any other dilation differs: the farthest key of this one is
-    not in a wider one, and a narrower one reaches keys between."""
-    d = chosen.kwargs()["dilation"]
-    return [_window(2 * d + rng.randint(2, 5), 2 * d + rng.randint(2, 5), 1),
-            _window(4 * d + 3, 4 * d + rng.randint(1, 6), 2),
-            _window(2 * d + 4, 2 * d + 4, 1, causal=True)]
+    """Off the published exercise: windows left to the variant's default dilation (grader/variants.py).
+
+    The sizes never depend on the variant's value (the learner's job holds them: a size of 2d + 4 would tell d):
+    every side is drawn longer than the farthest key offset any variant's dilation reaches (half_width times the
+    largest dilation, plus one), so query 0's row alone (the last query's in the causal one) has its keys at offsets
+    0, d, .., half_width * d for the default d the learner wrote, and any other default differs there."""
+    reach = max(PARAMETERS[chosen.ex_id].choices + (PARAMETERS[chosen.ex_id].default,))
+    side = lambda half_width: rng.randint(half_width * reach + 2, half_width * reach + 24)  # noqa: E731
+    return [_window(side(1), side(1), 1),
+            _window(side(2), side(2), 2),
+            _window(side(1), side(1), 1, causal=True)]
 
 
 MISTAKES = (
