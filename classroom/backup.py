@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from glob import glob
 from pathlib import Path
 
+from alembic.util import CommandError
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 
@@ -45,6 +46,7 @@ from .oidc_session import NOT_BEFORE
 SQLITE_MAGIC = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
 PGDUMP_MAGIC = b"PGDMP"  # the first bytes of a pg_dump custom-format archive
 NAMED = re.compile(r"^class-\d{8}T\d{6}Z\.(sqlite|pgdump)$")  # the backups named by their time in a folder
+CLASS_TABLES = {"alembic_version", "users", "submissions"}  # what every class database holds
 STAMP = "%Y-%m-%d %H:%M:%S.%f"  # how the store writes a naive UTC time (SQLite) and Postgres reads one
 
 
@@ -207,6 +209,9 @@ def _sqlite_restore(source, path, force):
         problems = sqlite_problems(temporary)
         if problems:
             raise BackupError(f"{source} fails SQLite's checks, nothing restored: " + "; ".join(problems))
+        if not CLASS_TABLES <= set(_sqlite_tables(temporary)):
+            raise BackupError(f"{source} is a SQLite database but not a class backup (no class tables), nothing "
+                              "restored")
         _prepare(f"sqlite:///{temporary}")
         connection = _sqlite_connect(temporary)
         connection.execute("PRAGMA journal_mode=DELETE")  # the store's connections made it WAL: one file again
@@ -256,6 +261,8 @@ def _pg_restore(source, url, force):
                           "the app and the workers, then restore with --force to replace them (or restore into a new "
                           "database: createdb NAME)")
     uri, env = _libpq(url)
+    if not CLASS_TABLES <= _dump_tables(source, env):
+        raise BackupError(f"{source} is a pg_dump archive but not a class backup (no class tables), nothing restored")
     fd, script = tempfile.mkstemp(prefix="attention-lab-restore-", suffix=".sql")  # mode 600: the class's data
     os.close(fd)
     script = Path(script)
@@ -300,7 +307,11 @@ def _prepare(url, revoke=True):
     transaction."""
     store = Store(url, check=False)
     try:
-        migrate(store.engine)
+        try:
+            migrate(store.engine)
+        except CommandError as err:  # a revision this code does not know: a backup made by newer code
+            raise BackupError(f"the backup's schema is not one this code knows ({err}): restore it with the "
+                              "version of Attention Lab that made it") from None
         check_schema(store.engine)
         if revoke:
             tables = set(inspect(store.engine).get_table_names())
@@ -376,6 +387,8 @@ def restore(source, db, force=False):
     if _is_sqlite(url):
         if source == _sqlite_path(url):
             raise BackupError(f"{source} is the target database itself")
+        if not _sqlite_path(url).parent.is_dir():
+            raise BackupError(f"{_sqlite_path(url).parent} is not a folder: create it first")
         return _sqlite_restore(source, _sqlite_path(url), force)
     return _pg_restore(source, url, force)
 

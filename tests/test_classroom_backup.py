@@ -3,6 +3,7 @@ worker grades, every sign-in revoked by a restore, no target overwritten by acci
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -44,8 +45,8 @@ def _integrity_problems(store, url, tmp_path):
     pg_amcheck (tables and indexes), and for both a submission without its job (a torn write)."""
     if store.is_postgres:
         uri, env = backup._libpq(backup._url(url))
-        done = subprocess.run([backup.pg_tool("pg_amcheck"), "--install-missing", "--heapallindexed",
-                               f"--dbname={uri}"], env=env, capture_output=True, text=True)
+        done = subprocess.run([backup.pg_tool("pg_amcheck"), "--install-missing", "--heapallindexed", uri],
+                              env=env, capture_output=True, text=True)
         problems = [] if done.returncode == 0 else [done.stdout + done.stderr]
     else:
         problems = backup.sqlite_problems(backup._sqlite_path(backup._url(url)))
@@ -64,10 +65,10 @@ def test_a_backup_taken_while_learners_submit_and_a_worker_grades_holds_every_ac
     acknowledged, sources, stop, errors = [], {}, threading.Event(), []
 
     def submit_all():
-        """Submit as fast as the store acknowledges (each id is appended once its commit returned)."""
+        """Submit until stopped, a little apart (each id is appended once its commit returned)."""
         n = 0
         try:
-            while not stop.is_set() and n < 400:
+            while not stop.wait(0.2) and n < 5000:
                 source = f"# submission {n}\n" + solution("ex01")
                 sid = store_ops.submit(store, ids[n % 3], "ex01", source, "ex01_softmax.py")
                 sources[sid] = source
@@ -80,18 +81,26 @@ def test_a_backup_taken_while_learners_submit_and_a_worker_grades_holds_every_ac
                               env=dict(os.environ, **{ENV_VAR: url}), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     submitter = threading.Thread(target=submit_all)
+    reader = None
+    if not store.is_postgres:  # a page reading the class all along (a read transaction held open, as a slow page
+        # holds one): SQLite cannot checkpoint past it, so what is written meanwhile lives in class.db-wal alone
+        reader = sqlite3.connect(backup._sqlite_path(backup._url(url)), isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM submissions").fetchone()
     submitter.start()
     out = tmp_path / "backup.file"
     try:
         with _Opened(url) as watch:
-            wait_until(lambda: _count(watch, Result) >= 2 and len(acknowledged) >= 20, 300,
+            wait_until(lambda: errors or (_count(watch, Result) >= 1 and len(acknowledged) >= 20), 300,
                        "the worker grading and learners submitting")
         before = list(acknowledged)  # every one of these was acknowledged before the backup began
         done = run_cli("backup", out, "--db", url)
         after_backup = len(acknowledged)
         assert done.returncode == 0, done.stderr
-        wait_until(lambda: len(acknowledged) >= after_backup + 5, 300, "submissions after the backup")
+        wait_until(lambda: errors or len(acknowledged) >= after_backup + 5, 300, "submissions after the backup")
     finally:
+        if reader is not None:
+            reader.close()
         stop.set()
         submitter.join(timeout=300)
         worker.send_signal(signal.SIGTERM)
@@ -111,7 +120,7 @@ def test_a_backup_taken_while_learners_submit_and_a_worker_grades_holds_every_ac
     assert not missing, f"{len(missing)} acknowledged submission(s) lost: {missing[:10]}"
     assert all(kept[sid] == sources[sid] for sid in before)
     assert len(kept) < len(acknowledged)  # taken mid-stream: what came after the backup is not in it
-    assert 2 <= graded < _count(store, Result)  # the worker's verdicts up to the backup, more since
+    assert 1 <= graded < _count(store, Result)  # the worker's verdicts up to the backup, more since
     assert _integrity_problems(store, target, tmp_path) == []
     assert f"restored {len(kept)} submission(s)" in done.stdout
 
@@ -214,6 +223,12 @@ def test_restore_says_what_a_file_is_and_where_it_goes(class_store, sqlite_url, 
     assert run_cli("backup", out, "--db", sqlite_url).returncode == 0
     done = run_cli("restore", out, "--db", "postgresql://nobody@127.0.0.1:1/none")
     assert done.returncode == 1 and "SQLite backup" in done.stderr and "sqlite:///" in done.stderr
+    other = sqlite3.connect(tmp_path / "other.sqlite")
+    other.execute("CREATE TABLE notes (body TEXT)")
+    other.commit()
+    other.close()
+    done = run_cli("restore", tmp_path / "other.sqlite", "--db", f"sqlite:///{tmp_path / 'new.db'}")
+    assert done.returncode == 1 and "not a class backup" in done.stderr
     done = run_cli("restore", tmp_path / "missing.sqlite", "--db", f"sqlite:///{tmp_path / 'new.db'}")
     assert done.returncode == 1 and "no such backup file" in done.stderr
     assert not (tmp_path / "new.db").exists()
