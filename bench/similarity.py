@@ -7,7 +7,10 @@
    display threshold, and above 0.6.
 2. The calibrated thresholds (classroom/similarity.py): each exercise's threshold; independent pairs
    flagged, in sample and with each file's pairs judged by a threshold calibrated without it; the share
-   of --seeds disguised copies of each correct file flagged against the original (classroom/disguise.py).
+   of --seeds disguised copies of each correct file flagged against the original (classroom/disguise.py), and
+   of --seeds copies with the copier's own variant value as the parameter's default (classroom.disguise.own_value),
+   with and without renamed locals; beside each, how many score above the CEILING (flagged even where a class's
+   own pairs put the threshold at the ceiling) and the lowest score per exercise.
 3. A SQLite class of --learners learners x 10 exercises, one graded submission each (a disguised copy of
    one of the exercise's correct files; a tenth fail with a rare slip): seconds for the Analytics page's
    flags from nothing (fingerprints and all pairs: a fresh store), median of --runs, then after one new
@@ -32,7 +35,7 @@ from copydetect import CodeFingerprint, compare_files, defaults  # noqa: E402
 
 from classroom import copy_flags, exercises, similarity, store as store_ops  # noqa: E402
 from classroom.db import Store  # noqa: E402
-from classroom.disguise import disguise  # noqa: E402
+from classroom.disguise import disguise, own_value  # noqa: E402
 from classroom.models import Job, Result, Submission, User, utcnow  # noqa: E402
 
 
@@ -83,14 +86,25 @@ def calibrated(seeds):
                         if o != held and similarity.score(fps[held], fps[o]) > limit}
     total = sum(len(s) for s in nulls.values())
     print(f"calibrated: {in_sample} of {total} independent pairs flagged in sample, {len(flagged)} out of sample")
-    caught = count = 0
-    for ex_id, texts in ((e, sources(e)) for e in exercises.EXERCISE_IDS):
-        for index, text in enumerate(texts):
-            for seed in range(seeds):
-                copy = similarity.exercise_fingerprint(ex_id, disguise(text, seed))
-                caught += similarity.score(prints[ex_id][index], copy) > thresholds[ex_id].value
-                count += 1
-    print(f"disguised copies flagged: {caught} of {count} ({caught / count:.1%})")
+    kinds = {"disguised copies": disguise,
+             "copies with the copier's own variant value": lambda text, seed, ex_id: own_value(text, ex_id, seed),
+             "copies with the copier's own variant value + renames":
+                 lambda text, seed, ex_id: own_value(text, ex_id, seed, rename=True)}
+    for kind, make in kinds.items():
+        caught = count = ceiling = 0
+        lowest = {}
+        for ex_id, texts in ((e, sources(e)) for e in exercises.EXERCISE_IDS):
+            for index, text in enumerate(texts):
+                for seed in range(seeds):
+                    made = make(text, seed) if make is disguise else make(text, seed, ex_id)
+                    value = similarity.score(prints[ex_id][index], similarity.exercise_fingerprint(ex_id, made))
+                    caught += value > thresholds[ex_id].value
+                    ceiling += value > similarity.CEILING
+                    count += 1
+                    lowest[ex_id] = min(lowest.get(ex_id, 1.0), value)
+        print(f"{kind} flagged: {caught} of {count} ({caught / count:.1%}); above the ceiling {similarity.CEILING} "
+              f"(flagged whatever a class's null says): {ceiling} ({ceiling / count:.1%}); lowest score per exercise: "
+              + ", ".join(f"{e} {v:.3f}" for e, v in lowest.items()))
 
 
 def add_graded(session, user_id, ex_id, source, failed=False, mistakes=()):

@@ -21,6 +21,7 @@ from course.common.i18n import LANGS
 from . import analytics, eta, exercises, frames, grading_times, live, queue, store as store_ops, which_counts
 from .db import ENV_VAR, SchemaError, Store
 from .lti import cli as lti_cli
+from . import backup
 from .models import Job, Submission, User
 
 
@@ -141,6 +142,7 @@ def build_parser():
                    help="1 (default): each learner gets their own exercise variants, stored at first need and "
                         "kept; 0: everyone gets the published exercises (learners already assigned keep theirs)")
     lti_cli.add_commands(commands, _db)
+    backup.add_commands(commands, _db)
     return parser
 
 
@@ -390,3 +392,4 @@ def cmd_limits(args):
 COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
             "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, **lti_cli.COMMANDS}
+COMMANDS.update(backup.COMMANDS)  # backup, restore

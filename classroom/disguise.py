@@ -5,10 +5,17 @@ renames the local variables of every function, puts the top-level functions and 
 methods of each class) in another order, replaces the docstrings and writes new comments, and
 reformats (ast.unparse: other line breaks, spacing and quotes, then another indent width and blank
 lines). The copy still compiles and defines the same names. Standard library only.
+
+`own_value(source, ex_id, seed, rename=False)` is the copy a class with exercise variants sees most: the
+one edit the Practice page asks of the copier, their own variant's value written as the parameter's default
+(course/common/exercise_variants.py), in a form drawn at random (3, 3.0 or 3.), the rest of the file as it
+was (rename: with its locals renamed too, as above).
 """
 
 import ast
 import random
+
+from course.common.exercise_variants import MAX_VARIANT, PARAMETERS, variant
 
 WORDS = ("acc", "buf", "tmp", "val", "res", "out", "item", "data", "part", "piece", "thing", "cur", "nxt", "agg")
 COMMENTS = ("# compute the next step", "# shapes line up here", "# see the notes", "# TODO tidy",
@@ -129,4 +136,61 @@ def disguise(source, seed=0):
     tree = new_docstrings(reorder(rename_locals(tree, rng), rng), rng)
     text = reformat(ast.unparse(ast.fix_missing_locations(tree)), rng)
     compile(text, "<disguised>", "exec")  # a disguise that breaks the file is a bug here, not a copy
+    return text
+
+
+def _forms(value):
+    """The ways a learner writes a value: 3, 3.0 and 3. for a whole number, 0.37 and .37 for a fraction."""
+    if isinstance(value, str):
+        return (repr(value),)
+    if float(value).is_integer():
+        return (str(int(value)), f"{int(value)}.0", f"{int(value)}.")
+    text = repr(float(value))
+    return (text, text[1:]) if text.startswith("0.") else (text,)
+
+
+def _default_nodes(tree, ex_id):
+    """The nodes a learner of another variant rewrites: the defaults of the exercise's parameter where the
+    Practice page asks for them (in the functions it names and the constructors of the classes it names), else,
+    in a file without the parameter, the published constant (every number equal to its default)."""
+    parameter = PARAMETERS[ex_id]
+    owners = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.name in parameter.functions]
+    owners += [m for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name in parameter.classes
+               for m in c.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"]
+    found = []
+    for function in owners:
+        positional = function.args.posonlyargs + function.args.args
+        pairs = list(zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults))
+        pairs += list(zip(function.args.kwonlyargs, function.args.kw_defaults))
+        found += [default for arg, default in pairs if arg.arg == parameter.name and default is not None]
+    if not found:  # a file without the parameter writes the value in place of the published constant
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) in (int, float)
+                 and n.value == parameter.default]
+    return found
+
+
+def own_value(source, ex_id, seed=0, rename=False):
+    """A copy of source handed in by a learner of another variant of ex_id: every default of the exercise's
+    parameter (in the functions and classes the Practice page names; without one, the published constant)
+    replaced by that learner's value, each written in a form drawn at random; the rest as it was (rename: the
+    locals of every function renamed too, laid out by ast.unparse). ValueError when there is nothing to change."""
+    rng = random.Random(seed)
+    parameter = PARAMETERS[ex_id]
+    value = variant(ex_id, rng.randrange(1, MAX_VARIANT + 1)).kwargs()[parameter.name]
+    if rename:
+        source = ast.unparse(rename_locals(ast.parse(source), rng))
+    nodes = _default_nodes(ast.parse(source), ex_id)
+    if not nodes:
+        raise ValueError(f"{ex_id}: neither a default of {parameter.name!r} nor the published "
+                         f"{parameter.default!r} to change in this file")
+    lines = source.splitlines(keepends=True)
+    for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset), reverse=True):  # the last first: positions hold
+        if node.lineno != node.end_lineno:
+            raise ValueError(f"{ex_id}: the default of {parameter.name!r} on line {node.lineno} spans lines")
+        line = lines[node.lineno - 1].encode()  # ast's offsets count UTF-8 bytes
+        lines[node.lineno - 1] = (line[:node.col_offset] + rng.choice(_forms(value)).encode()
+                                  + line[node.end_col_offset:]).decode()
+    text = "".join(lines)
+    compile(text, "<own value>", "exec")
     return text

@@ -4,7 +4,9 @@ Streamlit keeps the provider's identity in a signed cookie for 30 days and
 cannot revoke it. Each sign-in (one ID token: issuer, subject, issue time) gets
 a LoginSession row here instead, keyed by an HMAC of those claims under the
 app's cookie secret; the class's session lifetime runs from the token's issue
-time, and signing out revokes the row, so a replayed cookie signs nobody in.
+time, and signing out revokes the row, so a replayed cookie signs nobody in. After a restore
+(classroom/backup.py) the settings row NOT_BEFORE holds its time: an ID token issued before it opens no
+session (the restored database may lack the row that revoked it).
 """
 
 import hashlib
@@ -15,7 +17,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from . import store as store_ops
-from .models import LoginSession, utcnow
+from .models import LoginSession, Setting, utcnow
+
+NOT_BEFORE = "sessions_not_before"  # the settings row (not a class setting): no session for sign-ins issued before
 
 
 def session_key(secret, claims):
@@ -39,6 +43,9 @@ def is_live(store, user_id, key, claims):
         row = session.scalar(select(LoginSession).where(LoginSession.token_hash == digest))
         if row is None:
             issued = _issued_at(claims)
+            not_before = session.get(Setting, NOT_BEFORE)
+            if not_before is not None and issued < datetime.fromisoformat(not_before.value):
+                return False
             row = LoginSession(user_id=user_id, token_hash=digest, created_at=issued,
                                expires_at=issued + timedelta(hours=hours))
             try:

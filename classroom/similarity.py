@@ -3,8 +3,11 @@
 Fingerprints are copydetect's (winnowing over a token stream whose names, strings and comments are
 already abstracted: variables become V, functions F, strings S), with the exercise's stub as boilerplate.
 Before fingerprinting, a file is put in a canonical form with the standard library (`canonical`):
-docstrings dropped, top-level definitions and the methods of each class sorted by name (their names
-are the exercise's API, so a copier keeps them), and `ast.unparse` for layout and quotes. A pair's
+docstrings dropped, the values a learner's exercise variant changes replaced by one placeholder
+(`variant_values`: in a class with variants a copier writes their own value as the parameter's default,
+the one edit the Practice page asks for, which alone took a copy from 1.000 to 0.913), top-level
+definitions and the methods of each class sorted by name (their names are the exercise's API, so a
+copier keeps them), and `ast.unparse` for layout and quotes. A pair's
 score is copydetect's: the larger of the two shares of a file's (non-stub) code found in the other.
 
 Short PyTorch exercises converge on similar code, so a fixed threshold flags innocent learners
@@ -32,6 +35,8 @@ from statistics import NormalDist
 import numpy as np
 from copydetect import CodeFingerprint, compare_files, defaults
 
+from course.common.exercise_variants import PARAMETERS
+
 from . import exercises
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +49,7 @@ FLOOR = 0.6  # never flag a pair sharing less than this share of its code
 CEILING = 0.95  # always flag a pair sharing more, whatever an exercise's null says
 CLIP = 0.02  # scores are clipped into [CLIP, 1 - CLIP] before the logit (0 and 1 have none)
 NULL_MIN_LEARNERS = 8  # the class's passing submissions join the null once this many learners passed
+PLACEHOLDER = "variant_value"  # what a value an exercise variant changes becomes before fingerprinting
 
 
 @dataclass(frozen=True)
@@ -79,11 +85,66 @@ def _sort_definitions(tree):
     return tree
 
 
-def canonical(source):
-    """The source without docstrings, its definitions sorted by name, laid out by ast.unparse (unchanged
-    when it does not parse)."""
+def _is_literal(node):
+    """Is the expression made of numbers, strings and arithmetic alone (3, 3.0, -0.5, 1 / 2.5, "gelu")?"""
+    return all(isinstance(n, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator))
+               for n in ast.walk(node))
+
+
+def _is_variant_number(node, values):
+    """Is the node a number (not a bool) equal to one of the values, however written (3, 3.0, 3., 3e0)?"""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value in values
+
+
+class _VariantValues(ast.NodeTransformer):
+    """Puts PLACEHOLDER where a learner writes their exercise variant's value (see `variant_values`)."""
+
+    def __init__(self, parameter):
+        self.name = parameter.name
+        self.values = {v for v in (parameter.default, *parameter.choices) if type(v) in (int, float)}
+
+    def _placeholder(self, node):
+        return ast.copy_location(ast.Name(id=PLACEHOLDER, ctx=ast.Load()), node)
+
+    def visit_arguments(self, node):
+        """A literal default of an argument named like the parameter becomes the placeholder."""
+        positional = node.posonlyargs + node.args
+        named = positional[len(positional) - len(node.defaults):]
+        node.defaults = [self._placeholder(d) if a.arg == self.name and _is_literal(d) else d
+                         for a, d in zip(named, node.defaults)]
+        node.kw_defaults = [self._placeholder(d) if d is not None and a.arg == self.name and _is_literal(d) else d
+                            for a, d in zip(node.kwonlyargs, node.kw_defaults)]
+        return self.generic_visit(node)
+
+    def visit_keyword(self, node):
+        """A literal passed by the parameter's name (softmax(X, temperature=0.37)) becomes the placeholder."""
+        if node.arg == self.name and _is_literal(node.value):
+            node.value = self._placeholder(node.value)
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        """Any number equal to the default or a variant's value (a file without the parameter writes its own
+        value in place of the published constant: 2500 ** (2 * j / d))."""
+        return self._placeholder(node) if _is_variant_number(node, self.values) else node
+
+
+def variant_values(tree, ex_id):
+    """The tree with PLACEHOLDER for every value a learner's exercise variant changes: the literal defaults of
+    the exercise's parameter and literals passed by its name, and every number equal to its default or to any
+    variant's value (course/common/exercise_variants.py). Two learners' copies of one file differ by their
+    variants' values alone; unchanged for an exercise without a parameter."""
+    parameter = PARAMETERS.get(ex_id)
+    return tree if parameter is None else _VariantValues(parameter).visit(tree)
+
+
+def canonical(source, ex_id=None):
+    """The source without docstrings, the values its exercise variant changes abstracted (ex_id given), its
+    definitions sorted by name, laid out by ast.unparse (unchanged when it does not parse)."""
     try:
-        return ast.unparse(_sort_definitions(_strip_docstrings(ast.parse(source))))
+        tree = _strip_docstrings(ast.parse(source))
+        if ex_id is not None:
+            tree = variant_values(tree, ex_id)
+        return ast.unparse(_sort_definitions(tree))
     except (SyntaxError, ValueError, RecursionError):
         return source
 
@@ -100,21 +161,23 @@ def code_of(source, kind=".py"):
         return ""
 
 
-def fingerprint(source, boilerplate=None):
-    """copydetect's fingerprint of the source's canonical form, without the boilerplate hashes."""
-    return CodeFingerprint("submission.py", NOISE, WINDOW, boilerplate, fp=io.StringIO(canonical(source)))
+def fingerprint(source, boilerplate=None, ex_id=None):
+    """copydetect's fingerprint of the source's canonical form (for exercise ex_id), without the boilerplate
+    hashes."""
+    return CodeFingerprint("submission.py", NOISE, WINDOW, boilerplate, fp=io.StringIO(canonical(source, ex_id)))
 
 
 @functools.cache
 def stub_hashes(ex_id):
     """The hashes of an exercise's stub (its boilerplate: every learner starts from it)."""
     stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
-    return np.unique(np.array(sorted(fingerprint(stub).hashes), dtype=np.int64))
+    return np.unique(np.array(sorted(fingerprint(stub, ex_id=ex_id).hashes), dtype=np.int64))
 
 
 def exercise_fingerprint(ex_id, source, kind=".py"):
-    """The fingerprint of one submission of an exercise (its stub as boilerplate)."""
-    return fingerprint(code_of(source, kind), stub_hashes(ex_id))
+    """The fingerprint of one submission of an exercise (its stub as boilerplate, its variant values
+    abstracted)."""
+    return fingerprint(code_of(source, kind), stub_hashes(ex_id), ex_id)
 
 
 def score(a, b):

@@ -58,3 +58,20 @@ def test_readme_keeps_passwords_off_command_lines_and_root_away_from_the_app():
     for word in ("roster remove", "links revoke", "sessions revoke", "--session-hours", "--role ta",
                  "gatherUsageStats", "attention-lab-worker.service", "DEAD", "lease runs out"):
         assert word in section, word
+
+
+def test_a_nightly_timer_backs_up_the_class_database_as_the_apps_user():
+    timer = _unit("attention-lab-backup.timer")
+    assert re.fullmatch(r"\*-\*-\* \d\d:\d\d:\d\d", timer["Timer"]["OnCalendar"])  # every day
+    assert timer["Timer"]["Persistent"] == "true" and timer["Timer"]["Unit"] == "attention-lab-backup.service"
+    assert timer["Install"]["WantedBy"] == "timers.target"
+    service = _unit("attention-lab-backup.service")["Service"]
+    app = _unit("attention-lab-app.service")["Service"]
+    command = service["ExecStart"].split()
+    assert command[1:4] == ["-m", "classroom", "backup"] and "--db" not in command and "--keep" in command
+    assert command[4] == f"/var/lib/{service['StateDirectory']}"  # a folder systemd makes, the user's own
+    assert service["Type"] == "oneshot" and service["User"] == app["User"] != "root"
+    assert service["EnvironmentFile"] == app["EnvironmentFile"] and service["UMask"] == "0077"
+    section = _host_a_class()
+    for word in ("classroom backup", "classroom restore", "--force", "attention-lab-backup.timer", "signs in again"):
+        assert word in section, word

@@ -126,3 +126,23 @@ def test_the_classes_own_passing_pairs_join_the_null_once_enough_learners_passed
     assert thresholds["ex03"].class_pairs == 3 and thresholds["ex05"].class_pairs == 0  # nobody passed ex05
     assert thresholds["ex03"].reference_pairs == len(similarity.reference_null("ex03"))
     assert [(f.first.email, f.second.email) for f in flags] == [("ann@class.test", "bob@class.test")]
+
+
+def test_a_copy_with_the_copiers_own_variant_value_is_flagged_wherever_the_threshold_is(class_store, monkeypatch):
+    """With variants on, Bob copies Ann's ex01 and writes his own temperature as its default (the one edit the
+    Practice page asks for): flagged even at the CEILING, where a class's own pairs may put the threshold; Cy's
+    independent file with his own value is not."""
+    from tests.exercise_variant_support import personalise
+
+    store_ops.set_setting(class_store, "variants", 1)
+    monkeypatch.setattr(similarity, "FLOOR", similarity.CEILING)  # every threshold at the ceiling
+    files = {"ann@class.test": "fill_minus_1e6.py", "bob@class.test": "fill_minus_1e6.py", "cy@class.test": "where_inf.py"}
+    written = {}
+    for email, name in files.items():
+        number = store_ops.learner_variant(class_store, user_id(class_store, email), "ex01")
+        written[email] = personalise((ROOT / "tests/variants/ex01" / name).read_text(), "ex01", number)
+        add_submission(class_store, email, "ex01", written[email])
+    assert len(set(written.values())) == 3  # each with their own value
+    flags, thresholds = access.similarity_flags(class_store, user_id(class_store, INSTRUCTOR))
+    assert thresholds["ex01"].value == similarity.CEILING
+    assert [(f.ex_id, f.first.email, f.second.email) for f in flags] == [("ex01", "ann@class.test", "bob@class.test")]

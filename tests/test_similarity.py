@@ -1,18 +1,21 @@
 """Calibrated copy detection on the independent correct files (solutions/ and tests/variants/).
 
 Goals: at most 1 of the independent pairs flagged (judged with each file left out of its exercise's
-null), at least 95% of disguised copies of every correct file flagged against their original.
+null), at least 95% of disguised copies of every correct file flagged against their original, and at least
+95% of copies with the copier's own variant value (with and without renamed locals) flagged whatever an
+exercise's null says (above the CEILING, where a class's own pairs may put a threshold).
 """
 
 import ast
 import io
 import itertools
+import re
 
 import pytest
 from copydetect import CodeFingerprint, compare_files, defaults
 
 from classroom import similarity
-from classroom.disguise import disguise
+from classroom.disguise import disguise, own_value
 from classroom.exercises import EXERCISE_IDS
 
 pytestmark = pytest.mark.slow  # fingerprints every correct file (and 20 disguises of each): ~10 s
@@ -106,6 +109,57 @@ def test_disguised_copies_of_every_correct_file_are_flagged(files, prints):
     print(f"disguised copies flagged: {caught}/{total} = {caught / total:.1%}")
     assert caught / total >= 0.95
     assert min(rates.values()) >= 0.95, {k: v for k, v in rates.items() if v < 0.95}
+
+
+@pytest.mark.parametrize("rename", [False, True], ids=["own value", "own value and renames"])
+def test_copies_with_the_copiers_own_variant_value_are_flagged_whatever_the_null(files, prints, rename):
+    """The copy a class with variants sees most: the one edit the Practice page asks for (and renames)."""
+    thresholds = similarity.calibrate({ex_id: _null(prints, ex_id) for ex_id in EXERCISE_IDS})
+    rates, caught, total = {}, 0, 0
+    for ex_id, sources in files.items():
+        for index, source in enumerate(sources):
+            copies = [own_value(source, ex_id, seed, rename) for seed in SEEDS]
+            assert all(copy != source for copy in copies)
+            scores = [similarity.score(prints[ex_id][index], similarity.exercise_fingerprint(ex_id, copy))
+                      for copy in copies]
+            assert all(value > thresholds[ex_id].value for value in scores), (ex_id, index, min(scores))
+            hits = sum(value > similarity.CEILING for value in scores)
+            rates[(ex_id, index)] = hits / len(SEEDS)
+            caught, total = caught + hits, total + len(SEEDS)
+    print(f"own-value copies (rename={rename}) above the ceiling: {caught}/{total} = {caught / total:.1%}")
+    assert caught / total >= 0.95
+    assert min(rates.values()) >= 0.95, {k: v for k, v in rates.items() if v < 0.95}
+
+
+NUMBER = re.compile(r"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?![\w.])")  # a number as written: 3, 3.0, 3., .37
+
+
+def test_an_own_value_copy_changes_the_parameters_default_alone(files):
+    """The generator makes the copy it claims: one value of the parameter's choices, written where the file had
+    the parameter's default (or, without one, the published constant), in several forms; nothing else changed."""
+    from course.common.exercise_variants import PARAMETERS
+
+    forms = set()
+    for ex_id, sources in files.items():
+        parameter = PARAMETERS[ex_id]
+        for source in sources:
+            for seed in range(6):
+                copy = own_value(source, ex_id, seed)
+                changed = [(a, b) for a, b in zip(source.splitlines(), copy.splitlines()) if a != b]
+                assert changed and len(source.splitlines()) == len(copy.splitlines())
+                written = []
+                for before, after in changed:
+                    old, new = NUMBER.findall(before), NUMBER.findall(after)
+                    assert NUMBER.sub("N", before) == NUMBER.sub("N", after) and len(old) == len(new), (before, after)
+                    for was, now in zip(old, new):
+                        if was != now:
+                            assert float(was) == parameter.default, (ex_id, before, after)
+                            written.append(now)
+                values = {float(w) for w in written}
+                assert len(values) == 1 and values <= set(map(float, parameter.choices)), (ex_id, written)
+                if ex_id == "ex00":
+                    forms |= {"." if w.endswith(".") else ".0" if w.endswith(".0") else "int" for w in written}
+    assert forms == {"int", ".", ".0"}  # 3, 3. and 3.0 all written
 
 
 def test_a_disguise_changes_the_text_but_not_the_names_a_grader_calls(files):

@@ -14,6 +14,23 @@ def test_the_canonical_form_ignores_docstrings_order_and_layout():
     assert similarity.canonical("def broken(:\n") == "def broken(:\n"  # kept as it is, still fingerprinted
 
 
+def test_the_canonical_form_abstracts_the_values_an_exercise_variant_changes():
+    """However the copier writes their own value (3, 3.0, 3., an expression, by keyword), the canonical form of
+    an exercise's file is the same; other numbers and other arguments' defaults stay as they are."""
+    ex01 = "def softmax(X, dim=-1, temperature={}, eps=1e-6):\n    return f(X / temperature, t=0.25, temperature={})\n"
+    forms = ["1.0", "0.37", "3", "3.0", "3.", ".37", "1 / 2.5", "-0.5", "2.75"]
+    assert len({similarity.canonical(ex01.format(v, v), "ex01") for v in forms}) == 1
+    assert similarity.canonical(ex01.format(1.0, 1.0)) != similarity.canonical(ex01.format(0.37, 0.37))  # no ex_id
+    assert similarity.canonical(ex01.format(1, 1), "ex01") != similarity.canonical(
+        ex01.format(1, 1).replace("1e-6", "1e-9"), "ex01")  # not a variant's value: kept
+    assert similarity.PLACEHOLDER in similarity.canonical(ex01.format(1, 1), "ex01")
+    ex06 = "def table(d, max_len=1000):\n    return 1 / {} ** (torch.arange(0, d, 2) / d)\n"
+    assert similarity.canonical(ex06.format("10000"), "ex06") == similarity.canonical(ex06.format("2500.0"), "ex06")
+    assert similarity.canonical(ex06.format("10000"), "ex06") != similarity.canonical(
+        ex06.format("10000").replace("1000)", "1234)"), "ex06")
+    assert similarity.canonical("x = 0.37\n", "ex99") == "x = 0.37"  # an exercise without a parameter: as it is
+
+
 def test_batched_shares_equal_copydetects_pair_by_pair_scores():
     sources = [solution("ex03"), disguise(solution("ex03"), 1), solution("ex05"), "x = 1\n", ""]
     prints = [similarity.exercise_fingerprint("ex03", s) for s in sources]
