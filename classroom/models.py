@@ -100,7 +100,8 @@ class Job(Base):
     __table_args__ = (Index("ix_jobs_state_id", "state", "id"),
                       Index("ix_jobs_reason_state_created", "reason", "state", "created_at"),  # the oldest queued regrade
                       Index("ix_jobs_reason_started", "reason", "started_at"),  # the newest regrade claimed
-                      Index("ix_jobs_set_aside_at", "set_aside_at"))  # the newest runs set aside
+                      Index("ix_jobs_set_aside_at", "set_aside_at"),  # the newest runs set aside
+                      Index("ix_jobs_reason_state_turn", "reason", "state", "turn", "id"))  # the first regrades to claim
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     reason: Mapped[str] = mapped_column(String(16), default="submit")  # submit | regrade
@@ -113,6 +114,8 @@ class Job(Base):
     full_time: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     set_aside_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker whose run it stopped
     set_aside_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # ... when (its run's end)
+    # its place in its learner's turn within its batch (classroom/queue.py claim_order), fixed when it is queued
+    turn: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
