@@ -2,6 +2,8 @@
 regrades, submissions set aside), on SQLite and Postgres; and the page's position and wait forecast, read before
 each claim, name the job claimed next (classroom/turns.py, queue.py, line.py, eta.py)."""
 
+import sqlite3
+
 from classroom import live, queue, store as store_ops
 from tests.classroom_support import passed_verdict, user_id
 
@@ -75,3 +77,32 @@ def test_submissions_set_aside_keep_the_round_robin_while_workers_finish(any_sto
     order, forecast = _drain(any_store, cy + [ann])  # the whole limit each, after the submissions not set aside
     assert _place(order, ann, any_store, "ann's job set aside behind cy's three, each finished") == 2
     assert order == forecast == [cy[0], ann, cy[1], cy[2]]
+
+
+def test_migration_0012_gives_the_queued_jobs_the_turns_they_had(tmp_path):
+    from alembic import command
+
+    from classroom.db import Store, alembic_config, migrate
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    store = Store(url, check=False)
+    config = alembic_config(store.engine)
+    with store.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0009")
+    with sqlite3.connect(tmp_path / "old.db") as db:  # ann: a job done, three queued, one set aside; bob: one queued
+        for email in ("ann@x.test", "bob@x.test"):
+            db.execute("INSERT INTO users (email, name, role, created_at) VALUES (?, 'L', 'learner', '2026-01-01')",
+                       (email,))
+        jobs = [(1, "submit", "done", 0), (1, "submit", "queued", 0), (2, "submit", "queued", 0),
+                (1, "regrade", "queued", 0), (1, "submit", "queued", 0), (1, "submit", "queued", 1),
+                (1, "regrade", "running", 0)]
+        for n, (user, reason, state, full_time) in enumerate(jobs, start=1):
+            db.execute("INSERT INTO submissions (id, user_id, exercise_id, source, kind, filename, created_at, "
+                       "status, attempts, late, penalty) VALUES (?, ?, 'ex00', 'x', '.py', 'x.py', '2026-01-01', "
+                       "'queued', 0, 0, 0)", (n, user))
+            db.execute("INSERT INTO jobs (id, submission_id, reason, state, attempts, full_time, created_at, error) "
+                       "VALUES (?, ?, ?, ?, 0, ?, '2026-01-01', '')", (n, n, reason, state, full_time))
+    migrate(store.engine)
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        assert db.execute("SELECT turn FROM jobs ORDER BY id").fetchall() == [(1,), (1,), (1,), (1,), (2,), (1,), (2,)]
