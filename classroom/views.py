@@ -65,11 +65,13 @@ def submit_form(user):
 
     A click is taken by the button's callback (`_clicked`), which runs when the click's run starts, before the page
     is drawn: it keeps what was clicked in the session (CLICK_KEY). The submit itself runs below, in the page's
-    run, and what it said stays shown (SAID_KEY) until the next click. Read from the button's return value, a click
-    could be lost: the live fragment reruns twice a second, and a click that replaced a fragment run in progress saw
-    its button read False when that run's end reset the button (under load, 13 of 20 acknowledgements were never
-    seen, and a few clicks made no submission). A click that the page has not submitted when a run is cut short is
-    submitted by the next run; a click handled already (the same drawn button: CLICK_TOKEN_KEY) is not sent twice.
+    run, and what it said stays shown (SAID_KEY) until the next click. Drawn only in the click's own run, the
+    answer was gone with the next run: the verdict's (the live fragment reruns the page once the submission is
+    graded) or another click's, so under load with a worker grading, 13 of 20 acknowledgements were drawn for a
+    moment and never readable (tests/test_classroom_submit_clicks.py). Read from the button's return value, a click
+    also depended on the run that carried it reaching the button; now a click the page has not submitted when a run
+    is cut short is submitted by the next run, and a click handled already (the same drawn button:
+    CLICK_TOKEN_KEY) is not sent twice.
     """
     ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="practice_class_ex",
                          format_func=exercise_label())
