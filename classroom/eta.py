@@ -3,7 +3,9 @@ the live workers.
 
 The forecast replays the queue's own rules (classroom/queue.py) on expected durations: each live worker
 takes the next job in claim order as soon as it is free, submissions before regrades, except that a queued
-regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). A worker is free:
+regrade goes first once REGRADE_AGE_S has passed without one (the aging rule). The order of the queued jobs holds
+while jobs finish (a job's turn in the round robin is fixed when it is queued: classroom/turns.py), so the order
+replayed is the order the workers claim. A worker is free:
 - busy: once its job's expected time left has run out, plus the measured overhead (`Measured.overhead_s`: from a
   worker's verdict to its next claim), and again after each job it takes;
 - idle: at its next claim, measured (`Measured.idle_s`: an idle worker's claim delay).

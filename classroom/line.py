@@ -8,11 +8,9 @@ whose lease lapsed is claimable but has no position: it is being graded again).
 
 A deadline's regrade can leave 20,000 regrade jobs queued while a page polls, so the line reads only what a wait
 needs: every unfinished submission's job, the running regrades and the first REGRADES_READ claimable regrades
-in claim order, found without ordering the whole regrade (`first_regrades`: read in id order until enough
-learners' first turns are found; 0.03 s of CPU for the whole line behind 20,000 jobs whose learners' regrades
-have consecutive ids, where ranking them all took 0.057 s, at a load of 20 on 2 cores); the rest are counted in
-SQL. A job behind those (rarely followed: a page follows the submission
-just made) has its position counted in SQL when it is asked for (`Line.position_of`).
+in claim order, read from the (reason, state, turn, id) index (`first_regrades`: a job's turn is fixed when it is
+queued, classroom/turns.py); the rest are counted in SQL. A job behind those (rarely followed: a page follows the
+submission just made) has its position counted in SQL when it is asked for (`Line.position_of`).
 """
 
 from dataclasses import dataclass, field
@@ -61,12 +59,11 @@ class Line:
         """The position of a queued job, counted in SQL when it is a regrade behind the rows read."""
         if job_id in self.positions:
             return self.positions[job_id]
-        order = queue.claim_order(regrades=True)
-        turn = session.scalar(select(order.c.turn).where(order.c.job_id == job_id, order.c.state == "queued"))
+        turn = session.scalar(select(Job.turn).where(Job.id == job_id, Job.reason == "regrade", Job.state == "queued"))
         if turn is None:  # not a queued regrade (claimed meanwhile)
             return None
-        ahead = session.scalar(select(func.count()).select_from(order).where(
-            order.c.state == "queued", or_(order.c.turn < turn, and_(order.c.turn == turn, order.c.job_id <= job_id))))
+        ahead = session.scalar(select(func.count(Job.id)).where(
+            Job.reason == "regrade", Job.state == "queued", or_(Job.turn < turn, and_(Job.turn == turn, Job.id <= job_id))))
         return self.queued_submissions + ahead if ahead else None
 
 
@@ -77,7 +74,7 @@ def read(session, now=None, regrades_read=REGRADES_READ):
     submits = queue.claim_order(regrades=False)
     rows = list(session.execute(select(*_columns(submits)).order_by(*queue.ordering(submits))).all())
     running = [tuple(row) for row in session.execute(_regrades().where(Job.state == "running"))]
-    first_rows, queued = first_regrades(session, now, running, regrades_read)
+    first_rows, queued = first_regrades(session, now, regrades_read)
     if queued is None:  # not all read: counted
         queued = session.scalar(select(func.count(Job.id)).where(Job.state == "queued", Job.reason == "regrade"))
     claimable = queued + sum(row[4] is not None and row[4] < now for row in running)
@@ -96,36 +93,13 @@ def _regrades():
             .join(Submission, Submission.id == Job.submission_id).where(Job.reason == "regrade"))
 
 
-def first_regrades(session, now, running, read=REGRADES_READ, window=queue.REGRADES_WINDOW):
-    """The first `read` claimable regrades in claim order (queue.claim_order: by turn, then id) as line rows,
-    without ordering the whole regrade: the queued regrades' ids and learners are read `window` at a time from the
-    lowest id through the (state, id) index, each one's turn counted among its learner's unfinished regrades
-    (`running`: the running ones, as line rows). A turn-1 job read comes before every job not read yet (those
-    have higher ids), so reading stops once `read` claimable turn-1 jobs are found; else all are read and the
-    turns are complete. Then the rows of the chosen jobs are read -> (those rows, the number of queued regrades
-    when all were read, else None)."""
-    held, queued, turns, after, firsts = {}, {}, [], 0, 0
-    for row in running:
-        held.setdefault(row[2], []).append(row[0])
-    while True:
-        found = session.execute(select(Job.id, Submission.user_id).join(Submission, Submission.id == Job.submission_id)
-                                .where(Job.state == "queued", Job.reason == "regrade", Job.id > after)
-                                .order_by(Job.id).limit(window)).all()
-        for job_id, user_id in found:
-            queued.setdefault(user_id, []).append(job_id)
-            turn = len(queued[user_id]) + sum(other < job_id for other in held.get(user_id, ()))
-            turns.append((turn, job_id))
-            firsts += turn == 1
-        after = found[-1][0] if found else after
-        if len(found) < window or firsts >= read:
-            break
-    complete = len(found) < window
-    for job_id, _, user_id, _, lease_until, *_ in running:  # a lapsed lease: claimable again, in its turn
-        if lease_until is not None and lease_until < now and (complete or job_id <= after):
-            turns.append((1 + sum(other < job_id for other in held[user_id] + queued.get(user_id, [])), job_id))
-    chosen = [job_id for _, job_id in sorted(turns)[:read]]
+def first_regrades(session, now, read=REGRADES_READ):
+    """The first `read` claimable regrades in claim order (queue.first_regrades: by turn, then id) as line rows
+    -> (those rows, the number of queued regrades when all were read, else None)."""
+    chosen = [job_id for _, job_id in queue.first_regrades(session, now, read)]
     rows = {row[0]: tuple(row) for row in session.execute(_regrades().where(Job.id.in_(chosen)))} if chosen else {}
-    return [rows[job_id] for job_id in chosen if job_id in rows], sum(map(len, queued.values())) if complete else None
+    found = [rows[job_id] for job_id in chosen if job_id in rows]
+    return found, sum(row[3] == "queued" for row in found) if len(chosen) < read else None
 
 
 def position(store, submission_id, now=None):

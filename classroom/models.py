@@ -100,7 +100,8 @@ class Job(Base):
     __table_args__ = (Index("ix_jobs_state_id", "state", "id"),
                       Index("ix_jobs_reason_state_created", "reason", "state", "created_at"),  # the oldest queued regrade
                       Index("ix_jobs_reason_started", "reason", "started_at"),  # the newest regrade claimed
-                      Index("ix_jobs_set_aside_at", "set_aside_at"))  # the newest runs set aside
+                      Index("ix_jobs_set_aside_at", "set_aside_at"),  # the newest runs set aside
+                      Index("ix_jobs_reason_state_turn", "reason", "state", "turn", "id"))  # the first regrades to claim
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     reason: Mapped[str] = mapped_column(String(16), default="submit")  # submit | regrade
@@ -116,6 +117,8 @@ class Job(Base):
     # runs whose sandbox failed under them (the warm server died, or could not start): the job was queued again
     # (classroom/queue.py `sandbox_failed`), or at queue.SANDBOX_TRIES closed with an error verdict
     sandbox_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # its place in its learner's turn within its batch (classroom/queue.py claim_order), fixed when it is queued
+    turn: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

@@ -13,9 +13,11 @@ job of the same learner for an exercise it builds on is unfinished.
 
 Claim order: interactive work first. New submissions (reason "submit") are
 claimed before regrade jobs; within each class of work the order is round-robin
-by learner (`claim_order`): every learner's first unfinished job of that class,
-oldest first, then every learner's second, and so on; so one learner's 30 queued
-jobs at a deadline delay the others by one job each at most.
+by learner (`claim_order`): every learner's first turn, oldest first, then every
+learner's second, and so on; so one learner's 30 queued jobs at a deadline delay
+the others by one job each at most. A job's turn is fixed when it is queued and
+counts the jobs its learner was served lately (classroom/turns.py), so the round
+robin holds while workers finish jobs.
 
 A submission that runs past its exercise's set-aside time is set aside (`set_aside`): its worker stops its first
 run at that time (classroom/worker.py; ten times its reference's run: classroom/reference_times.py), and the
@@ -35,19 +37,19 @@ first. So a regrade advances by at least one job per REGRADE_AGE_S under any
 stream of submissions, and at full speed whenever no submission waits.
 
 A claim reads only what it needs, whatever the size of a regrade: the first submissions in claim order (few,
-and their window is small), and for a regrade the learners' oldest regrades, read REGRADES_WINDOW queued jobs at
-a time until one is claimable (`_first_regrades`): they come first in claim order; the whole regrade is ordered
-only when none of those can be claimed.
+and their window is small), and for a regrade the first CANDIDATES queued regrades by (turn, id), read from the
+(reason, state, turn, id) index (`_first_regrades`); the whole regrade is ordered only when none of those can be
+claimed (each waits for a dependency).
 """
 
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, union_all, update
 
 from course.common.i18n import t
 
-from . import exercises, verdicts
+from . import exercises, turns, verdicts
 from .lti import outbox
 from .models import REGRADE, SET_ASIDE, SUBMIT, ExerciseRule, Job, Result, Submission, Worker, utcnow
 from .store import late_penalty
@@ -99,11 +101,11 @@ def _waits_for_dependency(session, job, submission):
 def claim_order(regrades=None):
     """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
     exercise_id, started_at), where batch is 0 for a submission's job, 1 for a regrade and 2 for a submission set
-    aside (`set_aside`), and turn is the job's place among its learner's unfinished jobs of that batch (1 = their
-    oldest): order with `ordering` to claim.
+    aside (`set_aside`), and turn is the job's place in its learner's round robin within that batch, fixed when it
+    was queued (classroom/turns.py): order with `ordering` to claim.
     regrades: True for the regrade jobs only, False for the others only (a smaller window), None for all."""
     batch = case((Job.reason == "regrade", REGRADE), (Job.full_time, SET_ASIDE), else_=SUBMIT).label("batch")
-    turn = func.row_number().over(partition_by=(Submission.user_id, batch), order_by=Job.id).label("turn")
+    turn = Job.turn.label("turn")
     query = (select(Job.id.label("job_id"), Job.submission_id, Submission.user_id, Job.state, Job.lease_until,
                     batch, turn, Submission.exercise_id, Job.started_at)
              .join(Submission, Submission.id == Job.submission_id)
@@ -167,32 +169,21 @@ def _candidates(session, regrades, now, limit=CANDIDATES):
         .order_by(*ordering(order)).limit(limit)).all()
 
 
-REGRADES_WINDOW = 512  # queued regrades read at a time (lowest ids first) to find the learners' oldest ones
+def first_regrades(session, now, limit):
+    """The first `limit` claimable regrades in claim order (turn, then id) -> [(turn, job id)]: the queued ones read
+    from the (reason, state, turn, id) index, merged with the running ones whose lease lapsed (few)."""
+    queued = (select(Job.turn, Job.id).where(Job.reason == "regrade", Job.state == "queued")
+              .order_by(Job.turn, Job.id).limit(limit).subquery())
+    lapsed = select(Job.turn, Job.id).where(Job.reason == "regrade", Job.state == "running", Job.lease_until < now)
+    both = union_all(select(queued.c.turn, queued.c.id), lapsed).subquery()  # one statement
+    return [tuple(row) for row in session.execute(select(both.c.turn, both.c.id)
+                                                  .order_by(both.c.turn, both.c.id).limit(limit))]
 
 
-def _first_regrades(session, _regrades, now, window=REGRADES_WINDOW, limit=CANDIDATES):
-    """The first claimable regrades in claim order, read cheaply: each learner's oldest unfinished regrade (turn 1)
-    is the lowest id of theirs among the running regrades and the queued ones, read REGRADES_WINDOW at a time
-    from the lowest id through the (state, id) index until a window holds a claimable one.
-
-    The turn-1 jobs found so far have lower ids than any not yet read, so they come first in claim order; when
-    none of them can be claimed, `_candidates` orders the whole regrade."""
-    columns = (Job.id, Submission.user_id, Job.state, Job.lease_until)
-    regrades = select(*columns).join(Submission, Submission.id == Job.submission_id).where(Job.reason == "regrade")
-    oldest = {}  # {user id: (job id, claimable)} of their lowest unfinished regrade
-    for job_id, user_id, state, lease_until in sorted(session.execute(regrades.where(Job.state == "running"))):
-        oldest.setdefault(user_id, (job_id, lease_until < now))
-    after = 0
-    while True:
-        rows = session.execute(regrades.where(Job.state == "queued", Job.id > after)
-                               .order_by(Job.id).limit(window)).all()
-        for job_id, user_id, _, _ in rows:
-            if user_id not in oldest or oldest[user_id][0] > job_id:
-                oldest[user_id] = (job_id, True)
-        found = sorted(job_id for job_id, claimable in oldest.values() if claimable)
-        if found or len(rows) < window:
-            return found[:limit]
-        after = rows[-1][0]
+def _first_regrades(session, _regrades, now, limit=CANDIDATES):
+    """The first claimable regrades in claim order, read cheaply (first_regrades); when none of them can be claimed,
+    `_candidates` orders the whole regrade."""
+    return [job_id for _, job_id in first_regrades(session, now, limit)]
 
 
 def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
@@ -288,7 +279,8 @@ def set_aside(store, claim_, clock=utcnow):
             update(Job).where(Job.id == claim_.job_id, Job.worker_id == claim_.worker_id,
                               Job.attempts == claim_.attempt, Job.state == "running")
             .values(state="queued", full_time=True, worker_id=None, lease_until=None, started_at=None,
-                    set_aside_by=claim_.worker_id, set_aside_at=now)).rowcount
+                    set_aside_by=claim_.worker_id, set_aside_at=now,
+                    turn=turns.next_turn(session, claim_.user_id, SET_ASIDE, now))).rowcount
         if held != 1:
             return False
         session.execute(update(Submission).where(Submission.id == claim_.submission_id).values(status="queued"))
@@ -322,7 +314,8 @@ def sandbox_failed(store, claim_, why, tries=SANDBOX_TRIES, clock=utcnow):
 def enqueue_regrade(store, submission_ids=None, clock=utcnow):
     """Queue a regrade job for the given submissions (default: every submission) -> job count.
 
-    Lateness is decided again under the exercises' current deadlines (a regrade never refuses work).
+    Lateness is decided again under the exercises' current deadlines (a regrade never refuses work). Each
+    learner's regrades take their next turns (classroom/turns.py), in submission order.
     """
     now = clock()
     with store.session() as session:
@@ -330,11 +323,14 @@ def enqueue_regrade(store, submission_ids=None, clock=utcnow):
         if submission_ids is not None:
             query = query.where(Submission.id.in_(list(submission_ids)))
         rules = {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
+        next_turn = turns.next_turns(session, REGRADE, now)
         count = 0
         for submission in session.scalars(query):
             submission.late, submission.penalty = late_penalty(rules.get(submission.exercise_id),
                                                                submission.created_at)
-            session.add(Job(submission_id=submission.id, reason="regrade", created_at=now))
+            turn = next_turn.setdefault(submission.user_id, 1)
+            next_turn[submission.user_id] = turn + 1
+            session.add(Job(submission_id=submission.id, reason="regrade", created_at=now, turn=turn))
             submission.status = "queued"
             count += 1
     return count

@@ -19,9 +19,9 @@ from course.common.i18n import LANGS
 
 from course.common import exercise_variants as variants
 
-from . import exercises, text_rules
+from . import exercises, text_rules, turns
 from .db import Store, migrate
-from .models import KINDS, LATE_POLICIES, ROLES, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
+from .models import KINDS, LATE_POLICIES, ROLES, SUBMIT, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
     Submission, User, VariantAssignment, utcnow
 
 DEFAULT_SETTINGS = {
@@ -396,7 +396,8 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
                                 lang=lang, variant=assigned_variant(session, user.id, ex_id))
         session.add(submission)
         session.flush()
-        session.add(Job(submission_id=submission.id, created_at=now))
+        session.add(Job(submission_id=submission.id, created_at=now,
+                        turn=turns.next_turn(session, user.id, SUBMIT, now)))  # the learner's row is locked
         submission_id = submission.id
     return submission_id
 

@@ -4,6 +4,7 @@ Each function draws one part of a page and reads data only through
 classroom.access with the signed-in user's id.
 """
 
+import secrets
 import time
 
 import altair as alt
@@ -18,6 +19,7 @@ from course.common.paths import PROJECT_ROOT
 
 from . import access, analytics, eta, exercises, live, web
 from .feedback import feedback_text, mistake_labels
+from .store import MAX_SOURCE_BYTES
 from .text_rules import visible_code
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
@@ -55,36 +57,112 @@ def show_variant(user, ex_id):
 
 
 def submit_form(user):
-    """Exercise choice, code box (the exercise stub to start from) or upload, and the submit button.
+    """Exercise choice, code box (the exercise stub to start from) or upload, the submit button, and what the page
+    said of the last click: the submission's id, or that it was not taken and why.
 
     Box and uploader are the chosen exercise's own (an upload never follows the
     learner to another exercise); when a file is uploaded the page says it, not
     the box, is what Submit sends.
+
+    A click is taken by the button's callback (`_clicked`), which runs when the click's run starts, before the page
+    is drawn: it keeps what was clicked in the session (CLICK_KEY). The submit itself runs below, in the page's
+    run, and what it said stays shown (SAID_KEY) until the next click. Drawn only in the click's own run, the
+    answer was gone with the next run: the verdict's (the live fragment reruns the page once the submission is
+    graded) or another click's, so under load with a worker grading, 13 of 20 acknowledgements were drawn for a
+    moment and never readable (tests/test_classroom_submit_clicks.py). Read from the button's return value, a click
+    also depended on the run that carried it reaching the button; now a click the page has not submitted when a run
+    is cut short is submitted by the next run, and a click handled already (the same drawn button:
+    CLICK_TOKEN_KEY) is not sent twice.
     """
     ex_id = st.selectbox(tr("classroom.choose"), exercises.EXERCISE_IDS, key="practice_class_ex",
                          format_func=exercise_label())
     stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
     show_variant(user, ex_id)
     st.html(CODE_FONT)
-    code = st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
-    upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], key=f"practice_class_upload_{ex_id}")
-    st.caption(tr("classroom.upload_limit"))
+    st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
+    upload = _uploader(ex_id)
     if upload is not None:
         st.info(tr("classroom.upload_wins", ex_id=ex_id), icon=":material/upload_file:")
         st.text(upload.name)  # plain text: a file name is never Markdown
-    if not st.button(tr("classroom.submit", ex_id=ex_id), key="practice_class_submit", type="primary"):
+    token = st.session_state.setdefault(CLICK_TOKEN_KEY, secrets.token_hex(8))
+    st.button(tr("classroom.submit", ex_id=ex_id), key="practice_class_submit", type="primary",
+              on_click=_clicked, args=(ex_id, stub, token))
+    _submit_click(user)
+    said = st.session_state.get(SAID_KEY)
+    if said is not None:
+        (st.success if said[0] == "received" else st.error)(said[1])
+
+
+UPLOAD_SEEN_MB = 64  # the largest upload the page sees (the uploader refuses a larger one itself, in its own words)
+
+
+def _uploader(ex_id):
+    """The exercise's uploader -> its file (None without one, or when the file was too big to submit).
+
+    A file over the 1 MB a submission may be (store.MAX_SOURCE_BYTES) is let go at once (the uploader is drawn
+    anew) and the page says so, and Submit sends nothing until the learner uploads another file or forgets this
+    one (a button). Were the uploader to refuse it in the browser (Streamlit's limit), the page would not know,
+    and Submit would send the code box: after a 50 MB file was refused, the exercise's stub was "received"."""
+    fresh_key, refused_key = f"class_upload_fresh_{ex_id}", f"class_upload_refused_{ex_id}"
+    fresh = st.session_state.get(fresh_key, 0)
+    upload = st.file_uploader(tr("classroom.upload_label"), type=["py", "ipynb"], max_upload_size=UPLOAD_SEEN_MB,
+                              key=f"practice_class_upload_{ex_id}" + (f"_{fresh}" if fresh else ""))
+    st.caption(tr("classroom.upload_limit"))
+    if upload is not None and upload.size > MAX_SOURCE_BYTES:
+        st.session_state[refused_key] = tr("classroom.upload_too_big", mb=f"{upload.size / 1e6:.1f}",
+                                           limit=MAX_SOURCE_BYTES // 1_000_000)  # (no file name: Markdown)
+        st.session_state[fresh_key] = fresh + 1  # a new uploader: the server lets the file go
+        st.rerun()
+    if upload is not None:
+        st.session_state.pop(refused_key, None)
+    elif st.session_state.get(refused_key):
+        st.error(tr("classroom.refused", reason=st.session_state[refused_key]), icon=":material/block:")
+        st.button(tr("classroom.upload_forget"), key=f"practice_class_upload_forget_{ex_id}",
+                  on_click=st.session_state.pop, args=(refused_key, None))
+    return upload
+
+
+CLICK_KEY = "class_submit_click"  # a Submit click not submitted yet: (exercise, data, file name) (not a widget)
+CLICK_TOKEN_KEY = "class_submit_token"  # the token of the Submit button drawn; a new one once it is clicked
+SAID_KEY = "class_submit_said"  # what the page said of the last click: ("received" or "refused", the words)
+
+
+def _clicked(ex_id, stub, token):
+    """The Submit button's callback: keep what it sends, the uploaded file or else the code box (CLICK_KEY), unless
+    this drawn button's click was taken already (`token`: a click replayed into a later run)."""
+    if token != st.session_state.get(CLICK_TOKEN_KEY):
         return
-    data, name = (upload.getvalue(), upload.name) if upload is not None else (code, exercises.get(ex_id).filename)
+    st.session_state[CLICK_TOKEN_KEY] = secrets.token_hex(8)
+    st.session_state.pop(SAID_KEY, None)
+    fresh = st.session_state.get(f"class_upload_fresh_{ex_id}", 0)
+    upload = st.session_state.get(f"practice_class_upload_{ex_id}" + (f"_{fresh}" if fresh else ""))
+    refused = st.session_state.get(f"class_upload_refused_{ex_id}")
+    if refused and upload is None:  # the file chosen was too big: nothing is sent
+        st.session_state[SAID_KEY] = ("refused", tr("classroom.refused", reason=refused))
+    elif upload is not None:
+        st.session_state[CLICK_KEY] = (ex_id, upload.getvalue(), upload.name)
+    else:
+        st.session_state[CLICK_KEY] = (ex_id, st.session_state.get(f"practice_class_code_{ex_id}", stub),
+                                       exercises.get(ex_id).filename)
+
+
+def _submit_click(user):
+    """Submit the click kept by `_clicked`, if any, and keep what to say of it (SAID_KEY). Taking the click and
+    submitting it draw nothing, so a run is never cut short between them (a run stops at a drawing call)."""
+    click = st.session_state.pop(CLICK_KEY, None)
+    if click is None:
+        return
+    ex_id, data, name = click
     try:  # a database fault (read-only, full, unreachable) says "Not submitted": nothing was stored
         with web.unavailable_says("classroom.db_unavailable"):
             submission_id = access.submit(web.store(), user.id, ex_id, data, name, lang=current_lang())
     except (access.AccessDenied, ValueError) as err:  # SubmitRefused is a ValueError
-        st.error(tr("classroom.refused", reason=str(err)))
+        st.session_state[SAID_KEY] = ("refused", tr("classroom.refused", reason=str(err)))
         return
     st.session_state[LIVE_KEY] = submission_id
     st.session_state[LIVE_SINCE_KEY] = time.monotonic()
     st.session_state.pop(GRADED_KEY, None)
-    st.success(tr("classroom.submitted", id=submission_id))
+    st.session_state[SAID_KEY] = ("received", tr("classroom.submitted", id=submission_id))
 
 
 def just_graded(detail):

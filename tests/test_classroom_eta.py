@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from classroom import eta, grading_times, line, live, queue, store as store_ops
+from classroom import eta, grading_times, line, live, queue, store as store_ops, turns
 from classroom.cli import submission_wait
 from classroom.models import Job, Result, Worker, utcnow
 from course.common.i18n import t
@@ -197,9 +197,10 @@ def test_waits_in_words():
 
 
 def _history(store, email, ex_id, seconds, reason="submit", state="done", worker="w0"):
-    """A graded job that took `seconds` from claim to verdict on `worker`."""
+    """A graded job that took `seconds` from claim to verdict on `worker`, before the round robin's window (its
+    learner's next job takes turn 1: classroom/turns.py)."""
     sid = add_graded(store, email, ex_id, 1.0, "passed")
-    end = utcnow() - timedelta(minutes=5)
+    end = utcnow() - timedelta(seconds=turns.FAIR_WINDOW_S + 60)
     with store.session() as session:
         session.execute(update(Job).where(Job.submission_id == sid).values(
             reason=reason, state=state, worker_id=worker, started_at=end - timedelta(seconds=seconds), finished_at=end))

@@ -25,7 +25,8 @@ MEASURED_CPU_S = 0.04  # the measurements with 20,000 graded jobs in the history
 
 def _graded_class(store, now):
     """LEARNERS x PER_LEARNER submissions of ex00, each with a done job of 1 s on w0 or w1 (every 25th ran to the
-    time limit), then a regrade of all of them queued -> the learners' ids."""
+    time limit), then a regrade of all of them queued (each learner's turns 1 to PER_LEARNER, as
+    queue.enqueue_regrade gives them) -> the learners' ids."""
     with store.session() as session:
         session.execute(insert(User), [dict(email=f"l{i}@class.test", name=f"L{i}", role="learner", created_at=now)
                                        for i in range(LEARNERS)])
@@ -42,7 +43,8 @@ def _graded_class(store, now):
                  finished_at=start + timedelta(seconds=n + (eta.LIMIT_S if n % 25 == 24 else 1.0)))
             for n, sid in enumerate(sids)])
         session.execute(insert(Job), [dict(submission_id=sid, reason="regrade", state="queued", attempts=0,
-                                           error="", created_at=now) for sid in sids])
+                                           error="", created_at=now, turn=n % PER_LEARNER + 1)  # as queued
+                                      for n, sid in enumerate(sids)])
     return ids
 
 

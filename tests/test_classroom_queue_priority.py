@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, insert, select
 
-from classroom import grading_times, line, live, queue, store as store_ops
+from classroom import grading_times, line, live, queue, store as store_ops, turns
 from classroom.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
@@ -91,8 +91,9 @@ def _newest_submission(store, uid):
 def test_round_robin_by_learner_holds_within_each_class_of_work(any_store):
     ann, bob = user_id(any_store, "ann@class.test"), user_id(any_store, "bob@class.test")
     old = [store_ops.submit(any_store, ann, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
+    long_ago = utcnow() - timedelta(seconds=turns.FAIR_WINDOW_S + 60)  # served before the window: not counted
     for sid in old:  # graded, then regraded
-        claim = claim_at(any_store, "w")
+        claim = claim_at(any_store, "w", now=long_ago)
         assert queue.finish(any_store, claim, passed_verdict())
     queue.enqueue_regrade(any_store)
     a = [store_ops.submit(any_store, ann, "ex00", f"y = {i}\n", "ex00.py") for i in range(3)]
@@ -133,3 +134,33 @@ def test_a_killed_worker_s_job_is_reclaimed_before_regrades_and_graded_once(any_
     with any_store.session() as session:
         assert session.scalar(select(func.count(Result.id)).where(Result.submission_id == sid)) == 1
         assert session.scalar(select(Job.attempts).where(Job.id == dead.job_id)) == 2
+
+
+def test_a_turn_counts_the_jobs_served_within_the_window_only(any_store):
+    ann, bob, cy = (user_id(any_store, f"{name}@class.test") for name in ("ann", "bob", "cy"))
+    now = utcnow()
+
+    def served(who, when, set_aside=False):  # three jobs claimed at `when`: graded, or their first runs set aside
+        for i in range(3):
+            store_ops.submit(any_store, who, "ex00", f"x = {i}\n", "ex00.py", now=when)
+            claim = claim_at(any_store, "w", now=when)
+            assert claim.user_id == who
+            assert (queue.set_aside(any_store, claim, clock=lambda: when) if set_aside
+                    else queue.finish(any_store, claim, passed_verdict(), clock=lambda: when))
+
+    def next_two(who):  # `who` queues one job, then ann one -> (who's, ann's) in claim order
+        theirs = store_ops.submit(any_store, who, "ex00", "y = 1\n", "ex00.py", now=now)
+        anns = store_ops.submit(any_store, ann, "ex00", "z = 1\n", "ex00.py", now=now)
+        claimed = [claim_at(any_store, "w", now=now) for _ in range(2)]
+        for claim in claimed:
+            assert queue.finish(any_store, claim, passed_verdict(), clock=lambda: now)
+        order = [c.submission_id for c in claimed]
+        assert sorted(order) == [theirs, anns]
+        return ["theirs" if sid == theirs else "ann's" for sid in order]
+
+    served(cy, now - timedelta(seconds=turns.FAIR_WINDOW_S + 60))  # served before the window: forgotten
+    assert next_two(cy) == ["theirs", "ann's"]  # both at turn 1: the older first
+    served(cy, now - timedelta(seconds=turns.FAIR_WINDOW_S - 60))  # within it: cy's next turn is 5, ann's 2
+    assert next_two(cy) == ["ann's", "theirs"]
+    served(bob, now - timedelta(seconds=60), set_aside=True)  # first runs set aside held a worker for submissions:
+    assert next_two(bob) == ["ann's", "theirs"]  # bob's next turn is 4, ann's 3
