@@ -66,6 +66,9 @@ def build_parser():
     p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
     p.add_argument("action", choices=["import", "remove"])
     p.add_argument("file", metavar="FILE|EMAIL")
+    p.add_argument("--readmit", action="store_true",
+                   help="import: also let back in the people taken off the roster whom the file lists "
+                        "(without it they stay removed)")
     _db(p)
 
     p = commands.add_parser("worker", help="grade queued submissions")
@@ -170,12 +173,18 @@ def cmd_init(args):
 
 def cmd_roster(args):
     if args.action == "remove":
+        if args.readmit:
+            raise ValueError("--readmit goes with `roster import FILE`; `roster remove` takes people off")
         sessions, links = store_ops.remove_user(Store(args.db), args.file)
         print(f"removed {args.file.strip().lower()}: they can no longer sign in ({sessions} session(s) and "
               f"{links} unused link(s) revoked); their submissions stay in the gradebook, marked removed")
         return 0
-    added, updated, unchanged = store_ops.import_roster(Store(args.db), args.file)
+    added, updated, unchanged, kept = store_ops.import_roster(Store(args.db), args.file, readmit=args.readmit)
     print(f"roster imported: {added} added, {updated} updated, {unchanged} unchanged")
+    if kept:
+        print(f"kept off the roster ({len(kept)}, removed earlier; they still cannot sign in): {', '.join(kept)}\n"
+              f"to let them back in, import again with --readmit: python -m classroom roster import "
+              f"{args.file} --readmit (it readmits every removed person the file lists)")
     return 0
 
 

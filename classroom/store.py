@@ -121,14 +121,20 @@ def parse_roster(text, path="roster"):
     return rows
 
 
-def import_roster(store, path):
-    """Add or update the roster's users in one transaction -> (added, updated, unchanged)."""
+def import_roster(store, path, readmit=False):
+    """Add or update the roster's users in one transaction -> (added, updated, unchanged, kept_removed).
+
+    Removal sticks: someone taken off the roster (`remove_user`) whom the file lists again is left as they
+    are, removed, and named in `kept_removed` (sorted emails); `readmit=True` lets them back in instead
+    (counted as updated).
+    """
     try:
         text = open(path, encoding="utf-8-sig", newline="").read()
     except UnicodeDecodeError as err:
         raise RosterError(path, [f"byte {err.start}: not UTF-8 text; save the file as CSV UTF-8"]) from None
     rows = parse_roster(text, path)
     added = updated = unchanged = 0
+    kept_removed = []
     with store.session() as session:
         existing = {u.email: u for u in session.scalars(select(User).where(User.email.in_([r.email for r in rows])))}
         for row in rows:
@@ -136,12 +142,14 @@ def import_roster(store, path):
             if user is None:
                 session.add(User(email=row.email, name=row.name, role=row.role))
                 added += 1
+            elif user.removed_at is not None and not readmit:
+                kept_removed.append(user.email)
             elif (user.name, user.role) != (row.name, row.role) or user.removed_at is not None:
-                user.name, user.role, user.removed_at = row.name, row.role, None  # listed again: back in
+                user.name, user.role, user.removed_at = row.name, row.role, None  # readmitted, or changed
                 updated += 1
             else:
                 unchanged += 1
-    return added, updated, unchanged
+    return added, updated, unchanged, sorted(kept_removed)
 
 
 def remove_user(store, email):

@@ -40,8 +40,8 @@ def test_init_is_idempotent_and_uses_wal(sqlite_url, tmp_path):
 def test_roster_reimport_updates_and_never_duplicates(class_store, tmp_path):
     roster = tmp_path / "again.csv"
     roster.write_text("Role,Email,Name\nta,ANN@class.test,Ann Lee\nlearner,new@class.test,New\n")
-    assert store_ops.import_roster(class_store, roster) == (1, 1, 0)
-    assert store_ops.import_roster(class_store, roster) == (0, 0, 2)
+    assert store_ops.import_roster(class_store, roster) == (1, 1, 0, [])
+    assert store_ops.import_roster(class_store, roster) == (0, 0, 2, [])
     users = {u.email: (u.name, u.role) for u in store_ops.list_users(class_store)}
     assert users["ann@class.test"] == ("Ann Lee", "ta")
     assert len(users) == 6  # instructor, 3 learners, ta, new
