@@ -22,7 +22,6 @@ from .feedback import feedback_text, mistake_labels
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
 LIVE_SINCE_KEY = "class_live_since"  # when it was acknowledged (time.monotonic(); not a widget)
-GRADED_KEY = "class_graded_detail"  # the followed submission once graded, as read then (not a widget)
 
 
 def status_text(status):
@@ -82,7 +81,6 @@ def submit_form(user):
         return
     st.session_state[LIVE_KEY] = submission_id
     st.session_state[LIVE_SINCE_KEY] = time.monotonic()
-    st.session_state.pop(GRADED_KEY, None)
     st.success(tr("classroom.submitted", id=submission_id))
 
 
@@ -99,11 +97,10 @@ def live_state(user_id):
     second.
 
     Once graded, the verdict is read (that one submission) and drawn here at once, then the whole page runs
-    again for the history; later polls draw it from the session, without reading the database."""
+    again for the history, which selects it and shows its feedback: from that run on it is drawn there only
+    (once on the page), not here as well."""
     submission_id = st.session_state.get(LIVE_KEY)
-    if submission_id is None:
-        if st.session_state.get(GRADED_KEY) is not None:
-            just_graded(st.session_state[GRADED_KEY])
+    if submission_id is None:  # graded: the history below shows it
         return
     now = live.state_of(web.store(), user_id, submission_id, st.session_state.get(LIVE_SINCE_KEY))
     if now.state in ("queued", "running"):
@@ -118,8 +115,7 @@ def live_state(user_id):
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:
         st.session_state.pop(LIVE_KEY, None)
-        st.session_state[GRADED_KEY] = access.submission_detail(web.store(), user_id, submission_id)
-        just_graded(st.session_state[GRADED_KEY])
+        just_graded(access.submission_detail(web.store(), user_id, submission_id))
         st.session_state[SHOW_KEY] = submission_id  # selected in the history once the page redraws
         st.rerun()  # the whole page: the history includes the new verdict
 

@@ -159,3 +159,23 @@ def test_the_class_registers_its_pages_for_the_roles_that_may_open_them(hosted):
         learner.switch_page(GRADEBOOK).run()
     with pytest.raises(ValueError, match="navigation page"):  # the self-study Practice page is not served to a class
         learner.switch_page("app_pages/practice.py").run()
+
+
+def test_a_graded_submissions_feedback_is_shown_once(hosted):
+    """The verdict the page followed is drawn once on the Practice page (it was drawn under the submit button and
+    again in the history), in the run that follows the verdict and in the runs after it."""
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
+    at = _page(PRACTICE, token)
+    submit_ex00(at, "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n")
+    with hosted.session() as session:
+        submission_id = session.scalar(select(Submission.id).where(Submission.exercise_id == "ex00"))
+    run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
+    title = t("classroom.feedback_title", "en", id=submission_id)
+    for _ in range(2):  # the run that finds the verdict, then a later one
+        at.run()
+        assert errors_of(at) == []
+        assert [s.value for s in at.subheader].count(title) == 1, [s.value for s in at.subheader]
+        verdicts = [c.value for c in at.code if "ex00" in c.value and "FAILED" in c.value]
+        assert len(verdicts) == 1, verdicts
+        scores = [m.value for m in at.markdown if m.value.startswith(t("classroom.score", "en", score="")[:6])]
+        assert len(scores) == 1, scores
