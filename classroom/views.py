@@ -170,9 +170,11 @@ def gradebook_table(user_id):
     if needle:
         book = book[book["email"].str.lower().str.contains(needle, regex=False)
                     | book["name"].str.lower().str.contains(needle, regex=False)]
-    scores = [c for c in book.columns if c in exercises.EXERCISE_IDS]
-    st.dataframe(book.style.format("{:.4g}", subset=scores, na_rep="—"), hide_index=True,  # "—": no submission
-                 key="class_gradebook_table")
+    view = analytics.gradebook_view(book, exercises.EXERCISE_IDS)  # percentages and a total; the CSV has it all
+    percents = [*exercises.EXERCISE_IDS, "total"]
+    st.dataframe(view.style.format("{:.0f}%", subset=percents, na_rep="—"), hide_index=True,  # "—": no submission
+                 column_config={"total": tr("classroom.col_total"), "removed": st.column_config.CheckboxColumn(
+                     tr("classroom.col_removed"))}, key="class_gradebook_table")
     st.download_button(tr("classroom.download"), book.to_csv(index=False, float_format="%.4g"),
                        file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
     return book
