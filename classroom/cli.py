@@ -61,7 +61,8 @@ def build_parser():
     p = commands.add_parser("init", help="create or upgrade the database and add the first instructor")
     _db(p)
     p.add_argument("--instructor", required=True, metavar="EMAIL")
-    p.add_argument("--name", default="")
+    p.add_argument("--name", default="", help="the instructor's name as the class shows it (default: the one "
+                                              "given before; none: their email)")
 
     p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
     p.add_argument("action", choices=["import", "remove"])
@@ -166,8 +167,9 @@ def main(argv=None):
 
 def cmd_init(args):
     store = store_ops.init_class(args.db, args.instructor, args.name)
+    name = store_ops.instructor_name(store)
     print(f"class database ready at {store.engine.url.render_as_string(hide_password=True)}; "
-          f"instructor {args.instructor.strip().lower()}")
+          f"instructor {args.instructor.strip().lower()}" + (f" (shown as {name})" if name else ""))
     return 0
 
 

@@ -60,8 +60,18 @@ def new_token():
 # ---- class and roster ------------------------------------------------------------------
 
 
+INSTRUCTOR_NAME = "instructor_name"  # the settings row holding the instructor's name (`init --name`), as shown
+
+
 def init_class(url, instructor_email, name=""):
-    """Create or upgrade the schema and make sure the first instructor exists -> Store."""
+    """Create or upgrade the schema and make sure the first instructor exists -> Store.
+
+    `name` (optional) is the instructor's name as the class shows it: kept in the class settings and as their
+    roster name; an init without one keeps the name given before (none: the app shows their email).
+    """
+    name = " ".join((name or "").split())  # one line: no newlines or tabs in a name shown on every page
+    if len(name) > 200:
+        raise ValueError(f"--name is {len(name)} characters long: use at most 200")
     store = Store(url, check=False)
     migrate(store.engine)
     email = _clean_email(instructor_email)
@@ -70,10 +80,20 @@ def init_class(url, instructor_email, name=""):
     with store.session() as session:
         user = session.scalar(select(User).where(User.email == email))
         if user is None:
-            session.add(User(email=email, name=name or email.split("@")[0], role="instructor"))
+            session.add(User(email=email, name=name, role="instructor"))
         else:
             user.role = "instructor"
+            user.name = name or user.name
+        if name:
+            session.merge(Setting(key=INSTRUCTOR_NAME, value=name))
     return store
+
+
+def instructor_name(store):
+    """The class's instructor as `init --name` named them, or '' when no name was given."""
+    with store.session() as session:
+        row = session.get(Setting, INSTRUCTOR_NAME)
+        return row.value if row is not None else ""
 
 
 def _clean_email(email):

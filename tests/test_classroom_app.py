@@ -216,3 +216,17 @@ def test_the_gradebook_shows_percentages_and_a_total_and_the_export_keeps_every_
     assert (rows["bob@class.test"]["ex05"], rows["bob@class.test"]["ex05_variant"]) == ("0.2051", "1234567890")
     assert rows["bob@class.test"]["ex05_attempts"] == "1" and rows["bob@class.test"]["ex03_late"] == "0"
     assert float(rows["bob@class.test"]["total"]) == pytest.approx((0.4 + 0.2051) / len(EXERCISE_IDS), abs=1e-4)
+
+
+def test_the_instructor_is_shown_by_the_name_init_gave(hosted):
+    """Not "you" (the first part of you@school.edu): the name from `init --name`, in the instructor's own sidebar
+    and, for learners and TAs, as the class's instructor."""
+    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu")  # a second instructor, no name
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
+    assert [x.value for x in at.sidebar.text] == ["you@school.edu"]  # no name given: the email, never "you"
+    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu", name="Dr. Ada Lovelace")
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
+    assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Dr. Ada Lovelace"]
+    at = _page(PRACTICE, session_token(hosted, user_id(hosted, "ann@class.test")), "zh")
+    assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Ann", "Dr. Ada Lovelace"]
+    assert t("classroom.instructor_label", "zh") in [c.value for c in at.sidebar.caption]
