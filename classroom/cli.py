@@ -144,6 +144,9 @@ def build_parser():
     p.add_argument("--variants", type=int, choices=(0, 1),
                    help="1 (default): each learner gets their own exercise variants, stored at first need and "
                         "kept; 0: everyone gets the published exercises (learners already assigned keep theirs)")
+    p.add_argument("--lab-runs", type=number(int), metavar="N",
+                   help="training-lab runs the app server trains at once, class-wide (default 0: learners start "
+                        "none; TAs and instructors always may, one each)")
     lti_cli.add_commands(commands, _db)
     return parser
 
@@ -393,6 +396,8 @@ def cmd_limits(args):
         store_ops.set_setting(store, "link_hours", args.link_hours)
     if args.variants is not None:
         store_ops.set_setting(store, "variants", args.variants)
+    if args.lab_runs is not None:
+        store_ops.set_setting(store, "lab_runs", args.lab_runs)
     print(json.dumps(store_ops.get_settings(store)))
     return 0
 

@@ -30,6 +30,7 @@ DEFAULT_SETTINGS = {
     "session_hours": 12,  # how long a sign-in lasts
     "link_hours": 72,  # how long a one-time sign-in link stays valid
     "variants": 1,  # 1: each learner gets their own exercise variants (grader/variants.py); 0: the published ones
+    "lab_runs": 0,  # training-lab runs the app server trains at once (classroom/lab_runs.py); 0: none by learners
 }
 MAX_SOURCE_BYTES = 1_000_000  # a submission's text (a notebook with outputs can be large)
 EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")

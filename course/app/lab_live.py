@@ -10,7 +10,8 @@ from dataclasses import replace
 import streamlit as st
 
 from course.app import lab_runner, progress
-from course.app.ui import tr
+from course.app.learner import LabRefused, current
+from course.app.ui import current_lang, tr
 from course.lessons import training_lab
 
 
@@ -21,13 +22,23 @@ def live_section(task, variant, seed):
 
 
 def start(task, variant, seed, learner=None):
-    """Start a live run in a child (the learner's modules when `learner` holds their results); rerun."""
+    """Start a live run in a child (the learner's modules when `learner` holds their results), if the mode's rules
+    allow one now (a class caps the runs its server trains at once: the Learner says); rerun."""
     config = replace(training_lab.variant_config(variant), task=task, seed=seed)
     try:
+        st.session_state["lab_slot"] = current().start_lab_run(lab_runner.TIMEOUT_S, current_lang())
         st.session_state["lab_live"] = lab_runner.start(config, variant, learner)
+    except LabRefused as refused:
+        st.session_state["lab_error"] = str(refused)
     except lab_runner.LabRunError as err:
         st.session_state["lab_error"] = str(err)
+        ended()
     st.rerun()
+
+
+def ended():
+    """The live run has ended (collected or failed): its place among the class's runs is free."""
+    current().end_lab_run(st.session_state.pop("lab_slot", None))
 
 
 def live_body(task, variant, seed):
@@ -52,9 +63,11 @@ def live_body(task, variant, seed):
         run = lab_runner.result(live)
     except lab_runner.LabRunError as err:
         st.session_state["lab_live"], st.session_state["lab_error"] = None, str(err)
+        ended()
         st.rerun()
     if run is not None:
         st.session_state["lab_live"] = None
+        ended()
         st.session_state.setdefault("lab_runs", {})[live.label] = run
         st.rerun()
     done = lab_runner.progress(live) or {"step": 0, "steps": 1}

@@ -20,6 +20,10 @@ from course.common.paths import PROJECT_ROOT
 SLOT = "app_learner"  # session-state key of this run's Learner (not a widget)
 
 
+class LabRefused(Exception):
+    """A live training-lab run this mode's rules refuse now; the message, in the learner's language, says why."""
+
+
 class Learner(ABC):
     """One mode's answers to what differs between self-study and a class."""
 
@@ -68,6 +72,14 @@ class Learner(ABC):
     def require_sign_in(self):
         """Before a page with the learner's own data: a class shows its sign-in page and stops
         unless someone is signed in, then names them in the sidebar. Nothing in self-study."""
+
+    def start_lab_run(self, hold_s, lang):
+        """Before a training-lab run starts on this server (ending within `hold_s` seconds) -> a token for
+        `end_lab_run`; LabRefused when this mode's rules refuse it now. Self-study: always (their own machine)."""
+        return None
+
+    def end_lab_run(self, token):
+        """The run started under `token` has ended (collected, failed or stopped)."""
 
 
 class SelfStudyLearner(Learner):
