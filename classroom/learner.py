@@ -83,6 +83,19 @@ class ClassLearner(Learner):
             st.stop()
         web.sidebar_identity(self.user)
 
+    def own_modules(self):
+        return self.results()  # graded by the class: their best submission per exercise
+
+    def stage_own_modules(self, folder):
+        for module, code in learner_records.passed_modules(self.store, self.user.id).items():
+            (folder / f"{module}.py").write_text(code, encoding="utf-8")
+        return folder
+
+    confines_own_modules = True  # a learner's code on the class's server: in bubblewrap, away from its data
+
+    def own_modules_texts(self, lang):
+        return t("classroom.lab_mine_body", lang), t("classroom.lab_mine_not_passed", lang)
+
     def start_lab_run(self, hold_s, lang):
         """A place among the class's lab runs (classroom/lab_runs.py), or LabRefused saying why not."""
         if self.user is None:

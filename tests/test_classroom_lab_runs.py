@@ -122,3 +122,76 @@ def test_the_lab_page_says_why_a_learner_cannot_train_and_frees_the_place_after_
         at.run()
     assert errors_of(at) == [] and at.session_state["lab_runs"]  # collected
     assert lab_runs.running(hosted_lab) == 0  # its place is free again
+
+
+def _passed(store, email, ex_id, source):
+    """A submission of `source` with a passing verdict (as a worker stores it), without running the grader."""
+    from classroom.exercises import get
+    from classroom.models import Job, Result, Submission
+    from tests.classroom_support import passed_verdict
+
+    with store.session() as session:
+        sub = Submission(user_id=user_id(store, email), exercise_id=ex_id, source=source, kind=".py",
+                         filename=get(ex_id).filename, status="done")
+        session.add(sub)
+        session.flush()
+        job = Job(submission_id=sub.id, state="done", attempts=1)
+        session.add(job)
+        session.flush()
+        session.add(Result(submission_id=sub.id, job_id=job.id, **passed_verdict()))
+
+
+HOSTILE_IMPORT = '''
+import os as _os
+_seen = [name for name in ("ATTENTION_LAB_CLASS_DB", "ATTENTION_LAB_HOME") if name in _os.environ]
+_seen += [path for path in ({db!r}, {secrets!r}) if _os.path.exists(path)]
+raise RuntimeError("what the learner's code saw: " + (", ".join(_seen) or "nothing of the class"))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not training_lab.RESULTS.is_file(), reason="no shipped results file")
+def test_own_modules_unlock_from_the_class_verdicts_and_run_away_from_the_class_data(hosted_lab, monkeypatch,
+                                                                                      sqlite_url):
+    """"With your own modules" reads the learner's passed submissions (it read the local progress file, so it
+    never unlocked in a class), trains with the code they submitted, and that code runs in bubblewrap: it
+    sees neither the database nor the server's environment and secrets."""
+    import shutil
+
+    from tests.classroom_support import ROOT, solution
+
+    if shutil.which("bwrap", path="/usr/bin:/bin") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap); CI installs it")
+    store_ops.set_setting(hosted_lab, "lab_runs", 2)
+    real = training_lab.variant_config
+    monkeypatch.setattr(training_lab, "variant_config", lambda v, base=None: replace(real(v, base), steps=5))
+    at = _lab_page(hosted_lab, "ann@class.test")
+    assert t("classroom.lab_mine_not_passed", "en") in [i.value for i in at.info]
+    assert not any(b.key == "lab_train_mine" for b in at.button)
+    for ex_id in ("ex05", "ex06", "ex07"):
+        _passed(hosted_lab, "ann@class.test", ex_id, solution(ex_id))
+    db = sqlite_url.removeprefix("sqlite:///")
+    hostile = solution("ex05") + HOSTILE_IMPORT.format(db=db, secrets=str(ROOT / ".streamlit" / "secrets.toml"))
+    _passed(hosted_lab, "bob@class.test", "ex05", hostile)
+    for ex_id in ("ex06", "ex07"):
+        _passed(hosted_lab, "bob@class.test", ex_id, solution(ex_id))
+    at.run()
+    assert t("classroom.lab_mine_not_passed", "en") not in [i.value for i in at.info]
+    at.button(key="lab_train_mine").click().run()
+    assert errors_of(at) == [] and _live(at) is not None
+    deadline = time.monotonic() + 300
+    while _live(at) is not None:
+        assert time.monotonic() < deadline, "the training child did not finish"
+        at.run()
+    assert errors_of(at) == []
+    task, seed = at.radio(key="lab_task").value, at.radio(key="lab_seed").value
+    run = at.session_state["lab_runs"][(task, "mine", seed)]
+    assert run["learner"] and run["steps_done"] == 5 and lab_runs.running(hosted_lab) == 0
+    at = _lab_page(hosted_lab, "bob@class.test")  # his passed ex05 looks around when imported
+    at.button(key="lab_train_mine").click().run()
+    deadline = time.monotonic() + 300
+    while not at.error:
+        assert time.monotonic() < deadline, "no message from the failed child"
+        at.run()
+    assert "what the learner's code saw: nothing of the class" in at.error[0].value, at.error[0].value
+    assert lab_runs.running(hosted_lab) == 0

@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -77,10 +78,40 @@ def write_pairs(folder):
     return path
 
 
-def start(config, variant, learner=None, exercises_dir=None):
+def confined(command, folder, env):
+    """`command` inside bubblewrap (a class's learner code on its app server): no network, no environment but
+    `env`'s thread settings, no other process, and none of this machine's files but the operating system's
+    and Python's (read-only), the course's code (read-only) and `folder`, the run's own (writable) -> the
+    command. LabRunError saying what to install when bubblewrap is missing."""
+    bwrap = shutil.which("bwrap", path="/usr/bin:/bin")
+    if bwrap is None:
+        raise LabRunError("training with your own modules needs the server's sandbox, which is not installed "
+                          "(apt-get install bubblewrap): ask your instructor")
+    # no --die-with-parent (its parent is the page run's thread, which ends first) and no --new-session (spawn
+    # leaves it no terminal): kill_group's SIGKILL reaches the sandbox's first process, and with it, as the
+    # init of its own pid namespace, every process inside
+    box = [bwrap, "--unshare-all", "--clearenv", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/lib", "/lib64", "/sbin"):
+        box += ["--symlink", os.readlink(top), top] if os.path.islink(top) else ["--ro-bind-try", top, top]
+    box += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    python = {sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages()}  # not all sys.path
+    for path in sorted(p for p in python if os.path.isdir(p) and not Path(p).resolve().is_relative_to(PROJECT_ROOT)):
+        box += ["--ro-bind", path, path]
+    box += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp",  # before the run's folder
+            "--ro-bind", str(PROJECT_ROOT / "course"), str(PROJECT_ROOT / "course"),
+            "--bind", str(folder), str(folder), "--chdir", str(PROJECT_ROOT)]
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        box += ["--setenv", name, env[name]]
+    box += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "PYTHONDONTWRITEBYTECODE",
+            "1", "--setenv", "PYTHONIOENCODING", "utf-8", "--"]
+    return box + command
+
+
+def start(config, variant, learner=None, exercises_dir=None, confine=False):
     """Start training `config` (a LabConfig) in a child; the LiveRun handle.
 
-    learner: the learner's grading results, to train with their modules (after learner_ready(learner)).
+    learner: the learner's grading results, to train with their modules (after learner_ready(learner)), whose
+    files are in exercises_dir (default: exercises/); confine: run that child `confined` (a class's server).
     """
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-train-"))
     try:
@@ -101,6 +132,12 @@ def start(config, variant, learner=None, exercises_dir=None):
                    "--learner-files", ",".join(f"{m}.py" for m, src in chosen.items() if src == "learner"), *files]
         variant = "mine"
     env = dict(os.environ, OMP_NUM_THREADS=str(config.threads), MKL_NUM_THREADS=str(config.threads))
+    if confine and learner is not None:
+        try:
+            command = confined(command, folder, env)
+        except LabRunError:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
     with open(folder / "stderr.txt", "wb") as err:
         process = spawn(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
     return LiveRun(process, folder, time.monotonic(), (config.task, variant, config.seed), config.steps)

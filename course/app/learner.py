@@ -73,6 +73,22 @@ class Learner(ABC):
         """Before a page with the learner's own data: a class shows its sign-in page and stops
         unless someone is signed in, then names them in the sidebar. Nothing in self-study."""
 
+    def own_modules(self):
+        """{ex_id: record} deciding which of the learner's modules the lab's "with your own modules" run uses
+        (those whose exercise "passed"); {} when it has none."""
+        return {}
+
+    def stage_own_modules(self, folder):
+        """The folder holding those modules' files for the run, `<module>.py` (None: exercises/); a class writes
+        its learner's passed code into `folder` (an empty folder, removed once the run has copied it)."""
+        return None
+
+    confines_own_modules = False  # run the learner's modules confined (course/app/lab_runner.confined)
+
+    def own_modules_texts(self, lang):
+        """(what the lab's own-modules run is, what to pass first) in `lang`."""
+        return t("lab.mine_body", lang), t("lab.mine_not_passed", lang)
+
     def start_lab_run(self, hold_s, lang):
         """Before a training-lab run starts on this server (ending within `hold_s` seconds) -> a token for
         `end_lab_run`; LabRefused when this mode's rules refuse it now. Self-study: always (their own machine)."""
@@ -102,6 +118,9 @@ class SelfStudyLearner(Learner):
 
     def notes_intro(self, lang):
         return t("notes.intro", lang, path=str(notes.notes_path()))
+
+    def own_modules(self):
+        return progress.load_newest()  # the files in exercises/ as they stand now
 
 
 def use(learner):
