@@ -81,16 +81,17 @@ def write_pairs(folder):
 def confined(command, folder, env):
     """`command` inside bubblewrap (a class's learner code on its app server): no network, no environment but
     `env`'s thread settings, no other process, and none of this machine's files but the operating system's
-    and Python's (read-only), the course's code (read-only) and `folder`, the run's own (writable) -> the
-    command. LabRunError saying what to install when bubblewrap is missing."""
-    bwrap = shutil.which("bwrap", path="/usr/bin:/bin")
-    if bwrap is None:
+    and Python's (read-only), the course's code (read-only) and `folder`, the run's own (writable); killed
+    TIMEOUT_S after its start even when no page collects it (a tab closed) -> the command. LabRunError
+    saying what to install when bubblewrap is missing."""
+    bwrap, timeout = (shutil.which(tool, path="/usr/bin:/bin") for tool in ("bwrap", "timeout"))
+    if bwrap is None or timeout is None:
         raise LabRunError("training with your own modules needs the server's sandbox, which is not installed "
                           "(apt-get install bubblewrap): ask your instructor")
     # no --die-with-parent (its parent is the page run's thread, which ends first) and no --new-session (spawn
     # leaves it no terminal): kill_group's SIGKILL reaches the sandbox's first process, and with it, as the
     # init of its own pid namespace, every process inside
-    box = [bwrap, "--unshare-all", "--clearenv", "--ro-bind", "/usr", "/usr"]
+    box = [timeout, "-s", "KILL", str(TIMEOUT_S), bwrap, "--unshare-all", "--clearenv", "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/lib", "/lib64", "/sbin"):
         box += ["--symlink", os.readlink(top), top] if os.path.islink(top) else ["--ro-bind-try", top, top]
     box += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
