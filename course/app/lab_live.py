@@ -38,7 +38,7 @@ def start(task, variant, seed, learner=None):
             st.session_state["lab_live"] = lab_runner.start(config, variant, learner, **mode)
     except LabRefused as refused:
         st.session_state["lab_error"] = str(refused)
-    except lab_runner.LabRunError as err:
+    except (lab_runner.LabRunError, OSError) as err:  # OSError: the learner's files could not be staged
         st.session_state["lab_error"] = str(err)
         ended()
     st.rerun()

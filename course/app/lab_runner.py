@@ -18,6 +18,7 @@ the page reads it. The Tatoeba slice is made here from the development data
 import argparse
 import json
 import os
+import resource
 import shutil
 import site
 import subprocess
@@ -34,6 +35,7 @@ from course.lessons import training_lab
 from course.translation import lab_pairs
 
 TIMEOUT_S = 600  # a run of the default size ends in seconds to a minute; this only catches a stuck child
+SCRATCH_MB = 64  # a confined run: its /tmp and /dev/shm each, and the largest file it may write
 LEARNER_EXERCISES = ("ex05", "ex06", "ex07")  # the lab's model is built from these exercises' modules
 LEARNER_MODULES = ("ex01_softmax", "ex03_scoring", "ex05_multihead", "ex06_positional_encoding", "ex07_transformer")
 
@@ -98,7 +100,8 @@ def confined(command, folder, env):
     python = {sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages()}  # not all sys.path
     for path in sorted(p for p in python if os.path.isdir(p) and not Path(p).resolve().is_relative_to(PROJECT_ROOT)):
         box += ["--ro-bind", path, path]
-    box += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp",  # before the run's folder
+    small = ["--size", str(SCRATCH_MB << 20)]  # its scratch space is memory: a little of it
+    box += ["--proc", "/proc", "--dev", "/dev", *small, "--tmpfs", "/dev/shm", *small, "--tmpfs", "/tmp",  # first
             "--ro-bind", str(PROJECT_ROOT / "course"), str(PROJECT_ROOT / "course"),
             "--bind", str(folder), str(folder), "--chdir", str(PROJECT_ROOT)]
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -215,6 +218,7 @@ def main(argv=None):
     parser.add_argument("--learner-files", default="", help="comma-separated staged files that are the learner's")
     args = parser.parse_args(argv)
     demo_runner._limit_self(args.cpu_seconds)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (SCRATCH_MB << 20, SCRATCH_MB << 20))  # no file fills the disk
     pairs = json.loads(Path(args.pairs).read_text(encoding="utf-8")) if args.pairs else None
     sys.path.insert(0, args.package_dir)
     try:
