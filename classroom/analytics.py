@@ -33,8 +33,9 @@ def gradebook(frame, exercise_ids, learners=None, removed=()):
     Columns: email, name, removed, then per exercise `exNN` (the best submission's score, best by
     course.common.ranking as everywhere else; blank if never graded or only blocked), `exNN_attempts`
     (submissions), `exNN_late` (1 if that best submission was late), `exNN_variant` (the exercise variant
-    it was graded on, grader/variants.py; blank if never graded). `learners` (email, name) adds learners who
-    never submitted. `removed` (emails taken off the roster) sets the `removed` column to 1.
+    it was graded on, grader/variants.py; blank if never graded), then `total` (see `total`). `learners`
+    (email, name) adds learners who never submitted. `removed` (emails taken off the roster) sets the
+    `removed` column to 1.
     """
     best = ranking.best_first(attempted(frame), order="submission_id").drop_duplicates(["email", "exercise_id"])
     attempts = frame.groupby(["email", "exercise_id"]).size()
@@ -56,7 +57,25 @@ def gradebook(frame, exercise_ids, learners=None, removed=()):
         book[f"{ex_id}_attempts"] = book[f"{ex_id}_attempts"].fillna(0).astype(int)
         book[f"{ex_id}_late"] = book[f"{ex_id}_late"].astype("boolean").fillna(False).astype(int)
         book[f"{ex_id}_variant"] = pd.to_numeric(book[f"{ex_id}_variant"]).astype("Int64")
+    book["total"] = total(book, exercise_ids)
     return book.reset_index()
+
+
+def total(book, exercise_ids):
+    """Each learner's total: the mean of their best scores over all `exercise_ids`, an exercise never graded
+    counting 0 (from 0 to 1, like the scores)."""
+    return book[list(exercise_ids)].astype(float).fillna(0.0).sum(axis=1) / len(exercise_ids)
+
+
+def gradebook_view(book, exercise_ids):
+    """The gradebook as the page shows it by default: email, name, each exercise's best score and the total in
+    percent (blank where never graded), removed (True or False). Attempts, late flags and variant numbers are in
+    the export (`gradebook_csv`) only."""
+    view = book[["email", "name"]].copy()
+    for column in [*exercise_ids, "total"]:
+        view[column] = 100 * book[column].astype(float)
+    view["removed"] = book["removed"].astype(bool)
+    return view
 
 
 def exercise_summary(frame, exercise_ids):

@@ -62,11 +62,15 @@ def build_parser():
     p = commands.add_parser("init", help="create or upgrade the database and add the first instructor")
     _db(p)
     p.add_argument("--instructor", required=True, metavar="EMAIL")
-    p.add_argument("--name", default="")
+    p.add_argument("--name", default="", help="the instructor's name as the class shows it (default: the one "
+                                              "given before; none: their email)")
 
     p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
     p.add_argument("action", choices=["import", "remove"])
     p.add_argument("file", metavar="FILE|EMAIL")
+    p.add_argument("--readmit", action="store_true",
+                   help="import: also let back in the people taken off the roster whom the file lists "
+                        "(without it they stay removed)")
     _db(p)
 
     p = commands.add_parser("worker", help="grade queued submissions")
@@ -141,6 +145,9 @@ def build_parser():
     p.add_argument("--variants", type=int, choices=(0, 1),
                    help="1 (default): each learner gets their own exercise variants, stored at first need and "
                         "kept; 0: everyone gets the published exercises (learners already assigned keep theirs)")
+    p.add_argument("--lab-runs", type=number(int), metavar="N",
+                   help="training-lab runs the app server trains at once, class-wide (default 0: learners start "
+                        "none; TAs and instructors always may, one each)")
     lti_cli.add_commands(commands, _db)
     backup.add_commands(commands, _db)
     return parser
@@ -165,19 +172,26 @@ def main(argv=None):
 
 def cmd_init(args):
     store = store_ops.init_class(args.db, args.instructor, args.name)
+    name = store_ops.instructor_name(store)
     print(f"class database ready at {store.engine.url.render_as_string(hide_password=True)}; "
-          f"instructor {args.instructor.strip().lower()}")
+          f"instructor {args.instructor.strip().lower()}" + (f" (shown as {name})" if name else ""))
     return 0
 
 
 def cmd_roster(args):
     if args.action == "remove":
+        if args.readmit:
+            raise ValueError("--readmit goes with `roster import FILE`; `roster remove` takes people off")
         sessions, links = store_ops.remove_user(Store(args.db), args.file)
         print(f"removed {args.file.strip().lower()}: they can no longer sign in ({sessions} session(s) and "
               f"{links} unused link(s) revoked); their submissions stay in the gradebook, marked removed")
         return 0
-    added, updated, unchanged = store_ops.import_roster(Store(args.db), args.file)
+    added, updated, unchanged, kept = store_ops.import_roster(Store(args.db), args.file, readmit=args.readmit)
     print(f"roster imported: {added} added, {updated} updated, {unchanged} unchanged")
+    if kept:
+        print(f"kept off the roster ({len(kept)}, removed earlier; they still cannot sign in): {', '.join(kept)}\n"
+              f"to let them back in, import again with --readmit: python -m classroom roster import "
+              f"{args.file} --readmit (it readmits every removed person the file lists)")
     return 0
 
 
@@ -385,6 +399,8 @@ def cmd_limits(args):
         store_ops.set_setting(store, "link_hours", args.link_hours)
     if args.variants is not None:
         store_ops.set_setting(store, "variants", args.variants)
+    if args.lab_runs is not None:
+        store_ops.set_setting(store, "lab_runs", args.lab_runs)
     print(json.dumps(store_ops.get_settings(store)))
     return 0
 

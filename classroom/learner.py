@@ -12,10 +12,10 @@ from datetime import UTC
 import streamlit as st
 
 from course.common import pages_index
-from course.app.learner import Learner
+from course.app.learner import LabRefused, Learner
 from course.common.i18n import t
 
-from . import access, learner_records, web
+from . import access, lab_runs, learner_records, web
 
 PRACTICE = replace(pages_index.get("practice"), path="classroom/app_pages/practice.py")  # submit to the class queue
 # Added for the roles that may open them (each page checks again): the key after "class_" is the access action.
@@ -82,6 +82,32 @@ class ClassLearner(Learner):
             web.sign_in_page(self.sign_in)
             st.stop()
         web.sidebar_identity(self.user)
+
+    def own_modules(self):
+        return self.results()  # graded by the class: their best submission per exercise
+
+    def stage_own_modules(self, folder):
+        for module, code in learner_records.passed_modules(self.store, self.user.id).items():
+            (folder / f"{module}.py").write_text(code, encoding="utf-8")
+        return folder
+
+    confines_own_modules = True  # a learner's code on the class's server: in bubblewrap, away from its data
+
+    def own_modules_texts(self, lang):
+        return t("classroom.lab_mine_body", lang), t("classroom.lab_mine_not_passed", lang)
+
+    def start_lab_run(self, hold_s, lang):
+        """A place among the class's lab runs (classroom/lab_runs.py), or LabRefused saying why not."""
+        if self.user is None:
+            raise LabRefused(t("classroom.lab_sign_in", lang))
+        try:
+            return lab_runs.start(self.store, self.user.id, hold_s)
+        except lab_runs.Refused as refused:
+            raise LabRefused(t(f"classroom.{refused.key}", lang, **refused.params)) from None
+
+    def end_lab_run(self, token):
+        if token is not None:
+            lab_runs.finish(self.store, token)
 
 
 def signed_in():

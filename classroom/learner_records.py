@@ -26,6 +26,20 @@ def best_results(store, user_id):
                 for ex_id, (_, r) in best.items()}
 
 
+def passed_modules(store, user_id):
+    """{module: code} of each exercise whose best graded submission (the one `best_results` reports) passed:
+    the .py text, or a notebook's answer cell."""
+    from course.common.exercise_index import get
+
+    from .grading import code_of  # loads the grader: only when a run needs the code
+
+    with store.session() as session:
+        best = best_per_exercise(newest_results(session, user_id=user_id))
+        passed = {ex_id: s for ex_id, (s, r) in best.items() if r.passed}
+    found = {get(ex_id).module: code_of(ex_id, s.source, s.kind, s.filename)[0] for ex_id, s in passed.items()}
+    return {module: code for module, code in found.items() if code is not None}
+
+
 def load_notes(store, user_id):
     """{page key: text} of one learner's notes."""
     with store.session() as session:

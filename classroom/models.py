@@ -160,6 +160,19 @@ class Note(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
+class LabRun(Base):
+    """A training-lab run started on the app server (classroom/lab_runs.py): it holds one of the class's lab run
+    places until it finishes, or at the latest until `ends_by` (a tab closed while it trained)."""
+
+    __tablename__ = "lab_runs"
+    __table_args__ = (Index("ix_lab_runs_finished_ends", "finished_at", "ends_by"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    ends_by: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
 class ExerciseRule(Base):
     """Deadline and late policy of one exercise (no row: no deadline)."""
 

@@ -30,6 +30,7 @@ DEFAULT_SETTINGS = {
     "session_hours": 12,  # how long a sign-in lasts
     "link_hours": 72,  # how long a one-time sign-in link stays valid
     "variants": 1,  # 1: each learner gets their own exercise variants (grader/variants.py); 0: the published ones
+    "lab_runs": 0,  # training-lab runs the app server trains at once (classroom/lab_runs.py); 0: none by learners
 }
 MAX_SOURCE_BYTES = 1_000_000  # a submission's text (a notebook with outputs can be large)
 EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
@@ -60,8 +61,18 @@ def new_token():
 # ---- class and roster ------------------------------------------------------------------
 
 
+INSTRUCTOR_NAME = "instructor_name"  # the settings row holding the instructor's name (`init --name`), as shown
+
+
 def init_class(url, instructor_email, name=""):
-    """Create or upgrade the schema and make sure the first instructor exists -> Store."""
+    """Create or upgrade the schema and make sure the first instructor exists -> Store.
+
+    `name` (optional) is the instructor's name as the class shows it: kept in the class settings and as their
+    roster name; an init without one keeps the name given before (none: the app shows their email).
+    """
+    name = " ".join((name or "").split())  # one line: no newlines or tabs in a name shown on every page
+    if len(name) > 200:
+        raise ValueError(f"--name is {len(name)} characters long: use at most 200")
     store = Store(url, check=False)
     migrate(store.engine)
     email = _clean_email(instructor_email)
@@ -70,10 +81,20 @@ def init_class(url, instructor_email, name=""):
     with store.session() as session:
         user = session.scalar(select(User).where(User.email == email))
         if user is None:
-            session.add(User(email=email, name=name or email.split("@")[0], role="instructor"))
+            session.add(User(email=email, name=name, role="instructor"))
         else:
             user.role = "instructor"
+            user.name = name or user.name
+        if name:
+            session.merge(Setting(key=INSTRUCTOR_NAME, value=name))
     return store
+
+
+def instructor_name(store):
+    """The class's instructor as `init --name` named them, or '' when no name was given."""
+    with store.session() as session:
+        row = session.get(Setting, INSTRUCTOR_NAME)
+        return row.value if row is not None else ""
 
 
 def _clean_email(email):
@@ -125,14 +146,20 @@ def parse_roster(text, path="roster"):
     return rows
 
 
-def import_roster(store, path):
-    """Add or update the roster's users in one transaction -> (added, updated, unchanged)."""
+def import_roster(store, path, readmit=False):
+    """Add or update the roster's users in one transaction -> (added, updated, unchanged, kept_removed).
+
+    Removal sticks: someone taken off the roster (`remove_user`) whom the file lists again is left as they
+    are, removed, and named in `kept_removed` (sorted emails); `readmit=True` lets them back in instead
+    (counted as updated).
+    """
     try:
         text = open(path, encoding="utf-8-sig", newline="").read()
     except UnicodeDecodeError as err:
         raise RosterError(path, [f"byte {err.start}: not UTF-8 text; save the file as CSV UTF-8"]) from None
     rows = parse_roster(text, path)
     added = updated = unchanged = 0
+    kept_removed = []
     with store.session() as session:
         existing = {u.email: u for u in session.scalars(select(User).where(User.email.in_([r.email for r in rows])))}
         for row in rows:
@@ -140,12 +167,14 @@ def import_roster(store, path):
             if user is None:
                 session.add(User(email=row.email, name=row.name, role=row.role))
                 added += 1
+            elif user.removed_at is not None and not readmit:
+                kept_removed.append(user.email)
             elif (user.name, user.role) != (row.name, row.role) or user.removed_at is not None:
-                user.name, user.role, user.removed_at = row.name, row.role, None  # listed again: back in
+                user.name, user.role, user.removed_at = row.name, row.role, None  # readmitted, or changed
                 updated += 1
             else:
                 unchanged += 1
-    return added, updated, unchanged
+    return added, updated, unchanged, sorted(kept_removed)
 
 
 def remove_user(store, email):

@@ -25,7 +25,6 @@ from .text_rules import visible_code
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
 SHOW_KEY = "class_show_submission"  # a submission to select in the history (not a widget)
 LIVE_SINCE_KEY = "class_live_since"  # when it was acknowledged (time.monotonic(); not a widget)
-GRADED_KEY = "class_graded_detail"  # the followed submission once graded, as read then (not a widget)
 
 
 def status_text(status):
@@ -161,7 +160,6 @@ def _submit_click(user):
         return
     st.session_state[LIVE_KEY] = submission_id
     st.session_state[LIVE_SINCE_KEY] = time.monotonic()
-    st.session_state.pop(GRADED_KEY, None)
     st.session_state[SAID_KEY] = ("received", tr("classroom.submitted", id=submission_id))
 
 
@@ -178,11 +176,10 @@ def live_state(user_id):
     second.
 
     Once graded, the verdict is read (that one submission) and drawn here at once, then the whole page runs
-    again for the history; later polls draw it from the session, without reading the database."""
+    again for the history, which selects it and shows its feedback: from that run on it is drawn there only
+    (once on the page), not here as well."""
     submission_id = st.session_state.get(LIVE_KEY)
-    if submission_id is None:
-        if st.session_state.get(GRADED_KEY) is not None:
-            just_graded(st.session_state[GRADED_KEY])
+    if submission_id is None:  # graded: the history below shows it
         return
     now = live.state_of(web.store(), user_id, submission_id, st.session_state.get(LIVE_SINCE_KEY))
     if now.state in ("queued", "running"):
@@ -197,8 +194,7 @@ def live_state(user_id):
             st.warning(tr("classroom.grading_delayed"), icon=":material/warning:")
     else:
         st.session_state.pop(LIVE_KEY, None)
-        st.session_state[GRADED_KEY] = access.submission_detail(web.store(), user_id, submission_id)
-        just_graded(st.session_state[GRADED_KEY])
+        just_graded(access.submission_detail(web.store(), user_id, submission_id))
         st.session_state[SHOW_KEY] = submission_id  # selected in the history once the page redraws
         st.rerun()  # the whole page: the history includes the new verdict
 
@@ -262,9 +258,11 @@ def gradebook_table(user_id):
     if needle:
         book = book[book["email"].str.lower().str.contains(needle, regex=False)
                     | book["name"].str.lower().str.contains(needle, regex=False)]
-    scores = [c for c in book.columns if c in exercises.EXERCISE_IDS]
-    st.dataframe(book.style.format("{:.4g}", subset=scores, na_rep="—"), hide_index=True,  # "—": no submission
-                 key="class_gradebook_table")
+    view = analytics.gradebook_view(book, exercises.EXERCISE_IDS)  # percentages and a total; the CSV has it all
+    percents = [*exercises.EXERCISE_IDS, "total"]
+    st.dataframe(view.style.format("{:.0f}%", subset=percents, na_rep="—"), hide_index=True,  # "—": no submission
+                 column_config={"total": tr("classroom.col_total"), "removed": st.column_config.CheckboxColumn(
+                     tr("classroom.col_removed"))}, key="class_gradebook_table")
     st.download_button(tr("classroom.download"), analytics.gradebook_csv(book),
                        file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
     return book

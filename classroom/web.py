@@ -319,4 +319,8 @@ def sidebar_identity(user):
     """'Signed in as ...' and a sign-out button in the sidebar."""
     st.sidebar.caption(tr("classroom.signed_in_as", role=tr(f"classroom.role_{user.role}")))
     st.sidebar.text(user.name or user.email)  # plain text: a roster name is never Markdown
+    instructor = store_ops.instructor_name(store())
+    if instructor and user.role != "instructor":  # who teaches the class (init --name)
+        st.sidebar.caption(tr("classroom.instructor_label"))
+        st.sidebar.text(instructor)
     st.sidebar.button(tr("classroom.sign_out"), key="class_sign_out", on_click=sign_out)

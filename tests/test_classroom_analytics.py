@@ -55,7 +55,8 @@ def test_export_csv(graded_class, sqlite_url, tmp_path):
     assert [r["email"] for r in rows] == ["ann@class.test", "bob@class.test", "cy@class.test"]
     header = list(rows[0])
     assert header[:6] == ["email", "name", "removed", "ex00", "ex00_attempts", "ex00_late"]
-    assert header[6] == "ex00_variant" and len(header) == 3 + 4 * len(EXERCISE_IDS)
+    assert header[6] == "ex00_variant" and len(header) == 3 + 4 * len(EXERCISE_IDS) + 1
+    assert header[-1] == "total"  # the mean of the best scores, an exercise never graded counting 0
     ann, bob, cy = rows
     assert (ann["ex03"], ann["ex03_attempts"], ann["ex03_late"]) == ("1", "3", "0")
     assert (cy["ex03"], cy["ex03_attempts"]) == ("0.3", "2")

@@ -93,7 +93,7 @@ def test_the_instructor_sees_gradebook_and_analytics(hosted, lang):
     assert at.title[0].value == t("classroom.gradebook_title", lang)
     book = at.dataframe[0].value
     assert book["email"].tolist() == ["ann@class.test", "bob@class.test", "cy@class.test"]
-    assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 0.4
+    assert book.loc[book["email"] == "bob@class.test", "ex03"].item() == 40.0  # percent
     add_graded(hosted, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
     for minute in range(5):  # one learner's resubmissions of one mistake count her once
         add_graded(hosted, "cy@class.test", "ex03", 0.2, "failed", ["dot_scale_by_d"], minutes=minute)
@@ -170,3 +170,74 @@ def test_the_class_registers_its_pages_for_the_roles_that_may_open_them(hosted):
         learner.switch_page(GRADEBOOK).run()
     with pytest.raises(ValueError, match="navigation page"):  # the self-study Practice page is not served to a class
         learner.switch_page("app_pages/practice.py").run()
+
+
+def test_a_graded_submissions_feedback_is_shown_once(hosted):
+    """The verdict the page followed is drawn once on the Practice page (it was drawn under the submit button and
+    again in the history), in the run that follows the verdict and in the runs after it."""
+    token = session_token(hosted, user_id(hosted, "ann@class.test"))
+    at = _page(PRACTICE, token)
+    submit_ex00(at, "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n")
+    with hosted.session() as session:
+        submission_id = session.scalar(select(Submission.id).where(Submission.exercise_id == "ex00"))
+    run_worker(os.environ["ATTENTION_LAB_CLASS_DB"], sandbox="process", once=True, log=lambda _: None)
+    title = t("classroom.feedback_title", "en", id=submission_id)
+    for _ in range(2):  # the run that finds the verdict, then a later one
+        at.run()
+        assert errors_of(at) == []
+        assert [s.value for s in at.subheader].count(title) == 1, [s.value for s in at.subheader]
+        verdicts = [c.value for c in at.code if "ex00" in c.value and "FAILED" in c.value]
+        assert len(verdicts) == 1, verdicts
+        scores = [m.value for m in at.markdown if m.value.startswith(t("classroom.score", "en", score="")[:6])]
+        assert len(scores) == 1, scores
+
+
+def _shown_cells(table):
+    """The cells of a styled st.dataframe as the browser draws them (the Styler's display values)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all().to_pandas()
+
+
+def test_the_gradebook_shows_percentages_and_a_total_and_the_export_keeps_every_column(hosted, tmp_path):
+    """The page's table: one column per exercise in percent and a total (not 43 columns with 10-digit variant
+    numbers and raw scores); the CSV export still holds attempts, late flags and variants."""
+    from classroom import cli
+    from classroom.exercises import EXERCISE_IDS
+
+    bob_ex05 = add_graded(hosted, "bob@class.test", "ex05", 0.2051, "failed")
+    with hosted.session() as session:
+        session.get(Submission, bob_ex05).variant = 1234567890
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, INSTRUCTOR)))
+    assert errors_of(at) == []
+    book = at.dataframe[0].value.set_index("email")
+    assert book.columns.tolist() == ["name", *EXERCISE_IDS, "total", "removed"]  # 14 columns with the email
+    assert not [c for c in book.columns if "variant" in c or "attempts" in c or "late" in c]
+    cells = _shown_cells(at.dataframe[0]).set_index("email")
+    assert (cells.loc["bob@class.test", "ex03"], cells.loc["bob@class.test", "ex05"]) == ("40%", "21%")
+    assert cells.loc["bob@class.test", "total"] == f"{(40 + 20.51) / len(EXERCISE_IDS):.0f}%"  # 6%
+    assert (cells.loc["ann@class.test", "ex05"], cells.loc["ann@class.test", "total"]) == ("—", "0%")
+    assert "1234567890" not in cells.to_string() and "0.2051" not in cells.to_string()
+    out = tmp_path / "grades.csv"
+    assert cli.main(["export", "--db", os.environ["ATTENTION_LAB_CLASS_DB"], "--out", str(out)]) == 0
+    import csv
+
+    rows = {r["email"]: r for r in csv.DictReader(out.read_text(encoding="utf-8-sig").splitlines())}
+    assert len(rows["bob@class.test"]) == 3 + 4 * len(EXERCISE_IDS) + 1  # email, name, removed; 4 per exercise; total
+    assert (rows["bob@class.test"]["ex05"], rows["bob@class.test"]["ex05_variant"]) == ("0.2051", "1234567890")
+    assert rows["bob@class.test"]["ex05_attempts"] == "1" and rows["bob@class.test"]["ex03_late"] == "0"
+    assert float(rows["bob@class.test"]["total"]) == pytest.approx((0.4 + 0.2051) / len(EXERCISE_IDS), abs=1e-4)
+
+
+def test_the_instructor_is_shown_by_the_name_init_gave(hosted):
+    """Not "you" (the first part of you@school.edu): the name from `init --name`, in the instructor's own sidebar
+    and, for learners and TAs, as the class's instructor."""
+    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu")  # a second instructor, no name
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
+    assert [x.value for x in at.sidebar.text] == ["you@school.edu"]  # no name given: the email, never "you"
+    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu", name="Dr. Ada Lovelace")
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
+    assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Dr. Ada Lovelace"]
+    at = _page(PRACTICE, session_token(hosted, user_id(hosted, "ann@class.test")), "zh")
+    assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Ann", "Dr. Ada Lovelace"]
+    assert t("classroom.instructor_label", "zh") in [c.value for c in at.sidebar.caption]

@@ -203,6 +203,13 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     wait_for_text(driver, "not started: write receptive_field")  # the grader's words, pushed to the page
     wait_until_rendered(driver)
     assert _errors(driver) == []
+    with store.session() as session:
+        from classroom.models import Submission
+
+        mine = session.query(Submission.id).filter(Submission.user_id == user_id(store, "ann@class.test")).scalar()
+    shown = main_text(driver)  # the verdict once: it was drawn under the submit button and again in the history
+    assert shown.count(t("classroom.feedback_title", "en", id=mine)) == 1, shown
+    assert shown.count("not started: write receptive_field") == 1, shown
     full_page_screenshot(driver, SHOTS / "en_class_practice.png")
     assert "bob@class.test" not in main_text(driver)
     driver.get(f"{server}/gradebook")  # not this learner's page, even by its address

@@ -48,12 +48,33 @@ def test_a_removed_learner_cannot_sign_in_and_stays_in_the_gradebook_marked(clas
     assert "ann@class.test" not in [u.email for u in store_ops.list_users(class_store)]
 
 
-def test_importing_a_removed_person_again_lets_them_back_in(class_store, tmp_path):
-    store_ops.remove_user(class_store, "bob@class.test")
+@pytest.mark.slow
+def test_a_removed_person_stays_removed_when_the_roster_is_imported_again(any_store, tmp_path, capsys):
+    """Removal sticks: the same roster.csv imported again says who stays off, and only --readmit lets them in."""
+    url = any_store.engine.url.render_as_string(hide_password=False)
+    store_ops.remove_user(any_store, "bob@class.test")
     roster = tmp_path / "again.csv"
-    roster.write_text("email,name,role\nbob@class.test,Bob,learner\n")
-    assert store_ops.import_roster(class_store, roster) == (0, 1, 0)
-    assert store_ops.user_for_session(class_store, _signed_in(class_store, "bob@class.test")).email == "bob@class.test"
+    roster.write_text("email,name,role\nann@class.test,Ann,learner\nbob@class.test,Bob,learner\n"
+                      "dee@class.test,Dee,learner\n")
+    assert cli.main(["roster", "import", str(roster), "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "1 added, 0 updated, 1 unchanged" in out
+    assert "kept off the roster (1, removed earlier; they still cannot sign in): bob@class.test" in out
+    assert f"python -m classroom roster import {roster} --readmit" in out  # how to let them back in
+    assert "bob@class.test" in store_ops.removed_emails(any_store)
+    with pytest.raises(LookupError):
+        store_ops.create_sign_in_link(any_store, "bob@class.test")
+    assert cli.main(["roster", "import", str(roster), "--readmit", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "0 added, 1 updated, 2 unchanged" in out and "kept off" not in out
+    assert store_ops.removed_emails(any_store) == set()
+    assert store_ops.user_for_session(any_store, _signed_in(any_store, "bob@class.test")).email == "bob@class.test"
+
+
+def test_readmit_belongs_to_the_import(class_store, sqlite_url, capsys):
+    assert cli.main(["roster", "remove", "bob@class.test", "--readmit", "--db", sqlite_url]) == 1
+    assert "--readmit goes with `roster import FILE`" in capsys.readouterr().err
+    assert store_ops.removed_emails(class_store) == set()  # nothing was done
 
 
 def test_the_only_instructor_cannot_be_removed(class_store):

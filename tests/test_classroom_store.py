@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from classroom import store as store_ops
+from classroom import cli, store as store_ops
 from classroom.db import SchemaError, Store, make_engine
-from classroom.models import Base, LoginSession, SignInToken, Submission, User, utcnow
+from classroom.models import Base, LoginSession, Setting, SignInToken, Submission, User, utcnow
 from tests.classroom_support import INSTRUCTOR, run_cli, session_token, user_id
 
 
@@ -37,11 +37,30 @@ def test_init_is_idempotent_and_uses_wal(sqlite_url, tmp_path):
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+@pytest.mark.slow
+def test_init_keeps_the_instructors_name_in_the_class_settings(any_store, capsys):
+    """`init --name` names the instructor as the class shows them (not the email's first part, "you" for
+    you@school.edu); an init without --name keeps it."""
+    url = any_store.engine.url.render_as_string(hide_password=False)
+    assert store_ops.instructor_name(any_store) == ""  # the class fixture's init gave no name
+    assert store_ops.user_by_email(any_store, INSTRUCTOR).name == ""  # the app shows the email then
+    assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR, "--name", " Dr. Ada\n Lovelace "]) == 0
+    assert "instructor prof@class.test (shown as Dr. Ada Lovelace)" in capsys.readouterr().out
+    assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR]) == 0  # e.g. an upgrade: the name stays
+    assert store_ops.instructor_name(any_store) == "Dr. Ada Lovelace"
+    assert store_ops.user_by_email(any_store, INSTRUCTOR).name == "Dr. Ada Lovelace"
+    with any_store.session() as session:
+        assert session.get(Setting, store_ops.INSTRUCTOR_NAME).value == "Dr. Ada Lovelace"
+    assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR, "--name", "x" * 201]) == 1
+    assert "--name is 201 characters long" in capsys.readouterr().err
+    assert store_ops.instructor_name(any_store) == "Dr. Ada Lovelace"
+
+
 def test_roster_reimport_updates_and_never_duplicates(class_store, tmp_path):
     roster = tmp_path / "again.csv"
     roster.write_text("Role,Email,Name\nta,ANN@class.test,Ann Lee\nlearner,new@class.test,New\n")
-    assert store_ops.import_roster(class_store, roster) == (1, 1, 0)
-    assert store_ops.import_roster(class_store, roster) == (0, 0, 2)
+    assert store_ops.import_roster(class_store, roster) == (1, 1, 0, [])
+    assert store_ops.import_roster(class_store, roster) == (0, 0, 2, [])
     users = {u.email: (u.name, u.role) for u in store_ops.list_users(class_store)}
     assert users["ann@class.test"] == ("Ann Lee", "ta")
     assert len(users) == 6  # instructor, 3 learners, ta, new

@@ -127,4 +127,4 @@ def test_the_gradebook_shows_a_dash_where_nothing_was_submitted(hosted):
     book = at.dataframe[0].value
     assert book["ex00"].isna().all()  # the values stay numbers (the column sorts as numbers)
     assert shown["ex00"].tolist() == ["—"] * 3 and "None" not in shown.to_string()
-    assert shown.loc[book["email"] == "bob@class.test", "ex03"].item() == "0.4"
+    assert shown.loc[book["email"] == "bob@class.test", "ex03"].item() == "40%"  # in percent

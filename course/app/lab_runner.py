@@ -18,7 +18,9 @@ the page reads it. The Tatoeba slice is made here from the development data
 import argparse
 import json
 import os
+import resource
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,7 @@ from course.lessons import training_lab
 from course.translation import lab_pairs
 
 TIMEOUT_S = 600  # a run of the default size ends in seconds to a minute; this only catches a stuck child
+SCRATCH_MB = 64  # a confined run: its /tmp and /dev/shm each, and the largest file it may write
 LEARNER_EXERCISES = ("ex05", "ex06", "ex07")  # the lab's model is built from these exercises' modules
 LEARNER_MODULES = ("ex01_softmax", "ex03_scoring", "ex05_multihead", "ex06_positional_encoding", "ex07_transformer")
 
@@ -77,10 +80,42 @@ def write_pairs(folder):
     return path
 
 
-def start(config, variant, learner=None, exercises_dir=None):
+def confined(command, folder, env):
+    """`command` inside bubblewrap (a class's learner code on its app server): no network, no environment but
+    `env`'s thread settings, no other process, and none of this machine's files but the operating system's
+    and Python's (read-only), the course's code (read-only) and `folder`, the run's own (writable); killed
+    TIMEOUT_S after its start even when no page collects it (a tab closed) -> the command. LabRunError
+    saying what to install when bubblewrap is missing."""
+    bwrap, timeout = (shutil.which(tool, path="/usr/bin:/bin") for tool in ("bwrap", "timeout"))
+    if bwrap is None or timeout is None:
+        raise LabRunError("training with your own modules needs the server's sandbox, which is not installed "
+                          "(apt-get install bubblewrap): ask your instructor")
+    # no --die-with-parent (its parent is the page run's thread, which ends first) and no --new-session (spawn
+    # leaves it no terminal): kill_group's SIGKILL reaches the sandbox's first process, and with it, as the
+    # init of its own pid namespace, every process inside
+    box = [timeout, "-s", "KILL", str(TIMEOUT_S), bwrap, "--unshare-all", "--clearenv", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/lib", "/lib64", "/sbin"):
+        box += ["--symlink", os.readlink(top), top] if os.path.islink(top) else ["--ro-bind-try", top, top]
+    box += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    python = {sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages()}  # not all sys.path
+    for path in sorted(p for p in python if os.path.isdir(p) and not Path(p).resolve().is_relative_to(PROJECT_ROOT)):
+        box += ["--ro-bind", path, path]
+    small = ["--size", str(SCRATCH_MB << 20)]  # its scratch space is memory: a little of it
+    box += ["--proc", "/proc", "--dev", "/dev", *small, "--tmpfs", "/dev/shm", *small, "--tmpfs", "/tmp",  # first
+            "--ro-bind", str(PROJECT_ROOT / "course"), str(PROJECT_ROOT / "course"),
+            "--bind", str(folder), str(folder), "--chdir", str(PROJECT_ROOT)]
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        box += ["--setenv", name, env[name]]
+    box += ["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "PYTHONDONTWRITEBYTECODE",
+            "1", "--setenv", "PYTHONIOENCODING", "utf-8", "--"]
+    return box + command
+
+
+def start(config, variant, learner=None, exercises_dir=None, confine=False):
     """Start training `config` (a LabConfig) in a child; the LiveRun handle.
 
-    learner: the learner's grading results, to train with their modules (after learner_ready(learner)).
+    learner: the learner's grading results, to train with their modules (after learner_ready(learner)), whose
+    files are in exercises_dir (default: exercises/); confine: run that child `confined` (a class's server).
     """
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-train-"))
     try:
@@ -101,6 +136,12 @@ def start(config, variant, learner=None, exercises_dir=None):
                    "--learner-files", ",".join(f"{m}.py" for m, src in chosen.items() if src == "learner"), *files]
         variant = "mine"
     env = dict(os.environ, OMP_NUM_THREADS=str(config.threads), MKL_NUM_THREADS=str(config.threads))
+    if confine and learner is not None:
+        try:
+            command = confined(command, folder, env)
+        except LabRunError:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
     with open(folder / "stderr.txt", "wb") as err:
         process = spawn(command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
     return LiveRun(process, folder, time.monotonic(), (config.task, variant, config.seed), config.steps)
@@ -177,6 +218,7 @@ def main(argv=None):
     parser.add_argument("--learner-files", default="", help="comma-separated staged files that are the learner's")
     args = parser.parse_args(argv)
     demo_runner._limit_self(args.cpu_seconds)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (SCRATCH_MB << 20, SCRATCH_MB << 20))  # no file fills the disk
     pairs = json.loads(Path(args.pairs).read_text(encoding="utf-8")) if args.pairs else None
     sys.path.insert(0, args.package_dir)
     try:

@@ -20,6 +20,10 @@ from course.common.paths import PROJECT_ROOT
 SLOT = "app_learner"  # session-state key of this run's Learner (not a widget)
 
 
+class LabRefused(Exception):
+    """A live training-lab run this mode's rules refuse now; the message, in the learner's language, says why."""
+
+
 class Learner(ABC):
     """One mode's answers to what differs between self-study and a class."""
 
@@ -69,6 +73,30 @@ class Learner(ABC):
         """Before a page with the learner's own data: a class shows its sign-in page and stops
         unless someone is signed in, then names them in the sidebar. Nothing in self-study."""
 
+    def own_modules(self):
+        """{ex_id: record} deciding which of the learner's modules the lab's "with your own modules" run uses
+        (those whose exercise "passed"); {} when it has none."""
+        return {}
+
+    def stage_own_modules(self, folder):
+        """The folder holding those modules' files for the run, `<module>.py` (None: exercises/); a class writes
+        its learner's passed code into `folder` (an empty folder, removed once the run has copied it)."""
+        return None
+
+    confines_own_modules = False  # run the learner's modules confined (course/app/lab_runner.confined)
+
+    def own_modules_texts(self, lang):
+        """(what the lab's own-modules run is, what to pass first) in `lang`."""
+        return t("lab.mine_body", lang), t("lab.mine_not_passed", lang)
+
+    def start_lab_run(self, hold_s, lang):
+        """Before a training-lab run starts on this server (ending within `hold_s` seconds) -> a token for
+        `end_lab_run`; LabRefused when this mode's rules refuse it now. Self-study: always (their own machine)."""
+        return None
+
+    def end_lab_run(self, token):
+        """The run started under `token` has ended (collected, failed or stopped)."""
+
 
 class SelfStudyLearner(Learner):
     """The learner on their own machine: results and notes in $ATTENTION_LAB_HOME."""
@@ -94,6 +122,9 @@ class SelfStudyLearner(Learner):
     def page_opened(self):
         """The grading server starts with the app, so the learner's first Grade click does not wait for it."""
         grading_client.start_grading_server_early()
+
+    def own_modules(self):
+        return progress.load_newest()  # the files in exercises/ as they stand now
 
 
 def use(learner):
