@@ -82,7 +82,7 @@ def heads_section():
         st.error(tr(f"ch05.sentence_{err.code}", count=err.count, max=ch05.MAX_TOKENS))
         return
     head = st.radio(tr("ch05.head_label"), range(num_heads), key="ch05_head", horizontal=True,
-                    persist_state=KEEP)
+                    format_func=lambda i: str(i + 1), persist_state=KEEP)  # heads numbered from 1, as in the tables
     view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
     left, right = st.columns([3, 2]) if num_heads <= 4 else (st.container(), st.container())  # 8 heads: full width
     show_chart(left, view["spec"])
