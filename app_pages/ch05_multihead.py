@@ -97,8 +97,16 @@ st.title(tr("ch05.title"))
 st.markdown(tr("ch05.intro"))
 prose("ch05.heading_why", "ch05.why_body", "ch05.formula_head", "ch05.why_middle", "ch05.formula_output",
       "ch05.why_after")
-width, head_count = tracer_section()
-params_section(width, head_count)
-heads_section()
+
+
+@st.fragment
+def sizes_experiment():
+    """The tracer and the parameter count it sizes: a move reruns these two, not the heatmaps below."""
+    width, head_count = tracer_section()
+    params_section(width, head_count)
+
+
+sizes_experiment()
+st.fragment(heads_section)()  # a move here redraws its heatmaps only
 heads_side_by_side("ch05_trained")
 chapter_footer("ex05")
