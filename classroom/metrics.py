@@ -55,9 +55,9 @@ def seconds_between(dialect, later, earlier):
 
 
 def _histogram_columns(seconds, buckets, name):
-    """Columns summing a window's `seconds`: the jobs at or under each bucket, then their count and total."""
+    """Columns summing a window's `seconds` column: the jobs at or under each bucket, then their count and total."""
     return ([func.sum(case((seconds <= bound, 1), else_=0)).label(f"{name}_le_{i}") for i, bound in enumerate(buckets)]
-            + [func.count(Job.id).label(f"{name}_count"), func.coalesce(func.sum(seconds), 0).label(f"{name}_sum")])
+            + [func.count().label(f"{name}_count"), func.coalesce(func.sum(seconds), 0).label(f"{name}_sum")])
 
 
 def read(session, now, window_s=WINDOW_S):
@@ -73,12 +73,14 @@ def read(session, now, window_s=WINDOW_S):
     expired = session.scalar(select(func.count(Job.id)).where(Job.state == "running", Job.lease_until < now))
     since = now - timedelta(seconds=window_s)
     dialect = session.get_bind().dialect.name
-    wait = seconds_between(dialect, Job.started_at, Job.created_at)
-    grading = seconds_between(dialect, Job.finished_at, Job.started_at)
+    # each job's two times computed once (materialized: inlined, SQLite would compute them again in every bucket's
+    # sum, four times the CPU on 20,000 jobs), then summed by bucket
+    timed = (select(Job.reason, seconds_between(dialect, Job.started_at, Job.created_at).label("wait"),
+                    seconds_between(dialect, Job.finished_at, Job.started_at).label("grading"))
+             .where(Job.finished_at >= since, Job.started_at.is_not(None)).cte("timed").prefix_with("MATERIALIZED"))
     times = {row.reason: row for row in session.execute(
-        select(Job.reason, *_histogram_columns(wait, WAIT_BUCKETS, "wait"),
-               *_histogram_columns(grading, GRADING_BUCKETS, "grading"))
-        .where(Job.finished_at >= since, Job.started_at.is_not(None)).group_by(Job.reason))}
+        select(timed.c.reason, *_histogram_columns(timed.c.wait, WAIT_BUCKETS, "wait"),
+               *_histogram_columns(timed.c.grading, GRADING_BUCKETS, "grading")).group_by(timed.c.reason))}
     verdicts = dict(session.execute(select(Result.status, func.count(Result.id)).join(Job, Job.id == Result.job_id)
                                     .where(Job.finished_at >= since).group_by(Result.status)).all())
     due, failing, failed_pushes = session.execute(
