@@ -21,8 +21,6 @@ from classroom.worker import run_worker
 from tests.classroom_support import ROOT, claim_at, passed_verdict, run_cli, solution, stub, user_id
 from tests.test_lti_outbox import join
 
-pytestmark = pytest.mark.slow  # each starts the exporter (and some a worker) in child processes: seconds each
-
 WINDOW_S = 3600.0  # the exporter's window for the histograms and verdicts (its help text says so)
 WAIT_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 GRADING_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
@@ -173,6 +171,7 @@ def _no_answer_cell():
     return nbformat.writes(notebook)
 
 
+@pytest.mark.slow  # the exporter and a worker in child processes, SQLite and Postgres
 def test_each_metric_equals_the_class_database_while_a_burst_is_graded(any_store):
     store = any_store
     url = store.engine.url.render_as_string(hide_password=False)
@@ -232,6 +231,7 @@ def test_each_metric_equals_the_class_database_while_a_burst_is_graded(any_store
     assert code == 0, err
 
 
+@pytest.mark.slow  # a Postgres server of its own, the exporter in a child process
 def test_a_database_that_goes_down_is_reported_and_read_again_when_it_is_back(own_postgres, tmp_path):
     from tests.classroom_support import make_class
 
@@ -256,6 +256,7 @@ def test_a_database_that_goes_down_is_reported_and_read_again_when_it_is_back(ow
     assert code == 0 and "the class database cannot be read" in err
 
 
+@pytest.mark.slow  # four command lines in child processes
 def test_a_port_in_use_or_a_wrong_database_is_a_clear_error(class_store, sqlite_url, tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -281,6 +282,7 @@ SCRAPE_WALL_S = 2.0  # ... and in wall seconds, with margin for a loaded machine
 # scrape holds the write lock this long, so the workers' commits wait for it
 
 
+@pytest.mark.slow  # 60,000 rows written
 def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_graded_jobs(class_store):
     from sqlalchemy import insert, select
 
@@ -316,3 +318,13 @@ def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_grade
             if s.name.endswith("_gcount")} == {"submit": 20_000, "regrade": 0}
     assert min(cpu) < SCRAPE_CPU_S, cpu
     assert min(wall) < SCRAPE_WALL_S, wall
+
+
+def test_the_metrics_service_runs_as_the_apps_user_on_loopback_with_the_class_database_line():
+    from tests.test_classroom_deploy import _unit
+
+    metrics_unit, app = _unit("attention-lab-metrics.service")["Service"], _unit("attention-lab-app.service")["Service"]
+    command = metrics_unit["ExecStart"].split()
+    assert command[1:4] == ["-m", "classroom", "metrics"] and "--db" not in command and "--host" not in command
+    assert metrics_unit["User"] == app["User"] != "root" and metrics_unit["Restart"] == "always"
+    assert metrics_unit["EnvironmentFile"] == app["EnvironmentFile"]
