@@ -18,8 +18,9 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, eta, exercises, frames, grading_times, live, queue, store as store_ops, which_counts
-from .db import ENV_VAR, SchemaError, Store
+from . import (analytics, eta, exercises, frames, grading_times, live, metrics, queue, store as store_ops,
+               which_counts)
+from .db import ENV_VAR, SchemaError, Store, normalize_url
 from .lti import cli as lti_cli
 from . import backup
 from .models import Job, Submission, User
@@ -44,6 +45,14 @@ def number(kind, least=0, above=False):
         return value
 
     return parse
+
+
+def port_number(text):
+    """A TCP port, 1 to 65535 (argparse type)."""
+    value = number(int, 1)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text}: a port is at most 65535")
+    return value
 
 
 def fraction(text):
@@ -148,6 +157,13 @@ def build_parser():
     p.add_argument("--lab-runs", type=number(int), metavar="N",
                    help="training-lab runs the app server trains at once, class-wide (default 0: learners start "
                         "none; TAs and instructors always may, one each)")
+    p = commands.add_parser("metrics", help="serve the queue's, workers' and LMS outbox's numbers to Prometheus, "
+                                            "read from the database at each scrape")
+    _db(p)
+    p.add_argument("--port", type=port_number, default=metrics.DEFAULT_PORT, help="default %(default)s")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default %(default)s: this machine only; put a proxy or a firewall "
+                        "in front before listening on others)")
     lti_cli.add_commands(commands, _db)
     backup.add_commands(commands, _db)
     return parser
@@ -405,7 +421,34 @@ def cmd_limits(args):
     return 0
 
 
+def cmd_metrics(args):
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        where = make_url(normalize_url(args.db)).render_as_string(hide_password=True)
+        store = Store(args.db)
+    except ArgumentError as err:  # not a URL SQLAlchemy reads, or a database it has no driver for
+        raise ValueError(f"--db {args.db!r} is not a database URL ({err}): use e.g. sqlite:///class.db or "
+                         "postgresql://user@host/class") from None
+    except DBAPIError as err:
+        print(f"error: cannot read the class database at {where}: {str(err.orig).strip()}\n"
+              f"check --db (or ${ENV_VAR}), that the database server runs and that this machine may connect",
+              file=sys.stderr)
+        return 1
+    try:
+        return metrics.serve(store, args.port, args.host)
+    except OSError as err:  # the port in use, or an address not of this machine
+        print(f"error: cannot listen on {args.host} port {args.port}: {err.strerror or err}\n"
+              "choose another --port (another exporter may be running) or a --host of this machine",
+              file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+
+
 COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
-            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, **lti_cli.COMMANDS}
+            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, "metrics": cmd_metrics,
+            **lti_cli.COMMANDS}
 COMMANDS.update(backup.COMMANDS)  # backup, restore
