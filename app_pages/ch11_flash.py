@@ -16,7 +16,6 @@ MEASURED = "ch11_measured"  # session key of the learner's timing: (n, {computat
 difference_rows = st.cache_data(max_entries=256)(ch11.difference_rows)
 trace_scores = st.cache_data(max_entries=256)(ch11.trace_scores)
 memory_table = st.cache_data(ch11.memory_table)  # counted once per server process
-memory_claims = st.cache_data(ch11.memory_claims)
 memory_spec = st.cache_data(max_entries=8)(ch11.memory_spec)
 
 
@@ -89,7 +88,7 @@ def memory_section():
                  variant=tr("ch11.memory.variant"))
     rows = tuple(zip(table["n"].tolist(), table["variant"].tolist(), table["mib"].round(4).tolist()))
     show_chart(st, memory_spec(rows, texts), width="stretch")
-    st.markdown(tr("ch11.memory.after", **memory_claims()))
+    st.markdown(tr("ch11.memory.after", **ch11.memory_claims(table)))
 
 
 def speed_section():
