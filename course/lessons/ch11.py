@@ -18,6 +18,7 @@ import torch
 
 from course.common import charts
 from course.lessons import ch10
+from course.lessons.torch_threads import cpu_threads
 from solutions.ex03_scoring import DotProductAttention
 
 TOLERANCE = 1e-5  # the largest |tiled - reference| the page's text promises in float32 (seen: ~1e-7)
@@ -120,11 +121,13 @@ def block_count(n, block_size):
 
 def difference_rows(n, block_size, d=D_DIFF, seed=0):
     """[{case, blocks, last, diff}] for each of CASES at n keys: the blocks visited, the size of the last one
-    and max |tiled - reference| on seeded float32 inputs (BATCH, n, d)."""
+    and max |tiled - reference| on seeded float32 inputs (BATCH, n, d). On one torch thread: the loop's small
+    operations ran 50 times slower on two threads of a busy machine."""
     queries, keys, values = seeded_inputs(BATCH, n, d, seed)
     last = n - (block_count(n, block_size) - 1) * block_size
-    return [{"case": case, "blocks": block_count(n, block_size), "last": last,
-             "diff": max_difference(queries, keys, values, block_size, case_lens(case, n))} for case in CASES]
+    with cpu_threads(1):
+        return [{"case": case, "blocks": block_count(n, block_size), "last": last,
+                 "diff": max_difference(queries, keys, values, block_size, case_lens(case, n))} for case in CASES]
 
 
 def row_trace(scores, block_size):
@@ -165,10 +168,11 @@ def peak_mib(n, block_size=MEMORY_BLOCK, d=MEMORY_D, seed=0):
 
 
 def memory_table(n_values=MEMORY_N, block_size=MEMORY_BLOCK, d=MEMORY_D):
-    """Long table (n, variant, mib) of peak_mib over n_values."""
+    """Long table (n, variant, mib) of peak_mib over n_values (counted on one torch thread)."""
     rows = []
-    for n in n_values:
-        rows += [{"n": n, "variant": variant, "mib": mib} for variant, mib in peak_mib(n, block_size, d).items()]
+    with cpu_threads(1):
+        for n in n_values:
+            rows += [{"n": n, "variant": variant, "mib": mib} for variant, mib in peak_mib(n, block_size, d).items()]
     return pd.DataFrame(rows)
 
 
@@ -207,20 +211,15 @@ def time_calls(n=None, blocks=None, d=MEMORY_D, repeats=TIME_REPEATS, seed=0, th
     queries, keys, values = seeded_inputs(1, n, d, seed)
     fns = {"full": lambda: reference_attention(queries, keys, values)}
     fns.update({block: (lambda b=block: tiled_attention(queries, keys, values, b)) for block in blocks})
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
     samples = {name: [] for name in fns}
-    try:
-        with torch.no_grad():
-            for fn in fns.values():
+    with cpu_threads(threads), torch.no_grad():
+        for fn in fns.values():
+            fn()
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                start = time.perf_counter()
                 fn()
-            for _ in range(repeats):
-                for name, fn in fns.items():
-                    start = time.perf_counter()
-                    fn()
-                    samples[name].append(1000 * (time.perf_counter() - start))
-    finally:
-        torch.set_num_threads(previous)
+                samples[name].append(1000 * (time.perf_counter() - start))
     return {name: statistics.median(times) for name, times in samples.items()}
 
 
