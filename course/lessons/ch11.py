@@ -37,9 +37,9 @@ MIB = 2**20
 
 def _key_mask(valid_lens, batch, n_q, start, stop, device):
     """Boolean (B, n_q, stop - start): True where key index start.. is below the valid length (None: all)."""
-    key_index = torch.arange(start, stop, device=device)  # (blk,)
     if valid_lens is None:
         return None
+    key_index = torch.arange(start, stop, device=device)  # (blk,)
     lens = torch.as_tensor(valid_lens, device=device)
     if lens.dim() == 1 and lens.shape[0] == batch:
         lens = lens[:, None].expand(batch, n_q)  # (B, n_q)
@@ -61,9 +61,10 @@ def tiled_attention(queries, keys, values, block_size, valid_lens=None):
     block_size = int(block_size)
     batch, n_q, d = queries.shape
     n_k = keys.shape[1]
-    m = torch.full((batch, n_q, 1), float("-inf"), dtype=queries.dtype)  # (B, n_q, 1): running max of the scores
-    l = torch.zeros(batch, n_q, 1, dtype=queries.dtype)  # (B, n_q, 1): running sum of exp(score - m)  # noqa: E741
-    out = torch.zeros(batch, n_q, values.shape[-1], dtype=values.dtype)  # (B, n_q, v): running sum of exp(..) v_j
+    like = {"dtype": queries.dtype, "device": queries.device}
+    m = torch.full((batch, n_q, 1), float("-inf"), **like)  # (B, n_q, 1): running max of the scores
+    l = torch.zeros(batch, n_q, 1, **like)  # (B, n_q, 1): running sum of exp(score - m)  # noqa: E741
+    out = torch.zeros(batch, n_q, values.shape[-1], **like)  # (B, n_q, v): running sum of exp(score - m) v_j
     for start in range(0, n_k, block_size):
         stop = min(start + block_size, n_k)
         k_block, v_block = keys[:, start:stop], values[:, start:stop]  # (B, blk, d), (B, blk, v): views
