@@ -45,8 +45,10 @@ def sliders():
 
 def trace_section(n, block):
     """One query row through the blocks: block max, running max m, the rescale factor and running sum l."""
-    scores = trace_scores(n)
+    query, scores = trace_scores(n, block)
     rows, m, l = ch11.row_trace(scores, block)  # noqa: E741
+    st.caption(tr("ch11.trace.query", query=query, grown=sum(row["rescale"] is not None and row["rescale"] < 1
+                                                            for row in rows)))
     st.dataframe(pd.DataFrame({
         tr("ch11.trace.col_block"): [row["block"] for row in rows],
         tr("ch11.trace.col_keys"): [f"{row['first']}–{row['last']}" for row in rows],

@@ -174,3 +174,13 @@ def test_page_is_registered_after_chapter_10_with_a_title_in_both_languages():
     assert chapters.index("ch11") == chapters.index("ch10") + 1 and pages_index.get("ch11").file.is_file()
     for lang in LANGS:
         assert t("nav.ch11", lang).startswith("11 · ") and t("ch11.title", lang) == t("nav.ch11", lang)
+
+
+@pytest.mark.parametrize(("n", "block"), [(100, 16), (37, 5), (20, 1), (9, 64)])
+def test_the_traced_query_is_the_first_whose_max_grows_most_often(n, block):
+    row, scores = ch11.trace_scores(n, block)
+    queries, keys, _ = ch11.seeded_inputs(ch11.BATCH, n, ch11.D_DIFF)
+    every = (queries[0].double() @ keys[0].double().T) / math.sqrt(ch11.D_DIFF)  # (n, n)
+    grown = [sum(r["rescale"] is not None and r["rescale"] < 1 for r in ch11.row_trace(every[i], block)[0])
+             for i in range(n)]
+    assert row == grown.index(max(grown)) and torch.equal(scores, every[row])

@@ -49,6 +49,11 @@ def test_the_sliders_change_the_trace_and_the_difference_table(lang):
     assert len(trace) == 8 and trace[t("ch11.trace.col_keys", lang)].tolist()[-1] == "35–36"
     running_max = [float(x) for x in trace[t("ch11.trace.col_m", lang)]]
     assert running_max == sorted(running_max)  # the running max never falls
+    factors = trace[t("ch11.trace.col_rescale", lang)].tolist()
+    grown = sum(1 for x in factors[1:] if float(x) < 1)
+    assert grown == sum(1 for a, b in zip(running_max, running_max[1:]) if b > a) and grown > 0
+    query, _ = ch11.trace_scores(37, 5)
+    assert any(t("ch11.trace.query", lang, query=query, grown=grown) == c.value for c in at.caption)
     assert metric(at, t("ch11.trace.m_final", lang)) == metric(at, t("ch11.trace.max_row", lang))
     assert metric(at, t("ch11.trace.l_final", lang)) == metric(at, t("ch11.trace.sum_row", lang))
     assert t("ch11.memory.after", lang, **ch11.memory_claims())[:60] in markdown_text(at)

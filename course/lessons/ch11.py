@@ -153,10 +153,25 @@ def row_trace(scores, block_size):
     return rows, m, l
 
 
-def trace_scores(n, d=D_DIFF, seed=0):
-    """The scores q_0 . k_j / sqrt(d) of the first query of the difference table's first example, float64 (n,)."""
+def growth_counts(scores, block_size):
+    """How many blocks after the first raise each row's running max: scores (n_q, n) -> (n_q,) int."""
+    s = torch.as_tensor(scores, dtype=torch.float64)  # (n_q, n)
+    blocks = block_count(s.shape[1], block_size)
+    padded = torch.full((s.shape[0], blocks * int(block_size)), float("-inf"), dtype=s.dtype)  # (n_q, blocks * blk)
+    padded[:, :s.shape[1]] = s
+    block_max = padded.view(s.shape[0], blocks, int(block_size)).amax(dim=-1)  # (n_q, blocks)
+    running = block_max.cummax(dim=-1).values  # (n_q, blocks)
+    return (running[:, 1:] > running[:, :-1]).sum(dim=-1)  # (n_q,)
+
+
+def trace_scores(n, block_size, d=D_DIFF, seed=0):
+    """(i, scores) for the page's trace: of the n queries of the difference table's first example, the first one
+    whose running max grows in the most blocks (so that the rescaling shows), and its scores
+    q_i . k_j / sqrt(d), float64 (n,)."""
     queries, keys, _ = seeded_inputs(BATCH, n, d, seed)
-    return (keys[0].double() @ queries[0, 0].double()) / math.sqrt(d)  # (n,)
+    scores = (queries[0].double() @ keys[0].double().T) / math.sqrt(d)  # (n_q, n)
+    row = int(torch.argmax(growth_counts(scores, block_size)))  # the first of the largest counts
+    return row, scores[row]  # (n,)
 
 
 def peak_mib(n, block_size=MEMORY_BLOCK, d=MEMORY_D, seed=0):
