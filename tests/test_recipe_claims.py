@@ -304,6 +304,18 @@ def test_the_head_ablation_text_quotes_the_shipped_study(lang, study):
         assert figure in after, figure
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_chapter_5_heads_text_says_chapter_7_finds_the_work_shared_not_divided(lang, study):
+    table = study["ablation"]
+    assert len(table) == 36 and f"{100 * table['d_loss'].max() / study['loss']:.0f}%" == "3%"
+    assert table["d_accuracy"].abs().max() < 0.02  # no head is indispensable
+    after = text("trained.heads.after", lang)
+    for figure in ("36", "3%", "7"):
+        assert figure in after, figure
+    old = {"en": "Nothing told the heads to divide the work", "zh": "没有人告诉这些头该如何分工"}[lang]
+    assert old not in after and ("redundantly" in after if lang == "en" else "冗余" in after)
+
+
 @pytest.mark.slow
 def test_the_shipped_head_study_is_what_the_checkpoint_gives(checkpoint, study):
     """Recomputed from the checkpoint and its report (the command took 31 s at load 18): the shipped figures agree."""
