@@ -464,3 +464,15 @@ def test_hard_attention_saves_the_read_of_the_values_not_the_scoring(lang):
     else:
         assert "省去了读取全部内容的开销" not in body
         assert "仍要给每个位置打分" in body and "省下的只是读取值的开销" in body
+
+
+def test_the_zh_texts_use_one_term_each_for_word_pieces_and_one_hot_and_no_doubled_punctuation():
+    zh = texts("zh")
+    for key, body in zh.items():
+        assert "词片" not in body, key  # word pieces: 子词
+        assert "one-hot" not in body.lower() and "one hot" not in body.lower(), key  # 独热
+        assert not re.search("[。，；、][。，；、]", body), key  # e.g. an output's 。 followed by the sentence's ，
+    assert "子词" in zh["demos.common.pieces_note"] and "独热" in zh["ch07.inside.saturated"]
+    smoothing = zh["lab.ablations.label_smoothing.what"]
+    assert "算术" in smoothing and "算法" not in smoothing  # chapter 7 gives the arithmetic (0.9 + 0.1 / 10)
+    assert "“他的女儿已经成为了一个漂亮的女人。”，log P" in zh["decoding.beam.after"]
