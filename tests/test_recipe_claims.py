@@ -353,3 +353,26 @@ def test_the_curves_caption_says_the_validation_loss_is_plain_and_the_training_l
     caption = text("trained.curves.caption", lang)
     assert ("no label smoothing" in caption and "label smoothing of 0.1" in caption) if lang == "en" else \
         ("不含标签平滑" in caption and "0.1 的标签平滑" in caption)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_chapter_10_strengths_section_quotes_chapter_7s_masking_and_points_at_each_chapter(lang, study):
+    """The limits of reading weights: no head indispensable (at most 3% more loss), the four one-hot heads of the
+    encoder's layer 1, the sharpest weights, each move the loss by less than 0.003."""
+    from course.lessons import ch01
+
+    table, sat = study["ablation"], study["saturation"]
+    assert len(table) == 36 and f"{100 * table['d_loss'].max() / study['loss']:.0f}%" == "3%"
+    first = table[(table["kind"] == "encoder") & (table["layer"] == 1)]
+    assert len(first) == 4 and first["d_loss"].abs().max() < 0.003
+    assert by(sat, "encoder", 1, "largest") == sat["largest"].max()  # the sharpest weights in the model
+    steps = ch01.path_steps(10, 3, False)
+    assert steps["rnn"] == 10 and steps["self-attention"] == 1  # n - 1 against one step
+    body = " ".join(text("ch10.strengths.body", lang).split())
+    for figure in ("36", "3%", "0.003", "$n - 1$", "$O(1)$", "$O(n)$", "$n^2$"):
+        assert figure in body, figure
+    chapter = "chapter {}" if lang == "en" else "第 {} 章"
+    for n in (1, 2, 3, 4, 5, 6, 7):
+        assert chapter.format(n) in body, n
+    for page in ("bottleneck", "inside"):
+        assert i18n.t(f"demos.nav.{page}", lang) in body, page
