@@ -195,6 +195,9 @@ def cmd_upgrade(args):
     from . import verdicts
     from .db import make_engine, upgrade_schema
 
+    if args.skip_mutants and args.exercise:
+        raise ValueError("--exercise chooses the mutant caches to rebuild, --skip-mutants rebuilds none: "
+                         "give one of them")
     engine = make_engine(args.db)
     try:
         before, after = upgrade_schema(engine)

@@ -162,11 +162,10 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
             refusing, claim = mismatch, None
         else:
             if refusing is not None:
-                log(f"the class now expects grader version {version}, this worker's: claiming jobs again")
+                log(f"the class's expected grader version now admits this worker's ({version}): claiming jobs again")
                 refusing = None
         if claim is None:
-            if refusing is None and once and retrying(lambda: _unfinished(store), "reading the queue", log,
-                                                      stop.is_set) == 0:
+            if once and retrying(lambda: _unfinished(store), "reading the queue", log, stop.is_set) == 0:
                 break
             if time.monotonic() - beat >= lease_s / 4:
                 retrying(lambda: queue.heartbeat(store, worker_id, clock), "sending a heartbeat", log, stop.is_set)

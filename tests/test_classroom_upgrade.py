@@ -99,6 +99,8 @@ def test_upgrade_refuses_a_database_without_a_class_or_from_a_newer_version_and_
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
     assert cli.main(["upgrade", "--db", empty, "--skip-mutants"]) == 1
     assert "has no class schema: create the class with `python -m classroom init" in capsys.readouterr().err
+    assert cli.main(["upgrade", "--db", empty, "--skip-mutants", "--exercise", "ex00"]) == 1
+    assert "give one of them" in capsys.readouterr().err
     newer = f"sqlite:///{tmp_path / 'class.db'}"
     make_class(newer, tmp_path).close()
     with sqlite3.connect(tmp_path / "class.db") as db:
@@ -191,7 +193,7 @@ def test_a_waiting_worker_of_another_version_grades_once_upgrade_records_its_ver
         wait_until(lambda: line.position(any_store, sid)[0] == "done", 180, lambda: "".join(log[-20:]))
         [result] = _graded(any_store, sid)
         assert result.passed and result.grader_version == verdicts.grader_version()
-        assert any("claiming jobs again" in x for x in log)
+        assert any(f"now admits this worker's ({verdicts.grader_version()}): claiming jobs again" in x for x in log)
         assert process.poll() is None  # the same process: it waited, it did not exit
     finally:
         process.send_signal(signal.SIGTERM)
