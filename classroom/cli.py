@@ -342,7 +342,8 @@ def cmd_status(args):
         print(f"worker {w['id']} ({w['sandbox']}): {w['jobs_done']} done, {doing}, seen {w['seen_s_ago']:.0f} s ago")
     if not any(w["alive"] for w in status["workers"]):
         print("no live worker: queued jobs wait until one starts (`python -m classroom worker`)")
-    elif expected is not None and not any(w["alive"] and w["grader_version"] == expected for w in status["workers"]):
+    elif expected is not None and not any(w["alive"] and w["grader_version"] in (expected, "")  # "" claims anyway
+                                          for w in status["workers"]):
         print("no live worker runs the class's grader version: queued jobs wait until one starts")
     wait = status.get("submission")
     if wait is not None:
