@@ -67,6 +67,7 @@ def any_store(any_url, tmp_path):
     store.close()
 
 
+@pytest.mark.slow  # two runs of the command line
 def test_upgrade_brings_an_old_database_to_the_newest_schema_and_records_the_grader_version(any_url, tmp_path):
     _old_database(any_url)
     with pytest.raises(SchemaError, match=f"schema version {OLD_SCHEMA}.*python -m classroom upgrade"):
