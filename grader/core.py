@@ -23,7 +23,7 @@ from course.common.exercise_index import get as get_exercise
 from . import checks as checks_registry
 from . import bounded, notebook_submit, variants
 from .checks.demo import strict_variant
-from .diagnosis import mutants as diagnosis_mutants
+from .diagnosis import mutants as diagnosis_mutants, variant_default
 from .harness import seed_call
 from .judge import PROCEDURES, judge_exercise
 from .messages import bounded as bounded_text
@@ -188,7 +188,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
                      for i, s in enumerate(submissions)]
     for i, s in enumerate(submissions):  # the variant each was graded on, in its report entry
         exercises[i].variant = variants.report_entry(s.ex_id, s.variant)
-        exercises[i].class_variant_warning = variants.class_variant_warning(s.ex_id, s.variant, s.source, lang)
+        exercises[i].class_variant_warning = variant_default.class_variant_warning(s.ex_id, s.variant, s.source, lang)
     for i, s in enumerate(submissions):  # without references, an exercise counts only if all it builds on passed
         failed_deps = [submissions[d].ex_id for d in plans[i][1] if not exercises[d].passed]
         if failed_deps and exercises[i].status not in ("error", "blocked"):

@@ -78,7 +78,7 @@ def chapter_link(ex_id, lang):
     """A line linking to the exercise's chapter page in the app (or the exercises page)."""
     page = pages_index.BY_KEY.get(get_exercise(ex_id).chapter)
     if page is not None and page.file.is_file():
-        return t("notebooks.chapter_link", lang, chapter=t(page.title_key, lang), url=f"{APP_URL}/{page.url_path}")
+        return t("notebooks.chapter_link", lang, chapter=t(page.heading_key, lang), url=f"{APP_URL}/{page.url_path}")
     practice = pages_index.get("practice")
     return t("notebooks.practice_link", lang, url=f"{APP_URL}/{practice.url_path}?ex={ex_id}")
 

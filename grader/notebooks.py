@@ -83,7 +83,7 @@ def link_line(ex_id, lang):
     """Where to read about the exercise in the app, as plain text."""
     page = pages_index.BY_KEY.get(get_exercise(ex_id).chapter)
     if page is not None and page.file.is_file():
-        return f"{t(page.title_key, lang)}: {APP_URL}/{page.url_path}"
+        return f"{t(page.heading_key, lang)}: {APP_URL}/{page.url_path}"
     return f"{t('nav.practice', lang)}: {APP_URL}/{pages_index.get('practice').url_path}?ex={ex_id}"
 
 

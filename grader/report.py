@@ -66,7 +66,7 @@ class ExerciseResult:
     # an exercise without a parameter and None for a number that does not generate
     variant: dict | None = None
     # on the published exercise (variant 0): why every class variant will fail this file (it lacks the exercise's
-    # parameter, whose checks were not applicable here; grader/variants.class_variant_warning), else ""
+    # parameter, whose checks were not applicable here; grader/diagnosis/variant_default.class_variant_warning), else ""
     class_variant_warning: str = ""
 
     def to_dict(self):

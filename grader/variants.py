@@ -9,7 +9,6 @@ from course.common.exercise_variants import (  # noqa: F401  (the grader's names
 from course.common.exercise_index import get as get_exercise
 
 from .checks.base import number_checks
-from .text import tr
 
 
 def build_checks(module, chosen, seed=None):
@@ -58,36 +57,6 @@ def apply(checks, chosen):
 def _left_to_default(spec, name):
     """Does this call leave the parameter to the function's default (neither a positional nor a keyword)?"""
     return name not in spec.get("arg_names", ())[:len(spec.get("args", ()))] and name not in spec.get("kwargs", {})
-
-
-def lacking(ex_id, source):
-    """The functions and classes given the exercise's parameter (PARAMETERS: functions, then classes) that `source`
-    defines with neither the argument nor **kwargs: [] for an exercise without a parameter, and for a source that
-    takes it wherever it defines them (or that cannot be read: judged elsewhere)."""
-    from .diagnosis.variant_default import lacks_parameter  # it reads this module
-
-    parameter = PARAMETERS.get(ex_id)
-    if parameter is None or not source:
-        return []
-    return [m for m in parameter.functions + parameter.classes if lacks_parameter(source, m, parameter.name)]
-
-
-def class_variant_warning(ex_id, number, source, lang="en"):
-    """The report's warning, on the published exercise (variant 0) only, that every class variant will fail this
-    source, and why: it lacks the parameter (lacking), so its checks were not applicable here, while a class
-    variant gives the parameter another default and calls the code without it. "" where there is nothing to say
-    (a class variant's own failing checks say it: diagnosis/variant_default)."""
-    try:
-        if check_number(number) != 0:
-            return ""
-    except VariantError:
-        return ""
-    missing = lacking(ex_id, source)
-    if not missing:
-        return ""
-    parameter = PARAMETERS[ex_id]
-    return tr("variant.class_will_fail", lang, ex_id=ex_id, name=parameter.name, where=", ".join(missing),
-              value=parameter.written(parameter.default))
 
 
 def report_entry(ex_id, number):

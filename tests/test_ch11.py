@@ -173,7 +173,8 @@ def test_page_is_registered_after_chapter_10_with_a_title_in_both_languages():
     chapters = [p.key for p in pages_index.chapters()]
     assert chapters.index("ch11") == chapters.index("ch10") + 1 and pages_index.get("ch11").file.is_file()
     for lang in LANGS:
-        assert t("nav.ch11", lang).startswith("11 · ") and t("ch11.title", lang) == t("nav.ch11", lang)
+        # the sidebar's title may be shorter than the page's (tests/test_browser_readable.py: none is cut off)
+        assert t("nav.ch11", lang).startswith("11 · ") and t("ch11.title", lang).startswith("11 · ")
 
 
 @pytest.mark.parametrize(("n", "block"), [(100, 16), (37, 5), (20, 1), (9, 64)])

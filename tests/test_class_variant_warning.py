@@ -1,6 +1,6 @@
 """On the published exercise (variant 0) a file without the exercise's parameter passes (its checks are not
 applicable), while every class variant fails it: the report says so beforehand, in the learner's language
-(grader/variants.class_variant_warning, ExerciseResult.class_variant_warning, the text table and the Practice
+(grader/diagnosis/variant_default.class_variant_warning, ExerciseResult.class_variant_warning, the text table and the Practice
 page)."""
 
 import io
@@ -10,6 +10,7 @@ import pytest
 
 from course.common.i18n import t
 from grader import variants
+from grader.diagnosis import variant_default
 from grader.core import Submission, grade_submissions
 from grader.report import Report, print_table
 
@@ -20,22 +21,22 @@ OLD = {"ex01": ROOT / "fresh_learners" / "set_a" / "ex01" / "01_amax_neginf.py",
 
 def test_the_warning_names_what_lacks_the_parameter_on_variant_0_only():
     ex03 = OLD["ex03"].read_text(encoding="utf-8")
-    assert variants.lacking("ex03", ex03) == ["DotProductAttention", "AdditiveAttention"]
-    assert variants.lacking("ex01", OLD["ex01"].read_text(encoding="utf-8")) == ["softmax", "masked_softmax"]
+    assert variant_default.lacking("ex03", ex03) == ["DotProductAttention", "AdditiveAttention"]
+    assert variant_default.lacking("ex01", OLD["ex01"].read_text(encoding="utf-8")) == ["softmax", "masked_softmax"]
     for lang in ("en", "zh"):
-        said = variants.class_variant_warning("ex03", 0, ex03, lang)
+        said = variant_default.class_variant_warning("ex03", 0, ex03, lang)
         assert said == t("grader.variant.class_will_fail", lang, ex_id="ex03", name="temperature",
                          where="DotProductAttention, AdditiveAttention", value="1")
-    assert "every class variant" in variants.class_variant_warning("ex03", 0, ex03, "en")
-    assert "每个课堂变体" in variants.class_variant_warning("ex03", 0, ex03, "zh")
-    assert variants.class_variant_warning("ex03", 5, ex03) == ""  # a class variant's failing checks say it
-    assert variants.class_variant_warning("ex03", -3, ex03) == ""  # a bad number is an error of its own
+    assert "every class variant" in variant_default.class_variant_warning("ex03", 0, ex03, "en")
+    assert "每个课堂变体" in variant_default.class_variant_warning("ex03", 0, ex03, "zh")
+    assert variant_default.class_variant_warning("ex03", 5, ex03) == ""  # a class variant's failing checks say it
+    assert variant_default.class_variant_warning("ex03", -3, ex03) == ""  # a bad number is an error of its own
     for ex_id in sorted(variants.PARAMETERS):  # every reference takes its parameter
         reference = (ROOT.parent / "solutions" / variants.get_exercise(ex_id).filename).read_text(encoding="utf-8")
-        assert variants.lacking(ex_id, reference) == [], ex_id
+        assert variant_default.lacking(ex_id, reference) == [], ex_id
     one_missing = ex03.replace("def __init__(self, dropout", "def __init__(self, dropout, temperature=1.0", 1)
-    assert one_missing != ex03 and variants.lacking("ex03", one_missing) == ["AdditiveAttention"]
-    assert variants.lacking("ex03", None) == [] and variants.lacking("ex00x", ex03) == []
+    assert one_missing != ex03 and variant_default.lacking("ex03", one_missing) == ["AdditiveAttention"]
+    assert variant_default.lacking("ex03", None) == [] and variant_default.lacking("ex00x", ex03) == []
 
 
 @pytest.mark.slow  # grades six files
@@ -49,7 +50,7 @@ def test_a_file_without_the_parameter_passes_variant_0_and_is_told_a_class_varia
     results = grade_submissions(submissions, lang=lang)
     for result, ex_id in zip(results[:2], OLD):
         assert result.passed, result.summary
-        assert result.class_variant_warning == variants.class_variant_warning(ex_id, 0, sources[ex_id], lang) != ""
+        assert result.class_variant_warning == variant_default.class_variant_warning(ex_id, 0, sources[ex_id], lang) != ""
     assert not results[2].passed and results[2].class_variant_warning == ""  # the warning's claim: a class fails it
     assert results[3].passed and results[3].class_variant_warning == ""  # a file with the parameter: nothing to say
     report = Report("exercises", results, lang)

@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from classroom import queue, store as store_ops, worker
 from classroom.models import Job, Result
@@ -73,6 +73,15 @@ def _grade_with(store, killer):
     return graded[0], lines
 
 
+def _submit_slow(store, user, **kwargs):
+    """Submit SLOW_SOLUTION as a job already set aside: its first run would pass ex00's set-aside time (10 times the
+    reference's run, at least 0.5 s) and be set aside, which is not what these tests count."""
+    sid = store_ops.submit(store, user, "ex00", SLOW_SOLUTION, "ex00_paths.py", **kwargs)
+    with store.session() as session:
+        assert session.execute(update(Job).where(Job.submission_id == sid).values(full_time=True)).rowcount == 1
+    return sid
+
+
 def _job_and_results(store, sid):
     with store.session() as session:
         job = session.scalars(select(Job).where(Job.submission_id == sid)).one()
@@ -84,7 +93,7 @@ def _job_and_results(store, sid):
 @pytest.mark.slow
 def test_a_job_whose_sandbox_server_dies_mid_run_is_graded_again_and_gets_its_real_verdict(class_store):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
-    sid = store_ops.submit(class_store, ann, "ex00", SLOW_SOLUTION, "ex00_paths.py")
+    sid = _submit_slow(class_store, ann)
     behind = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     killer = ServerKiller(times=1)
     graded, lines = _grade_with(class_store, killer)
@@ -101,7 +110,7 @@ def test_a_job_whose_sandbox_server_dies_mid_run_is_graded_again_and_gets_its_re
 @pytest.mark.slow
 def test_a_sandbox_server_that_dies_every_time_ends_the_job_with_an_error_after_its_tries(class_store):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
-    sid = store_ops.submit(class_store, ann, "ex00", SLOW_SOLUTION, "ex00_paths.py", lang="zh")
+    sid = _submit_slow(class_store, ann, lang="zh")
     killer = ServerKiller(times=queue.SANDBOX_TRIES)
     graded, lines = _grade_with(class_store, killer)
     assert killer.kills == queue.SANDBOX_TRIES and graded == 1

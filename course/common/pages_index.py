@@ -29,6 +29,12 @@ class PageEntry:
         return PROJECT_ROOT / self.path
 
     @property
+    def heading_key(self):
+        """Catalog key of the title a chapter page shows ("ch01.title"; the sidebar's, title_key, may be shorter);
+        other pages show their nav title."""
+        return f"{self.key}.title" if self.section == "course" else self.title_key
+
+    @property
     def widget_prefix(self):
         """Every widget on the page has a key that starts with this."""
         return f"{self.key}_"

@@ -178,3 +178,31 @@ def diagnose(ex_id, checks, records, results, source, judge_one, lang="en"):
                   value=parameter.written(value))
         return text, whole, skipped
     return None
+
+
+def lacking(ex_id, source):
+    """The functions and classes given the exercise's parameter (PARAMETERS: functions, then classes) that `source`
+    defines with neither the argument nor **kwargs: [] for an exercise without a parameter, and for a source that
+    takes it wherever it defines them (or that cannot be read: judged elsewhere)."""
+    parameter = variants.PARAMETERS.get(ex_id)
+    if parameter is None or not source:
+        return []
+    return [m for m in parameter.functions + parameter.classes if lacks_parameter(source, m, parameter.name)]
+
+
+def class_variant_warning(ex_id, number, source, lang="en"):
+    """The report's warning, on the published exercise (variant 0) only, that every class variant will fail this
+    source, and why: it lacks the parameter (lacking), so its checks were not applicable here, while a class
+    variant gives the parameter another default and calls the code without it. "" where there is nothing to say
+    (a class variant's own failing checks say it: diagnosis/variant_default)."""
+    try:
+        if variants.check_number(number) != 0:
+            return ""
+    except variants.VariantError:
+        return ""
+    missing = lacking(ex_id, source)
+    if not missing:
+        return ""
+    parameter = variants.PARAMETERS[ex_id]
+    return tr("variant.class_will_fail", lang, ex_id=ex_id, name=parameter.name, where=", ".join(missing),
+              value=parameter.written(parameter.default))
