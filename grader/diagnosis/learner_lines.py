@@ -71,6 +71,31 @@ def _functions(source):
     return found
 
 
+@functools.lru_cache(maxsize=32)
+def _written(source):
+    """Every name the source writes: variables, parameters, attributes."""
+    tree = _parse(source)
+    found = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+    return frozenset(found)
+
+
+def writes(source, text):
+    """Does the learner's source write every variable `text` names ('scores', 'X.shape[1]')? A slip worded
+    with a name they never wrote would be the reference's name."""
+    try:
+        names = {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        names = {text}
+    return bool(names) and names <= _written(source)
+
+
 def defines(source, function):
     """Does this source define the function or method ('DotProductAttention.forward')?"""
     return function in _functions(source)
