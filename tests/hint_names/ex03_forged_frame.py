@@ -39,5 +39,5 @@ class DotProductAttention(nn.Module):
 
     def forward(self, queries, keys, values, valid_lens=None):
         code = "\n" * 100000 + "raise ValueError('forged frame')"
-        exec(compile(code, __file__, "exec"))  # a frame that claims line 100001 of this file
+        exec(compile(code, __file__, "exec"))  # a frame that claims a line this file does not have
         return values
