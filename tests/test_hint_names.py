@@ -214,6 +214,10 @@ def test_a_long_name_gives_the_line_alone():
     assert learner_lines.site(long, MUTANT, "attend", "scores", REFERENCE) == Site(7)
 
 
-def test_only_names_the_learner_writes_are_quoted():
-    assert learner_lines.writes(THEIRS, "logits") and learner_lines.writes(THEIRS, "q.shape[-1]")
-    assert not learner_lines.writes(THEIRS, "scores") and not learner_lines.writes(THEIRS, "queries.shape[-1]")
+def test_a_name_in_a_slips_wording_is_the_learners_own_or_none():
+    assert learner_lines.renamed(THEIRS, MUTANT, "attend", "d", REFERENCE) == "width"  # the line that plays its part
+    assert learner_lines.renamed(THEIRS, MUTANT, "attend", "queries.shape[-1]", REFERENCE) == "q.shape[-1]"
+    assert learner_lines.renamed(THEIRS, MUTANT, "attend", "valid", REFERENCE) == "valid"
+    assert learner_lines.renamed(THEIRS, MUTANT, "attend", "math", REFERENCE) is None  # never written by them
+    one_step = THEIRS.replace("    logits = q @ k.T\n", "").replace("logits / width", "q @ k.T / width")
+    assert learner_lines.renamed(one_step, MUTANT, "attend", "scores", REFERENCE) is None

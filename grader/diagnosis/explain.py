@@ -34,7 +34,7 @@ ID_PREFIX = "auto:"  # mistake ids of automatic mutants; the known mistakes' ids
 SITES = {"": "(return)", "?condition": "(condition)", "?input": "(input)"}  # a line's role in an id, when it assigns no name
 LINE_OP = "line"  # the id's operator part when the line is wrong in one of a few ways
 NAMING_FIELDS = ("used", "meant", "name", "size", "param", "arg")  # operator fields that may hold the reference's
-# variable names: a hint keeps only the ones the learner's file writes too (learner_lines.writes)
+# variable names: a hint quotes them by the learner's names (learner_lines.renamed), or not at all
 VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never named: a test's constant off by one
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
 PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
@@ -231,12 +231,22 @@ def describe(entry, lang, learner=None):
     return tr("mutant.hint", lang, where=render(_where(entry, learner), lang), what=_what(entry, lang))
 
 
-def _own_values(field, values, learner):
+def _own_values(field, values, learner, entry):
     """The values of an operator's field a hint may quote: all of them, but for a field that names variables
-    (NAMING_FIELDS) with a learner known, only the ones their file writes too."""
+    (NAMING_FIELDS) with a learner known, each by the learner's own names (in the function that computes a part
+    inline, that function's), and only those that have them."""
     if learner is None or field not in NAMING_FIELDS:
         return values
-    return [v for v in values if learner_lines.writes(learner.source, v)]
+    own = []
+    for value in values:
+        try:
+            mine = learner_lines.renamed(learner.source, entry.get("source") or "",
+                                         learner.inlined or entry["function"], value, _reference_text(learner.ex_id))
+        except (RecursionError, MemoryError, ValueError):
+            mine = None
+        if mine and mine not in own:
+            own.append(mine)
+    return own
 
 
 def mistake_id(entry, op=None):
@@ -353,14 +363,14 @@ def _named(matches, failing, lang, learner=None):
         values = {k: list(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
         ids = {k: "|".join(sorted(v)) for k, v in values.items()}
         mistake = mistake_id(dict(matches[0], fields=ids))
-        said = {k: _own_values(k, v, learner) for k, v in values.items()}
+        said = {k: _own_values(k, v, learner, matches[0]) for k, v in values.items()}
         if not all(said.values()):  # the slip is worded with a name the learner never wrote: only where it is
             return failing[0], tr("mutant.hint_where", lang, where=render(_where(matches[0], learner), lang)), mistake
         fields = {k: either.join(v) for k, v in said.items()}
         return failing[0], describe(dict(matches[0], fields=fields), lang, learner), mistake
     if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
         ways = list(dict.fromkeys(_what(e, lang) for e in matches
-                                  if all(_own_values(k, [str(v)], learner) for k, v in e["fields"].items())))
+                                  if all(_own_values(k, [str(v)], learner, e) for k, v in e["fields"].items())))
         if ways and len(ways) <= MAX_WAYS:
             return failing[0], tr("mutant.near", lang, where=render(_where(matches[0], learner), lang),
                                   ways=tr("mutant.or", lang).join(ways)), mistake_id(matches[0], LINE_OP)

@@ -8,8 +8,8 @@ part, from the syntax trees alone (the learner's source is parsed here, never ru
 
 - both functions (the mutant's, the learner's of the same qualified name) are read as a list of
   statements; each value a statement computes is described by the inputs it is computed from (the
-  function's parameters by position, and the `self.` attributes both functions read), followed through
-  local names and reassignments;
+  function's parameters by position and its `self.` attributes, those both functions read), followed
+  through local names and reassignments;
 - the statements whose values come from the same inputs as the changed one form a chain in each function
   (each one computed from the one before: `scores`, then `scores / sqrt(d)`); when both chains are as long
   and the changed line is the k-th of the mutant's, the learner's k-th is theirs;
@@ -86,14 +86,44 @@ def _written(source):
     return frozenset(found)
 
 
-def writes(source, text):
-    """Does the learner's source write every variable `text` names ('scores', 'X.shape[1]')? A slip worded
-    with a name they never wrote would be the reference's name."""
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(self.mapping.get(node.id, node.id), node.ctx), node)
+
+
+def renamed(learner_source, mutant_source, function, text, reference_source=None):
+    """`text` (a name, or a short expression of names, of the mutant's function: 'd', 'X.shape[1]') with each
+    variable as the learner writes it: a parameter by its position, a local by the line that plays its part
+    (site), or else by the same name when their function writes it too; None when a variable has no such
+    counterpart (the hint must not quote it)."""
     try:
-        names = {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
+        tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        names = {text}
-    return bool(names) and names <= _written(source)
+        return None
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    theirs, ours = _functions(learner_source).get(function), _functions(mutant_source).get(function)
+    if not names or theirs is None or ours is None:
+        return text if names and names <= _written(learner_source) else None
+    own = {n.id for n in ast.walk(theirs) if isinstance(n, ast.Name)} | set(_params(theirs))
+    by_key = {key: name for name, key in _params(theirs).items()}
+    mapping = {}
+    for name in names:
+        if name in _params(ours):
+            mapping[name] = by_key.get(_params(ours)[name])
+        else:
+            found = site(learner_source, mutant_source, function, name, reference_source)
+            mapping[name] = found.text if found is not None and found.text and found.text.isidentifier() else None
+        if mapping[name] is None and name in own:
+            mapping[name] = name
+        if mapping[name] is None:
+            return None
+    try:
+        return ast.unparse(_Renamer(mapping).visit(tree))
+    except (ValueError, RecursionError):
+        return None
 
 
 def defines(source, function):
@@ -181,16 +211,22 @@ def _flatten(body, out):
             _flatten(handler.body, out)
 
 
-def _flow(function):
-    """The function's statements with, for each, the inputs its values come from (parameters by position as
-    '#0', '#1', keyword-only ones by name; `self.` attributes it reads before assigning) and the statements
-    it is computed from, directly or not (`after`)."""
+def _params(function):
+    """{parameter name: '#0', '#1', ... by position (self left out), 'kw:<name>' for a keyword-only one}."""
     args = function.args
     positional = [a.arg for a in args.posonlyargs + args.args]
     if positional and positional[0] == "self":
         positional = positional[1:]
     params = {name: f"#{i}" for i, name in enumerate(positional)}
     params.update({a.arg: f"kw:{a.arg}" for a in args.kwonlyargs})
+    return params
+
+
+def _flow(function):
+    """The function's statements with, for each, the inputs its values come from (parameters by position as
+    '#0', '#1', keyword-only ones by name; `self.` attributes it reads before assigning) and the statements
+    it is computed from, directly or not (`after`)."""
+    params = _params(function)
     statements = []
     _flatten(function.body, statements)
     carried, last = {}, {}  # name -> inputs of its current value; name -> index of the statement that set it
@@ -215,8 +251,9 @@ def _flow(function):
 
 
 def _key(statement, shared):
-    """The inputs of a statement, with the `self.` attributes only one of the two functions reads left out."""
-    return frozenset(i for i in statement.inputs if not i.startswith("self.") or i in shared)
+    """The inputs of a statement, with those only one of the two functions reads left out (a parameter the
+    learner's function does not have, an attribute only one of them reads)."""
+    return frozenset(i for i in statement.inputs if i in shared)
 
 
 def _is_chain(statements, flow):
@@ -264,8 +301,7 @@ def site(learner_source, mutant_source, function, target, reference_source=None,
     mine, flow = _flow(theirs), _flow(ours)
     reference = _functions(reference_source).get(function) if reference_source else None
     reference = _flow(reference) if reference is not None else None
-    shared = {i for s in mine for i in s.inputs if i.startswith("self.")} \
-        & {i for s in flow for i in s.inputs if i.startswith("self.")}
+    shared = {i for s in mine for i in s.inputs} & {i for s in flow for i in s.inputs}
     if target == "?condition":
         return _test_site(learner_source, mine, flow, reference, shared, condition)
     if target == "":
