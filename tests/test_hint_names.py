@@ -207,6 +207,8 @@ def test_no_line_is_named_when_the_learner_computes_it_in_other_steps():
     assert learner_lines.site(THEIRS.replace("def attend", "def other"), MUTANT, "attend", "scores", REFERENCE) is None
     assert learner_lines.site("def attend(:\n", MUTANT, "attend", "scores", REFERENCE) is None
     assert learner_lines.site(THEIRS + "#" * 300_000, MUTANT, "attend", "scores", REFERENCE) is None
+    long_body = THEIRS.replace("    return probs @ v\n", "    x = 0\n" * 500 + "    return probs @ v\n")
+    assert learner_lines.site(long_body, MUTANT, "attend", "scores", REFERENCE) is None
 
 
 def test_a_long_name_gives_the_line_alone():

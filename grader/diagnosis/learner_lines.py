@@ -27,7 +27,8 @@ import functools
 from ..messages import clean_text
 
 MAX_SOURCE = 200_000  # characters of a learner's file read; a longer one gets no line named
-MAX_STATEMENTS = 2000  # statements of one function followed
+MAX_STATEMENTS = 400  # statements of one function followed; a longer function gets no line named (what each
+# statement is computed from is kept for every statement: memory grows with the square of this)
 MAX_NAME = 40  # a learner's name (or test) longer than this is not quoted
 
 
@@ -299,6 +300,8 @@ def site(learner_source, mutant_source, function, target, reference_source=None,
     if theirs is None or ours is None:
         return None
     mine, flow = _flow(theirs), _flow(ours)
+    if len(mine) >= MAX_STATEMENTS or len(flow) >= MAX_STATEMENTS:
+        return None
     reference = _functions(reference_source).get(function) if reference_source else None
     reference = _flow(reference) if reference is not None else None
     shared = {i for s in mine for i in s.inputs} & {i for s in flow for i in s.inputs}
