@@ -211,6 +211,12 @@ def test_no_line_is_named_when_the_learner_computes_it_in_other_steps():
     assert learner_lines.site(long_body, MUTANT, "attend", "scores", REFERENCE) is None
 
 
+def test_a_line_that_only_passes_the_value_on_is_not_named():
+    returned = REFERENCE.replace("return weights @ values", "return (weights @ values) * 2")
+    passed_on = THEIRS.replace("    return probs @ v\n", "    out = probs @ v\n    return out\n")
+    assert learner_lines.site(passed_on, returned, "attend", "", REFERENCE) is None
+
+
 def test_a_long_name_gives_the_line_alone():
     long = THEIRS.replace("logits", "the_logits_of_every_query_against_every_key_here")
     assert learner_lines.site(long, MUTANT, "attend", "scores", REFERENCE) == Site(7)

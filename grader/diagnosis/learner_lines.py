@@ -14,7 +14,9 @@ part, from the syntax trees alone (the learner's source is parsed here, never ru
   (each one computed from the one before: `scores`, then `scores / sqrt(d)`); when both chains are as long
   and the changed line is the k-th of the mutant's, the learner's k-th is theirs;
 - a returned value is the learner's one return with the same inputs, a changed test their one test with
-  the same text (else the one at the same place among their tests on the same inputs).
+  the same text (else the one at the same place among their tests on the same inputs);
+- a line of theirs that only passes a value on (`return out`) where the changed line computes it is not
+  the slip's line.
 
 Anything else (the learner computes it inline, in a helper of their own, in more or fewer steps, or the
 file does not parse) finds nothing, and the hint names no line: a wrong line would mislead more than none.
@@ -275,6 +277,25 @@ def _changed(mutant, reference, candidates):
     return found[0] if len(found) == 1 else None
 
 
+def _alias(statement):
+    """Does the statement only pass a value on (`return out`, `self.weights = probs`): its value is names?"""
+    value = getattr(statement.node, "value", None)
+    if statement.kind not in ("value", "return") or value is None:
+        return False
+    parts = value.elts if isinstance(value, ast.Tuple) else [value]
+    return all(isinstance(p, ast.Name) or isinstance(p, ast.Attribute) and isinstance(p.value, ast.Name)
+               for p in parts)
+
+
+def _found(learner_source, statement, changed):
+    """The Site of the learner's statement found for the mutant's changed one, or None when theirs only
+    passes on a value computed elsewhere where the changed line computes it (the slip is not on their line)."""
+    if _alias(statement) and not _alias(changed):
+        return None
+    quoted = None if statement.kind == "return" else _quoted(learner_source, statement.quoted)
+    return Site(statement.node.lineno, quoted)
+
+
 def _quoted(source, node):
     """A learner's name or test as they wrote it, when it is one short line, else None."""
     if node is None:
@@ -312,7 +333,7 @@ def site(learner_source, mutant_source, function, target, reference_source=None,
         if changed is None:
             return None
         same = [s for s in mine if s.kind == "return" and _key(s, shared) == _key(changed, shared)]
-        return Site(same[0].node.lineno) if len(same) == 1 else None
+        return _found(learner_source, same[0], changed) if len(same) == 1 else None
     names = target.split(", ")
     changed = _changed(flow, reference, [s for s in flow if s.kind == "value" and set(names) <= set(s.defs)])
     if changed is None:
@@ -320,14 +341,13 @@ def site(learner_source, mutant_source, function, target, reference_source=None,
     if all(n.startswith("self.") for n in names):  # an attribute the exercise names: the learner's is the same
         same = [s for s in mine if s.kind == "value" and set(names) <= set(s.defs)]
         if len(same) == 1:
-            return Site(same[0].node.lineno, _quoted(learner_source, same[0].quoted))
+            return _found(learner_source, same[0], changed)
     key = _key(changed, shared)
     ours_chain = [s for s in flow if s.kind == "value" and _key(s, shared) == key]
     mine_chain = [s for s in mine if s.kind == "value" and _key(s, shared) == key]
     if len(ours_chain) != len(mine_chain) or not _is_chain(ours_chain, flow) or not _is_chain(mine_chain, mine):
         return None
-    found = mine_chain[ours_chain.index(changed)]
-    return Site(found.node.lineno, _quoted(learner_source, found.quoted))
+    return _found(learner_source, mine_chain[ours_chain.index(changed)], changed)
 
 
 def _test_site(learner_source, mine, flow, reference, shared, condition):
