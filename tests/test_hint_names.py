@@ -68,9 +68,9 @@ def test_a_reordered_body_gets_the_line_that_plays_the_part(graded):
 def test_without_a_line_that_is_surely_the_one_no_variable_is_named(graded):
     # the scores in two steps (lines 42 and 43) where the reference has one: which one is the slip's is not sure
     hint = hint_of(graded["ex03_dot_two_steps"])
-    assert hint == ("Your results match one specific slip in DotProductAttention.forward, in one of its lines: the "
-                    "square-root scale is doubled. Fix that line; the checks will tell you if anything else is "
-                    "wrong."), hint
+    assert hint == ("Your results match one specific slip in one line of the code that DotProductAttention.forward "
+                    "runs: the square-root scale is doubled. Fix that line; the checks will tell you if anything "
+                    "else is wrong."), hint
 
 
 @pytest.mark.slow

@@ -190,7 +190,7 @@ def _learner_where(entry, learner):
     if learner.inlined:
         return ("mutant.where_inlined", {"function": learner.inlined, "part": function})
     if not learner_lines.defines(learner.source, function):
-        return ("mutant.where_unknown", {"function": learner.function})
+        return ("mutant.where_somewhere", {"function": learner.function})
     target = entry["target"]
     if target == "?input":
         return ("mutant.where_input", {"function": function})

@@ -100,8 +100,8 @@ class _Renamer(ast.NodeTransformer):
 def renamed(learner_source, mutant_source, function, text, reference_source=None):
     """`text` (a name, or a short expression of names, of the mutant's function: 'd', 'X.shape[1]') with each
     variable as the learner writes it: a parameter by its position, a local by the line that plays its part
-    (site), or else by the same name when their function writes it too; None when a variable has no such
-    counterpart (the hint must not quote it)."""
+    (site), or else by the same name when their function writes it too (as a variable or an attribute); None
+    when a variable has no such counterpart (the hint must not quote it)."""
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -110,7 +110,8 @@ def renamed(learner_source, mutant_source, function, text, reference_source=None
     theirs, ours = _functions(learner_source).get(function), _functions(mutant_source).get(function)
     if not names or theirs is None or ours is None:
         return text if names and names <= _written(learner_source) else None
-    own = {n.id for n in ast.walk(theirs) if isinstance(n, ast.Name)} | set(_params(theirs))
+    own = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(theirs)
+           if isinstance(n, (ast.Name, ast.Attribute))} | set(_params(theirs))  # W_v for their self.W_v too
     by_key = {key: name for name, key in _params(theirs).items()}
     mapping = {}
     for name in names:
