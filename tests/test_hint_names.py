@@ -201,6 +201,16 @@ def test_the_learners_line_plays_the_mutated_lines_part():
         Site(8, "valid is not None")
 
 
+def test_a_variable_of_the_same_name_set_as_many_times_is_the_learners_line():
+    reference = "def grow(n, dilated):\n    dilations = []\n    while n > 0:\n        dilations.append(2 ** len(dilations))\n" \
+        "        n -= 1\n    return dilations\n"
+    mutant = reference.replace("2 ** len(dilations)", "2 ** (len(dilations) + 1)")
+    theirs = "def grow(n, dilated):\n    layers = 0\n    dilations = []\n    while n > layers:\n" \
+        "        layers += 1\n        dilations.append(2 ** layers if dilated else 1)\n    return dilations\n"
+    # what it is computed from differs (their dilated, their layers): the name and its turn decide, line 6
+    assert learner_lines.site(theirs, mutant, "grow", "dilations", reference) == Site(6, "dilations")
+
+
 def test_no_line_is_named_when_the_learner_computes_it_in_other_steps():
     one_step = THEIRS.replace("    logits = q @ k.T\n", "").replace("logits / width", "q @ k.T / width")
     assert learner_lines.site(one_step, MUTANT, "attend", "scores", REFERENCE) is None
@@ -227,5 +237,8 @@ def test_a_name_in_a_slips_wording_is_the_learners_own_or_none():
     assert learner_lines.renamed(THEIRS, MUTANT, "attend", "queries.shape[-1]", REFERENCE) == "q.shape[-1]"
     assert learner_lines.renamed(THEIRS, MUTANT, "attend", "valid", REFERENCE) == "valid"
     assert learner_lines.renamed(THEIRS, MUTANT, "attend", "math", REFERENCE) is None  # never written by them
+    module = "class M:\n    def __init__(self):\n        self.W_v = 1\n\n    def forward(self, x):\n        return x\n"
+    assert learner_lines.renamed(module, module, "M.forward", "W_v") == "W_v"  # their module's attribute
+    assert learner_lines.renamed(module, module, "M.forward", "W_o") is None
     one_step = THEIRS.replace("    logits = q @ k.T\n", "").replace("logits / width", "q @ k.T / width")
     assert learner_lines.renamed(one_step, MUTANT, "attend", "scores", REFERENCE) is None

@@ -13,6 +13,8 @@ part, from the syntax trees alone (the learner's source is parsed here, never ru
 - the statements whose values come from the same inputs as the changed one form a chain in each function
   (each one computed from the one before: `scores`, then `scores / sqrt(d)`); when both chains are as long
   and the changed line is the k-th of the mutant's, the learner's k-th is theirs;
+- else, when the learner's function sets a variable of the changed line's name as many times as the
+  mutant's does, the learner's line that sets it at the same turn;
 - a returned value is the learner's one return with the same inputs, a changed test their one test with
   the same text (else the one at the same place among their tests on the same inputs);
 - a line of theirs that only passes a value on (`return out`) where the changed line computes it is not
@@ -89,6 +91,14 @@ def _written(source):
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=32)
+def _self_attributes(source):
+    """The attributes of self the source writes or reads anywhere (W_v for self.W_v)."""
+    tree = _parse(source)
+    return frozenset(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                     and n.value.id == "self") if tree is not None else frozenset()
+
+
 class _Renamer(ast.NodeTransformer):
     def __init__(self, mapping):
         self.mapping = mapping
@@ -100,8 +110,8 @@ class _Renamer(ast.NodeTransformer):
 def renamed(learner_source, mutant_source, function, text, reference_source=None):
     """`text` (a name, or a short expression of names, of the mutant's function: 'd', 'X.shape[1]') with each
     variable as the learner writes it: a parameter by its position, a local by the line that plays its part
-    (site), or else by the same name when their function writes it too (as a variable or an attribute); None
-    when a variable has no such counterpart (the hint must not quote it)."""
+    (site), or else by the same name when their function writes it too (or their class, as an attribute of
+    self); None when a variable has no such counterpart (the hint must not quote it)."""
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -110,8 +120,8 @@ def renamed(learner_source, mutant_source, function, text, reference_source=None
     theirs, ours = _functions(learner_source).get(function), _functions(mutant_source).get(function)
     if not names or theirs is None or ours is None:
         return text if names and names <= _written(learner_source) else None
-    own = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(theirs)
-           if isinstance(n, (ast.Name, ast.Attribute))} | set(_params(theirs))  # W_v for their self.W_v too
+    own = {n.id for n in ast.walk(theirs) if isinstance(n, ast.Name)} | set(_params(theirs)) \
+        | _self_attributes(learner_source)  # W_v for the self.W_v of their module
     by_key = {key: name for name, key in _params(theirs).items()}
     mapping = {}
     for name in names:
@@ -346,9 +356,13 @@ def site(learner_source, mutant_source, function, target, reference_source=None,
     key = _key(changed, shared)
     ours_chain = [s for s in flow if s.kind == "value" and _key(s, shared) == key]
     mine_chain = [s for s in mine if s.kind == "value" and _key(s, shared) == key]
-    if len(ours_chain) != len(mine_chain) or not _is_chain(ours_chain, flow) or not _is_chain(mine_chain, mine):
-        return None
-    return _found(learner_source, mine_chain[ours_chain.index(changed)], changed)
+    if len(ours_chain) == len(mine_chain) and _is_chain(ours_chain, flow) and _is_chain(mine_chain, mine):
+        return _found(learner_source, mine_chain[ours_chain.index(changed)], changed)
+    ours_named = [s for s in flow if s.kind == "value" and set(names) <= set(s.defs)]
+    mine_named = [s for s in mine if s.kind == "value" and set(names) <= set(s.defs)]
+    if len(ours_named) == len(mine_named):  # the learner's variable of the same name, set as many times
+        return _found(learner_source, mine_named[ours_named.index(changed)], changed)
+    return None
 
 
 def _test_site(learner_source, mine, flow, reference, shared, condition):
