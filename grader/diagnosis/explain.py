@@ -7,7 +7,9 @@ reference on every check the learner passed. When every mutant that explains the
 file is the same change (one operator, function and line), the feedback names the
 function, the line's role and what the learner's code does instead; when they
 differ only in how the same line is wrong, it names the line; otherwise it says
-nothing, rather than guess.
+nothing, rather than guess. The line a hint names is the learner's own, by its
+number and the name they gave it (learner_lines.py), and so is every variable
+it quotes; where no line of theirs is surely the one, it names none.
 
 A named slip also gets a mistake id (`mistake_id`), which a class groups
 submissions by: made of the operator, the function, the line's role and the
@@ -226,7 +228,7 @@ def _what(entry, lang):
 
 
 def describe(entry, lang, learner=None):
-    """'... in masked_softmax, in your line 12, the one that computes `logits`: ...' for one mutant (with the
+    """'... in masked_softmax, in your line 12 (the one that computes `logits`): ...' for one mutant (with the
     reference's names when `learner` is None)."""
     return tr("mutant.hint", lang, where=render(_where(entry, learner), lang), what=_what(entry, lang))
 

@@ -27,6 +27,7 @@ file does not parse) finds nothing, and the hint names no line: a wrong line wou
 import ast
 import difflib
 import functools
+from typing import NamedTuple
 
 from ..messages import clean_text
 
@@ -36,19 +37,11 @@ MAX_STATEMENTS = 400  # statements of one function followed; a longer function g
 MAX_NAME = 40  # a learner's name (or test) longer than this is not quoted
 
 
-class Site:
+class Site(NamedTuple):
     """A line of the learner's file: its number, and the name it assigns or the test it makes (or None)."""
 
-    __slots__ = ("line", "text")
-
-    def __init__(self, line, text=None):
-        self.line, self.text = line, text
-
-    def __eq__(self, other):
-        return isinstance(other, Site) and (self.line, self.text) == (other.line, other.text)
-
-    def __repr__(self):
-        return f"Site({self.line}, {self.text!r})"
+    line: int
+    text: str | None = None
 
 
 def _parse(source):
