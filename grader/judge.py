@@ -39,18 +39,20 @@ class Judged(NamedTuple):
     mutants_missing: bool = False
 
 
-def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None):
+def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None,
+                   label=None):
     """Turn one exercise's sandbox data into verdicts -> Judged (variants: the run's MistakeVariants; default:
-    its own)."""
+    its own; label: what the learner's file is called in messages when it is not a file of its own, a
+    notebook's cell)."""
     if variants is None:
         with MistakeVariants() as own:
-            return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own)
+            return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own, label)
     exercise = get_exercise(ex_id)
     mutants_missing = False
     if job.import_error is not None:
-        results = [_file_result(ex_id, job.import_error, learner_name, lang, source)]
+        results = [_file_result(ex_id, job.import_error, learner_name, lang, source, label)]
     else:
-        results = [judge_check(check, reference, record, job, limits, lang, source, exercise.filename)
+        results = [judge_check(check, reference, record, job, limits, lang, source, exercise.filename, label)
                    for check, reference, record in zip(checks, references, job.records)]
         rules = _source_results(ex_id, source, lang)
         named = {r.mistake for r in rules}
@@ -127,9 +129,10 @@ def _form_problem(check, reference, got, lang):
     return None
 
 
-def judge_check(check, reference, record, job, limits, lang="en", source=None, filename=None):
+def judge_check(check, reference, record, job, limits, lang="en", source=None, filename=None, label=None):
     """The verdict on one check from the learner's record and the reference (an error names the learner's own
-    line that raised when its traceback points into `source`, staged as `filename`: messages.own_line)."""
+    line that raised when its traceback points into `source`, staged as `filename`: messages.own_line; label:
+    what their file is called, when it is a notebook's cell)."""
     name, call = render(check.name, lang), render(check.call, lang)
 
     def result(passed, message="", kind="ok", shown=None):
@@ -141,7 +144,7 @@ def judge_check(check, reference, record, job, limits, lang="en", source=None, f
         return result(False, missing_message(job, limits, lang), "missing")
     if "error" in record:
         error = record["error"]
-        return result(False, error_message(error, limits.memory_mb, lang, own_line(error, source, filename)),
+        return result(False, error_message(error, limits.memory_mb, lang, _own(error, source, filename, label)),
                       error_kind(error))
     got = record["ok"]
     if check.spec.get("needs_parameter") and isinstance(got, dict) and got.get(NOT_APPLICABLE):
@@ -212,10 +215,16 @@ def _locate(check, reference, got):
         return None
 
 
-def _file_result(ex_id, error, learner_name, lang, source=None):
+def _own(error, source, filename, label):
+    """messages.own_line's (line, code), with the label of a file that is a notebook's cell third."""
+    own = own_line(error, source, filename)
+    return own + (label,) if own is not None and label else own
+
+
+def _file_result(ex_id, error, learner_name, lang, source=None, label=None):
     """One file-level result for a file that cannot be imported (syntax error, bad import; an error raised in
     the learner's own line names it: messages.own_line)."""
-    own = own_line(error, source, get_exercise(ex_id).filename)
+    own = _own(error, source, get_exercise(ex_id).filename, label)
     result = CheckResult(tr("check.file", lang), False, import_message(error, learner_name, lang, own),
                          kind=error_kind(error), id=f"{ex_id}.file")
     if result.kind == "not_implemented":  # raised at import time: treat like any other stub

@@ -89,11 +89,19 @@ def own_line(error, source, filename):
     return found, code if len(code) <= CODE_CHARS else code[:CODE_CHARS] + "..."
 
 
+def _own_place(own, lang):
+    """'your line 42', or 'your line 42 of ex04_bahdanau.ipynb, cell 5' when own names where the file came from."""
+    place = own[2] if len(own) > 2 else ""
+    if place:
+        return tr("where.own_in", lang, line=own[0], file=clean_text(place))
+    return tr("where.own", lang, line=own[0])
+
+
 def _where(error, lang, own=None):
     """' (ex03_scoring.py, line 42, in forward: `code`)', ' (your line 42: `code`)' for the learner's own line
     (own_line), or ''."""
     if own is not None:
-        text = tr("where.own", lang, line=own[0]) + (tr("where.code", lang, code=own[1]) if own[1] else "")
+        text = _own_place(own, lang) + (tr("where.code", lang, code=own[1]) if own[1] else "")
         return tr("where.wrapped", lang, text=text)
     where = error.get("where")
     if not where:
@@ -108,7 +116,8 @@ def _where(error, lang, own=None):
 
 def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en", own=None):
     """A learner-facing sentence for an exception raised by their code; own: (line, code) of the learner's own
-    line that raised (own_line), named instead of the sandbox's place."""
+    line that raised (own_line), named instead of the sandbox's place, and optionally the name their file goes
+    by (a notebook's cell) third."""
     kind = error["kind"]
     if kind == "rejected":  # the result itself was unsafe or malformed (grader/untrusted_records.py)
         return tr("error.rejected", lang, reason=render(error["reason"], lang))
@@ -123,9 +132,10 @@ def error_message(error, memory_mb=SandboxLimits.memory_mb, lang="en", own=None)
     if "leaf Variable" in message and "in-place" in message:
         return tr("error.in_place", lang, where=_where(error, lang, own))
     if own is not None and own[1]:
-        return tr("error.raised_own", lang, line=own[0], code=own[1], type=error["type"], message=message)
+        return tr("error.raised_own", lang, place=_own_place(own, lang), code=own[1], type=error["type"],
+                  message=message)
     if own is not None:
-        return tr("error.raised_own_line", lang, line=own[0], type=error["type"], message=message)
+        return tr("error.raised_own_line", lang, place=_own_place(own, lang), type=error["type"], message=message)
     return tr("error.raised", lang, type=error["type"], message=message, where=_where(error, lang))
 
 

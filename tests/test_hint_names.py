@@ -41,9 +41,13 @@ def graded():
 @pytest.fixture(scope="module")
 def graded_zh():
     names = ["ex03_dot_renamed", "ex03_raises"]
-    results = grade_submissions([Submission("ex03", (FILES / f"{n}.py").read_text(encoding="utf-8"), f"{n}.py")
-                                 for n in names], lang="zh")
-    return dict(zip(names, results))
+    sources = [(FILES / f"{n}.py").read_text(encoding="utf-8") for n in names]
+    results = grade_submissions([Submission("ex03", source, f"{n}.py") for n, source in zip(names, sources)]
+                                + [Submission("ex03", sources[1], "ex03_scoring.ipynb", label=CELL)], lang="zh")
+    return dict(zip(names + ["cell"], results))
+
+
+CELL = "ex03_scoring.ipynb, cell 7"  # how a notebook's answer cell is named (grader/notebook_submit.py)
 
 
 @pytest.mark.slow
@@ -81,12 +85,24 @@ def test_an_error_names_the_learners_own_line_that_raised(graded):
 
 
 @pytest.mark.slow
+def test_a_notebook_cells_line_says_the_cell():
+    source = (FILES / "ex03_raises.py").read_text(encoding="utf-8")
+    [result] = grade_submissions([Submission("ex03", source, "ex03_scoring.ipynb", label=CELL)])
+    message = first_failing(result).message
+    assert message.startswith("your line 45 of ex03_scoring.ipynb, cell 7 (`mixed = torch.bmm(self.dropout(probs), "
+                              "values.transpose(1, 2))`) raised RuntimeError: "), message
+
+
+@pytest.mark.slow
 def test_the_learners_line_and_name_in_chinese(graded_zh):
     hint = hint_of(graded_zh["ex03_dot_renamed"])
     assert "DotProductAttention.forward 中你的第 43 行（计算 `attn_logits` 的那一行）" in hint, hint
     message = first_failing(graded_zh["ex03_raises"]).message
     assert message.startswith("你的第 45 行（`mixed = torch.bmm(self.dropout(probs), values.transpose(1, 2))`）"
                               "抛出了 RuntimeError："), message
+    message = first_failing(graded_zh["cell"]).message
+    assert message.startswith("ex03_scoring.ipynb, cell 7 中你的第 45 行（`mixed = torch.bmm(self.dropout(probs), "
+                              "values.transpose(1, 2))`）抛出了 RuntimeError："), message
 
 
 @pytest.mark.slow
@@ -165,6 +181,11 @@ def test_an_error_with_its_own_line_is_worded_in_both_languages():
     assert error_message(error, lang="zh", own=(3, "c = a / 0")) == \
         "你的第 3 行（`c = a / 0`）抛出了 ZeroDivisionError：division by zero"
     assert error_message(error, own=(3, "")) == "your line 3 raised ZeroDivisionError: division by zero"
+    assert error_message(error, own=(3, "c = a / 0", CELL)) == \
+        "your line 3 of ex03_scoring.ipynb, cell 7 (`c = a / 0`) raised ZeroDivisionError: division by zero"
+    memory = {"kind": "memory", "type": "MemoryError", "message": "", "where": None}
+    assert error_message(memory, 512, own=(3, "c = a / 0")) == \
+        "ran out of memory (your line 3: `c = a / 0`): the sandbox allows 512 MB"
 
 
 REFERENCE = '''def attend(queries, keys, values, valid=None):
