@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from grader.core import Submission, grade_submissions
-from grader.diagnosis import learner_lines
+from grader.diagnosis import explain, learner_lines
+from grader.text import render
 from grader.diagnosis.learner_lines import Site
 from grader.messages import error_message, own_line
 
@@ -263,3 +264,13 @@ def test_a_name_in_a_slips_wording_is_the_learners_own_or_none():
     assert learner_lines.renamed(module, module, "M.forward", "W_o") is None
     one_step = THEIRS.replace("    logits = q @ k.T\n", "").replace("logits / width", "q @ k.T / width")
     assert learner_lines.renamed(one_step, MUTANT, "attend", "scores", REFERENCE) is None
+
+
+def test_a_file_that_does_not_parse_gets_a_place_without_its_names():
+    entry = {"function": "attend", "target": "scores", "source": MUTANT, "op": "sqrt_dropped", "fields": {}}
+    for broken in ("def attend(:\n", "x = " + "(" * 1000 + ")" * 1000 + "\n", None):
+        learner = explain.Learner(broken, "ex03", "DotProductAttention.forward")
+        assert render(explain._where(entry, learner), "en") == \
+            "in one line of the code that DotProductAttention.forward runs"
+    assert "`scores`" in render(explain._where(entry, None), "en")  # the reference's wording: mistake labels only
+    assert "scores" not in render(explain._where(entry, explain.Learner(THEIRS, "ex03", "attend")), "en")

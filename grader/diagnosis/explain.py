@@ -191,7 +191,11 @@ def _learner_where(entry, learner):
     function = entry["function"]
     if learner.inlined:
         return ("mutant.where_inlined", {"function": learner.inlined, "part": function})
-    if not learner_lines.defines(learner.source, function):
+    try:
+        defined = learner_lines.defines(learner.source, function)
+    except Exception:  # as below
+        defined = False
+    if not defined:
         return ("mutant.where_somewhere", {"function": learner.function})
     target = entry["target"]
     if target == "?input":
@@ -200,7 +204,7 @@ def _learner_where(entry, learner):
         found = learner_lines.site(learner.source, entry.get("source") or "", function, target,
                                    _reference_text(learner.ex_id),
                                    entry.get("condition") or substeps.changed_test(entry))
-    except (RecursionError, MemoryError, ValueError):
+    except Exception:  # a learner's file the syntax tree reader trips on: no line named
         found = None
     if found is None:
         key = {"?condition": "mutant.where_condition", "": "mutant.where_return"}.get(target, "mutant.where_somewhere")
@@ -244,7 +248,7 @@ def _own_values(field, values, learner, entry):
         try:
             mine = learner_lines.renamed(learner.source, entry.get("source") or "",
                                          learner.inlined or entry["function"], value, _reference_text(learner.ex_id))
-        except (RecursionError, MemoryError, ValueError):
+        except Exception:  # a learner's file the syntax tree reader trips on: the name is not quoted
             mine = None
         if mine and mine not in own:
             own.append(mine)
