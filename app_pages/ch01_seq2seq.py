@@ -126,10 +126,8 @@ def alignment_section():
 
 st.title(tr("ch01.title"))
 prose("ch01.intro")
-seq2seq_section()
-paths_section()
-receptive_field_section()
-gradient_section()
-alignment_section()
+# Each experiment is a fragment: moving a widget reruns its own section, not the whole page.
+for section in (seq2seq_section, paths_section, receptive_field_section, gradient_section, alignment_section):
+    st.fragment(section)()
 prose("ch01.bottleneck.heading", "ch01.bottleneck.body")
 chapter_footer("ex00")

@@ -82,7 +82,7 @@ def heads_section():
         st.error(tr(f"ch05.sentence_{err.code}", count=err.count, max=ch05.MAX_TOKENS))
         return
     head = st.radio(tr("ch05.head_label"), range(num_heads), key="ch05_head", horizontal=True,
-                    persist_state=KEEP)
+                    format_func=lambda i: str(i + 1), persist_state=KEEP)  # heads numbered from 1, as in the tables
     view = heads_view(current_lang(), tokens, HEAD_HIDDENS, num_heads, scale, seed, head)
     left, right = st.columns([3, 2]) if num_heads <= 4 else (st.container(), st.container())  # 8 heads: full width
     show_chart(left, view["spec"])
@@ -97,8 +97,16 @@ st.title(tr("ch05.title"))
 st.markdown(tr("ch05.intro"))
 prose("ch05.heading_why", "ch05.why_body", "ch05.formula_head", "ch05.why_middle", "ch05.formula_output",
       "ch05.why_after")
-width, head_count = tracer_section()
-params_section(width, head_count)
-heads_section()
+
+
+@st.fragment
+def sizes_experiment():
+    """The tracer and the parameter count it sizes: a move reruns these two, not the heatmaps below."""
+    width, head_count = tracer_section()
+    params_section(width, head_count)
+
+
+sizes_experiment()
+st.fragment(heads_section)()  # a move here redraws its heatmaps only
 heads_side_by_side("ch05_trained")
 chapter_footer("ex05")

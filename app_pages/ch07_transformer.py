@@ -113,12 +113,11 @@ def pitfalls_section():
 
 st.title(tr("ch07.title"))
 st.markdown(tr("ch07.intro"))
-architecture_section()
-norm_section()
-masks_section()
-decoding_section()
-attention_kinds("ch07_trained")
-recipe_section()
-inside_section()
+# Each experiment is a fragment: moving a widget reruns its own section, not the whole long page.
+for section in (architecture_section, norm_section, masks_section, decoding_section):
+    st.fragment(section)()
+st.fragment(attention_kinds)("ch07_trained")
+st.fragment(recipe_section)()
+st.fragment(inside_section)()
 pitfalls_section()
 chapter_footer("ex07")

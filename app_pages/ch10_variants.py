@@ -5,6 +5,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from course.app import learner
 from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
 from course.lessons import ch03, ch10
@@ -92,4 +93,6 @@ prose("ch10.kinds.heading", "ch10.kinds.body", "ch10.beyond.heading", "ch10.beyo
       "ch10.stacks.heading", "ch10.stacks.body")
 positions_section()
 cost_section()
+prose("ch10.strengths.heading", "ch10.strengths.body")  # the strengths of chapters 1-7 gathered, and the limits
 chapter_footer("ex09")
+st.page_link(learner.current().page("ch11").path, label=tr("ch10.next"), icon=":material/arrow_forward:")

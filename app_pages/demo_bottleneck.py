@@ -39,6 +39,10 @@ def beam_caption(found):
         for n, (k, a, _) in settings.items()))
     if all(chosen for _, _, chosen in settings.values()):
         text += " " + tr("demos.bottleneck.beam_chosen")
+    edge = demos.alphas_at_edge(found)  # the search stopped at its largest alpha while BLEU still rose
+    for alpha in sorted(set(edge.values())):
+        models = tr("demos.bottleneck.beam_separator").join(model_label(n) for n, a in edge.items() if a == alpha)
+        text += " " + tr("demos.bottleneck.beam_edge", models=models, alpha=f"{alpha:g}")
     return text
 
 

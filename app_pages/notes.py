@@ -33,19 +33,19 @@ st.title(tr("notes.title"))
 st.markdown(learner.notes_intro(current_lang()))
 
 saved = learner.load_notes()
-for chapter in CHAPTERS:
+for chapter in CHAPTERS:  # each note under its chapter's own title (the sidebar's may be shorter)
     key = widget_key(chapter)
     if key not in st.session_state:  # first visit, or the widget was dropped on another page
         st.session_state[key] = saved.get(chapter.key, "")
     st.text_area(
-        tr(chapter.title_key), key=key, height=160, persist_state="session",
+        tr(f"{chapter.key}.title"), key=key, height=160, persist_state="session",
         on_change=save, args=(chapter,), placeholder=tr("notes.placeholder"),
     )
     stamp = learner.saved_at(chapter.key)
     if stamp:
         st.caption(tr("notes.saved_at", time=notes.readable_time(stamp, current_lang())))
 
-titles = {chapter.key: tr(chapter.title_key) for chapter in CHAPTERS}
+titles = {chapter.key: tr(f"{chapter.key}.title") for chapter in CHAPTERS}  # each chapter's own title
 markdown = notes.to_markdown(learner.load_notes(), titles, heading=tr("notes.export_heading"))
 st.download_button(
     tr("notes.export"), markdown, file_name=f"attention-lab-notes-{current_lang()}.md",

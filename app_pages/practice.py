@@ -117,8 +117,9 @@ chosen = st.selectbox(
     format_func=lambda i, lang=current_lang(): f"{i} · {t('exercises.' + i + '.title', lang)}",
 )
 st.caption(tr(f"exercises.{chosen}.summary"))
-if chosen in exercise_variants.PARAMETERS:  # self-study: the published variant 0, its parameter said
+if chosen in exercise_variants.PARAMETERS:  # self-study: the published exercise, its parameter's default said
     st.caption(exercise_variants.variant_line(chosen, 0, current_lang()))
+st.caption(tr("practice.command", ex_id=chosen))
 left, right = st.columns(2)
 if left.button(tr("practice.grade_one", ex_id=chosen), key="practice_grade_one", type="primary"):
     grade([chosen])

@@ -18,8 +18,9 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import analytics, eta, exercises, frames, grading_times, live, queue, store as store_ops, which_counts
-from .db import ENV_VAR, SchemaError, Store
+from . import (analytics, eta, exercises, frames, grading_times, live, metrics, queue, store as store_ops,
+               which_counts)
+from .db import ENV_VAR, SchemaError, Store, normalize_url
 from .lti import cli as lti_cli
 from . import backup
 from .models import Job, Submission, User
@@ -46,6 +47,14 @@ def number(kind, least=0, above=False):
     return parse
 
 
+def port_number(text):
+    """A TCP port, 1 to 65535 (argparse type)."""
+    value = number(int, 1)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text}: a port is at most 65535")
+    return value
+
+
 def fraction(text):
     """A number from 0 to 1 (argparse type)."""
     value = number(float)(text)
@@ -64,6 +73,16 @@ def build_parser():
     p.add_argument("--instructor", required=True, metavar="EMAIL")
     p.add_argument("--name", default="", help="the instructor's name as the class shows it (default: the one "
                                               "given before; none: their email)")
+
+    p = commands.add_parser("upgrade", help="after pulling a new version of the project: bring the database to "
+                                            "its schema, rebuild the grader's mutant caches, and record the grader "
+                                            "version the class's workers must run")
+    _db(p)
+    p.add_argument("--skip-mutants", action="store_true",
+                   help="leave the mutant caches (the unlisted-mistake hints) as they are: each exercise's is then "
+                        "built at its first failing submission, or by `python -m grader mutants`")
+    p.add_argument("--exercise", action="append", choices=list(exercises.EXERCISE_IDS), metavar="EXID",
+                   help="rebuild only this exercise's mutant cache (repeatable; default: every exercise's)")
 
     p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
     p.add_argument("action", choices=["import", "remove"])
@@ -148,6 +167,13 @@ def build_parser():
     p.add_argument("--lab-runs", type=number(int), metavar="N",
                    help="training-lab runs the app server trains at once, class-wide (default 0: learners start "
                         "none; TAs and instructors always may, one each)")
+    p = commands.add_parser("metrics", help="serve the queue's, workers' and LMS outbox's numbers to Prometheus, "
+                                            "read from the database at each scrape")
+    _db(p)
+    p.add_argument("--port", type=port_number, default=metrics.DEFAULT_PORT, help="default %(default)s")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default %(default)s: this machine only; put a proxy or a firewall "
+                        "in front before listening on others)")
     lti_cli.add_commands(commands, _db)
     backup.add_commands(commands, _db)
     return parser
@@ -162,7 +188,8 @@ def main(argv=None):
     handler = COMMANDS[args.command]
     try:
         return handler(args)
-    except (SchemaError, store_ops.RosterError, store_ops.SubmitRefused, LookupError, ValueError) as err:
+    except (SchemaError, queue.VersionMismatch, store_ops.RosterError, store_ops.SubmitRefused, LookupError,
+            ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except DBAPIError as err:  # nothing was committed: say so plainly
@@ -176,6 +203,61 @@ def cmd_init(args):
     print(f"class database ready at {store.engine.url.render_as_string(hide_password=True)}; "
           f"instructor {args.instructor.strip().lower()}" + (f" (shown as {name})" if name else ""))
     return 0
+
+
+def cmd_upgrade(args):
+    """The database to the code's schema, the mutant caches for this grader version, then the class's expected
+    grader version: workers of another version stop claiming jobs from then on (classroom/worker.py)."""
+    from . import verdicts
+    from .db import make_engine, upgrade_schema
+
+    if args.skip_mutants and args.exercise:
+        raise ValueError("--exercise chooses the mutant caches to rebuild, --skip-mutants rebuilds none: "
+                         "give one of them")
+    engine = make_engine(args.db)
+    try:
+        before, after = upgrade_schema(engine)
+    finally:
+        engine.dispose()
+    print(f"database schema: {before} -> {after}" if before != after else
+          f"database schema: {after}, already this version's")
+    failed = [] if args.skip_mutants else upgrade_mutants(args.exercise or list(exercises.EXERCISE_IDS))
+    store = Store(args.db)
+    version = verdicts.grader_version()
+    previous = store_ops.get_settings(store)["grader_version"]
+    store_ops.set_setting(store, "grader_version", version)
+    print(f"grader version: {previous or 'none recorded'} -> {version}" if previous != version else
+          f"grader version: {version}, already the class's")
+    alive = [w for w in queue.queue_status(store)["workers"] if w["alive"]]
+    others = [w for w in alive if w["grader_version"] not in ("", version)]
+    unchecked = [w["id"] for w in alive if not w["grader_version"]]
+    if others:
+        print(f"{len(others)} live worker(s) run another grader version and claim no job until restarted from "
+              "this version's checkout: " + ", ".join(f"{w['id']} ({w['grader_version']})" for w in others))
+    if unchecked:
+        print(f"{len(unchecked)} live worker(s) started before workers checked their grader version and go on "
+              f"grading with the code they started with: restart them now: {', '.join(unchecked)}")
+    print("restart the workers and the app from this checkout: a running process keeps the code it started with")
+    if failed:
+        print(f"error: the mutant caches of {', '.join(failed)} could not be built (grading is unaffected; those "
+              "exercises' unlisted-mistake hints are built at their first failing submission): run `python -m "
+              "grader mutants " + " ".join(failed) + "` to see why", file=sys.stderr)
+        return 1
+    return 0
+
+
+def upgrade_mutants(ex_ids):
+    """Build the mutant caches this grader version lacks (grader/diagnosis/mutants.py `build`), saying what was done
+    -> the exercises whose build failed."""
+    from grader.diagnosis import mutants
+
+    lines, current, failed = mutants.build(ex_ids)
+    for line in lines:
+        print(f"mutant cache {line}")
+    if current:
+        print(f"mutant caches already built for this grader version: {', '.join(current)}")
+    print(f"mutant caches (grader version {mutants.version_key()}) in {mutants.cache_dir()}")
+    return failed
 
 
 def cmd_roster(args):
@@ -260,13 +342,25 @@ def cmd_status(args):
         print(f"first runs set aside (past their exercise's set-aside time): {aside['runs']}; of the "
               f"{aside['graded']} graded since, {aside['not_endless']} ended before the {eta.LIMIT_S:g} s limit "
               f"(slow, not endless: their learners waited behind the other submissions)")
+    expected = status["grader_version"]
+    if expected is not None:
+        print(f"grader version expected of the workers: {expected} (recorded by `python -m classroom upgrade`)")
     for w in status["workers"]:
         doing = f"grading job {w['current_job']}" if w["current_job"] else "idle"
+        if expected is not None and not w["grader_version"]:  # it checks no version: it claims what it finds
+            doing += (", started before workers checked their grader version: restart it from a checkout of the "
+                      "class's version")
+        elif expected is not None and w["grader_version"] != expected:
+            doing = (f"REFUSING JOBS: it runs grader version {w['grader_version']}, not the class's; restart it "
+                     "from a checkout of the class's version")
         if not w["alive"]:
             doing = f"DEAD (no heartbeat for longer than its {w['lease_s']:g} s lease; was {doing})"
         print(f"worker {w['id']} ({w['sandbox']}): {w['jobs_done']} done, {doing}, seen {w['seen_s_ago']:.0f} s ago")
     if not any(w["alive"] for w in status["workers"]):
         print("no live worker: queued jobs wait until one starts (`python -m classroom worker`)")
+    elif expected is not None and not any(w["alive"] and w["grader_version"] in (expected, "")  # "" claims anyway
+                                          for w in status["workers"]):
+        print("no live worker runs the class's grader version: queued jobs wait until one starts")
     wait = status.get("submission")
     if wait is not None:
         if wait["state"] == "finished":
@@ -405,7 +499,34 @@ def cmd_limits(args):
     return 0
 
 
-COMMANDS = {"init": cmd_init, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
+def cmd_metrics(args):
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        where = make_url(normalize_url(args.db)).render_as_string(hide_password=True)
+        store = Store(args.db)
+    except ArgumentError as err:  # not a URL SQLAlchemy reads, or a database it has no driver for
+        raise ValueError(f"--db {args.db!r} is not a database URL ({err}): use e.g. sqlite:///class.db or "
+                         "postgresql://user@host/class") from None
+    except DBAPIError as err:
+        print(f"error: cannot read the class database at {where}: {str(err.orig).strip()}\n"
+              f"check --db (or ${ENV_VAR}), that the database server runs and that this machine may connect",
+              file=sys.stderr)
+        return 1
+    try:
+        return metrics.serve(store, args.port, args.host)
+    except OSError as err:  # the port in use, or an address not of this machine
+        print(f"error: cannot listen on {args.host} port {args.port}: {err.strerror or err}\n"
+              "choose another --port (another exporter may be running) or a --host of this machine",
+              file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+
+
+COMMANDS = {"init": cmd_init, "upgrade": cmd_upgrade, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
-            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, **lti_cli.COMMANDS}
+            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, "metrics": cmd_metrics,
+            **lti_cli.COMMANDS}
 COMMANDS.update(backup.COMMANDS)  # backup, restore

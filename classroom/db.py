@@ -103,6 +103,28 @@ def migrate(engine):
         command.upgrade(config, "head")
 
 
+def upgrade_schema(engine):
+    """Bring an existing class database to the code's schema (`migrate`) -> (its revision before, after).
+
+    SchemaError, changing nothing, for a database with no class schema (`init` creates a class) or at a revision
+    this code does not know (upgraded by a newer version of the project)."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    before, head = schema_versions(engine)
+    where = engine.url.render_as_string(hide_password=True)
+    if before is None:
+        raise SchemaError(f"{where} has no class schema: create the class with `python -m classroom init --db URL "
+                          "--instructor EMAIL`")
+    try:
+        ScriptDirectory.from_config(alembic_config(engine)).get_revision(before)
+    except CommandError:
+        raise SchemaError(f"{where} is at schema version {before}, which this code (newest: {head}) does not know: "
+                          "a newer version of the project upgraded it; update this checkout") from None
+    migrate(engine)
+    return before, schema_versions(engine)[0]
+
+
 def schema_versions(engine):
     """(the database's revision or None, the code's head revision)."""
     from alembic.runtime.migration import MigrationContext
@@ -123,7 +145,7 @@ def check_schema(engine):
                           "--instructor EMAIL` first")
     if current != head:
         raise SchemaError(f"{where} is at schema version {current}, this code needs {head}: "
-                          "run `python -m classroom init --db URL --instructor EMAIL` to upgrade it")
+                          "run `python -m classroom upgrade --db URL` to upgrade it")
 
 
 class Store:
@@ -168,5 +190,5 @@ class Kept:
         self.value = None
 
 
-__all__ = ["ENV_VAR", "Session", "Store", "SchemaError", "make_engine", "migrate", "check_schema", "normalize_url",
-           "url_from_environment"]
+__all__ = ["ENV_VAR", "Session", "Store", "SchemaError", "make_engine", "migrate", "upgrade_schema", "check_schema",
+           "normalize_url", "url_from_environment"]

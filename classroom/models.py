@@ -205,6 +205,8 @@ class Worker(Base):
     jobs_done: Mapped[int] = mapped_column(Integer, default=0)
     current_job_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     lease_s: Mapped[float] = mapped_column(Float, default=60.0, server_default="60")  # dead when unseen longer
+    # the grader it runs (classroom/verdicts.py grader_version); "": started before workers said (migration 0013)
+    grader_version: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 # ---- LMS (LTI 1.3): classroom/lti/ ---------------------------------------------------------------

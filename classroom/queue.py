@@ -52,7 +52,7 @@ from course.common.i18n import t
 from . import exercises, turns, verdicts
 from .lti import outbox
 from .models import REGRADE, SET_ASIDE, SUBMIT, ExerciseRule, Job, Result, Submission, Worker, utcnow
-from .store import late_penalty
+from .store import expected_grader_version, late_penalty
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
@@ -80,6 +80,27 @@ class Claim:
     lang: str = "en"  # the submission's feedback language
     variant: int = 0  # the submission's stored exercise variant (grader/variants.py)
     may_set_aside: bool = False  # a submission's first run: set aside if it passes its exercise's set-aside time
+
+
+class VersionMismatch(RuntimeError):
+    """A worker whose grader version is not the one the class expects (recorded by `python -m classroom upgrade`):
+    it claims no job, since its verdicts would come from another grader than the class's."""
+
+    def __init__(self, worker_version, expected):
+        self.worker_version, self.expected = worker_version, expected
+        super().__init__(
+            f"this worker runs grader version {worker_version}, the class expects {expected} (recorded by "
+            "`python -m classroom upgrade`): it claims no job, and queued jobs wait for a worker of the class's "
+            "version. To fix: bring this machine's checkout to the class's version and restart this worker "
+            "(`python -m classroom worker`); or, if this worker's version is the new one, run `python -m classroom "
+            "upgrade` from its checkout")
+
+
+def version_refusal(session, grader_version):
+    """The VersionMismatch of a worker running `grader_version` in this class, or None when it may claim (the class
+    expects that version, or none: a class never upgraded)."""
+    expected = expected_grader_version(session)
+    return None if expected in (None, grader_version) else VersionMismatch(grader_version, expected)
 
 
 def _claimable(now):
@@ -216,9 +237,14 @@ def _claim_first(session, candidates, worker_id, lease_s, max_attempts, now):
     return None
 
 
-def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, clock=utcnow):
-    """Claim the oldest claimable job in a transaction of its own -> Claim or None (clock: now, naive UTC)."""
+def claim(store, worker_id, lease_s=LEASE_S, max_attempts=MAX_ATTEMPTS, clock=utcnow, grader_version=None):
+    """Claim the oldest claimable job in a transaction of its own -> Claim or None (clock: now, naive UTC).
+
+    grader_version: the worker's (classroom/verdicts.py grader_version): raises VersionMismatch, claiming nothing,
+    when the class expects another, read in the same transaction as the claim (None: not checked)."""
     with store.session() as session:
+        if grader_version is not None and (refused := version_refusal(session, grader_version)) is not None:
+            raise refused
         return claim_in(session, worker_id, lease_s, max_attempts, now=clock())
 
 
@@ -336,13 +362,15 @@ def enqueue_regrade(store, submission_ids=None, clock=utcnow):
     return count
 
 
-def register_worker(store, worker_id, host, pid, sandbox, lease_s=LEASE_S, clock=utcnow):
-    """Record a worker's start (for `status`), forgetting workers dead for longer than FORGET_S."""
+def register_worker(store, worker_id, host, pid, sandbox, lease_s=LEASE_S, clock=utcnow, grader_version=""):
+    """Record a worker's start and the grader version it runs (for `status`), forgetting workers dead for longer
+    than FORGET_S."""
     now = clock()
     with store.session() as session:
         session.execute(delete(Worker).where(Worker.last_seen < now - timedelta(seconds=FORGET_S)))
         session.merge(Worker(id=worker_id, host=host, pid=pid, sandbox=sandbox, started_at=now,
-                             last_seen=now, jobs_done=0, current_job_id=None, lease_s=lease_s))
+                             last_seen=now, jobs_done=0, current_job_id=None, lease_s=lease_s,
+                             grader_version=grader_version))
 
 
 def heartbeat(store, worker_id, clock=utcnow):
@@ -368,7 +396,9 @@ def live_workers(session, now):
 
 
 def queue_status(store, clock=utcnow):
-    """Counts of jobs by state, expired leases, and the workers seen in the last FORGET_S (alive or dead) -> dict."""
+    """Counts of jobs by state, expired leases, the workers seen in the last FORGET_S (alive or dead; each with its
+    grader version, "" if it started before workers said) and the grader version the class expects (None: none
+    recorded) -> dict."""
     now = clock()
     with store.session() as session:
         counts = dict(session.execute(select(Job.state, func.count(Job.id)).group_by(Job.state)).all())
@@ -377,13 +407,15 @@ def queue_status(store, clock=utcnow):
         workers = [
             {"id": w.id, "host": w.host, "pid": w.pid, "sandbox": w.sandbox, "jobs_done": w.jobs_done,
              "current_job": w.current_job_id, "seen_s_ago": round((now - w.last_seen).total_seconds(), 1),
-             "alive": _alive(w, now), "lease_s": w.lease_s}
+             "alive": _alive(w, now), "lease_s": w.lease_s, "grader_version": w.grader_version}
             for w in session.scalars(select(Worker).where(Worker.last_seen >= now - timedelta(seconds=FORGET_S))
                                      .order_by(Worker.last_seen.desc()))
         ]
+        expected = expected_grader_version(session)
     return {
         "jobs": {state: counts.get(state, 0) for state in ("queued", "running", "done", "error")},
         "expired_leases": expired,
         "oldest_queued_s": round((now - oldest).total_seconds(), 1) if oldest else None,
         "workers": workers,
+        "grader_version": expected,
     }

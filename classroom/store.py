@@ -31,6 +31,9 @@ DEFAULT_SETTINGS = {
     "link_hours": 72,  # how long a one-time sign-in link stays valid
     "variants": 1,  # 1: each learner gets their own exercise variants (grader/variants.py); 0: the published ones
     "lab_runs": 0,  # training-lab runs the app server trains at once (classroom/lab_runs.py); 0: none by learners
+    # the grader version the class's workers must run (classroom/verdicts.py grader_version), recorded by
+    # `python -m classroom upgrade`; "": none recorded, any worker grades (expected_grader_version)
+    "grader_version": "",
 }
 MAX_SOURCE_BYTES = 1_000_000  # a submission's text (a notebook with outputs can be large)
 EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
@@ -228,6 +231,14 @@ def get_settings(store):
     return {key: type(default)(stored.get(key, default)) for key, default in DEFAULT_SETTINGS.items()}
 
 
+def expected_grader_version(session):
+    """The grader version the class expects of its workers (the "grader_version" setting, recorded by `python -m
+    classroom upgrade`), read inside the caller's transaction -> the version, or None: none recorded (a class from
+    before `upgrade`), so that any worker grades."""
+    setting = session.get(Setting, "grader_version")
+    return setting.value if setting is not None and setting.value else None
+
+
 LIFETIMES = ("session_hours", "link_hours")  # must be positive; the other settings may be 0 (no limit)
 
 
@@ -236,9 +247,12 @@ def set_setting(store, key, value):
     if key not in DEFAULT_SETTINGS:
         raise ValueError(f"unknown setting {key!r}; use one of {', '.join(DEFAULT_SETTINGS)}")
     value = type(DEFAULT_SETTINGS[key])(value)
-    if key == "variants" and value not in (0, 1):
+    if isinstance(value, str):  # the grader version: as long as a Result's may be
+        if len(value) > 64 or not value.isprintable() or value != value.strip():
+            raise ValueError(f"{key} {value!r}: at most 64 printable characters, no spaces around them")
+    elif key == "variants" and value not in (0, 1):
         raise ValueError(f"variants {value}: use 1 (each learner their own exercise variants) or 0 (the published ones)")
-    if value < 0 or (key in LIFETIMES and value == 0):
+    elif value < 0 or (key in LIFETIMES and value == 0):
         raise ValueError(f"{key} {value}: use a whole number {'above' if key in LIFETIMES else 'of at least'} 0")
     with store.session() as session:
         session.merge(Setting(key=key, value=str(value)))

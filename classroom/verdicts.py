@@ -10,25 +10,35 @@ import hashlib
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-VERSIONED = ("grader", "solutions")  # the folders whose sources make a verdict
+# The files whose contents make a verdict, as (folder, file pattern): the grader, the references, the course code
+# the grader imports (the exercise index and variants, its helpers, the translation models its demo checks load)
+# and the text catalogs its feedback is written from. The rest of course/ (the pages) is not the grader.
+VERSIONED = (("grader", "*.py"), ("solutions", "*.py"), ("course/common", "*.py"), ("course/translation", "*.py"),
+             ("course/text", "*.toml"))
 
 
 @functools.cache
 def source_digest(root, folders=VERSIONED):
-    """'src-' and a digest of the .py files under root/<folder> for each folder: their paths and bytes.
+    """'src-' and a digest of the files under root/<folder> matching each (folder, pattern): their paths and bytes.
 
     Cached per process on purpose: a worker grades with the grader it imported when it started, so the
     version it stores is that of the files as they were then, not as a later checkout left them (a worker
     restarted after an update digests the new files)."""
     digest = hashlib.sha256()
-    for folder in folders:
-        for path in sorted((Path(root) / folder).rglob("*.py")):
+    for folder, pattern in folders:
+        for path in sorted((Path(root) / folder).rglob(pattern)):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return "src-" + digest.hexdigest()[:12]
 
 
 def grader_version():
-    """This process's grader version: the digest of grader/ and solutions/ (see source_digest)."""
+    """This process's grader version, the one identity of a grader: the digest of the files that make a verdict
+    (VERSIONED; see source_digest), as they were when this process first asked -> 'src-' and 12 hex digits.
+
+    A content digest rather than a git commit: a checkout without .git (an archive, a copy) has one too, local
+    edits change it, and two machines holding the same files agree whatever their history. Each Result stores it,
+    each worker registers it (classroom/queue.py register_worker), and `python -m classroom upgrade` records the
+    one the class expects: a worker of another version claims no job (queue.VersionMismatch)."""
     return source_digest(PROJECT_ROOT)
 
 

@@ -15,6 +15,17 @@ whose sandbox fails under it (its warm server dies, or cannot start) is queued
 again, up to queue.SANDBOX_TRIES runs (`sandbox_failed`). The pool (`--concurrency N`) restarts a worker process that
 dies, with backoff; it passes the database URL to them in the environment,
 never on a command line that `ps` shows.
+
+Each worker registers the grader version it runs (classroom/verdicts.py grader_version). Once `python -m classroom
+upgrade` has recorded the version the class expects, a worker of another version claims no job
+(queue.VersionMismatch, checked in each claim's transaction): it says so in its log, with both versions and the
+fix, and waits, checking again at every poll, rather than exiting. Waiting suits a rolling upgrade: a worker
+restarted from the new checkout before `upgrade` ran starts grading the moment the class expects its version, and
+one left on the old version stops claiming at that moment, stays listed alive in `status`, and keeps saying why
+(again every REFUSAL_LOG_S) until it is restarted; an exit would have the pool or the service manager restart it
+over and over. A mismatch is not an outage (nothing `retrying` waits out) and no job is touched: queued jobs stay
+queued for a worker of the class's version. With `--once` the worker stops instead (VersionMismatch, exit code 1),
+since it could never empty the queue. A class with no recorded version (never upgraded) lets any worker claim.
 """
 
 import os
@@ -30,7 +41,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from . import grading, grading_times, queue, reference_times
+from . import grading, grading_times, queue, reference_times, verdicts
 from .db import ENV_VAR, Store
 from .models import Job, utcnow
 
@@ -69,6 +80,7 @@ MAX_BACKOFF_S = 30.0  # the longest wait between retries (database) and restarts
 # Postgres errors outside OperationalError that an outage gives: a read-only transaction (a standby after a
 # failover, a server set read-only) and a session the server ended after it sat idle in a transaction
 OUTAGE_SQLSTATES = {"25006", "25P03"}
+REFUSAL_LOG_S = 300.0  # a worker refusing jobs for its grader version says so again this often (and at each change)
 
 
 def is_outage(err):
@@ -108,12 +120,16 @@ def retrying(action, what, log, give_up=lambda: False, max_backoff_s=MAX_BACKOFF
 
 def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=queue.LEASE_S,
                poll_s=grading_times.IDLE_POLL_S, worker_id=None, log=log_line, handle_signals=False,
-               clock=utcnow, job_timeout_s=None):
+               clock=utcnow, job_timeout_s=None, grader_version=None):
     """Grade jobs until stopped (or, with once, until none is left) -> number of jobs graded.
 
     handle_signals (the command line): SIGTERM/SIGINT finish the current job, then stop.
     job_timeout_s: seconds a job may run (None: the grader's default, SandboxLimits.timeout_s).
     clock: now as a naive UTC datetime, for the queue's leases and heartbeats (tests pass a fake one).
+    grader_version: the version this worker registers and claims as (None: this process's,
+    verdicts.grader_version; tests pass another to play a worker of another checkout). While the class expects
+    another version it claims nothing and waits (see the module's docstring); with once it raises
+    queue.VersionMismatch instead, after leaving `status`.
     """
     stop = threading.Event()
     if handle_signals:
@@ -123,14 +139,31 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
     mode = grading.choose_sandbox(sandbox, require_strict, log)
     worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
     host = socket.gethostname()
-    retrying(lambda: queue.register_worker(store, worker_id, host, os.getpid(), mode, lease_s, clock),
+    version = verdicts.grader_version() if grader_version is None else grader_version
+    retrying(lambda: queue.register_worker(store, worker_id, host, os.getpid(), mode, lease_s, clock, version),
              "registering", log, stop.is_set)
     graded = 0
     beat = time.monotonic()
-    log(f"{worker_id} ready ({'until the queue is empty' if once else 'Ctrl-C to stop'})")
+    refusing, refused = None, None  # the VersionMismatch being waited out, and when it was last logged
+    log(f"{worker_id} ready, grader version {version} "
+        f"({'until the queue is empty' if once else 'Ctrl-C to stop'})")
     while not stop.is_set():
-        claim = retrying(lambda: queue.claim(store, worker_id, lease_s, clock=clock), "claiming a job", log,
-                         stop.is_set)
+        try:
+            claim = retrying(lambda: queue.claim(store, worker_id, lease_s, clock=clock, grader_version=version),
+                             "claiming a job", log, stop.is_set)
+        except queue.VersionMismatch as mismatch:
+            if once:
+                refusing = mismatch
+                break
+            if (refusing is None or refusing.expected != mismatch.expected
+                    or time.monotonic() - refused >= REFUSAL_LOG_S):
+                log(f"refusing jobs: {mismatch}. Checking again every {poll_s:g} s")
+                refused = time.monotonic()
+            refusing, claim = mismatch, None
+        else:
+            if refusing is not None:
+                log(f"the class's expected grader version now admits this worker's ({version}): claiming jobs again")
+                refusing = None
         if claim is None:
             if once and retrying(lambda: _unfinished(store), "reading the queue", log, stop.is_set) == 0:
                 break
@@ -147,6 +180,8 @@ def run_worker(url, sandbox="strict", once=False, require_strict=False, lease_s=
         pass
     store.close()
     log(f"{worker_id} stopped after {graded} job(s)")
+    if once and refusing is not None:
+        raise refusing
     return graded
 
 
@@ -238,6 +273,19 @@ def sandbox_failed(store, claim, err, mode, log, clock=utcnow):
     return grading.failure_verdict(claim, err, mode, tries=queue.SANDBOX_TRIES)
 
 
+def check_version(url, log=log_line, grader_version=None):
+    """Raise queue.VersionMismatch when the class expects another grader version than this process's (or
+    grader_version), as a claim would."""
+    store = retrying(lambda: Store(url), "connecting", log)
+    try:
+        with store.session() as session:
+            refused = queue.version_refusal(session, grader_version or verdicts.grader_version())
+    finally:
+        store.close()
+    if refused is not None:
+        raise refused
+
+
 def child_command(sandbox, once, require_strict, lease_s, job_timeout_s=None):
     """The command line of one pool worker: no database URL (it travels in the environment)."""
     command = [sys.executable, "-m", "classroom", "worker", "--concurrency", "1", "--sandbox", sandbox,
@@ -257,6 +305,8 @@ def run_pool(url, concurrency, sandbox, once, require_strict, lease_s, log=log_l
     retrying(lambda: Store(url).close(), "checking the database", log)  # a wrong URL or schema: say so once
     if require_strict:  # refuse once here, instead of restarting children that refuse
         grading.choose_sandbox(sandbox, True, log)
+    if once:  # likewise a grader version the class does not expect: the children would stop (without once, wait)
+        check_version(url, log)
     command = child_command(sandbox, once, require_strict, lease_s, job_timeout_s)
     env = dict(os.environ, **{ENV_VAR: url})
     slots = [{"child": subprocess.Popen(command, env=env), "started": time.monotonic(), "failures": 0,

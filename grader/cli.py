@@ -163,8 +163,8 @@ def main(argv=None):
     if argv[:1] == ["mutants"]:  # build the diagnosis caches ahead of a class (otherwise: at a first failure)
         from .diagnosis import mutants
 
-        for ex_id, built in mutants.ensure(argv[1:] or list(BY_ID)).items():
-            print(f"{ex_id}: {built if isinstance(built, str) else f'{built} mutants'}")
+        for line in mutants.build(argv[1:] or list(BY_ID))[0]:
+            print(line)
         return 0
     if argv[:1] == ["serve"]:  # the Practice page's long-lived grader (grader/serve.py)
         from .serve import serve

@@ -8,6 +8,7 @@ check or property carries (plain text, or a `(key, fields)` pair) into text;
 import os
 
 from course.common.i18n import LANGS, catalog, lang_from_locale, t
+from course.common.result_names import result_name
 
 
 def tr(key, lang="en", **fields):
@@ -38,15 +39,8 @@ def render(value, lang="en"):
 
 
 def describe_name(name, lang="en"):
-    """A readable name for a result key: 'grad.queries' -> 'the gradient w.r.t. queries'."""
-    if name.startswith("grad."):
-        return tr("compare.grad_of", lang, name=name[5:])
-    if name.startswith("input_after."):
-        return tr("compare.input_after", lang, name=name[12:])
-    head, dot, rest = name.partition(".")
-    if f"grader.compare.field.{head}" in catalog(lang):  # a result, not a name in the learner's code
-        return tr(f"compare.field.{head}", lang) + dot + rest
-    return name
+    """A readable name for a result key: 'grad.queries' -> 'the gradient w.r.t. queries' (result_names)."""
+    return result_name(name, lang)
 
 
 def hint_text(ex_id, mistake, lang="en"):

@@ -23,7 +23,7 @@ from course.common.i18n import t_pair
 from course.common.json_numbers import number_text
 
 from .compare import tolerance
-from .text import tr
+from .text import describe_name, tr
 
 MAX_SIDE = 12  # queries and keys shown at most: a larger matrix is cropped around the worst cell
 DIGITS = 4  # decimals kept per weight
@@ -116,8 +116,8 @@ def worst_sentence(diff, lang="en"):
     """One sentence naming the worst (query, key) cell, and the crop when the matrices are cropped."""
     q, k = diff["worst"]
     example = ", ".join(str(i) for i in diff["example"]) or "0"
-    said = tr("weights.worst", lang, result=t_pair(diff.get("name"), lang, diff["result"]), example=example, q=q, k=k,
-              expected=number_text(diff["expected_value"]), got=number_text(diff["got_value"]))
+    said = tr("weights.worst", lang, result=t_pair(diff.get("name"), lang, describe_name(diff["result"], lang)),
+              example=example, q=q, k=k, expected=number_text(diff["expected_value"]), got=number_text(diff["got_value"]))
     n_q, n_k = diff.get("shape", [None, None])[-2:] if diff.get("shape") else (None, None)
     rows, cols = len(diff["got"]), len(diff["got"][0]) if diff["got"] else 0
     if n_q is not None and (rows < n_q or cols < n_k):

@@ -97,6 +97,7 @@ TIMING_TESTS = {
     "test_classroom_eta_honesty.py::test_forecasts_shown_at_submission_are_near_the_actual_waits",
     "test_classroom_gradebook_speed.py::test_a_thousand_learners_gradebook_and_analytics_are_drawn_within_three_seconds",
     "test_classroom_live_page.py::test_a_followed_page_shows_each_change_within_a_second_and_polls_cheaply",
+    "test_classroom_metrics.py::test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_graded_jobs",
     "test_classroom_queue_priority.py::test_a_new_submission_goes_ahead_of_a_20000_job_regrade",
     "test_demos.py::test_a_translation_past_its_time_limit_is_stopped",
     "test_demos.py::test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_is_killed",

@@ -14,7 +14,7 @@ from tests.browser_support import heatmap_labels, main_text, rgb, wait_for, wait
 
 MIN_CONTRAST = 4.5  # WCAG AA for text
 # The pages that draw charts as they open (the tabs of ch03 and ch06 draw theirs when opened).
-CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "demo_translate",
+CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "ch11", "demo_translate",
                "demo_bottleneck", "demo_inside", "lab")
 
 # For each visible chart: its title (none when drawn on a canvas), the caption and expander summary that follow

@@ -138,3 +138,17 @@ def test_status_of_reads_the_saved_record():
                "ex02": {"passed": False, "status": "error"}, "ex03": {"passed": False, "status": "failed"}}
     assert [status_of(i, results) for i in ("ex00", "ex01", "ex02", "ex03", "ex04")] == [
         "passed", "not_written", "error", "failed", "not_graded"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_practice_names_the_chosen_exercise_s_command_and_no_variant_number(lang):
+    """Self-study: the command line said for the exercise chosen (not always ex00), and the published exercise's
+    parameter said without a variant number, which only a class hands out."""
+    at = open_page("app_pages/practice.py", lang=lang)
+    at.selectbox(key="practice_exercise").set_value("ex03").run()
+    captions = [c.value for c in at.caption]
+    assert any("python -m grader ex03" in c for c in captions), captions
+    assert not any("python -m grader ex00" in c for c in captions), captions
+    said = "\n".join([*captions, *(m.value for m in at.markdown)])
+    assert "temperature = 1.0" in said or "temperature = 1" in said, said  # ex03's parameter, its default
+    assert "variant 0" not in said and "变体 0" not in said, said

@@ -107,6 +107,25 @@ def test_the_sidebar_links_show_a_focus_ring(server, browsers):
     assert ring and ring["width"] >= 2, ring
 
 
+# Each sidebar link's label and the box that clips it with an ellipsis when it is too wide.
+NAV_LABELS_JS = """
+return [...document.querySelectorAll('[data-testid="stSidebarNavLink"] p')].map(p => {
+  const box = p.parentElement.parentElement;
+  return {text: p.textContent, needs: box.scrollWidth, has: box.clientWidth, clips: getComputedStyle(box).overflow};
+});
+"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_sidebar_title_is_cut_off(server, browsers, lang):
+    driver = browsers(lang)
+    open_page(driver, server, "ch01")
+    labels = driver.execute_script(NAV_LABELS_JS)
+    assert len(labels) >= 18 and all(label["clips"] == "hidden" for label in labels), labels  # the clipping box
+    cut = [label for label in labels if label["needs"] > label["has"]]
+    assert cut == [], f"sidebar titles cut off at 1400 x 1000 ({lang}): {cut}"
+
+
 # --- the Chinese UI in Chinese (and the English one in English) ----------------------------------------
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -117,7 +117,7 @@ def test_embeddings_are_fixed_by_the_word():
 def test_most_attended_reads_the_argmax():
     weights = torch.tensor([[[0.1, 0.9], [0.8, 0.2]], [[0.6, 0.4], [0.3, 0.7]]])  # (2 heads, 2, 2)
     table = ch05.most_attended(weights, ["x", "y"], "H{}")
-    assert table["H0"].tolist() == ["y", "x"] and table["H1"].tolist() == ["x", "y"]
+    assert table["H1"].tolist() == ["y", "x"] and table["H2"].tolist() == ["x", "y"]  # numbered from 1
 
 
 def test_tokenize_reports_empty_and_long_sentences():
@@ -143,4 +143,4 @@ def test_views_translate_and_send_arrow():
     shown = dataframe_util.convert_arrow_bytes_to_pandas_df(data).sort_values(["row", "col"])["value"]
     expected = ch05.head_weights(["a", "b", "a"], 32, 2, 2.0, 0)[1].flatten().numpy()
     np.testing.assert_allclose(shown.to_numpy(), expected, atol=1e-6)
-    assert view["diff"].num_rows == 2 and view["top"].column_names == ["", "head 0", "head 1"]
+    assert view["diff"].num_rows == 2 and view["top"].column_names == ["", "head 1", "head 2"]

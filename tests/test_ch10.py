@@ -86,7 +86,8 @@ def test_page_shows_the_budget_and_the_shipped_costs(lang):
     at = open_page(PAGE, lang=lang)
     assert errors_of(at) == [] and at.title[0].value == t("ch10.title", lang)
     text = markdown_text(at)
-    for key in ("ch10.kinds.body", "ch10.beyond.body", "ch10.stacks.body", "ch10.positions.body", "ch10.long.body"):
+    for key in ("ch10.kinds.body", "ch10.beyond.body", "ch10.stacks.body", "ch10.positions.body", "ch10.long.body",
+                "ch10.strengths.body"):
         assert t(key, lang)[:30] in text, key
     at.slider(key="ch10_boost").set_value(3.0).run()
     scores = np.array([6.0, 1.0, 0.2, -0.5, -2.0])

@@ -433,3 +433,46 @@ def test_the_ex08_and_ex09_docstrings_match_between_stub_and_reference_and_say_w
     assert all(c.tolerance_dtype == torch.float32 for c in tables)  # compared at float32 precision
     module = ref09.RotaryEmbedding(4, 6)
     assert module.cos.dtype == torch.float32 and module.to(torch.float64).cos.dtype == torch.float64
+
+
+# ---- the fourth read: paths, hard attention ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_1_says_attention_makes_only_the_decoder_to_source_path_one_step(lang):
+    """Between two source positions the recurrent encoder keeps its n - 1 steps; self-attention (chapter 6) is
+    what makes that path one step."""
+    from course.lessons import ch01
+
+    steps = ch01.path_steps(40, 3, False)
+    assert steps["rnn"] == 40 and steps["self-attention"] == 1
+    body = " ".join(texts(lang)["ch01.grad_path.text"].split())
+    assert "O(n)" in body and "6" in body
+    if lang == "en":
+        assert "Only a direct connection from the decoder" not in body
+        assert "between two source positions still runs through the recurrent encoder" in body
+    else:
+        assert "只有让解码器直接连到每个编码器状态" not in body and "两个源位置之间的路径仍要穿过循环编码器" in body
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_hard_attention_saves_the_read_of_the_values_not_the_scoring(lang):
+    body = " ".join(texts(lang)["ch10.kinds.body"].split())
+    if lang == "en":
+        assert "saves the cost of reading everything" not in body
+        assert "still scores every position" in body and "only the read of the values" in body
+    else:
+        assert "省去了读取全部内容的开销" not in body
+        assert "仍要给每个位置打分" in body and "省下的只是读取值的开销" in body
+
+
+def test_the_zh_texts_use_one_term_each_for_word_pieces_and_one_hot_and_no_doubled_punctuation():
+    zh = texts("zh")
+    for key, body in zh.items():
+        assert "词片" not in body, key  # word pieces: 子词
+        assert "one-hot" not in body.lower() and "one hot" not in body.lower(), key  # 独热
+        assert not re.search("[。，；、][。，；、]", body), key  # e.g. an output's 。 followed by the sentence's ，
+    assert "子词" in zh["demos.common.pieces_note"] and "独热" in zh["ch07.inside.saturated"]
+    smoothing = zh["lab.ablations.label_smoothing.what"]
+    assert "算术" in smoothing and "算法" not in smoothing  # chapter 7 gives the arithmetic (0.9 + 0.1 / 10)
+    assert "“他的女儿已经成为了一个漂亮的女人。”，log P" in zh["decoding.beam.after"]

@@ -255,3 +255,17 @@ def test_translate_names_the_unknown_words():
     result = translate(model, "I like green tea, Zorblax.", src_vocab, tgt_vocab, max_len=5)
     assert result.unknown_words == ["green", ",", "zorblax"]
     assert result.source_tokens == ["i", "like", "<unk>", "tea", "<unk>", "<unk>", "."]
+
+
+def test_still_rising_only_at_the_largest_alpha_and_above_the_next_smaller():
+    grid = [{"alpha": a, "bleu": b} for a, b in ((0.6, 30.0), (1.0, 31.0), (1.4, 31.5))]
+    assert decoding.still_rising(grid, 1.4)
+    assert not decoding.still_rising(grid, 1.0)  # inside the grid
+    assert not decoding.still_rising(grid[:2] + [{"alpha": 1.4, "bleu": 30.5}], 1.4)  # fell at the edge
+    assert not decoding.still_rising(list(reversed(grid))[:1], 1.4)  # one score: nothing to compare
+    assert decoding.still_rising(list(reversed(grid)), 1.4)  # order does not matter
+    for bad in (None, [], [{"alpha": "x", "bleu": 1}], [{"bleu": 1.0}], "2.2"):
+        assert not decoding.still_rising(bad, 2.2)
+    assert DecodingSettings.from_metrics({"beam_alpha": 1.4, "valid_beam_bleu_by_alpha": grid}).source == \
+        "validation_edge"
+    assert DecodingSettings.from_metrics({"beam_alpha": 1.4}).source == "validation"

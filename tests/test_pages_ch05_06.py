@@ -85,6 +85,7 @@ def test_ch05_head_heatmaps_follow_the_chosen_input_and_head():
     at.number_input(key="ch05_seed").set_value(5).run()
     at.radio(key="ch05_head").set_value(1).run()
     assert errors_of(at) == []
+    assert at.radio(key="ch05_head").options == ["1", "2"]  # numbered from 1, as the tables' "head 1", "head 2"
     layer = ch05.build_layer(32, 2, seed=5)
     X = ch05.embed("a dog saw a cat".split(), 32, 3.0)  # (T, 32)
     with torch.no_grad():

@@ -181,7 +181,7 @@ def test_ch09_cards_and_progress_from_saved_results():
     assert "passed" in table.loc["ex00", "status"] and "not passed" in table.loc["ex01", "status"]
     assert "**Next:** exercise ex01" in markdown_text(at)
     links = [link.proto.label for link in at.get("page_link")]
-    assert "1 · From fixed compression to dynamic reading" in links and "8 · History and paper map" in links
+    assert "1 · Compression vs. dynamic reading" in links and "8 · History and paper map" in links
     assert "Open exercise ex01 on the Practice page" in links
 
     at.toggle(key="ch09_only_open").set_value(True).run()

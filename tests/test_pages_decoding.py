@@ -60,6 +60,7 @@ def test_the_page_shows_pieces_beam_and_a_bleu_equal_to_sacrebleus(lang):
     example = next(ex for ex in examples if ex["en"] == DEFAULT_SENTENCE)
     text = markdown_text(at)
     assert example["greedy"] in text and example["beam"] in text
+    assert i18n.t("demos.common.alpha_source.validation_edge", lang) in text  # 2.2: the largest alpha tried
 
 
 @pytest.mark.slow

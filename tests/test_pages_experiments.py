@@ -68,6 +68,9 @@ def test_the_reading_quotes_the_reports_figures(method):
     narrower = i18n.t("demos.bottleneck.reading_gap_not_wider", "en")
     assert (wider in text) == (gaps[1] > gaps[0]) and (narrower in text) == (gaps[1] <= gaps[0])
     assert "keep reading" not in text  # the old claim the figures contradicted
+    edge = i18n.t("demos.bottleneck.beam_edge", "en", models=i18n.t("demos.models.transformer", "en"), alpha="2.2")
+    captions = "\n".join(c.value for c in at.caption)
+    assert (edge in captions) == (method == "beam")  # 2.2: the largest alpha tried, BLEU still rising
 
 
 def test_tatoeba_is_shown_as_bleu_and_as_the_drop_from_short_sentences():

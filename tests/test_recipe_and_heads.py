@@ -45,6 +45,14 @@ def test_the_softmax_jacobian_vanishes_at_one_hot_and_not_at_uniform():
     assert uniform > 100 * head_study.softmax_jacobian_norm(0.999, 5)
 
 
+def test_the_spread_is_the_mean_distance_from_the_mean_row_over_the_mean_length():
+    same = torch.tensor([[0.5, -2.0, 1.0]] * 4)
+    assert head_study.spread(same) == pytest.approx(0.0, abs=1e-7)
+    # rows (3, 0) and (1, 0): mean (2, 0), each 1 away; lengths 3 and 1, mean 2: 1 / 2
+    assert head_study.spread(torch.tensor([[3.0, 0.0], [1.0, 0.0]])) == pytest.approx(0.5)
+    assert head_study.spread(torch.tensor([[0.0, 4.0], [0.0, -4.0]])) == pytest.approx(1.0)
+
+
 def test_zero_head_removes_exactly_that_heads_share_of_the_output():
     torch.manual_seed(0)
     mha = MultiHeadAttention(8, 8, 8, 8, 2, 0.0).eval()

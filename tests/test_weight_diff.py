@@ -216,3 +216,16 @@ def test_a_diff_located_at_a_recorded_step_is_named_in_words_on_every_view():
             assert "probe." not in sentence and words in sentence
     diff["name"] = ["no.such.key", {}]  # stored data that names nothing falls back to the key
     assert "probe.dec0_attention1_weights" in weight_diff.worst_sentence(diff)
+
+
+def test_a_diff_of_a_function_s_output_names_it_in_the_learner_s_language():
+    """ex01's masked_softmax: the diff's result is the key 'output'; the zh sentence says 输出 on the CLI and the
+    Practice page, never the English key."""
+    from course.app.weights_view import worst_sentence as page_sentence
+
+    want = uniform(1, 2, 3)  # (B, n_q, n_k)
+    diff = weight_diff.weights_diff("output", want, want + 0.1)
+    for sentence in (weight_diff.worst_sentence(diff, "zh"), page_sentence(diff, "zh")):
+        assert "输出" in sentence and "output" not in sentence, sentence
+    for sentence in (weight_diff.worst_sentence(diff, "en"), page_sentence(diff, "en")):
+        assert "output" in sentence, sentence

@@ -5,6 +5,7 @@ the learner's language, which is also the chart's accessible description, and it
 expander that the keyboard reaches (Tab, then Enter)."""
 
 import hashlib
+import json
 import re
 
 import pyarrow as pa
@@ -34,10 +35,18 @@ def _arrow_fingerprint(table):
     return digest.hexdigest()
 
 
+def spec_digest(spec):
+    """A digest of a Vega-Lite dict (its JSON, keys sorted): the cache key of its text alternative. Streamlit's own
+    argument hashing walks the spec's inline data value by value, which cost most of a chart page's rerun."""
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 @st.cache_data(max_entries=256, show_spinner=False, hash_funcs={pa.Table: _arrow_fingerprint})
-def _alternative(spec, data, lang):
-    """(title, summary sentence, table) of a chart, cached: pages rerun on every widget move."""
-    return chart_text.title(spec, lang), chart_text.summary(spec, lang, data), chart_text.table(spec, lang, data)
+def _alternative(digest, _spec, data, lang):
+    """(title, summary sentence, table) of the chart whose spec_digest is `digest`, cached: pages rerun on every
+    widget move (`_spec` is not hashed: its digest stands for it)."""
+    return chart_text.title(_spec, lang), chart_text.summary(_spec, lang, data), chart_text.table(_spec, lang, data)
 
 
 def show_chart(where, spec, *, data=None, width=None, key=None, describe=True):
@@ -49,7 +58,7 @@ def show_chart(where, spec, *, data=None, width=None, key=None, describe=True):
     if not describe:
         return where.vega_lite_chart(data, spec, width=width, key=key)
     lang = current_lang()
-    title, sentence, numbers = _alternative(spec, data, lang)
+    title, sentence, numbers = _alternative(spec_digest(spec), spec, data, lang)
     if sentence is None:
         return where.vega_lite_chart(data, spec, width=width, key=key)
     box = where.container()  # one element in `where`: a slot (st.empty) keeps chart, sentence and table together

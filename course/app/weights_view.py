@@ -16,6 +16,7 @@ from course.app.chart_view import show_chart
 from course.common.charts import cell_label_colours
 from course.common.i18n import t, t_pair
 from course.common.json_numbers import number, number_text
+from course.common.result_names import result_name
 
 SCHEME = "viridis"  # perceptually uniform and readable with the common colour-vision deficiencies
 CELL = 34  # pixels per cell
@@ -25,7 +26,8 @@ def worst_sentence(diff, lang):
     """The one sentence that names the failing example and its worst cell, in `lang`."""
     q, k = diff["worst"]
     example = ", ".join(str(i) for i in diff["example"]) or "0"
-    return t("practice.weights_worst", lang, result=t_pair(diff.get("name"), lang, diff["result"]), example=example, q=q, k=k,
+    return t("practice.weights_worst", lang, result=t_pair(diff.get("name"), lang, result_name(diff["result"], lang)),
+             example=example, q=q, k=k,
              expected=number_text(diff["expected_value"]), got=number_text(diff["got_value"]))
 
 

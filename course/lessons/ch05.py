@@ -117,8 +117,8 @@ def head_weights(tokens, num_hiddens, num_heads, scale=1.0, seed=0):
 
 
 def head_labels(num_heads, template="head {}"):
-    """Names of the heads for tables: template.format(i)."""
-    return [template.format(i) for i in range(num_heads)]
+    """Names of the heads for tables, numbered from 1 as everywhere in the course: template.format(i + 1)."""
+    return [template.format(i + 1) for i in range(num_heads)]
 
 
 def head_differences(weights, template="head {}"):
@@ -170,7 +170,7 @@ def heads_view(lang, tokens, num_hiddens, num_heads, scale, seed, head):
     """{'spec': heatmap of one head, 'top': most-attended table, 'diff': head differences} for a sentence."""
     weights = head_weights(list(tokens), num_hiddens, num_heads, scale, seed)  # (heads, T, T)
     labels, name = token_labels(tokens), t("ch05.head_name", lang)
-    chart = charts.heatmap(weights[head].numpy(), labels, labels, t("ch05.heatmap_title", lang, head=head),
+    chart = charts.heatmap(weights[head].numpy(), labels, labels, t("ch05.heatmap_title", lang, head=head + 1),
                            x_title=t("ch05.axis_key", lang), y_title=t("ch05.axis_query", lang),
                            show_values=len(tokens) <= 8, domain=[0, 1], cell_size=44)
     return {"spec": arrow_spec(chart), "top": arrow_table(most_attended(weights, tokens, name), ""),

@@ -32,7 +32,9 @@ class DecodingSettings:
 
     beam_alpha: float = DEFAULT_ALPHA  # GNMT length-penalty exponent for beam search
     no_repeat_ngram: int = 0  # never emit an n-gram already in the output, nor a token 3 times in a row (0: off)
-    source: str = "default"  # "validation": chosen on the validation set and stored in the checkpoint
+    # "validation": chosen on the validation set and stored in the checkpoint; "validation_edge": the same, but
+    # the largest alpha tried, where validation BLEU was still rising (still_rising)
+    source: str = "default"
 
     @classmethod
     def from_metrics(cls, metrics):
@@ -40,7 +42,21 @@ class DecodingSettings:
         metrics = metrics or {}
         if metrics.get("beam_alpha") is None:
             return cls(no_repeat_ngram=int(metrics.get("no_repeat_ngram") or 0))
-        return cls(float(metrics["beam_alpha"]), int(metrics.get("no_repeat_ngram") or 0), "validation")
+        alpha = float(metrics["beam_alpha"])
+        source = "validation_edge" if still_rising(metrics.get("valid_beam_bleu_by_alpha"), alpha) else "validation"
+        return cls(alpha, int(metrics.get("no_repeat_ngram") or 0), source)
+
+
+def still_rising(by_alpha, alpha):
+    """Whether `alpha` is the largest length-penalty exponent in `by_alpha` (the [{"alpha", "bleu"}] validation
+    scores a checkpoint records) and scored above the next smaller one: the search stopped at the edge of its
+    grid while validation BLEU was still rising, so a larger alpha was never tried. False when fewer than two
+    scores are recorded or they are not such records."""
+    try:
+        scores = sorted((float(r["alpha"]), float(r["bleu"])) for r in by_alpha or [])
+    except (TypeError, KeyError, ValueError):
+        return False
+    return len(scores) >= 2 and scores[-1][0] == float(alpha) and scores[-1][1] > scores[-2][1]
 
 
 def settings_of(model):

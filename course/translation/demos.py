@@ -273,6 +273,15 @@ def beam_settings(reports):
             if r.get("beam_size") and r.get("beam_alpha") is not None and r.get("bleu", {}).get("beam") is not None}
 
 
+def alphas_at_edge(reports):
+    """{model: alpha} of the reports whose beam alpha is the largest one their validation search tried while
+    validation BLEU was still rising (decoding.still_rising): a larger alpha might have scored higher."""
+    from .decoding import still_rising
+
+    return {name: a for name, (_, a, _) in beam_settings(reports).items()
+            if still_rising(reports[name].get("valid_beam_bleu_by_alpha"), a)}
+
+
 def example_sentences(reports, bucket, method="greedy"):
     """The bucket's example sentences with each model's output beside the reference."""
     import pandas as pd

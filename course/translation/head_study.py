@@ -4,9 +4,12 @@ Streamlit-free. Every figure is computed with the shipped checkpoint, teacher-fo
 on the report's `examples` (held-out test pairs, so the page needs no data file):
 
 - `saturation`: per layer and kind, the mean largest weight of a row (1.0 = one-hot);
-- `bos_share`: the decoder self-attention weight on `<bos>`, against a uniform reader's 1/(t+1);
+- `bos_share`: the decoder self-attention weight on `<bos>`, against a uniform reader's 1/(t+1), and how much
+  `<bos>`'s value differs from sentence to sentence in each layer (`bos_value_spread`);
 - `score_gradients`: how much gradient reaches the attention scores (through the softmax) and the
   value and query projections of each layer, in the trained model and in a fresh one of its shape;
+- `saturation` again for a fresh model whose embeddings start at N(0, 1/d) instead of N(0, 1) (`fresh_like`'s
+  `unit_embeddings`): how much of layer 1's one-hot start comes from the embedding scale;
 - `head_ablation`: token accuracy and loss with one head's output zeroed before W_o, one head at a time.
 """
 
@@ -20,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from . import data as D
 from . import demos
@@ -75,10 +79,36 @@ def saturation(model, batch):
     return pd.DataFrame(rows)
 
 
+def spread(vectors):
+    """How much the rows of `vectors` (n, d) differ: their mean distance from their mean row over their mean
+    length (0.0 when all rows are the same vector)."""
+    center = vectors.mean(0)  # (d,)
+    return float((vectors - center).norm(dim=-1).mean() / vectors.norm(dim=-1).mean())
+
+
+@torch.no_grad()
+def bos_value_spread(model, batch):
+    """[spread of <bos>'s value over the sentences, per decoder layer]: the decoder self-attention's value
+    projection W_v at position 0 of every sentence. Layer 1 reads the embedding of <bos> at position 0,
+    the same in every sentence; a later layer reads a state that cross-attention has mixed with the source."""
+    model.eval()
+    found = {}
+    modules = attention_modules(model)["decoder"]
+    handles = [mha.W_v.register_forward_hook(lambda _m, _args, out, i=i: found.__setitem__(i, out[:, 0].clone()))
+               for i, mha in enumerate(modules)]  # out (B, T, d): every sentence's values
+    try:
+        forward(model, batch)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return [spread(found[i]) for i in range(len(modules))]
+
+
 @torch.no_grad()
 def bos_share(model, batch):
-    """Table (layer, bos, uniform): decoder self-attention weight on <bos>, mean over heads and the rows
-    t >= 1 (row 0 sees only <bos>), and what equal weights over the t + 1 visible keys would give, 1/(t+1)."""
+    """Table (layer, bos, uniform, spread): decoder self-attention weight on <bos>, mean over heads and the rows
+    t >= 1 (row 0 sees only <bos>), what equal weights over the t + 1 visible keys would give, 1/(t+1), and
+    bos_value_spread's spread of <bos>'s value over the sentences."""
     model.eval()
     forward(model, batch)
     rows = []
@@ -89,7 +119,9 @@ def bos_share(model, batch):
             shares.append(w[:, 1:, 0].flatten())  # (heads * (T_i - 1),)
             uniform += [1 / (t + 1) for t in range(1, w.shape[1])] * w.shape[0]
         rows.append({"layer": layer + 1, "bos": float(torch.cat(shares).mean()), "uniform": sum(uniform) / len(uniform)})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out["spread"] = bos_value_spread(model, batch)
+    return out
 
 
 def plain_loss(logits, batch):
@@ -125,10 +157,16 @@ def score_gradients(model, batch):
     return pd.DataFrame(rows)
 
 
-def fresh_like(loaded):
-    """A newly initialised model of the checkpoint's shape, seeded with the checkpoint's seed (eval mode)."""
+def fresh_like(loaded, unit_embeddings=False):
+    """A newly initialised model of the checkpoint's shape, seeded with the checkpoint's seed (eval mode).
+
+    unit_embeddings: draw both token embeddings from N(0, 1/d) instead of nn.Embedding's N(0, 1), as the
+    decoder does with tie_embeddings, so that the forward's multiplication by sqrt(d) gives them unit scale."""
     torch.manual_seed(loaded.meta.get("seed", 0))
     model = build_model(loaded.name, type(loaded.model.config)(**loaded.meta["config"]))
+    if unit_embeddings:
+        for embedding in (model.encoder.embedding, model.decoder.embedding):
+            nn.init.normal_(embedding.weight, 0.0, embedding.embedding_dim ** -0.5)
     return model.eval()
 
 
@@ -193,7 +231,8 @@ def study(path, report):
     """Every table of this module for the checkpoint at `path`, on `report`'s shipped test examples.
 
     Loads its own copy of the model (hooks and gradients never touch a model that others decode with).
-    {"pairs", "characters", "saturation", "bos", "gradients", "fresh_gradients", "ablation", "accuracy", "loss"}"""
+    {"pairs", "characters", "saturation", "bos", "gradients", "fresh_gradients", "fresh_unit_saturation",
+    "ablation", "accuracy", "loss"}"""
     loaded = load_checkpoint(path)
     pairs = report_pairs(report)
     if not pairs:
@@ -202,11 +241,12 @@ def study(path, report):
     ablation, accuracy, loss = head_ablation(loaded.model, batch)
     return {"pairs": len(pairs), "characters": num_characters(batch), "saturation": saturation(loaded.model, batch),
             "bos": bos_share(loaded.model, batch), "gradients": score_gradients(loaded.model, batch),
-            "fresh_gradients": score_gradients(fresh_like(loaded), batch), "ablation": ablation,
+            "fresh_gradients": score_gradients(fresh_like(loaded), batch),
+            "fresh_unit_saturation": saturation(fresh_like(loaded, unit_embeddings=True), batch), "ablation": ablation,
             "accuracy": accuracy, "loss": loss}
 
 
-TABLES = ("saturation", "bos", "gradients", "fresh_gradients", "ablation")
+TABLES = ("saturation", "bos", "gradients", "fresh_gradients", "fresh_unit_saturation", "ablation")
 
 
 def to_json(found):

@@ -41,13 +41,18 @@ def _kind_layer(kind, layer, lang):
 
 
 def gradient_view(found, lang):
-    """One table per layer and kind: largest weight and score gradient, trained and fresh, and W_v's gradient."""
+    """One table per layer and kind: largest weight and score gradient, trained and fresh, W_v's gradient, and
+    the largest weight of a fresh model with N(0, 1/d) embeddings where the study has it."""
     trained, fresh = found["gradients"], found["fresh_gradients"]
     out = trained[["kind", "layer", "largest", "scores", "W_v"]].copy()
     out["fresh_largest"], out["fresh_scores"] = fresh["largest"].to_numpy(), fresh["scores"].to_numpy()
+    largest = ["largest", "fresh_largest"]
+    if "fresh_unit_saturation" in found:  # a study written before this column lacks it
+        out["fresh_unit_largest"] = found["fresh_unit_saturation"]["largest"].to_numpy()
+        largest.append("fresh_unit_largest")
     out.insert(0, "where", [_kind_layer(k, n, lang) for k, n in zip(out["kind"], out["layer"])])
     out = out.drop(columns=["kind", "layer"])
-    out["largest"], out["fresh_largest"] = out["largest"].round(3), out["fresh_largest"].round(3)
+    out[largest] = out[largest].round(3)
     for c in ("scores", "fresh_scores", "W_v"):
         out[c] = [f"{v:.2g}" for v in out[c]]
     return out.rename(columns={c: t(f"ch07.inside.col_{c}", lang) for c in out.columns})

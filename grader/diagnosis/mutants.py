@@ -252,6 +252,15 @@ def ensure(ex_ids):
     return done
 
 
+def build(ex_ids):
+    """Build the caches of these exercises that this grader version lacks (`ensure`) -> (a line per exercise
+    built: 'ex03: 12 mutants', or why not: 'ex03: timeout', the exercises whose cache was already there, those
+    whose build failed). A build replaces the exercise's caches of other grader versions."""
+    built = ensure(ex_ids)
+    lines = [f"{ex_id}: {done if isinstance(done, str) else f'{done} mutants'}" for ex_id, done in built.items()]
+    return lines, [ex_id for ex_id in ex_ids if ex_id not in built], [e for e, d in built.items() if isinstance(d, str)]
+
+
 def load(ex_id):
     """The exercise's cached mutants ({"drawn": bool, "mutants": [...]}), or None if not built."""
     path = cache_path(ex_id)
