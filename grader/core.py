@@ -252,7 +252,7 @@ def _judge_bounded(s, checks, references, job, limits, mistaken, lang):
 
     def judge():
         _relabel(job, get_exercise(s.ex_id).filename, s.label or Path(s.name).name)
-        judged = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang, mistaken)
+        judged = judge_exercise(s.ex_id, checks, references, job, s.name, limits, s.source, lang, mistaken, s.label)
         return dict(judged.result.to_dict(), needs_mutants=judged.mutants_missing)
 
     how, data = bounded.run(judge, limits.timeout_s + JUDGE_GRACE_S, JUDGE_MEMORY_MB)

@@ -19,7 +19,7 @@ from . import checks as checks_registry, weight_diff
 from .compare import compare_results, compare_tensors, compare_values, judged_keys, precision_loss
 from .harness import load_procedures
 from .harness.procedures import NOT_APPLICABLE
-from .messages import bounded, error_kind, error_message, import_message, missing_message, summary_line
+from .messages import bounded, error_kind, error_message, import_message, missing_message, own_line, summary_line
 from .diagnosis import explain, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
@@ -39,18 +39,20 @@ class Judged(NamedTuple):
     mutants_missing: bool = False
 
 
-def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None):
+def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=None, lang="en", variants=None,
+                   label=None):
     """Turn one exercise's sandbox data into verdicts -> Judged (variants: the run's MistakeVariants; default:
-    its own)."""
+    its own; label: what the learner's file is called in messages when it is not a file of its own, a
+    notebook's cell)."""
     if variants is None:
         with MistakeVariants() as own:
-            return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own)
+            return judge_exercise(ex_id, checks, references, job, learner_name, limits, source, lang, own, label)
     exercise = get_exercise(ex_id)
     mutants_missing = False
     if job.import_error is not None:
-        results = [_file_result(ex_id, job.import_error, learner_name, lang)]
+        results = [_file_result(ex_id, job.import_error, learner_name, lang, source, label)]
     else:
-        results = [judge_check(check, reference, record, job, limits, lang, source)
+        results = [judge_check(check, reference, record, job, limits, lang, source, exercise.filename, label)
                    for check, reference, record in zip(checks, references, job.records)]
         rules = _source_results(ex_id, source, lang)
         named = {r.mistake for r in rules}
@@ -65,7 +67,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
             add_error_hints(ex_id, checks, job.records, results, lang, named)
             if not rules and not any(r.hint for r in results):
-                mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang)
+                mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang, source)
             for result in refused:
                 result.passed = False
         if value_hint:
@@ -127,8 +129,10 @@ def _form_problem(check, reference, got, lang):
     return None
 
 
-def judge_check(check, reference, record, job, limits, lang="en", source=None):
-    """The verdict on one check from the learner's record and the reference."""
+def judge_check(check, reference, record, job, limits, lang="en", source=None, filename=None, label=None):
+    """The verdict on one check from the learner's record and the reference (an error names the learner's own
+    line that raised when its traceback points into `source`, staged as `filename`: messages.own_line; label:
+    what their file is called, when it is a notebook's cell)."""
     name, call = render(check.name, lang), render(check.call, lang)
 
     def result(passed, message="", kind="ok", shown=None):
@@ -140,7 +144,8 @@ def judge_check(check, reference, record, job, limits, lang="en", source=None):
         return result(False, missing_message(job, limits, lang), "missing")
     if "error" in record:
         error = record["error"]
-        return result(False, error_message(error, limits.memory_mb, lang), error_kind(error))
+        return result(False, error_message(error, limits.memory_mb, lang, _own(error, source, filename, label)),
+                      error_kind(error))
     got = record["ok"]
     if check.spec.get("needs_parameter") and isinstance(got, dict) and got.get(NOT_APPLICABLE):
         name = check.spec["needs_parameter"]  # data from the learner's run: believed only where the source agrees
@@ -210,9 +215,17 @@ def _locate(check, reference, got):
         return None
 
 
-def _file_result(ex_id, error, learner_name, lang):
-    """One file-level result for a file that cannot be imported (syntax error, bad import)."""
-    result = CheckResult(tr("check.file", lang), False, import_message(error, learner_name, lang),
+def _own(error, source, filename, label):
+    """messages.own_line's (line, code), with the label of a file that is a notebook's cell third."""
+    own = own_line(error, source, filename)
+    return own + (label,) if own is not None and label else own
+
+
+def _file_result(ex_id, error, learner_name, lang, source=None, label=None):
+    """One file-level result for a file that cannot be imported (syntax error, bad import; an error raised in
+    the learner's own line names it: messages.own_line)."""
+    own = _own(error, source, get_exercise(ex_id).filename, label)
+    result = CheckResult(tr("check.file", lang), False, import_message(error, learner_name, lang, own),
                          kind=error_kind(error), id=f"{ex_id}.file")
     if result.kind == "not_implemented":  # raised at import time: treat like any other stub
         result.kind = "error"
@@ -354,11 +367,11 @@ def add_hints(variants, ex_id, checks, references, records, results, lang="en", 
                 results[i].mistake = mistake_id
 
 
-def add_mutant_hint(ex_id, checks, references, records, results, lang="en"):
+def add_mutant_hint(ex_id, checks, references, records, results, lang="en", source=None):
     """No known mistake explains the file: name the one automatic mutant that does, if exactly one does (its
-    stable id, explain.mistake_id, goes where a known mistake's would). Returns whether the exercise's
-    mutant cache was missing."""
-    diagnosis = explain.diagnose(ex_id, checks, references, records, results, lang)
+    stable id, explain.mistake_id, goes where a known mistake's would; its hint names the line and the names of
+    the learner's `source`). Returns whether the exercise's mutant cache was missing."""
+    diagnosis = explain.diagnose(ex_id, checks, references, records, results, lang, source)
     if diagnosis.found:
         index, text, mistake = diagnosis.found
         results[index].hint, results[index].mistake = text, mistake

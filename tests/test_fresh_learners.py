@@ -50,6 +50,10 @@ NOT_RIGHT = {
     # set C, MISLEADING before the known mistake causal_ignores_cache (not yet re-measured with it): the file
     # ignores the cached positions (offset 0); the hint said the count is taken from X.shape[1]
     "set_c/ex07/07_bug_causal_no_offset",
+    # set C: the slip sits in a helper of the learner's own (_cnn_steps), which the reference does not have: the
+    # hint names no line and no variable of theirs, so the reference's `dilations` it quoted before is gone
+    # ("a count is one too large (a sequence that starts at 1 instead of 0)": right in substance)
+    "set_c/ex00/06_dilation_from_two",
     # set D, the hold-out written after the scoped diagnosis (measured once: 42/60 with its phrases as written
     # before grading, 50/60 judged by reading; its other seven hints in other words now name the slip plainly).
     # Right in substance, worded without the phrase:

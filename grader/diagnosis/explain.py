@@ -7,7 +7,9 @@ reference on every check the learner passed. When every mutant that explains the
 file is the same change (one operator, function and line), the feedback names the
 function, the line's role and what the learner's code does instead; when they
 differ only in how the same line is wrong, it names the line; otherwise it says
-nothing, rather than guess.
+nothing, rather than guess. The line a hint names is the learner's own, by its
+number and the name they gave it (learner_lines.py), and so is every variable
+it quotes; where no line of theirs is surely the one, it names none.
 
 A named slip also gets a mistake id (`mistake_id`), which a class groups
 submissions by: made of the operator, the function, the line's role and the
@@ -20,17 +22,21 @@ import functools
 import os
 from typing import NamedTuple
 
+from course.common.exercise_index import get as get_exercise
+
 from ..compare import compare_values
 from ..text import render, tr
 from .. import checks as checks_registry
 from .. import variants
-from . import behaviour, mutants, scoped, substeps
+from . import behaviour, learner_lines, mutants, scoped, substeps
 
 HINTABLE = ("mismatch", "error")  # failing kinds a mutant can explain (not time-outs, stubs, lost results)
 MAX_WAYS = 3  # a line wrong in more ways than this is too vague a hint
 ID_PREFIX = "auto:"  # mistake ids of automatic mutants; the known mistakes' ids are plain names
 SITES = {"": "(return)", "?condition": "(condition)", "?input": "(input)"}  # a line's role in an id, when it assigns no name
 LINE_OP = "line"  # the id's operator part when the line is wrong in one of a few ways
+NAMING_FIELDS = ("used", "meant", "name", "size", "param", "arg")  # operator fields that may hold the reference's
+# variable names: a hint quotes them by the learner's names (learner_lines.renamed), or not at all
 VAGUE = {("const_off_by_one", "?condition")}  # (operator, line role) never named: a test's constant off by one
 # (`if n == 1` -> `if n == 0`) acts like that special case moved or missing, which many other slips also do
 PARTLY_CHECKS = 2  # a slip that explains only some failing checks must explain at least this many
@@ -38,6 +44,17 @@ DRAWN_CALL_LIMIT_S = mutants.DRAWN_CALL_LIMIT_S  # CPU seconds per call of a mut
 PUBLISHED_PROCEDURE = "demo_translations"  # its check runs at the published value on every variant (its cached
 # results hold there): the trained model gives the parameter explicitly, or the grader pins it
 DRAWN_WALL_LIMIT_S = 10.0  # and wall seconds, a backstop only: wall time grows with the machine's load
+
+
+class Learner(NamedTuple):
+    """What a hint's location is worded from on the learner's side: their source, the exercise, the function
+    the first failing check runs (named when the slip's own function is not one of theirs), and, for a slip
+    found in a part the learner computes inline, the function that does it (`inlined`)."""
+
+    source: str | None
+    ex_id: str
+    function: str
+    inlined: str = ""
 
 
 class Diagnosis(NamedTuple):
@@ -149,7 +166,12 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
     return kept
 
 
-def _where(entry):
+def _where(entry, learner=None):
+    """(key, fields) for where a mutant's slip is: worded with the reference's names when `learner` is None (a
+    mistake id's label, which many learners share), else with the learner's own line and names
+    (_learner_where)."""
+    if learner is not None:
+        return _learner_where(entry, learner)
     condition = entry.get("condition") or substeps.changed_test(entry)
     if entry["target"] == "?condition" and condition:
         return ("mutant.where_test", {"function": entry["function"], "condition": condition})
@@ -162,13 +184,75 @@ def _where(entry):
     return ("mutant.where_return", {"function": entry["function"]})
 
 
+def _learner_where(entry, learner):
+    """(key, fields) for where the slip is in the learner's file: their line number and the name that line
+    assigns (or the test it makes), as they wrote them (learner_lines.site); without a line of theirs that is
+    surely the one, a wording that names no variable; a function they do not define is never named."""
+    function = entry["function"]
+    if learner.inlined:
+        return ("mutant.where_inlined", {"function": learner.inlined, "part": function})
+    try:
+        defined = learner_lines.defines(learner.source, function)
+    except Exception:  # as below
+        defined = False
+    if not defined:
+        return ("mutant.where_somewhere", {"function": learner.function})
+    target = entry["target"]
+    if target == "?input":
+        return ("mutant.where_input", {"function": function})
+    try:
+        found = learner_lines.site(learner.source, entry.get("source") or "", function, target,
+                                   _reference_text(learner.ex_id),
+                                   entry.get("condition") or substeps.changed_test(entry))
+    except Exception:  # a learner's file the syntax tree reader trips on: no line named
+        found = None
+    if found is None:
+        key = {"?condition": "mutant.where_condition", "": "mutant.where_return"}.get(target, "mutant.where_somewhere")
+        return (key, {"function": function})
+    fields = {"function": function, "line": found.line}
+    if target == "?condition":
+        return ("mutant.where_test_own", dict(fields, condition=found.text)) if found.text \
+            else ("mutant.where_condition_own", fields)
+    if target == "":
+        return ("mutant.where_return_own", fields)
+    return ("mutant.where_own", dict(fields, name=found.text)) if found.text else ("mutant.where_own_line", fields)
+
+
+@functools.cache
+def _reference_text(ex_id):
+    """The exercise's reference as the mutants' sources are written (ast.unparse), or None."""
+    try:
+        return substeps.solution_text(mutants.SOLUTIONS_DIR / get_exercise(ex_id).filename)
+    except (KeyError, OSError, SyntaxError):
+        return None
+
+
 def _what(entry, lang):
     return render((f"mutant.op.{entry['op']}", {k: str(v) for k, v in entry["fields"].items()}), lang)
 
 
-def describe(entry, lang):
-    """'In masked_softmax, the line that computes `scores`: ...' for one mutant."""
-    return tr("mutant.hint", lang, where=render(_where(entry), lang), what=_what(entry, lang))
+def describe(entry, lang, learner=None):
+    """'... in masked_softmax, in your line 12 (the one that computes `logits`): ...' for one mutant (with the
+    reference's names when `learner` is None)."""
+    return tr("mutant.hint", lang, where=render(_where(entry, learner), lang), what=_what(entry, lang))
+
+
+def _own_values(field, values, learner, entry):
+    """The values of an operator's field a hint may quote: all of them, but for a field that names variables
+    (NAMING_FIELDS) with a learner known, each by the learner's own names (in the function that computes a part
+    inline, that function's), and only those that have them."""
+    if learner is None or field not in NAMING_FIELDS:
+        return values
+    own = []
+    for value in values:
+        try:
+            mine = learner_lines.renamed(learner.source, entry.get("source") or "",
+                                         learner.inlined or entry["function"], value, _reference_text(learner.ex_id))
+        except Exception:  # a learner's file the syntax tree reader trips on: the name is not quoted
+            mine = None
+        if mine and mine not in own:
+            own.append(mine)
+    return own
 
 
 def mistake_id(entry, op=None):
@@ -202,9 +286,10 @@ def label(mistake, lang="en"):
     return tr("mutant.label", lang, where=where, what=what)
 
 
-def diagnose(ex_id, checks, references, records, results, lang="en"):
+def diagnose(ex_id, checks, references, records, results, lang="en", source=None):
     """Diagnosis of one exercise: found is (index of the first failing check, hint text, mistake id) naming
-    the one slip that explains the file, or None."""
+    the one slip that explains the file, or None. source: the learner's file, whose own line and names the
+    hint's location is worded with (none: a wording that names no line or variable of theirs)."""
     if os.environ.get("ATTENTION_LAB_DIAGNOSIS") == "0":
         return Diagnosis()  # switched off (bench/grader.py measures what diagnosis costs)
     failing = [i for i, r in enumerate(results) if not r.passed]
@@ -216,15 +301,18 @@ def diagnose(ex_id, checks, references, records, results, lang="en"):
     if entries is None:
         return Diagnosis(mutants_missing=True)
     named = [e for e in entries if (e["op"], e["target"]) not in VAGUE]
-    found = _named([e for e in named if explains(e, failing, checks, references, records)], failing, lang)
+    first = checks[failing[0]] if failing[0] < len(checks) else None
+    learner = Learner(source, ex_id, behaviour.function_name(first.target, getattr(first, "procedure", ""))
+                      if first is not None else "")
+    found = _named([e for e in named if explains(e, failing, checks, references, records)], failing, lang, learner)
     found = found or behaviour.diagnose(checks, references, records, results, lang)
-    found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang)
-    found = found or _partly(named, failing, checks, references, records, lang)
+    found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang, learner)
+    found = found or _partly(named, failing, checks, references, records, lang, learner)
     return Diagnosis(found or scoped.diagnose(ex_id, named, failing, checks, references, records, lang,
-                                                      explains, _named))
+                                                      explains, functools.partial(_named, learner=learner)))
 
 
-def _inlined(ex_id, entries, failing, checks, references, records, results, lang):
+def _inlined(ex_id, entries, failing, checks, references, records, results, lang, learner=None):
     """(index, hint, id) when every failing check is one module's or function's, a part it uses (in the
     reference) passes all its own checks, and one slip of that part explains the failing checks exactly: the
     learner computes the part's work inside the tested code and has the slip there."""
@@ -247,44 +335,50 @@ def _inlined(ex_id, entries, failing, checks, references, records, results, lang
             matches.append(dict(entry, fails=own))
     if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
         return None
-    found = _named(matches, failing, lang)
+    function = behaviour.function_name(target)
+    found = _named(matches, failing, lang, learner and learner._replace(inlined=function))
     if found is None:
         return None
     index, text, _ = found
-    function = behaviour.function_name(target)
     part = matches[0]["function"]
     return index, tr("mutant.inlined", lang, function=function, part=part, hint=text), \
         mistake_id(dict(matches[0], function=function, target=f"{part}>{matches[0]['target']}"))
 
 
-def _partly(entries, failing, checks, references, records, lang):
+def _partly(entries, failing, checks, references, records, lang, learner=None):
     """(index, hint, id) for the one slip that explains the first failing checks and no others wrongly, when
     no mutant explains them all: each match must fail the first failing check and at least PARTLY_CHECKS."""
     matches = [e for e in entries if len(e["fails"]) >= PARTLY_CHECKS
                and explains(e, failing, checks, references, records, partly=True)]
     if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
         return None
-    found = _named(matches, failing, lang)
+    found = _named(matches, failing, lang, learner)
     if found is None:
         return None
     index, text, mistake = found
     return index, tr("mutant.partly", lang, hint=text, count=len(matches[0]["fails"]), total=len(failing)), mistake
 
 
-def _named(matches, failing, lang):
-    """(index, hint text, mistake id) when the matching mutants are one slip or one line, else None."""
+def _named(matches, failing, lang, learner=None):
+    """(index, hint text, mistake id) when the matching mutants are one slip or one line, else None (the
+    location worded with the learner's own line and names: _where)."""
     if not matches:
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
         either = tr("mutant.either", lang)
         values = {k: list(dict.fromkeys(str(e["fields"][k]) for e in matches)) for k in matches[0]["fields"]}
-        fields = {k: either.join(v) for k, v in values.items()}
         ids = {k: "|".join(sorted(v)) for k, v in values.items()}
-        return failing[0], describe(dict(matches[0], fields=fields), lang), mistake_id(dict(matches[0], fields=ids))
+        mistake = mistake_id(dict(matches[0], fields=ids))
+        said = {k: _own_values(k, v, learner, matches[0]) for k, v in values.items()}
+        if not all(said.values()):  # the slip is worded with a name the learner never wrote: only where it is
+            return failing[0], tr("mutant.hint_where", lang, where=render(_where(matches[0], learner), lang)), mistake
+        fields = {k: either.join(v) for k, v in said.items()}
+        return failing[0], describe(dict(matches[0], fields=fields), lang, learner), mistake
     if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
-        ways = list(dict.fromkeys(_what(e, lang) for e in matches))
-        if len(ways) <= MAX_WAYS:
-            return failing[0], tr("mutant.near", lang, where=render(_where(matches[0]), lang),
+        ways = list(dict.fromkeys(_what(e, lang) for e in matches
+                                  if all(_own_values(k, [str(v)], learner, e) for k, v in e["fields"].items())))
+        if ways and len(ways) <= MAX_WAYS:
+            return failing[0], tr("mutant.near", lang, where=render(_where(matches[0], learner), lang),
                                   ways=tr("mutant.or", lang).join(ways)), mistake_id(matches[0], LINE_OP)
     return None
 

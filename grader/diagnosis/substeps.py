@@ -81,7 +81,7 @@ def changed_test(entry):
     if entry.get("target") != "?condition" or not source:
         return ""
     for path in SOLUTIONS_DIR.glob("ex*.py"):
-        reference = _solution_text(path)
+        reference = solution_text(path)
         if f"def {function.split('.')[-1]}(" in reference and abs(len(reference) - len(source)) < 200:
             text = _test_text(reference, source)
             if text:
@@ -90,7 +90,7 @@ def changed_test(entry):
 
 
 @functools.cache
-def _solution_text(path):
+def solution_text(path):
     """A reference as the mutants' sources are written (ast.unparse: no comments, one spelling)."""
     return ast.unparse(ast.parse(path.read_text(encoding="utf-8")))
 
