@@ -73,10 +73,11 @@ def _grade_with(store, killer):
     return graded[0], lines
 
 
-def _submit_slow(store, user, **kwargs):
-    """Submit SLOW_SOLUTION as a job already set aside: its first run would pass ex00's set-aside time (10 times the
-    reference's run, at least 0.5 s) and be set aside, which is not what these tests count."""
-    sid = store_ops.submit(store, user, "ex00", SLOW_SOLUTION, "ex00_paths.py", **kwargs)
+def _submit_slow(store, user, source=SLOW_SOLUTION, **kwargs):
+    """Submit `source` (SLOW_SOLUTION) as a job already set aside: its first run would pass ex00's set-aside time
+    (10 times the reference's run, at least 0.5 s) and be set aside, which is not what these tests count. (Jobs
+    set aside are claimed after the others: a job meant to run behind it is submitted the same way.)"""
+    sid = store_ops.submit(store, user, "ex00", source, "ex00_paths.py", **kwargs)
     with store.session() as session:
         assert session.execute(update(Job).where(Job.submission_id == sid).values(full_time=True)).rowcount == 1
     return sid
@@ -94,13 +95,13 @@ def _job_and_results(store, sid):
 def test_a_job_whose_sandbox_server_dies_mid_run_is_graded_again_and_gets_its_real_verdict(class_store):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
     sid = _submit_slow(class_store, ann)
-    behind = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    behind = _submit_slow(class_store, bob, solution("ex00"))
     killer = ServerKiller(times=1)
     graded, lines = _grade_with(class_store, killer)
     assert killer.kills == 1
     job, results = _job_and_results(class_store, sid)
     assert results == [("passed", 1.0, results[0][2])], lines  # its real verdict, from its second run
-    assert (job.state, job.sandbox_failures, job.attempts) == ("done", 1, 2)
+    assert (job.state, job.sandbox_failures, job.attempts) == ("done", 1, 2), lines
     assert "sandbox failure 1 of 3" in job.error
     assert [line for line in lines if f"job {job.id} (submission {sid}, ex00): queued again" in line]
     assert _job_and_results(class_store, behind)[1][0][0] == "passed"
