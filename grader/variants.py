@@ -87,11 +87,6 @@ def value_of(checks):
     return None
 
 
-def on_variant(checks):
-    """Do these checks run a non-default variant (so results cached for variant 0 do not hold)?"""
-    return any(check.spec.get("variant") for check in checks)
-
-
 _PIN_HELPER = """
 
 # Added by the grader: this code's default {name} is pinned to {written} here (the published value for a file

@@ -96,12 +96,6 @@ def platforms(store, issuer=None):
         return list(session.scalars(query))
 
 
-def platform_by_id(store, platform_id):
-    """One registered platform, or None."""
-    with store.session() as session:
-        return session.get(LtiPlatform, platform_id)
-
-
 def registration(platform, key):
     """pylti1p3's Registration of a stored platform, signing with the tool's key."""
     reg = Registration()

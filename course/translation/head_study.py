@@ -15,7 +15,6 @@ on the report's `examples` (held-out test pairs, so the page needs no data file)
 
 import argparse
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -220,11 +219,6 @@ def softmax_jacobian_norm(top, n):
     a = torch.full((n,), (1 - top) / (n - 1), dtype=torch.float64)  # (n,)
     a[0] = top
     return float((torch.diag(a) - torch.outer(a, a)).norm())
-
-
-def uniform_top(n):
-    """The largest weight of a row of n equal scores, 1/n (what a fresh model's heads start near)."""
-    return 1 / n if n else math.nan
 
 
 def study(path, report):
