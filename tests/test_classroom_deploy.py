@@ -54,7 +54,7 @@ def test_readme_keeps_passwords_off_command_lines_and_root_away_from_the_app():
         assert not re.search(r"postgres(ql)?://[^@\s]*:[^@\s]*@", command.split("#")[0]), command
         assert "sudo" not in command, command
     apps = [c for c in commands if "streamlit run" in c]
-    assert apps and all(c.startswith("runuser -u lab") for c in apps), apps
+    assert apps and all(c.startswith("runuser -u attention-lab") for c in apps), apps
     for word in ("roster remove", "links revoke", "sessions revoke", "--session-hours", "--role ta",
                  "gatherUsageStats", "attention-lab-worker.service", "DEAD", "lease runs out"):
         assert word in section, word
@@ -75,3 +75,30 @@ def test_a_nightly_timer_backs_up_the_class_database_as_the_apps_user():
     section = _host_a_class()
     for word in ("classroom backup", "classroom restore", "--force", "attention-lab-backup.timer", "signs in again"):
         assert word in section, word
+
+
+def test_the_docs_use_the_units_user_paths_and_environment_file():
+    """A new instructor who follows docs/teach/ then installs the units gets the same user, checkout, virtual
+    environment and database URL file, not two sets of names."""
+    app = _unit("attention-lab-app.service")["Service"]
+    section = _host_a_class()
+    venv = app["ExecStart"].split()[0].rsplit("/bin/", 1)[0]  # /opt/attention-lab/.venv
+    assert f"runuser -u {app['User']} " in section and f"useradd --system --create-home {app['User']}" in section
+    assert f"python3 -m venv {venv}" in section and f"{venv}/bin/pip install torch==2.13.0" in section
+    assert app["WorkingDirectory"] in section and f"> {app['EnvironmentFile']}" in section
+    assert "runuser -u lab " not in section and "chown lab " not in section
+
+
+def test_the_roster_template_imports_into_a_new_class(tmp_path):
+    from tests.classroom_support import run_cli
+
+    url = f"sqlite:///{tmp_path / 'class.db'}"
+    assert run_cli("init", "--db", url, "--instructor", "you@school.edu").returncode == 0
+    imported = run_cli("roster", "import", ROOT / "deploy" / "roster.example.csv", "--db", url)
+    assert imported.returncode == 0, imported.stderr
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "class.db") as db:
+        roles = dict(db.execute("SELECT email, role FROM users").fetchall())
+    assert roles == {"you@school.edu": "instructor", "ta@school.edu": "ta", "ann@school.edu": "learner",
+                     "bob@school.edu": "learner"}, roles
