@@ -33,9 +33,15 @@ _lock = threading.Lock()
 SERVED_VAR = "ATTENTION_LAB_SESSION_ROUTE"  # set in this process by routes(): the route is there
 
 
+def _served_mark():
+    """The value routes() leaves in SERVED_VAR: the route and this process's id. A process started from this one
+    (a `streamlit run app.py` a test starts, a lab run) inherits the variable but not the route."""
+    return f"{PATH}@{os.getpid()}"
+
+
 def served():
-    """Does this server answer PATH (started through class_app.py)?"""
-    return os.environ.get(SERVED_VAR) == PATH
+    """Does this server answer PATH (started through class_app.py, in this very process)?"""
+    return os.environ.get(SERVED_VAR) == _served_mark()
 
 
 def _digest(code):
@@ -101,5 +107,5 @@ async def session_endpoint(request):
 
 def routes():
     """The routes class_app.py adds to Streamlit's (and from then on served() is true)."""
-    os.environ[SERVED_VAR] = PATH
+    os.environ[SERVED_VAR] = _served_mark()
     return [Route(PATH, session_endpoint, methods=["POST", "DELETE"])]

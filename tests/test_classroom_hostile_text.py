@@ -244,3 +244,19 @@ def test_the_similarity_view_marks_bidi_and_zero_width_characters_in_both_files(
     warnings = [w.value for w in at.warning]
     assert t("classroom.invisible_marked", "en", count=2) in warnings
     assert t("classroom.invisible_marked", "en", count=1) in warnings
+
+
+def test_a_process_started_from_one_that_serves_the_cookie_route_does_not_think_it_serves_it():
+    """routes() marks this process; a `streamlit run app.py` started from it (no route of its own) inherits the
+    environment but must fall back to the page's cookie, or its sign-ins would post to a route that is not there."""
+    import os
+    import subprocess
+    import sys
+
+    from classroom import session_cookie
+
+    session_cookie.routes()
+    assert session_cookie.served()
+    child = subprocess.run([sys.executable, "-c", "from classroom import session_cookie as c; print(c.served())"],
+                           cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert child.stdout.strip() == "False", child.stdout + child.stderr
