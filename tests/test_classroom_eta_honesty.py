@@ -101,8 +101,11 @@ def _measured(acked, graded, speed):
     """One burst's forecast errors as shown and at the burst's speed, and its (forecast, actual) pairs, printed."""
     errors = forecast_errors(acked, graded)
     signed = statistics.median(forecast_errors(acked, graded, signed=True))
+    # a page says no time while it sees no live worker (a heartbeat late under load): those have no forecast to judge
+    with_forecast = [(sid, submitted, forecast) for sid, (_, submitted, forecast) in acked.items() if forecast]
+    assert len(with_forecast) >= 0.8 * len(acked), f"{len(acked) - len(with_forecast)} of {len(acked)} had no forecast"
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
-                          for sid, (_, submitted, forecast) in acked.items()], columns=["forecast", "actual"])
+                          for sid, submitted, forecast in with_forecast], columns=["forecast", "actual"])
     pairs["at_speed"] = pairs["forecast"] * speed  # the forecast, had it known the burst's speed
     paced = ((pairs["at_speed"] - pairs["actual"]).abs() / pairs["actual"]).tolist()
     print(f"forecast error |est - actual| / actual over {len(errors)}: {error_summary(errors)}, signed median "
