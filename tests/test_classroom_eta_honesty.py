@@ -101,7 +101,8 @@ def _measured(acked, graded, speed):
     """One burst's forecast errors as shown and at the burst's speed, and its (forecast, actual) pairs, printed."""
     errors = forecast_errors(acked, graded)
     signed = statistics.median(forecast_errors(acked, graded, signed=True))
-    # a page says no time while it sees no live worker (a heartbeat late under load): those have no forecast to judge
+    # a page shows no time for a job already graded at its first look (a 0.1 s job on an idle worker), or while it
+    # sees no live worker (a heartbeat late under load): those have no forecast to judge; most pages show one
     with_forecast = [(sid, submitted, forecast) for sid, (_, submitted, forecast) in acked.items() if forecast]
     assert len(with_forecast) >= 0.8 * len(acked), f"{len(acked) - len(with_forecast)} of {len(acked)} had no forecast"
     pairs = pd.DataFrame([((forecast - submitted).total_seconds(), (graded[sid] - submitted).total_seconds())
@@ -112,7 +113,6 @@ def _measured(acked, graded, speed):
           f"{signed:+.0%}; the burst ran at {speed:.2f} x the measured times; at that speed: "
           f"{error_summary(paced)} (load {os.getloadavg()})")
     print(pairs.sort_values("actual").round(2).to_string())
-    assert len(errors) == len(acked)  # two live workers: every page showed a forecast
     return pairs
 
 
