@@ -72,6 +72,18 @@ def passed_verdict(score=1.0, run_s=0.0):
                 report={}, sandbox="process", grader_version="t", run_s=run_s)
 
 
+def submit_set_aside(store, user, ex_id, source, filename, **kwargs):
+    """Submit `source` as a job already set aside (it runs with the whole time limit, after the other submissions)
+    -> submission id: for a test whose submission is slow on purpose, which the worker would otherwise set aside at
+    its first run (past its exercise's set-aside time: classroom/reference_times.py)."""
+    from sqlalchemy import update
+
+    sid = store_ops.submit(store, user, ex_id, source, filename, **kwargs)
+    with store.session() as session:
+        assert session.execute(update(Job).where(Job.submission_id == sid).values(full_time=True)).rowcount == 1
+    return sid
+
+
 def claim_at(store, worker_id, now=None, lease_s=None):
     """queue.claim_in in a transaction of its own, at `now` (naive UTC; None: now) -> Claim or None."""
     from classroom import queue

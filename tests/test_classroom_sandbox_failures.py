@@ -9,13 +9,13 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from classroom import queue, store as store_ops, worker
 from classroom.models import Job, Result
 from course.common.i18n import t
 from grader import warm_server
-from tests.classroom_support import solution, user_id
+from tests.classroom_support import solution, submit_set_aside, user_id
 
 # a correct ex00 whose import takes a second: its run is under way when the killer strikes
 SLOW_SOLUTION = "import time\ntime.sleep(1.0)\n" + solution("ex00")
@@ -77,10 +77,7 @@ def _submit_slow(store, user, source=SLOW_SOLUTION, **kwargs):
     """Submit `source` (SLOW_SOLUTION) as a job already set aside: its first run would pass ex00's set-aside time
     (10 times the reference's run, at least 0.5 s) and be set aside, which is not what these tests count. (Jobs
     set aside are claimed after the others: a job meant to run behind it is submitted the same way.)"""
-    sid = store_ops.submit(store, user, "ex00", source, "ex00_paths.py", **kwargs)
-    with store.session() as session:
-        assert session.execute(update(Job).where(Job.submission_id == sid).values(full_time=True)).rowcount == 1
-    return sid
+    return submit_set_aside(store, user, "ex00", source, "ex00_paths.py", **kwargs)
 
 
 def _job_and_results(store, sid):

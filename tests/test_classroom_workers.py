@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from classroom import line, live, queue, store as store_ops
 from classroom.db import ENV_VAR, Store
 from classroom.models import Job, Result, Worker, utcnow
-from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, user_id
+from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, submit_set_aside, user_id
 from tests.waiting import wait_until
 
 
@@ -108,9 +108,7 @@ def test_a_worker_outlives_a_postgres_restart_and_stores_its_verdict(tmp_path):
         ann = user_id(store, "ann@class.test")
         # a second of its own at import: the outage begins while it is graded, after the worker's reads
         slow = "import time\ntime.sleep(1.0)\n" + solution("ex00")
-        first = store_ops.submit(store, ann, "ex00", slow, "ex00_paths.py")
-        with store.session() as session:  # its first run would pass ex00's set-aside time: run it as set aside before
-            assert session.execute(update(Job).where(Job.submission_id == first).values(full_time=True)).rowcount == 1
+        first = submit_set_aside(store, ann, "ex00", slow, "ex00_paths.py")  # its first run would be set aside
         worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--sandbox", "process"], cwd=ROOT,
                                   env=dict(os.environ, **{ENV_VAR: url}), stderr=subprocess.PIPE, text=True)
         threading.Thread(target=lambda: log.extend(worker.stderr), daemon=True).start()
