@@ -195,3 +195,24 @@ def test_own_modules_unlock_from_the_class_verdicts_and_run_away_from_the_class_
         at.run()
     assert "what the learner's code saw: nothing of the class" in at.error[0].value, at.error[0].value
     assert lab_runs.running(hosted_lab) == 0
+
+
+def test_the_sandbox_binds_a_venv_inside_the_project_but_never_the_project_or_a_folder_above_it(tmp_path,
+                                                                                                  monkeypatch):
+    """CI's virtual environment is the project's `.venv/`: left out, the sandbox had no Python to start
+    ("bwrap: execvp .../.venv/bin/python: No such file"). The project folder and its parents still stay out."""
+    import site
+    import sys
+
+    from course.app import lab_runner
+
+    project = tmp_path / "home" / "project"
+    venv, base, elsewhere = project / ".venv", tmp_path / "python", tmp_path / "packages"
+    for folder in (venv, base, elsewhere):
+        folder.mkdir(parents=True)
+    monkeypatch.setattr(lab_runner, "PROJECT_ROOT", project)
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "base_prefix", str(base))
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(project), str(tmp_path / "home"), str(elsewhere)])
+    monkeypatch.setattr(site, "getusersitepackages", lambda: str(tmp_path / "no-such-folder"))
+    assert lab_runner.python_folders() == sorted([str(venv), str(base), str(elsewhere)])

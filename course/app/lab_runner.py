@@ -80,6 +80,15 @@ def write_pairs(folder):
     return path
 
 
+def python_folders():
+    """The folders the interpreter and its packages live in (not all of sys.path), to bind read-only in the
+    sandbox -> sorted paths. A virtual environment inside the project (CI's `.venv/`) is one of them; the project
+    itself, or a folder holding it, never is: that would show the class's database and secrets."""
+    python = {sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages()}
+    return sorted(p for p in python if os.path.isdir(p) and not PROJECT_ROOT.resolve().is_relative_to(
+        Path(p).resolve()))
+
+
 def confined(command, folder, env):
     """`command` inside bubblewrap (a class's learner code on its app server): no network, no environment but
     `env`'s thread settings, no other process, and none of this machine's files but the operating system's
@@ -97,8 +106,7 @@ def confined(command, folder, env):
     for top in ("/bin", "/lib", "/lib64", "/sbin"):
         box += ["--symlink", os.readlink(top), top] if os.path.islink(top) else ["--ro-bind-try", top, top]
     box += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    python = {sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages()}  # not all sys.path
-    for path in sorted(p for p in python if os.path.isdir(p) and not Path(p).resolve().is_relative_to(PROJECT_ROOT)):
+    for path in python_folders():
         box += ["--ro-bind", path, path]
     small = ["--size", str(SCRATCH_MB << 20)]  # its scratch space is memory: a little of it
     box += ["--proc", "/proc", "--dev", "/dev", *small, "--tmpfs", "/dev/shm", *small, "--tmpfs", "/tmp",  # first
