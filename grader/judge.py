@@ -20,7 +20,7 @@ from .compare import compare_results, compare_tensors, compare_values, judged_ke
 from .harness import load_procedures
 from .harness.procedures import NOT_APPLICABLE
 from .messages import bounded, error_kind, error_message, import_message, missing_message, own_line, summary_line
-from .diagnosis import explain, substeps, variant_default
+from .diagnosis import explain, raising, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .variants import value_of
@@ -68,6 +68,8 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             add_error_hints(ex_id, checks, job.records, results, lang, named)
             if not rules and not any(r.hint for r in results):
                 mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang, source)
+            if not rules and not value_hint and not any(r.hint for r in results):
+                raising.add_separation_hints(checks, job.records, results, lang)
             for result in refused:
                 result.passed = False
         if value_hint:

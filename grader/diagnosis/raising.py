@@ -1,0 +1,182 @@
+"""When learner code raises for some inputs only: which property of the inputs separates the calls that raised
+from the calls that ran.
+
+Every check's inputs are the grader's own (its spec, built here from the seeded cases), so their properties are
+read here without running anything; of the learner's run only which calls raised is used. A property is named
+when every call of the function (or class) that raised has it and none of the calls that ran has it: 1-D or
+2-D lengths, a size-1 axis, n_q = n_k, values as wide as queries, an odd size, training or eval mode, a dtype,
+an argument given or left at its default. That is a fact about the calls, said as one ("every call that
+raised had ..."), not a guess at the cause; with only one call on either side nothing is said, as one call
+separates from another on almost anything.
+"""
+
+import importlib
+import inspect
+
+import torch
+
+from ..text import tr
+
+# d2l's names of the axes of the tensors the exercises take, for "n_q = 1" rather than "axis 1 of queries"
+AXES = {
+    "queries": ("B", "n_q", "d"),
+    "keys": ("B", "n_k", "d"),
+    "values": ("B", "n_k", "v"),
+    "X": ("B", "T", "num_hiddens"),
+}
+SKIPPED = {"state", "states", "probe_state", "checkpoint", "state_dict", "config", "tgt_vocab", "probes",
+           "reference_sources", "course_sources", "impl_modules", "capture", "grad", "watch_inputs"}
+# the order properties are named in when several separate: a tensor's layout and shape relations before a size's
+# parity, the mode and a dtype
+RANK = ("ndim", "none", "given", "one", "rel", "odd", "parity", "small", "negative", "mode", "kw", "dtype")
+MIN_SIDE = 2  # at least this many calls that raised, or that ran, before a property is named
+
+
+def _parameter_names(spec):
+    """The reference's parameter names for positional `args` (a function's) and `init_args` (a class's
+    constructor's), read from its signature -> (arg names, init names); () where unknown."""
+    try:
+        module = importlib.import_module(f"solutions.{spec['module']}")
+    except (KeyError, ImportError):
+        return (), ()
+    names = lambda fn: [p for p in inspect.signature(fn).parameters if p != "self"]  # noqa: E731
+    try:
+        if spec.get("cls"):
+            cls = getattr(module, spec["cls"])
+            return tuple(names(cls.forward)), tuple(names(cls.__init__))
+        if spec.get("fn"):
+            return tuple(names(getattr(module, spec["fn"]))), ()
+    except (AttributeError, TypeError, ValueError):
+        pass
+    return (), ()
+
+
+def _tensor_features(name, value, out):
+    """The properties of one tensor argument (or None) -> added to out: {feature: (catalog key, fields)}."""
+    if value is None:
+        out[f"none:{name}"] = ("raising.is_none", {"name": name})
+        return
+    if not isinstance(value, torch.Tensor):
+        return
+    out[f"given:{name}"] = ("raising.not_none", {"name": name})
+    out[f"ndim:{name}"] = ("raising.ndim", {"name": name, "k": value.dim()})
+    axes = AXES.get(name)
+    for axis, size in enumerate(value.shape):
+        if size == 1 and value.dim() > 1:
+            label = axes[axis] if axes and value.dim() == len(axes) else None
+            out[f"one:{name}:{axis}"] = (("raising.axis_one", {"axis": label}) if label
+                                         else ("raising.size_one", {"name": name, "axis": axis}))
+    if value.dim() and value.is_floating_point():
+        out[f"odd:{name}"] = ("raising.odd_last" if value.shape[-1] % 2 else "raising.even_last", {"name": name})
+    if value.is_floating_point():
+        out[f"dtype:{name}"] = ("raising.dtype", {"name": name, "dtype": str(value.dtype).replace("torch.", "")})
+
+
+def _scalar_features(name, value, out):
+    """The properties of one int argument -> added to out."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return
+    out[f"parity:{name}"] = ("raising.odd" if value % 2 else "raising.even", {"name": name})
+    if value in (0, 1):
+        out[f"small:{name}"] = ("raising.equals", {"name": name, "value": value})
+    if value < 0:
+        out[f"negative:{name}"] = ("raising.negative", {"name": name})
+
+
+def _relations(named, out):
+    """Shape relations between queries, keys and values when all are (B, n, d)."""
+    q, k, v = (named.get(n) for n in ("queries", "keys", "values"))
+    if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and q.dim() == k.dim() == 3:
+        out["rel:nq_nk"] = ("raising.nq_eq_nk" if q.shape[1] == k.shape[1] else "raising.nq_ne_nk", {})
+        if isinstance(v, torch.Tensor) and v.dim() == 3:
+            out["rel:d_v"] = ("raising.v_eq_d" if v.shape[-1] == q.shape[-1] else "raising.v_ne_d", {})
+        out["rel:dq_dk"] = ("raising.dq_eq_dk" if q.shape[-1] == k.shape[-1] else "raising.dq_ne_dk", {})
+
+
+def call_features(spec):
+    """{feature id: (catalog key, fields)}: the properties of one check's inputs, in the order they are tried."""
+    arg_names, init_names = _parameter_names(spec)
+    args = spec.get("args") if isinstance(spec.get("args"), (list, tuple)) else ()
+    names = list(spec.get("arg_names") or arg_names)
+    named = {}
+    for i, value in enumerate(args):
+        named[names[i] if i < len(names) else f"arg{i + 1}"] = value
+    for key, value in spec.items():
+        if key not in SKIPPED and key not in ("args", "init_args") and (value is None or isinstance(value, torch.Tensor)):
+            named.setdefault(key, value)
+    out = {}
+    for name, value in named.items():
+        _tensor_features(name, value, out)
+    _relations(named, out)
+    if "train" in spec:
+        out["mode"] = ("raising.train" if spec["train"] else "raising.eval", {})
+    for i, value in enumerate(spec.get("init_args") or ()):
+        if i < len(init_names):
+            _scalar_features(init_names[i], value, out)
+    for name, value in named.items():
+        _scalar_features(name, value, out)
+    kwargs = spec.get("kwargs") or {}
+    for name in arg_names[len(args):]:  # the reference's optional arguments: passed or left at their default
+        out[f"kw:{name}"] = ("raising.kw_given" if name in kwargs else "raising.kw_default", {"name": name})
+    for name, value in kwargs.items():
+        _scalar_features(name, value, out)
+    return out
+
+
+def separating(raised, ran):
+    """The features every spec in `raised` shares with one value and no spec in `ran` has -> [(key, fields)],
+    in RANK's order; [] when either side has fewer than MIN_SIDE calls."""
+    if len(raised) < 1 or len(ran) < 1 or max(len(raised), len(ran)) < MIN_SIDE:
+        return []
+    raised_features = [call_features(spec) for spec in raised]
+    ran_features = [call_features(spec) for spec in ran]
+    found = []
+    for feature, said in raised_features[0].items():
+        if all(f.get(feature) == said for f in raised_features[1:]) \
+                and not any(f.get(feature) == said for f in ran_features):
+            found.append((RANK.index(feature.partition(":")[0]), said))
+    return [said for _, said in sorted(found, key=lambda pair: pair[0])]
+
+
+def _raised(result, record, check):
+    """Did this check's call raise an exception of the learner's (not a stub, a time or memory limit, a
+    rejected result, or a check that expects an error)?"""
+    if check.spec.get("expect_error") or not record or "error" not in record or result.kind != "error":
+        return False
+    return record["error"].get("kind") not in ("not_implemented", "memory", "rejected", "exit")
+
+
+def _ran(result, record, check):
+    """Did this check's call return (right or wrong)?"""
+    return not check.spec.get("expect_error") and bool(record) and "ok" in record
+
+
+def _called(check):
+    """What the learner wrote that a check calls: "softmax", "DotProductAttention.forward", "X.__init__"."""
+    cls = check.spec.get("cls")
+    if cls:
+        return f"{cls}.__init__" if check.procedure == "construct" else f"{cls}.forward"
+    return check.spec.get("fn") or check.target or check.procedure
+
+
+def add_separation_hints(checks, records, results, lang="en"):
+    """For each function or class whose calls raised for some inputs only, a hint on its first call that raised
+    and has none yet, naming the property that separates them (at most two properties) -> the results hinted."""
+    hinted = []
+    targets = dict.fromkeys(c.target or c.procedure for c in checks)
+    for target in targets:
+        rows = [(c, rec, res) for c, rec, res in zip(checks, records, results) if (c.target or c.procedure) == target]
+        raised = [(c, res) for c, rec, res in rows if _raised(res, rec, c)]
+        ran = [c for c, rec, res in rows if _ran(res, rec, c)]
+        if not raised or any(res.hint for _, res in raised):
+            continue
+        found = separating([c.spec for c, _ in raised], [c.spec for c in ran])
+        if not found:
+            continue
+        first, *others = (tr(key, lang, **fields) for key, fields in found[:2])
+        also = tr("raising.also", lang, property=others[0]) if others else ""
+        check, result = raised[0]
+        result.hint = tr("raising.hint", lang, function=_called(check), raised=len(raised), ran=len(ran),
+                         property=first, also=also)
+        hinted.append(result)
+    return hinted

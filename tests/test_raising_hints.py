@@ -1,0 +1,74 @@
+"""Learner code that raises for some inputs only is told which property of the inputs separates the calls that
+raised from those that ran (grader/diagnosis/raising.py): read from the grader's own cases, never from what
+the learner's run returned. Expected properties below are read off the cases by hand."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.core import Submission, grade_submissions
+from grader.diagnosis.raising import call_features, separating
+
+FILES = Path(__file__).resolve().parent / "raising"
+
+
+def masked_spec(x_shape, lens, dtype=torch.float32):
+    return {"module": "ex01_softmax", "fn": "masked_softmax", "arg_names": ["X", "valid_lens"],
+            "args": [torch.zeros(x_shape, dtype=dtype), lens]}
+
+
+def attention_spec(n_q, n_k, d=4, v=5, train=False):
+    return {"module": "ex03_scoring", "cls": "DotProductAttention", "init_args": (0.1,), "train": train,
+            "arg_names": ["queries", "keys", "values", "valid_lens"],
+            "args": [torch.zeros(2, n_q, d), torch.zeros(2, n_k, d), torch.zeros(2, n_k, v), None]}
+
+
+def test_two_d_lengths_separate_when_only_they_raise():
+    raised = [masked_spec((2, 3, 4), torch.ones(2, 3)), masked_spec((2, 4, 6), torch.ones(2, 4))]
+    ran = [masked_spec((2, 3, 4), None), masked_spec((3, 2, 5), torch.ones(3)), masked_spec((2, 2, 3), torch.ones(2))]
+    assert separating(raised, ran)[0] == ("raising.ndim", {"name": "valid_lens", "k": 2})
+
+
+def test_a_property_the_calls_that_ran_share_is_not_named():
+    raised = [masked_spec((2, 3, 4), torch.ones(2, 3), torch.float64), masked_spec((2, 4, 6), torch.ones(2, 4))]
+    ran = [masked_spec((2, 3, 4), torch.ones(2), torch.float64), masked_spec((2, 4, 5), torch.ones(2, 4))]
+    assert separating(raised, ran) == []  # 2-D lengths also ran once; float64 also ran once
+
+
+def test_one_query_is_named_by_its_axis_and_a_shape_relation_by_its_symbols():
+    raised = [attention_spec(1, 5), attention_spec(1, 3)]
+    ran = [attention_spec(3, 5), attention_spec(2, 6), attention_spec(4, 4)]
+    assert separating(raised, ran)[0] == ("raising.axis_one", {"axis": "n_q"})
+    same = separating([attention_spec(4, 4), attention_spec(3, 3)], [attention_spec(2, 5), attention_spec(3, 6)])
+    assert ("raising.nq_eq_nk", {}) in same
+
+
+def test_training_mode_and_named_constructor_arguments():
+    assert call_features(attention_spec(2, 3, train=True))["mode"] == ("raising.train", {})
+    spec = {"module": "ex06_positional_encoding", "cls": "PositionalEncoding", "init_args": (7, 0.2, 30)}
+    features = call_features(spec)
+    assert features["parity:num_hiddens"] == ("raising.odd", {"name": "num_hiddens"})
+    assert features["parity:max_len"] == ("raising.even", {"name": "max_len"})
+
+
+def test_one_call_on_each_side_names_nothing():
+    assert separating([masked_spec((2, 3, 4), torch.ones(2, 3))], [masked_spec((2, 3, 4), torch.ones(2))]) == []
+
+
+@pytest.fixture(scope="module")
+def lens_as_1d():
+    source = (FILES / "ex01_lens_as_1d.py").read_text(encoding="utf-8")
+    return [grade_submissions([Submission("ex01", source, "ex01_lens_as_1d.py")], lang=lang)[0]
+            for lang in ("en", "zh")]
+
+
+@pytest.mark.slow  # two sandboxed gradings
+def test_a_file_that_raises_only_for_two_d_lengths_is_told_so_in_both_languages(lens_as_1d):
+    en, zh = lens_as_1d
+    raised = [c for c in en.checks if c.kind == "error"]
+    assert len(raised) == 2 and all("your line 15" in c.message for c in raised)  # `lens = valid_lens.reshape(B, 1, 1)`
+    hint = raised[0].hint
+    assert hint.startswith("`masked_softmax` raised in 2 of the calls checked and ran in 4")
+    assert "every call that raised had a 2-D `valid_lens`" in hint
+    assert "2 维的 `valid_lens`" in next(c.hint for c in zh.checks if c.hint)
