@@ -20,7 +20,7 @@ from .compare import compare_results, compare_tensors, compare_values, judged_ke
 from .harness import load_procedures
 from .harness.procedures import NOT_APPLICABLE
 from .messages import bounded, error_kind, error_message, import_message, missing_message, own_line, summary_line
-from .diagnosis import explain, raising, substeps, variant_default
+from .diagnosis import constants, explain, raising, substeps, variant_default
 from .mistakes import MistakeVariants
 from .report import CheckResult, ExerciseResult
 from .variants import value_of
@@ -64,6 +64,7 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             refused = [results[i] for i in (value_hint[2] if value_hint else ()) if not results[i].passed]
             for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
                 result.passed = True
+            constants.add_constant_hints(checks, results, source, lang)  # before the known mistakes: see there
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
             add_error_hints(ex_id, checks, job.records, results, lang, named)
             if not rules and not any(r.hint for r in results):

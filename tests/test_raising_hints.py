@@ -72,3 +72,63 @@ def test_a_file_that_raises_only_for_two_d_lengths_is_told_so_in_both_languages(
     assert hint.startswith("`masked_softmax` raised in 2 of the calls checked and ran in 4")
     assert "every call that raised had a 2-D `valid_lens`" in hint
     assert "2 维的 `valid_lens`" in next(c.hint for c in zh.checks if c.hint)
+
+
+WRITTEN_IN = '''
+def softmax(X, dim=-1, temperature=1.0):
+    X = X / 2
+    return X.exp() / X.exp().sum(dim=dim, keepdim=True)
+
+
+def masked_softmax(X, valid_lens, temperature=1.0):
+    scale = 1
+    out = softmax(X, temperature=1.0)
+    return out ** 2
+'''
+
+
+def test_a_number_stands_for_a_parameter_only_by_value_or_by_name():
+    from grader.diagnosis.constants import written_constant
+
+    assert written_constant(WRITTEN_IN, "softmax", "kernel_size", 3) == (3, 2, "minus_one")  # `X / 2`, line 3
+    assert written_constant(WRITTEN_IN, "masked_softmax", "temperature", 1.0) == (9, 1.0, "value")  # keyword
+    assert written_constant(WRITTEN_IN, "masked_softmax", "scale", 1) == (8, 1, "value")  # assigned by name
+    assert written_constant(WRITTEN_IN, "masked_softmax", "width", 1) is None  # a bare 1 is no evidence
+    assert written_constant(WRITTEN_IN, "masked_softmax", "exponent", 3) is None  # `** 2` is no arithmetic step
+    assert written_constant("def f(:\n", "f", "n", 3) is None  # unparsable: nothing said
+
+
+def test_values_no_wrong_call_has_are_the_candidates():
+    from grader.diagnosis.constants import candidate_values
+
+    def call(kernel_size, n):
+        return {"module": "ex00_paths", "fn": "max_path_length", "args": ["cnn", n],
+                "kwargs": {"kernel_size": kernel_size, "dilated": False}}
+
+    passed = [call(3, 4), call(3, 9), call(9, 1)]
+    failed = [call(5, 5), call(4, 7), call(9, 30)]
+    assert candidate_values(passed, failed)[0] == ("kernel_size", 3)  # 9 also failed; n differs everywhere
+    assert ("kernel_size", 9) not in candidate_values(passed, failed)
+    assert candidate_values(passed, failed[:1]) == []  # one wrong call says nothing
+
+
+@pytest.mark.slow  # a sandboxed grading
+def test_a_kernel_size_written_in_as_its_default_is_named_with_the_learners_line(monkeypatch):
+    """ex00 draws cases per run; with one run's cases fixed, nothing else explains the file (on some draws a
+    known mistake's outputs coincide with it on the failing cases and is named first)."""
+    import grader.core
+
+    monkeypatch.setattr(grader.core.secrets, "token_bytes", lambda n: bytes(n))
+    source = (FILES / "ex00_two_for_kernel.py").read_text(encoding="utf-8")
+    en, zh = (grade_submissions([Submission("ex00", source, "ex00_two_for_kernel.py")], lang=lang)[0]
+              for lang in ("en", "zh"))
+    hint = next(c.hint for c in en.checks if c.hint)
+    assert hint.startswith("`max_path_length` was wrong only in calls where `kernel_size` is not 3")
+    assert "your line 49 computes with 2" in hint  # `return math.ceil((n - 1) / 2)`, counted by hand
+    assert "第 49 行用 2 计算" in next(c.hint for c in zh.checks if c.hint)
+    wrong = [c for c in en.checks if not c.passed]
+    assert wrong and {c.mistake for c in wrong} == {"auto:max_path_length:constant:kernel_size"}
+    from grader.diagnosis import explain
+
+    assert explain.label(wrong[0].mistake) == ("Found automatically in max_path_length: a number written in where "
+                                               "`kernel_size` belongs")

@@ -273,6 +273,8 @@ def label(mistake, lang="en"):
     if len(parts) < 3 or not all(parts[:3]):
         return None
     function, site, op = parts[:3]
+    if site == "constant":  # grader/diagnosis/constants.py: a number written in where parameter `op` belongs
+        return tr("constant.label", lang, function=function, name=op)
     fields = dict(part.partition("=")[::2] for part in parts[3:])
     target = {v: k for k, v in SITES.items()}.get(site, site.replace(",", ", "))
     where = render(_where({"function": function, "target": target}), lang)
