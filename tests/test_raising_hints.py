@@ -13,6 +13,10 @@ from grader.diagnosis.raising import call_features, separating
 FILES = Path(__file__).resolve().parent / "raising"
 
 
+def lengths(*shape):
+    return torch.ones(*shape, dtype=torch.long)
+
+
 def masked_spec(x_shape, lens, dtype=torch.float32):
     return {"module": "ex01_softmax", "fn": "masked_softmax", "arg_names": ["X", "valid_lens"],
             "args": [torch.zeros(x_shape, dtype=dtype), lens]}
@@ -25,14 +29,14 @@ def attention_spec(n_q, n_k, d=4, v=5, train=False):
 
 
 def test_two_d_lengths_separate_when_only_they_raise():
-    raised = [masked_spec((2, 3, 4), torch.ones(2, 3)), masked_spec((2, 4, 6), torch.ones(2, 4))]
-    ran = [masked_spec((2, 3, 4), None), masked_spec((3, 2, 5), torch.ones(3)), masked_spec((2, 2, 3), torch.ones(2))]
+    raised = [masked_spec((2, 3, 4), lengths(2, 3)), masked_spec((2, 4, 6), lengths(2, 4))]
+    ran = [masked_spec((2, 3, 4), None), masked_spec((3, 2, 5), lengths(3)), masked_spec((2, 2, 3), lengths(2))]
     assert separating(raised, ran)[0] == ("raising.ndim", {"name": "valid_lens", "k": 2})
 
 
 def test_a_property_the_calls_that_ran_share_is_not_named():
-    raised = [masked_spec((2, 3, 4), torch.ones(2, 3), torch.float64), masked_spec((2, 4, 6), torch.ones(2, 4))]
-    ran = [masked_spec((2, 3, 4), torch.ones(2), torch.float64), masked_spec((2, 4, 5), torch.ones(2, 4))]
+    raised = [masked_spec((2, 3, 4), lengths(2, 3), torch.float64), masked_spec((2, 4, 6), lengths(2, 4))]
+    ran = [masked_spec((2, 3, 4), lengths(2), torch.float64), masked_spec((2, 4, 5), lengths(2, 4))]
     assert separating(raised, ran) == []  # 2-D lengths also ran once; float64 also ran once
 
 
@@ -53,7 +57,7 @@ def test_training_mode_and_named_constructor_arguments():
 
 
 def test_one_call_on_each_side_names_nothing():
-    assert separating([masked_spec((2, 3, 4), torch.ones(2, 3))], [masked_spec((2, 3, 4), torch.ones(2))]) == []
+    assert separating([masked_spec((2, 3, 4), lengths(2, 3))], [masked_spec((2, 3, 4), lengths(2))]) == []
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +136,30 @@ def test_a_kernel_size_written_in_as_its_default_is_named_with_the_learners_line
 
     assert explain.label(wrong[0].mistake) == ("Found automatically in max_path_length: a number written in where "
                                                "`kernel_size` belongs")
+
+
+def test_more_than_one_layer_separates_from_one():
+    def decoder(num_layers):
+        return {"module": "ex04_bahdanau", "cls": "Seq2SeqAttentionDecoder", "init_args": (11, 5, 6, num_layers, 0.2),
+                "args": [None, None, None, lengths(2)]}  # no names for these: they are never described
+
+    found = separating([decoder(2), decoder(3)], [decoder(1)])
+    assert found[0] == ("raising.more_than_one", {"name": "num_layers"})
+    assert not any(fields.get("name", "").startswith("arg") for _, fields in found)
+
+
+def test_one_call_that_raised_is_described_by_everything_that_sets_it_apart():
+    from grader.diagnosis.raising import add_separation_hints
+    from grader.checks.base import Check
+    from grader.report import CheckResult
+
+    specs = [masked_spec((2, 3, 4), lengths(2, 3), torch.float64), masked_spec((2, 3, 4), lengths(2)),
+             masked_spec((3, 2, 5), None)]
+    checks = [Check("c", "c", "call", spec, target="masked_softmax") for spec in specs]
+    for spec in specs:
+        spec["fn"] = "masked_softmax"
+    records = [{"error": {"kind": "error", "type": "RuntimeError", "message": "shape"}}, {"ok": {}}, {"ok": {}}]
+    results = [CheckResult("c", False, kind="error"), CheckResult("c", True), CheckResult("c", False, kind="mismatch")]
+    assert add_separation_hints(checks, records, results) == [results[0]]
+    assert results[0].hint.startswith("`masked_softmax` raised in one of the calls checked and ran in 2: the call "
+                                      "that raised had a 2-D `valid_lens`, `X` in float64, which none")

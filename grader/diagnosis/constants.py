@@ -64,8 +64,9 @@ def mistake_id(function, name):
 
 def candidate_values(passed, failed):
     """[(name, value)] of the parameters whose value `value` no failing call has while some passing call has it
-    (every call at that value was right, every wrong call was at another): the values the code may have
-    written in, those most passing calls share first; [] with fewer than MIN_FAILED failing calls."""
+    (every call at that value was right, every wrong call was at another) and more than half the passing calls
+    have: the values the code may have written in, those most passing calls share first; [] with fewer than
+    MIN_FAILED failing calls."""
     if not passed or len(failed) < MIN_FAILED:
         return []
     passed_values = [parameter_values(spec) for spec in passed]
@@ -75,7 +76,9 @@ def candidate_values(passed, failed):
         for name, value in values.items():
             if all(name in v and v[name] != value for v in failed_values):
                 counts[(name, value)] = counts.get((name, value), 0) + 1
-    return sorted(counts, key=lambda pair: -counts[pair])
+    # a parameter's value the code may have written in is the one most right calls ran at (its default, say),
+    # not a size a few of them happen to share
+    return sorted((pair for pair, count in counts.items() if 2 * count > len(passed)), key=lambda pair: -counts[pair])
 
 
 def _scopes(tree, called):

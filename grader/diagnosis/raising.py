@@ -28,7 +28,8 @@ SKIPPED = {"state", "states", "probe_state", "checkpoint", "state_dict", "config
            "reference_sources", "course_sources", "impl_modules", "capture", "grad", "watch_inputs"}
 # the order properties are named in when several separate: a tensor's layout and shape relations before a size's
 # parity, the mode and a dtype
-RANK = ("ndim", "none", "given", "one", "rel", "odd", "parity", "small", "negative", "mode", "kw", "dtype")
+RANK = ("ndim", "none", "given", "one", "rel", "small", "odd", "parity", "mode", "kw", "dtype")
+MAX_NAMED = 3  # properties said at most (one call that raised may differ from the others in several)
 MIN_SIDE = 2  # at least this many calls that raised, or that ran, before a property is named
 
 
@@ -77,10 +78,11 @@ def _scalar_features(name, value, out):
     if isinstance(value, bool) or not isinstance(value, int):
         return
     out[f"parity:{name}"] = ("raising.odd" if value % 2 else "raising.even", {"name": name})
-    if value in (0, 1):
-        out[f"small:{name}"] = ("raising.equals", {"name": name, "value": value})
     if value < 0:
-        out[f"negative:{name}"] = ("raising.negative", {"name": name})
+        out[f"small:{name}"] = ("raising.negative", {"name": name})
+    else:  # 0 and 1 are cases of their own (no layer, one head, a single step); more than one is the general case
+        out[f"small:{name}"] = (("raising.more_than_one", {"name": name}) if value > 1
+                                else ("raising.equals", {"name": name, "value": value}))
 
 
 def _relations(named, out):
@@ -97,12 +99,11 @@ def call_features(spec):
     """{feature id: (catalog key, fields)}: the properties of one check's inputs, in the order they are tried."""
     arg_names, init_names = _parameter_names(spec)
     args = spec.get("args") if isinstance(spec.get("args"), (list, tuple)) else ()
-    names = list(spec.get("arg_names") or arg_names)
-    named = {}
-    for i, value in enumerate(args):
-        named[names[i] if i < len(names) else f"arg{i + 1}"] = value
-    for key, value in spec.items():
-        if key not in SKIPPED and key not in ("args", "init_args") and (value is None or isinstance(value, torch.Tensor)):
+    # an argument is described by its name only: the check's own names, or a called function's signature
+    names = list(spec.get("arg_names") or (arg_names if spec.get("fn") else ()))
+    named = dict(zip(names, args))
+    for key, value in spec.items():  # a procedure's own inputs, where the called code takes them by that name
+        if key in arg_names and key not in SKIPPED and (value is None or isinstance(value, torch.Tensor)):
             named.setdefault(key, value)
     out = {}
     for name, value in named.items():
@@ -116,8 +117,9 @@ def call_features(spec):
     for name, value in named.items():
         _scalar_features(name, value, out)
     kwargs = spec.get("kwargs") or {}
-    for name in arg_names[len(args):]:  # the reference's optional arguments: passed or left at their default
-        out[f"kw:{name}"] = ("raising.kw_given" if name in kwargs else "raising.kw_default", {"name": name})
+    if spec.get("fn"):  # a called function's later arguments: passed or left at their default
+        for name in arg_names[len(args):]:
+            out[f"kw:{name}"] = ("raising.kw_given" if name in kwargs else "raising.kw_default", {"name": name})
     for name, value in kwargs.items():
         _scalar_features(name, value, out)
     return out
@@ -173,10 +175,14 @@ def add_separation_hints(checks, records, results, lang="en"):
         found = separating([c.spec for c, _ in raised], [c.spec for c in ran])
         if not found:
             continue
-        first, *others = (tr(key, lang, **fields) for key, fields in found[:2])
-        also = tr("raising.also", lang, property=others[0]) if others else ""
+        said = [tr(key, lang, **fields) for key, fields in found[:MAX_NAMED]]
         check, result = raised[0]
-        result.hint = tr("raising.hint", lang, function=_called(check), raised=len(raised), ran=len(ran),
-                         property=first, also=also)
+        if len(raised) == 1:  # one call separates from the others on several things: all of them are said
+            result.hint = tr("raising.hint_one", lang, function=_called(check), ran=len(ran),
+                             properties=tr("raising.joiner", lang).join(said))
+        else:
+            also = tr("raising.also", lang, property=said[1]) if len(said) > 1 else ""
+            result.hint = tr("raising.hint", lang, function=_called(check), raised=len(raised), ran=len(ran),
+                             property=said[0], also=also)
         hinted.append(result)
     return hinted
