@@ -142,6 +142,7 @@ PINNED = {
         "ex07.TransformerEncoderBlock.4 check.train_mode",
         "ex07.TransformerDecoderBlock.4 check.train_mode",
         "ex07.demo_translations.1 demo.name",
+        "ex07.PositionWiseFFN.2 check.with_parameter",
     ),
     "ex08": (
         "ex08.sliding_window_mask.1 check.ex08.window",

@@ -6,7 +6,7 @@ from solutions.ex07_transformer import (AddNorm, PositionWiseFFN, TransformerDec
                                         TransformerEncoderBlock)
 
 from .base import (Check, Mistake, call_desc, init_text, generator, number_checks, probe_steps, randn,
-                   reference_state, steps_locator)
+                   reference_state, steps_locator, with_parameter)
 from .demo import demo_check
 from ..harness.registry import PROBE_PREFIX
 
@@ -187,7 +187,18 @@ def build():
                 train=True),
         _decoder_train(2, 2, 5, 4, torch.tensor([4, 2]), 12),
         demo_check("ex07", "transformer"),  # the demo stage (grader/checks/demo.py)
+        *_slope_checks(),  # appended: the checks above keep their ids and draws
     ])
+
+
+SLOPE = 0.2  # an explicit negative slope, off the published 0.0: an FFN with a plain ReLU whatever it is given differs
+
+
+def _slope_checks():
+    """The FFN with its negative slope given explicitly (judged where the learner's class takes it)."""
+    g = generator(708)
+    return [with_parameter(_module(PositionWiseFFN, (4, 9, 5), ["X"], [randn(g, 2, 3, 4)], 13), "negative_slope",
+                           SLOPE)]
 
 
 MISTAKES = (
@@ -202,6 +213,12 @@ MISTAKES = (
         "return self.ln(self.dropout(Y) + X)",
         "return self.ln(self.dropout(Y))",
         where=("AddNorm",),
+    ),
+    Mistake(
+        "ffn_slope_ignored",
+        "self.relu = nn.LeakyReLU(negative_slope)",
+        "self.relu = nn.ReLU()",
+        where=("PositionWiseFFN",),
     ),
     Mistake(
         "ffn_no_relu",
