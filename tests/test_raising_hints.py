@@ -100,6 +100,10 @@ def test_a_number_stands_for_a_parameter_only_by_value_or_by_name():
     assert written_constant(WRITTEN_IN, "masked_softmax", "width", 1) is None  # a bare 1 is no evidence
     assert written_constant(WRITTEN_IN, "masked_softmax", "exponent", 3) is None  # `** 2` is no arithmetic step
     assert written_constant("def f(:\n", "f", "n", 3) is None  # unparsable: nothing said
+    helper = "def _layers(n):\n    return -(-(n - 1) // 2)\n\n\ndef max_path_length(a, n, kernel_size=3):\n" \
+             "    return _layers(n)\n"
+    assert written_constant(helper, "max_path_length", "kernel_size", 3) == (2, 2, "minus_one")  # in its helper
+    assert written_constant(helper, "_unused", "kernel_size", 3) is None
 
 
 def test_values_no_wrong_call_has_are_the_candidates():

@@ -82,14 +82,24 @@ def candidate_values(passed, failed):
 
 
 def _scopes(tree, called):
-    """The function nodes the learner wrote for `called` ("softmax", "Cls.forward": every method of Cls)."""
+    """The function nodes the learner wrote for `called` ("softmax", "Cls.forward": every method of Cls), and the
+    module's own functions they call, directly or through each other (a helper holds the number as well)."""
     cls, _, _ = called.partition(".")
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     found = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == called:
             found.append(node)
         elif isinstance(node, ast.ClassDef) and "." in called and node.name == cls:
             found += [n for n in node.body if isinstance(n, ast.FunctionDef)]
+    seen = {id(node) for node in found}
+    for node in found:  # grows while it is walked: helpers of helpers
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                helper = functions.get(call.func.id)
+                if helper is not None and id(helper) not in seen:
+                    seen.add(id(helper))
+                    found.append(helper)
     return found
 
 
