@@ -98,7 +98,9 @@ def test_a_number_stands_for_a_parameter_only_by_value_or_by_name():
     assert written_constant(WRITTEN_IN, "masked_softmax", "temperature", 1.0) == (9, 1.0, "value")  # keyword
     assert written_constant(WRITTEN_IN, "masked_softmax", "scale", 1) == (8, 1, "value")  # assigned by name
     assert written_constant(WRITTEN_IN, "masked_softmax", "width", 1) is None  # a bare 1 is no evidence
-    assert written_constant(WRITTEN_IN, "masked_softmax", "exponent", 3) is None  # `** 2` is no arithmetic step
+    assert written_constant("def square(X):\n    return X ** 2\n", "square", "exponent", 3) is None  # `** 2` is no
+    # arithmetic step of the kind; masked_softmax's own helper softmax has one: `X / 2`
+    assert written_constant(WRITTEN_IN, "masked_softmax", "exponent", 3) == (3, 2, "minus_one")
     assert written_constant("def f(:\n", "f", "n", 3) is None  # unparsable: nothing said
     helper = "def _layers(n):\n    return -(-(n - 1) // 2)\n\n\ndef max_path_length(a, n, kernel_size=3):\n" \
              "    return _layers(n)\n"
