@@ -36,15 +36,15 @@ class ModelSize:
     bytes_per: int  # bytes of one cached number (4: float32, 2: float16/bfloat16)
     context: int  # the longest sequence the model was trained for
     window: int | None = None  # a sliding window caps the cache at this many positions (None: no cap)
-    source: str = ""
+    source: str | tuple = ""  # where its sizes come from: text, or (first author, year, table of the paper)
 
 
 # Published sizes, read from each paper's table of model sizes; served in 16-bit floats.
 PUBLISHED = (
-    ModelSize("GPT-3 175B", 96, 96, 96, 128, 2, 2048, source="Brown et al. 2020, Table 2.1"),
-    ModelSize("LLaMA 7B", 32, 32, 32, 128, 2, 2048, source="Touvron et al. 2023, Table 2"),
-    ModelSize("LLaMA 65B", 80, 64, 64, 128, 2, 2048, source="Touvron et al. 2023, Table 2"),
-    ModelSize("Mistral 7B", 32, 32, 8, 128, 2, 8192, window=4096, source="Jiang et al. 2023, Table 1"),
+    ModelSize("GPT-3 175B", 96, 96, 96, 128, 2, 2048, source=("Brown", 2020, "2.1")),
+    ModelSize("LLaMA 7B", 32, 32, 32, 128, 2, 2048, source=("Touvron", 2023, "2")),
+    ModelSize("LLaMA 65B", 80, 64, 64, 128, 2, 2048, source=("Touvron", 2023, "2")),
+    ModelSize("Mistral 7B", 32, 32, 8, 128, 2, 8192, window=4096, source=("Jiang", 2023, "1")),
 )
 
 
@@ -60,12 +60,12 @@ def model_bytes(size, positions, batch=1):
     return cache_bytes(size.layers, size.kv_heads, size.d_head, kept, size.bytes_per, batch)
 
 
-def shipped_size(config, name, bytes_per=4, kv_heads=None):
+def shipped_size(config, name, bytes_per=4, kv_heads=None, source=""):
     """The ModelSize of a Transformer config (num_layers, num_heads, num_hiddens, max_len): its decoder's
     self-attention cache in float32, with kv_heads key/value heads (None: every head)."""
     heads = int(config["num_heads"])
     return ModelSize(name, int(config["num_layers"]), heads, heads if kv_heads is None else int(kv_heads),
-                     int(config["num_hiddens"]) // heads, bytes_per, int(config["max_len"]))
+                     int(config["num_hiddens"]) // heads, bytes_per, int(config["max_len"]), source=source)
 
 
 def positions_grid(context, start=16):
@@ -114,11 +114,14 @@ def tail_ms(seconds, tail=TAIL):
 def timing_claims(times, tail=TAIL):
     """What a timing ({strategy: [seconds per step]}) shows, for the text: the last position T, each strategy's
     mean ms over the last `tail` steps and over the first `tail`, the ratios recompute / kv and inputs / kv at
-    the end, and the verdict: "ordered" when recomputing is at least CLEAR_RATIO times re-projecting, which is
-    at least CLEAR_RATIO times the cached step, "mixed" otherwise (a busy machine can blur the order)."""
+    the end, and the verdict: "ordered" when at the end recomputing is at least CLEAR_RATIO times re-projecting,
+    which is at least CLEAR_RATIO times the cached step, and the cached step grew by a smaller factor from the
+    first steps than recomputing did; "mixed" otherwise (a busy machine can blur the order)."""
     end = {s: tail_ms(times[s], tail) for s in STRATEGIES}
     start = {s: 1000 * statistics.fmean(times[s][:tail]) for s in STRATEGIES}
-    ordered = end["recompute"] >= CLEAR_RATIO * end["inputs"] and end["inputs"] >= CLEAR_RATIO * end["kv"]
+    growth = {s: end[s] / start[s] for s in STRATEGIES}
+    ordered = (end["recompute"] >= CLEAR_RATIO * end["inputs"] and end["inputs"] >= CLEAR_RATIO * end["kv"]
+               and growth["kv"] < growth["recompute"])
     return {"T": len(times["kv"]), "tail": tail, **{f"{s}_ms": end[s] for s in STRATEGIES},
             **{f"{s}_first_ms": start[s] for s in STRATEGIES},
             "recompute_ratio": end["recompute"] / end["kv"], "inputs_ratio": end["inputs"] / end["kv"],
@@ -136,3 +139,36 @@ def readable_bytes(n):
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{int(n)} B"
+
+
+def memory_claims(sizes):
+    """One dict per ModelSize for the text: its sizes and source, the cache per position and at its context
+    length (capped at its window), both as readable text."""
+    return [{"name": size.name, "source": size.source, "layers": size.layers, "heads": size.heads,
+             "kv_heads": size.kv_heads, "d_head": size.d_head, "bytes_per": size.bytes_per, "context": size.context,
+             "window": size.window, "per": readable_bytes(model_bytes(size, 1)),
+             "full": readable_bytes(model_bytes(size, size.context))} for size in sizes]
+
+
+def gqa_figures(size, results, kv_heads):
+    """The figures the page states for kv_heads key/value heads: the group size, the self-attention cache per
+    target position with them and with every head (readable), the share kept (%), the shipped BLEU of each scope
+    ("self": decoder self-attention shared; "both": cross-attention too) and with every head."""
+    heads = int(results["num_heads"])
+    bleu = results["bleu"]
+    return {"kv_heads": int(kv_heads), "heads": heads, "group": heads // int(kv_heads),
+            "cache": readable_bytes(cache_bytes(size.layers, kv_heads, size.d_head, 1, size.bytes_per)),
+            "full_cache": readable_bytes(cache_bytes(size.layers, heads, size.d_head, 1, size.bytes_per)),
+            "kept": f"{100 * int(kv_heads) / heads:.0f}",
+            "bleu_self": float(bleu["self"][str(kv_heads)]), "bleu_both": float(bleu["both"][str(kv_heads)]),
+            "bleu_full": float(bleu["self"][str(heads)])}
+
+
+def gqa_table(size, results):
+    """Rows (key/value heads, query heads per group, cache per position, BLEU self, BLEU both) for every head
+    count of the results, the fewest first."""
+    rows = []
+    for kv_heads in sorted(int(g) for g in results["bleu"]["self"]):
+        f = gqa_figures(size, results, kv_heads)
+        rows.append((kv_heads, f["group"], f["cache"], f"{f['bleu_self']:.1f}", f"{f['bleu_both']:.1f}"))
+    return rows

@@ -37,6 +37,7 @@ from .vocab import BOS_ID, EOS_ID, PAD_ID, detokenize_zh, normalize_zh, tokenize
 STRATEGIES = ("recompute", "inputs", "kv")
 SCOPES = ("self", "both")  # which decoder attentions share key/value heads: self-attention, or cross too
 RESULTS_VERSION = 1
+AGREEMENT_TOLERANCE = 1e-4  # the largest |logit difference| the page promises in float32 (seen: ~2e-5)
 
 
 # --- three ways to decode -------------------------------------------------------------------------------------
