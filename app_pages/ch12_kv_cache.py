@@ -46,7 +46,8 @@ def decode_section(loaded):
         return
     rows = ch12.timing_rows(found["seconds"])
     show_chart(st, timing_spec(rows, strategy_texts("ch12.decode.chart")), width="stretch")
-    st.caption(tr("ch12.decode.measured", threads=THREADS, cores=os.cpu_count(), machine=platform.machine()))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    st.caption(tr("ch12.decode.measured", threads=THREADS, cores=cores, machine=platform.machine()))
     claims = ch12.timing_claims(found["seconds"])
     figures = {k: f"{v:.2f}" for k, v in claims.items() if k.endswith("_ms")}
     st.markdown(tr(f"ch12.decode.{claims['verdict']}", T=claims["T"], tail=claims["tail"], **figures,
@@ -59,7 +60,8 @@ def decode_section(loaded):
 
 def memory_section(shipped):
     """The cache size against T for the shipped model (from its config) and published models."""
-    prose("ch12.memory.heading", "ch12.memory.body", "ch12.memory.formula", "ch12.memory.sizes")
+    prose("ch12.memory.heading", "ch12.memory.body", "ch12.memory.formula")
+    st.markdown(tr("ch12.memory.sizes", published=len(ch12.PUBLISHED)))
     sizes = (shipped, *ch12.PUBLISHED)
     texts = {k: tr(f"ch12.memory.{k}") for k in ("title", "x", "y", "model")}
     show_chart(st, memory_spec(tuple(ch12.memory_rows(sizes)), texts), width="stretch")

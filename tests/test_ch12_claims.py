@@ -42,6 +42,10 @@ def test_the_published_cache_sizes_in_the_text_worked_out_by_hand():
     assert (rows["Mistral 7B"]["per"], rows["Mistral 7B"]["full"]) == ("128 KiB", "512 MiB")  # 2*32*8*128*2 B
 
 
+def test_the_published_sizes_are_counted_in_16_bit_numbers_as_the_text_says():
+    assert ch12.PUBLISHED and all(size.bytes_per == 2 for size in ch12.PUBLISHED)
+
+
 def test_llama_7b_and_mistral_7b_differ_only_in_key_value_heads_as_the_text_says():
     sizes = {size.name: size for size in ch12.PUBLISHED}
     llama, mistral = sizes["LLaMA 7B"], sizes["Mistral 7B"]
