@@ -20,14 +20,18 @@ SENTENCE = "Tom asked Mary why she had left the party so early."  # the source s
 
 memory_spec = st.cache_data(max_entries=8)(ch12.memory_spec)
 timing_spec = st.cache_data(max_entries=8)(ch12.timing_spec)
-read_results = st.cache_data(kv_study.read_results)
 
 
-def strategy_texts(prefix):
-    """The chart's texts under `prefix` and each strategy's display name."""
-    texts = {s: tr(f"ch12.decode.{s}") for s in ch12.STRATEGIES}
-    texts.update({k: tr(f"{prefix}.{k}") for k in ("title", "x", "y", "strategy")})
-    return texts
+@st.cache_data(max_entries=4)
+def _results(path, stamp):
+    """kv_study.read_results of one version (stamp: mtime and size, None when missing) of the file."""
+    return kv_study.read_results(path)  # a ValueError (missing, damaged) is not cached
+
+
+def read_results():
+    """The shipped grouped-head results, read again when the file changes; ValueError when missing or damaged."""
+    path = kv_study.shipped_path()
+    return _results(str(path), (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None)
 
 
 def decode_section(loaded):
@@ -45,7 +49,9 @@ def decode_section(loaded):
         st.caption(tr("ch12.decode.not_yet"))
         return
     rows = ch12.timing_rows(found["seconds"])
-    show_chart(st, timing_spec(rows, strategy_texts("ch12.decode.chart")), width="stretch")
+    texts = {s: tr(f"ch12.decode.{s}") for s in ch12.STRATEGIES}
+    texts.update({k: tr(f"ch12.decode.chart.{k}") for k in ("title", "x", "y", "strategy")})
+    show_chart(st, timing_spec(rows, texts), width="stretch")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     st.caption(tr("ch12.decode.measured", threads=THREADS, cores=cores, machine=platform.machine()))
     claims = ch12.timing_claims(found["seconds"])
@@ -76,8 +82,15 @@ def memory_section(shipped):
 def gqa_section(shipped):
     """The key/value head count on a select-slider: the cache it keeps and the shipped BLEU of each scope."""
     prose("ch12.gqa.heading", "ch12.gqa.body")
-    results = read_results()
+    try:
+        results = read_results()
+    except ValueError as err:  # missing or damaged: say which file and the command that writes it
+        st.warning(str(err))
+        return
     heads = results["num_heads"]
+    if heads != shipped.heads:  # the checkpoint was replaced after the results were computed
+        st.warning(tr("ch12.gqa.stale", heads=heads, checkpoint=shipped.heads))
+        return
     kv_heads = st.select_slider(tr("ch12.gqa.slider"), options=kv_study.divisors(heads), value=heads,
                                 key="ch12_kv_heads", persist_state=KEEP)
     figures = ch12.gqa_figures(shipped, results, kv_heads)

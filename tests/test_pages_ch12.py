@@ -2,6 +2,7 @@
 cache and BLEU it shows (to the shipped figures), the timing button shows a chart and states only what it
 measured, and chapter 11's footer leads to it."""
 
+import json
 import re
 
 import pytest
@@ -74,3 +75,16 @@ def test_chapter_11_ends_with_a_link_to_chapter_12(lang):
     at = open_page(pages_index.get("ch11").path, lang=lang)
     links = {link.proto.label: link.proto.page for link in at.get("page_link")}
     assert links.get(t("ch11.next", lang)) == pages_index.get("ch12").url_path
+
+
+def test_a_damaged_or_stale_results_file_gets_a_warning_not_a_crash(tmp_path, monkeypatch):
+    bad = tmp_path / "transformer.gqa.json"
+    bad.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr(kv_study, "shipped_path", lambda name="transformer": bad)
+    at = open_page(PAGE, lang="en")
+    assert not at.exception and any("cannot be read" in w.value for w in at.warning)
+    stale = {**SHIPPED, "num_heads": 2, "bleu": {s: {"1": 1.0, "2": 2.0} for s in kv_study.SCOPES}}
+    bad.write_text(json.dumps(stale), encoding="utf-8")
+    at = open_page(PAGE, lang="en")
+    assert not at.exception
+    assert any(t("ch12.gqa.stale", "en", heads=2, checkpoint=SHIPPED["num_heads"]) == w.value for w in at.warning)
