@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from course.app import learner
 from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, current_lang, prose, tr
 from course.lessons import ch11
@@ -123,3 +124,4 @@ tiled_section(n, block)
 memory_section()
 speed_section()
 chapter_footer("ex01", "ex03")
+st.page_link(learner.current().page("ch12").path, label=tr("ch11.next"), icon=":material/arrow_forward:")

@@ -8,7 +8,7 @@ from streamlit import dataframe_util
 
 from course.common import pages_index
 
-CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "ch11")  # the course's own charts
+CHART_PAGES = ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "ch11", "ch12")  # the course's own charts
 
 
 def colour_encodings(spec):
