@@ -262,8 +262,12 @@ def test_the_sink_lowers_the_loss_at_every_window_and_without_it_the_loss_grows_
     assert all(k < p for k, p in zip(kept, plain))  # "at every window"
     rises = [a - b for a, b in zip(plain, plain[1:])]  # from W to W - 1... read backwards: W = 1 -> 2 first
     assert all(r > 0 for r in rises) and rises == sorted(rises, reverse=True)  # grows at every step, more each step
+    full = row(sweep, "full")["loss"]
+    taken_back = [(p - k) / (p - full) for p, k in zip(plain, kept)]
+    assert all(0 < share < 1 for share in taken_back)  # "helps, but at no W here does it take back all of it"
     text = page_text(sweep, "ch13.sweep.window", lang)
-    for figure in ("W = 1", "W = 8", f"{plain[0]:.3f}", f"{kept[0]:.3f}", f"{plain[-1]:.3f}", f"{kept[-1]:.3f}"):
+    for figure in ("W = 1", "W = 8", f"{plain[0]:.3f}", f"{kept[0]:.3f}", f"{plain[-1]:.3f}", f"{kept[-1]:.3f}",
+                   f"{100 * min(taken_back):.0f}%", f"{100 * max(taken_back):.0f}%"):
         assert figure in text, figure
 
 
@@ -293,6 +297,8 @@ def test_with_the_sink_kept_smaller_windows_put_more_weight_on_it_in_every_layer
     for layer in range(3):
         weights = [row(sweep, f"w{s}_sink1")["sink"][layer] for s in range(1, 10)] + [row(sweep, "full")["sink"][layer]]
         assert weights == sorted(weights, reverse=True), layer
+    at_1 = row(sweep, "w1_sink1")["sink"]
+    assert at_1[0] < 0.5 < min(at_1[1:])  # "the later layers put most of their weight on the sink"
     # without the sink and W = 1 no later position sees <bos>
     assert row(sweep, "w1")["sink"] == [0.0, 0.0, 0.0]
     text = page_text(sweep, "ch13.sweep.mass", lang)

@@ -45,6 +45,13 @@ def loss(found, window):
     return find(found, window)["loss"]
 
 
+def recovered_share(found, size):
+    """How much of the loss a window of `size` adds over the unrestricted model keeping <bos> takes back:
+    (window - window with the sink) / (window - unrestricted)."""
+    plain, kept, full = (loss(found, w) for w in (window_of(size, False), window_of(size, True), Window()))
+    return (plain - kept) / (plain - full)
+
+
 def claims(found, lang):
     """{name: formatted figure} that chapter 13's findings text quotes, all read from the sweep."""
     full, no_bos = find(found, Window()), find(found, Window(evict_first=True))
@@ -54,6 +61,7 @@ def claims(found, lang):
     key_wins = [s for s in sizes if s not in sink_wins]
     worse_bleu = [s for s in sizes if find(found, window_of(s, True))["bleu"] < find(found, window_of(s, False))["bleu"]]
     example = worse_bleu[0] if worse_bleu else first
+    recovered = [recovered_share(found, s) for s in sizes]
     kept_first = find(found, window_of(first, True))
     return {
         "sentences": f"{found['sentences']:,}", "mean_length": f"{found['mean_length']:.1f}",
@@ -72,6 +80,7 @@ def claims(found, lang):
         "example_bleu": f"{find(found, window_of(example, False))['bleu']:.1f}",
         "example_sink_bleu": f"{find(found, window_of(example, True))['bleu']:.1f}",
         "first_sink_mass": listed([f"{x:.2f}" for x in kept_first["sink"]], lang),
+        "recovered_lo": f"{100 * min(recovered):.0f}%", "recovered_hi": f"{100 * max(recovered):.0f}%",
     }
 
 
