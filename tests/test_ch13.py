@@ -215,6 +215,16 @@ def page_text(sweep, key, lang):
     return t(key, lang, **sinks_views.claims(sweep, lang))
 
 
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"settings": 3}', "\udcff"])
+def test_a_broken_sweep_file_says_how_to_write_it_again(tmp_path, monkeypatch, content):
+    (tmp_path / "transformer.sinks.json").write_text(content, encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(tmp_path))
+    with pytest.raises(ValueError, match="is not a sink sweep .*python -m course.translation.sinks --data PATH"):
+        sinks.load_shipped()
+    (tmp_path / "transformer.sinks.json").unlink()
+    assert sinks.load_shipped() is None
+
+
 def test_the_sweep_measured_every_setting_and_the_unrestricted_bleu_is_the_courses(sweep):
     assert [r["key"] for r in sweep["settings"]] == [w.key for w in sinks.settings()]
     report = demos.read_bleu_report("transformer")

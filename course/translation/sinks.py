@@ -193,9 +193,19 @@ def shipped_path(name="transformer"):
 
 
 def load_shipped(name="transformer"):
-    """The shipped sweep (a dict), or None when the file is not there."""
+    """The shipped sweep (a dict), or None when the file is not there; a ValueError saying how to write it again
+    when it is not a sweep."""
     path = shipped_path(name)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(found, dict) or not isinstance(found.get("settings"), list):
+            raise ValueError("it holds no list of settings")
+    except (ValueError, UnicodeDecodeError) as error:  # json's decode error is a ValueError
+        raise ValueError(f"{path} is not a sink sweep ({error}); write it again with "
+                         f"python -m course.translation.sinks --data PATH") from None
+    return found
 
 
 def find(sweep_result, window):
