@@ -59,6 +59,7 @@ PAGES = (
     PageEntry("ch10", "app_pages/ch10_variants.py", "nav.ch10", "course", "variants", ":material/alt_route:"),
     PageEntry("ch11", "app_pages/ch11_flash.py", "nav.ch11", "course", "flash-attention", ":material/grid_view:"),
     PageEntry("ch12", "app_pages/ch12_kv_cache.py", "nav.ch12", "course", "kv-cache", ":material/memory:"),
+    PageEntry("ch13", "app_pages/ch13_sinks.py", "nav.ch13", "course", "attention-sinks", ":material/anchor:"),
     PageEntry("demo_translate", "app_pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
               ":material/g_translate:"),
     PageEntry("demo_bottleneck", "app_pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",

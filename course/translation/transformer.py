@@ -175,14 +175,22 @@ def kv_init(decoder, enc_outputs, enc_valid_lens):
     return KVState(enc_valid_lens, cross)
 
 
-def kv_forward(decoder, X, state):
-    """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T."""
+def causal_mask(t0, T, device=None):
+    """(T, t0+T) bool: new position t0+i sees every position up to itself (the decoder's causal mask)."""
+    seen = torch.arange(t0 + T, device=device)  # (t0+T,)
+    return seen[None, :] <= torch.arange(t0, t0 + T, device=device)[:, None]  # (T, t0+T)
+
+
+def kv_forward(decoder, X, state, self_mask=causal_mask):
+    """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T.
+
+    self_mask(t0, T, device) -> (T, t0+T) bool: which keys each new position's self-attention sees
+    (causal_mask; chapter 13 passes a sliding window)."""
     B, T = X.shape
     t0 = state.offset
     X = decoder.embedding(X) * math.sqrt(decoder.num_hiddens)  # (B, T, d)
     X = X + decoder.position_table(X.device, X.dtype)[t0 : t0 + T]  # (B, T, d)
-    seen = torch.arange(t0 + T, device=X.device)  # (t0+T,)
-    causal = seen[None, :] <= torch.arange(t0, t0 + T, device=X.device)[:, None]  # (T, t0+T)
+    causal = self_mask(t0, T, X.device)  # (T, t0+T)
     src_mask = None
     if state.enc_valid_lens is not None:
         T_src = state.cross[0][0].shape[2]
