@@ -10,8 +10,8 @@ each target, and only the target's characters and its <end> are scored.
 The decoder-only tasks give (input, next symbols) pairs: the target is the input
 shifted left by one. "chars" reads windows of a character stream handed in as
 plain id lists (course.translation.char_corpus makes it; never shipped);
-"repeat" draws seq_len / 2 random symbols and repeats them, so only the second
-half can be predicted, and only by looking back at the first.
+"repeat" draws a random pattern and repeats it, so only the repeats can be
+predicted, and only by looking back at the earlier copy.
 """
 
 import torch
@@ -153,37 +153,64 @@ class CharsTask:
         return shifted(self.test_ids[: self.config.seq_len + 1].unsqueeze(0))
 
 
+MIN_PERIOD = 4  # the repeat task's shortest pattern
+
+
 def repeated(config, count, gen):
-    """count sequences of seq_len + 1 symbols: seq_len / 2 random symbols, the same again, then the first one
-    once more (the target of the last position) -> (count, T + 1)."""
-    half = config.seq_len // 2
-    first = torch.randint(0, config.vocab_size, (count, half), generator=gen)  # (count, T / 2)
-    return torch.cat((first, first, first[:, :1]), dim=1)  # (count, T + 1)
+    """count sequences of seq_len + 1 symbols, each a random pattern of its own length n (MIN_PERIOD to
+    seq_len / 2) repeated to fill the sequence -> (ids (count, T + 1), periods (count,)). The period varies so
+    that no fixed offset finds the earlier copy: only its content does."""
+    T = config.seq_len
+    periods = torch.randint(MIN_PERIOD, T // 2 + 1, (count,), generator=gen)  # (count,)
+    pattern = torch.randint(0, config.vocab_size, (count, T // 2), generator=gen)  # (count, T / 2)
+    where = torch.arange(T + 1).unsqueeze(0) % periods.unsqueeze(1)  # (count, T + 1): index into the pattern
+    return pattern.gather(1, where), periods
+
+
+def repeat_parts(periods, T):
+    """{"first": (N, T) positions whose next symbol is new, "repeat": those whose next symbol continues a copy
+    of the pattern seen before (position t >= n, the symbol at t having occurred at t - n)}."""
+    t = torch.arange(T).unsqueeze(0)  # (1, T)
+    n = periods.unsqueeze(1)  # (N, 1)
+    return {"first": t < n - 1, "repeat": t >= n}
 
 
 class RepeatTask:
-    """Random symbols repeated once; every position is scored, but only the second half can be predicted."""
+    """Random patterns repeated; every position is trained, but only the repeats can be predicted, and only by
+    finding the symbol's earlier occurrence and reading what followed it (an induction head)."""
 
     pad = None
 
     def __init__(self, config):
-        if config.seq_len % 2:
-            raise ValueError(f"the repeat task needs an even seq_len, not {config.seq_len}")
+        if config.seq_len < 2 * MIN_PERIOD:
+            raise ValueError(f"the repeat task needs seq_len >= {2 * MIN_PERIOD}, not {config.seq_len}")
         self.config, self.vocab_size = config, config.vocab_size
 
     def batch(self, gen):
         """A fresh batch (input, next symbols), (B, T) each."""
-        return shifted(repeated(self.config, self.config.batch_size, gen))
+        return shifted(repeated(self.config, self.config.batch_size, gen)[0])
+
+    def test_data(self):
+        """(ids (N, T + 1), periods (N,)) of the fixed test set, seeded apart from training."""
+        gen = torch.Generator().manual_seed(self.config.seed + 1_000_003)
+        return repeated(self.config, self.config.eval_size, gen)
 
     def test_set(self):
-        """eval_size fixed sequences, seeded apart from training."""
-        gen = torch.Generator().manual_seed(self.config.seed + 1_000_003)
-        return shifted(repeated(self.config, self.config.eval_size, gen))
+        """eval_size fixed sequences as (input, next symbols)."""
+        return shifted(self.test_data()[0])
+
+    def test_parts(self):
+        """repeat_parts of the test set."""
+        return repeat_parts(self.test_data()[1], self.config.seq_len)
 
     def probe(self):
-        """The sequence whose attention maps are kept: the probe's symbols, repeated."""
+        """The sequence whose attention maps are kept (its period is probe_period())."""
+        return shifted(self.probe_data()[0])
+
+    def probe_data(self):
+        """(ids (1, T + 1), periods (1,)) of the probe."""
         gen = torch.Generator().manual_seed(PROBE_SEED)
-        return shifted(repeated(self.config, 1, gen))
+        return repeated(self.config, 1, gen)
 
 
 def task_data(config, pairs=None):

@@ -307,14 +307,13 @@ def greedy_accuracy(model, config, data):
 
 @torch.no_grad()
 def position_loss(model, data):
-    """Decoder-only: the test set's cross-entropy (nats) at each position, a list of T floats."""
+    """Decoder-only: the cross-entropy (nats) of each test sequence at each position, (N, T)."""
     src, tgt = data.test_set()  # (N, T), (N, T)
     was_training = model.training
     model.eval()
     logits = model(src)  # (N, T, V)
     model.train(was_training)
-    loss = nn.functional.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")  # (N, T)
-    return loss.mean(dim=0).tolist()
+    return nn.functional.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")  # (N, T)
 
 
 @torch.no_grad()
@@ -365,7 +364,11 @@ def fit(config, progress=None, should_stop=None, keep_maps=True, impl="solutions
             tok, seq = greedy_accuracy(model, c, data)
             run["tests"].append({"step": step, "token_acc": round(tok, 4), "seq_acc": round(seq, 4)})
             if c.decoder_only:
-                run["tests"][-1]["position_loss"] = [round(x, 4) for x in position_loss(model, data)]
+                losses = position_loss(model, data)  # (N, T)
+                run["tests"][-1]["position_loss"] = [round(x, 4) for x in losses.mean(dim=0).tolist()]
+                if hasattr(data, "test_parts"):  # the repeat task: the new symbols and the repeated ones apart
+                    run["tests"][-1]["part_loss"] = {name: round(float(losses[mask].mean()), 4)
+                                                     for name, mask in data.test_parts().items()}
             if keep_maps:
                 run["snapshots"].append(snapshot(model, c, step, data))
 
