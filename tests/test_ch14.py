@@ -235,3 +235,18 @@ def test_the_corpus_json_round_trips_through_the_lab_command(tmp_path):
     state = torch.load(tmp_path / "w.pt", weights_only=True)
     model = ch14.build_model(TINY, len(set("hello world\n")), state)
     assert torch.equal(model.output.weight, state["output.weight"])
+
+
+@shipped
+def test_the_nucleus_is_small_inside_a_word_and_large_at_its_start_as_the_text_says():
+    """The text: after "Th" few characters are plausible and the nucleus is small; at the start of a word it is
+    large. Checked at p = 0.9 on both shipped models, the word start being the one after the prompt "Tom "."""
+    for seed in SHIPPED["seeds"]:
+        model = ch14.load_model(SHIPPED, seed)
+        sizes = {}
+        for prompt in ("Th", "Tom "):
+            with torch.no_grad():
+                logits = model(torch.tensor([ch14.encode(prompt, SHIPPED["tokens"])]))[0, -1]
+            probs = sorted(torch.softmax(logits.double(), -1).tolist(), reverse=True)
+            sizes[prompt] = next(i + 1 for i in range(len(probs)) if sum(probs[: i + 1]) >= 0.9)
+        assert sizes["Th"] <= 4 and sizes["Tom "] >= 3 * sizes["Th"], sizes
