@@ -1,8 +1,11 @@
 """Chapter 15: induction heads: a two-layer attention-only model learns to continue repeated patterns."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
+from course.app import decoder_live
 from course.app.chart_view import show_chart
 from course.app.ui import chapter_footer, tr
 from course.lessons import ch15
@@ -61,6 +64,21 @@ def ablation_section(results, run, seed):
     st.markdown(tr("ch15.ablation.after", **ch15.claims(results, seed)))
 
 
+def live_section(results):
+    """Train the recipe here, in a child process (the lab's), and draw its two losses."""
+    st.header(tr("ch15.live.heading"))
+    st.markdown(tr("ch15.live.body", seconds=ch15.find_run(results, 0)["seconds"]))
+    decoder_live.live_section("ch15", replace(ch15.RECIPE, seed=0))
+    run = st.session_state.get("ch15_run")
+    if run:
+        labels = {part: tr(f"ch15.loss.{part}") for part in ch15.PARTS}
+        show_chart(st, ch15.part_loss_chart(run, labels, tr("ch15.live.chart_title"), tr("ch15.loss.x"),
+                                            tr("ch15.loss.y")), width="stretch")
+        last = run["tests"][-1]["part_loss"]
+        st.caption(tr("ch15.live.done", steps=run["steps_done"], seconds=run["seconds"],
+                      first=f"{last['first']:.2f}", repeat=f"{last['repeat']:.2f}"))
+
+
 st.title(tr("ch15.title"))
 st.markdown(tr("ch15.intro"))
 results = shipped(ch15.RESULTS.stat().st_mtime_ns)
@@ -73,4 +91,5 @@ run = ch15.find_run(results, seed)
 loss_section(results, run, seed)
 maps_section(results, run, seed, f"shipped:{ch15.RESULTS.stat().st_mtime_ns}")
 ablation_section(results, run, seed)
+live_section(results)
 chapter_footer()

@@ -62,3 +62,27 @@ def test_chapter_14_links_here():
     at = open_page(pages_index.get("ch14").path, lang="en")
     links = [link for link in at.get("page_link") if link.proto.label == t("ch14.next", "en")]
     assert links and links[0].proto.page == pages_index.get("ch15").url_path
+
+
+@pytest.mark.slow
+def test_the_live_run_trains_in_a_child_and_draws_its_two_losses(monkeypatch):
+    """The recipe (shortened) trained on the page's button in the lab's child process: its loss on new and on
+    repeated symbols is drawn, as the run's own tests say."""
+    import time
+    from dataclasses import replace
+
+    monkeypatch.setattr(ch15, "RECIPE", replace(ch15.RECIPE, steps=40, snapshot_every=20, eval_size=32))
+    at = open_page(PAGE, lang="zh", timeout=300)
+    at.button(key="ch15_train").click().run()
+    assert errors_of(at) == [] and at.session_state["ch15_live"] is not None
+    deadline = time.monotonic() + 300
+    while at.session_state["ch15_live"] is not None:
+        assert time.monotonic() < deadline, "the child did not finish"
+        at.run()
+    assert errors_of(at) == []
+    run = at.session_state["ch15_run"]
+    assert run["steps_done"] == 40 and [x["step"] for x in run["tests"]] == [0, 20, 40]
+    _, frames = charts(at)[t("ch15.live.chart_title", "zh")]
+    frame = next(f for f in frames if "loss" in f.columns)
+    repeat = frame[frame["part"] == t("ch15.loss.repeat", "zh")]["loss"].tolist()
+    assert repeat == [x["part_loss"]["repeat"] for x in run["tests"]]
