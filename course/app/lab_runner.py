@@ -28,11 +28,14 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import torch
+
 from course.app import demo_runner
 from course.common.child_process import kill_group, spawn
 from course.common.paths import PROJECT_ROOT
 from course.lessons import training_lab
-from course.translation import lab_pairs
+from course.lessons.lab_tasks import CHARS_TASK
+from course.translation import char_corpus, lab_pairs
 
 TIMEOUT_S = 600  # a run of the default size ends in seconds to a minute; this only catches a stuck child
 SCRATCH_MB = 64  # a confined run: its /tmp and /dev/shm each, and the largest file it may write
@@ -119,20 +122,37 @@ def confined(command, folder, env):
     return box + command
 
 
+def write_corpus(folder):
+    """The character stream of the decoder-only model (chapter 14) as a JSON file in folder; LabRunError saying
+    where the data goes if it is absent."""
+    try:
+        corpus = char_corpus.load_corpus()
+    except FileNotFoundError:
+        raise LabRunError(f"the character model needs the Tatoeba file at {char_corpus.DATA} (it is not shipped "
+                          "with the course; see course/translation/data.py for how to fetch it)") from None
+    path = folder / "pairs.json"
+    path.write_text(json.dumps(corpus, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 def start(config, variant, learner=None, exercises_dir=None, confine=False):
     """Start training `config` (a LabConfig) in a child; the LiveRun handle.
 
     learner: the learner's grading results, to train with their modules (after learner_ready(learner)), whose
     files are in exercises_dir (default: exercises/); confine: run that child `confined` (a class's server).
+    A decoder-only run (the reference modules only) also saves its weights: result() returns them.
     """
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-train-"))
+    writers = {training_lab.PAIRS_TASK: write_pairs, CHARS_TASK: write_corpus}
     try:
-        pairs = write_pairs(folder) if config.task == training_lab.PAIRS_TASK else None
+        pairs = writers[config.task](folder) if config.task in writers else None
     except LabRunError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     files = ["--out", str(folder / "run.json"), "--progress", str(folder / "progress.json"),
              "--stop", str(folder / "stop")] + (["--pairs", str(pairs)] if pairs else [])
+    if config.decoder_only and learner is None:
+        files += ["--weights", str(folder / "weights.pt")]
     if learner is None:
         command = [sys.executable, "-m", "course.lessons.training_lab", "--live", json.dumps(asdict(config)),
                    "--variant", variant, *files]
@@ -197,6 +217,8 @@ def result(live):
         if live.label[1] == "mine":
             training_lab.check_run(run, live.steps)
             run = dict(run, variant="baseline", learner=True)
+        elif live.file("weights.pt").is_file():  # a decoder-only run: its trained weights
+            run = dict(run, state_dict=torch.load(live.file("weights.pt"), map_location="cpu", weights_only=True))
     except ValueError as err:  # unreadable JSON, or a run that is not as train() writes it
         raise LabRunError(str(err)) from None
     finally:

@@ -60,6 +60,8 @@ PAGES = (
     PageEntry("ch11", "app_pages/ch11_flash.py", "nav.ch11", "course", "flash-attention", ":material/grid_view:"),
     PageEntry("ch12", "app_pages/ch12_kv_cache.py", "nav.ch12", "course", "kv-cache", ":material/memory:"),
     PageEntry("ch13", "app_pages/ch13_sinks.py", "nav.ch13", "course", "attention-sinks", ":material/anchor:"),
+    PageEntry("ch14", "app_pages/ch14_sampling.py", "nav.ch14", "course", "sampling", ":material/casino:"),
+    PageEntry("ch15", "app_pages/ch15_induction.py", "nav.ch15", "course", "induction-heads", ":material/repeat:"),
     PageEntry("demo_translate", "app_pages/demo_translate.py", "demos.nav.translate", "demos", "translate",
               ":material/g_translate:"),
     PageEntry("demo_bottleneck", "app_pages/demo_bottleneck.py", "demos.nav.bottleneck", "demos",

@@ -1,17 +1,26 @@
-"""The training lab's tasks as batches of (source, target) ids: random digits, or a slice of sentence pairs.
+"""The training lab's tasks as batches of (source, target) ids: random digits, or a slice of sentence pairs;
+and the decoder-only model's (chapters 14 and 15): a character stream, or random symbols repeated.
 
 The digit tasks (copy, reverse, sort) draw fresh random sequences every step. The
 sentence-pair task ("tatoeba") reads plain id lists made by
 course.translation.lab_pairs (this package never reads the data itself): one
 vocabulary for both sides, <pad> 0 fills both sequences to seq_len, <end> 1 closes
 each target, and only the target's characters and its <end> are scored.
+
+The decoder-only tasks give (input, next symbols) pairs: the target is the input
+shifted left by one. "chars" reads windows of a character stream handed in as
+plain id lists (course.translation.char_corpus makes it; never shipped);
+"repeat" draws a random pattern and repeats it, so only the repeats can be
+predicted, and only by looking back at the earlier copy.
 """
 
 import torch
 
 DIGIT_TASKS = ("copy", "reverse", "sort")
 PAIRS_TASK = "tatoeba"
-TASKS = (*DIGIT_TASKS, PAIRS_TASK)
+TASKS = (*DIGIT_TASKS, PAIRS_TASK)  # the training lab's (encoder-decoder)
+CHARS_TASK, REPEAT_TASK = "chars", "repeat"
+LM_TASKS = (CHARS_TASK, REPEAT_TASK)  # the decoder-only model's
 PAD_ID, END_ID = 0, 1  # of the sentence-pair vocabulary (course.translation.lab_pairs.SPECIALS)
 PROBE_SEED = 2024
 
@@ -106,13 +115,115 @@ class PairsTask:
         return self.train_src[i: i + 1], self.train_tgt[i: i + 1]
 
 
+def shifted(windows):
+    """(N, T + 1) windows -> (input, next symbols), (N, T) each: the language model's pairs."""
+    return windows[:, :-1], windows[:, 1:]
+
+
+class CharsTask:
+    """Next-character prediction on a stream {"tokens": characters, "train": ids, "test": ids}; all scored."""
+
+    pad = None
+
+    def __init__(self, config, corpus):
+        if not corpus or len(corpus.get("train") or ()) <= config.seq_len or len(corpus.get("test") or ()) <= config.seq_len:
+            raise ValueError("the chars task needs the character stream: make it with "
+                             "`python -m course.translation.char_corpus --out FILE` and pass --pairs FILE")
+        self.config, self.vocab_size = config, len(corpus["tokens"])
+        self.train_ids = torch.tensor(corpus["train"], dtype=torch.long)  # (N,)
+        self.test_ids = torch.tensor(corpus["test"], dtype=torch.long)  # (M,)
+
+    def windows(self, ids, count, gen):
+        """count random windows of seq_len + 1 ids from the stream ids -> (count, T + 1)."""
+        T = self.config.seq_len
+        starts = torch.randint(0, len(ids) - T, (count,), generator=gen)  # (count,)
+        return ids[starts.unsqueeze(1) + torch.arange(T + 1)]  # (count, T + 1)
+
+    def batch(self, gen):
+        """batch_size random windows of the training stream as (input, next characters), (B, T) each."""
+        return shifted(self.windows(self.train_ids, self.config.batch_size, gen))
+
+    def test_set(self):
+        """eval_size fixed windows of the held-out stream (seeded apart from training)."""
+        gen = torch.Generator().manual_seed(self.config.seed + 1_000_003)
+        return shifted(self.windows(self.test_ids, self.config.eval_size, gen))
+
+    def probe(self):
+        """The first seq_len + 1 held-out characters as (input, next characters), (1, T) each."""
+        return shifted(self.test_ids[: self.config.seq_len + 1].unsqueeze(0))
+
+
+MIN_PERIOD = 4  # the repeat task's shortest pattern
+
+
+def repeated(config, count, gen):
+    """count sequences of seq_len + 1 symbols, each a random pattern of its own length n (MIN_PERIOD to
+    seq_len / 2) repeated to fill the sequence -> (ids (count, T + 1), periods (count,)). The period varies so
+    that no fixed offset finds the earlier copy: only its content does."""
+    T = config.seq_len
+    periods = torch.randint(MIN_PERIOD, T // 2 + 1, (count,), generator=gen)  # (count,)
+    pattern = torch.randint(0, config.vocab_size, (count, T // 2), generator=gen)  # (count, T / 2)
+    where = torch.arange(T + 1).unsqueeze(0) % periods.unsqueeze(1)  # (count, T + 1): index into the pattern
+    return pattern.gather(1, where), periods
+
+
+def repeat_parts(periods, T):
+    """{"first": (N, T) positions whose next symbol is new, "repeat": those whose next symbol continues a copy
+    of the pattern seen before (position t >= n, the symbol at t having occurred at t - n)}."""
+    t = torch.arange(T).unsqueeze(0)  # (1, T)
+    n = periods.unsqueeze(1)  # (N, 1)
+    return {"first": t < n - 1, "repeat": t >= n}
+
+
+class RepeatTask:
+    """Random patterns repeated; every position is trained, but only the repeats can be predicted, and only by
+    finding the symbol's earlier occurrence and reading what followed it (an induction head)."""
+
+    pad = None
+
+    def __init__(self, config):
+        if config.seq_len < 2 * MIN_PERIOD:
+            raise ValueError(f"the repeat task needs seq_len >= {2 * MIN_PERIOD}, not {config.seq_len}")
+        self.config, self.vocab_size = config, config.vocab_size
+
+    def batch(self, gen):
+        """A fresh batch (input, next symbols), (B, T) each."""
+        return shifted(repeated(self.config, self.config.batch_size, gen)[0])
+
+    def test_data(self):
+        """(ids (N, T + 1), periods (N,)) of the fixed test set, seeded apart from training."""
+        gen = torch.Generator().manual_seed(self.config.seed + 1_000_003)
+        return repeated(self.config, self.config.eval_size, gen)
+
+    def test_set(self):
+        """eval_size fixed sequences as (input, next symbols)."""
+        return shifted(self.test_data()[0])
+
+    def test_parts(self):
+        """repeat_parts of the test set."""
+        return repeat_parts(self.test_data()[1], self.config.seq_len)
+
+    def probe(self):
+        """The sequence whose attention maps are kept (its period is probe_period())."""
+        return shifted(self.probe_data()[0])
+
+    def probe_data(self):
+        """(ids (1, T + 1), periods (1,)) of the probe."""
+        gen = torch.Generator().manual_seed(PROBE_SEED)
+        return repeated(self.config, 1, gen)
+
+
 def task_data(config, pairs=None):
-    """The DigitTask or PairsTask of config.task."""
+    """The DigitTask, PairsTask, CharsTask (pairs: the character stream) or RepeatTask of config.task."""
     if config.task in DIGIT_TASKS:
         return DigitTask(config)
     if config.task == PAIRS_TASK:
         return PairsTask(config, pairs)
-    raise ValueError(f"task must be one of {TASKS}, not {config.task!r}")
+    if config.task == CHARS_TASK:
+        return CharsTask(config, pairs)
+    if config.task == REPEAT_TASK:
+        return RepeatTask(config)
+    raise ValueError(f"task must be one of {TASKS + LM_TASKS}, not {config.task!r}")
 
 
 def scored(task, tgt):

@@ -74,6 +74,9 @@ class LabConfig:
     layernorm: bool = True  # layer normalisation in every sub-layer
     pre_norm: bool = False  # x + f(ln(x)) instead of the original post-norm ln(x + f(x))
     label_smoothing: float = 0.0  # share of each target's probability spread evenly over all symbols
+    decoder_only: bool = False  # one stack of self-attention blocks predicting each next symbol (a language model)
+    causal: bool = True  # decoder-only: position t attends to 0..t (False: to every position, the future too)
+    attention_only: bool = False  # blocks without the FFN sub-layer (attention and residual stream only)
 
 
 def variant_config(variant, base=None):
@@ -144,18 +147,26 @@ class SubLayer(nn.Module):
 
 
 class EncoderBlock(nn.Module):
-    """Self-attention and FFN, each in a SubLayer."""
+    """Self-attention and FFN, each in a SubLayer (attention only when the config says so).
+
+    With a causal valid_lens it is also the decoder-only model's block (GPT's: no cross-attention)."""
 
     def __init__(self, config, impl):
         super().__init__()
         self.attention = attention_module(config, impl)
-        self.ffn = impl.PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
+        self.ffn = None if config.attention_only else impl.PositionWiseFFN(
+            config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
         self.sub1, self.sub2 = SubLayer(config), SubLayer(config)
 
     def forward(self, X, valid_lens=None):
-        """X (B, T, d), valid_lens (B,) or None (no padding) -> (B, T, d)."""
+        """X (B, T, d), valid_lens (B,) or (B, T) per query, or None (no padding) -> (B, T, d)."""
         X = self.sub1(X, lambda x: self.attention(x, x, x, valid_lens))  # (B, T, d)
-        return self.sub2(X, self.ffn)  # (B, T, d)
+        return X if self.ffn is None else self.sub2(X, self.ffn)  # (B, T, d)
+
+
+def causal_lens(B, T):
+    """(B, T) valid_lens of the causal mask: query t sees keys 0..t."""
+    return torch.arange(1, T + 1).repeat(B, 1)  # (B, T)
 
 
 class DecoderBlock(nn.Module):
@@ -169,8 +180,7 @@ class DecoderBlock(nn.Module):
 
     def forward(self, X, memory, valid_lens=None):
         """X (B, T, d) target positions, memory (B, S, d) encoder outputs, valid_lens (B,) of the source or None."""
-        B, T = X.shape[:2]
-        causal = torch.arange(1, T + 1).repeat(B, 1)  # (B, T): position t sees 0..t
+        causal = causal_lens(*X.shape[:2])  # (B, T): position t sees 0..t
         X = self.sub1(X, lambda x: self.self_attention(x, x, x, causal))  # (B, T, d)
         X = self.sub2(X, lambda x: self.cross_attention(x, memory, memory, valid_lens))  # (B, T, d)
         return self.sub3(X, self.ffn)  # (B, T, d)
@@ -178,6 +188,10 @@ class DecoderBlock(nn.Module):
 
 class LabTransformer(nn.Module):
     """Encoder-decoder Transformer over symbol sequences; the config's switches are the ablations.
+
+    With config.decoder_only it is a decoder-only language model instead (GPT's shape): one embedding, a stack
+    of self-attention blocks under the causal mask (config.causal), and logits of each position's next symbol;
+    its `encoder` is that stack and there is no decoder or cross-attention.
 
     impl: the Parts (default: the reference's) or the name of a package holding ex05-ex07.
     vocab_size: the symbols (default config.vocab_size); pad: the source's padding id, or None (no padding).
@@ -189,6 +203,14 @@ class LabTransformer(nn.Module):
         impl = parts(impl) if isinstance(impl, str) else impl
         vocab_size = vocab_size or c.vocab_size
         self.bos, self.pad = vocab_size, pad
+        self.decoder_only, self.causal = c.decoder_only, c.causal
+        if c.decoder_only:
+            self.embedding = nn.Embedding(vocab_size, c.num_hiddens)
+            self.positions = impl.PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
+            self.encoder = nn.ModuleList(EncoderBlock(c, impl) for _ in range(c.num_layers))
+            self.encoder_norm = nn.LayerNorm(c.num_hiddens) if c.pre_norm and c.layernorm else nn.Identity()
+            self.output = nn.Linear(c.num_hiddens, vocab_size)
+            return
         self.src_embedding = nn.Embedding(vocab_size, c.num_hiddens)
         self.tgt_embedding = nn.Embedding(vocab_size + 1, c.num_hiddens)
         self.positions = impl.PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
@@ -223,8 +245,19 @@ class LabTransformer(nn.Module):
             X = block(X, memory, valid_lens)  # (B, T, d)
         return self.output(self.decoder_norm(X))  # (B, T, V)
 
-    def forward(self, src, tgt_in):
-        """Teacher-forced logits (B, T, V)."""
+    def language_model(self, ids):
+        """Decoder-only: ids (B, T) -> logits (B, T, V) of the symbol after each position; under the causal mask
+        position t reads ids 0..t only, without it every position reads the whole sequence."""
+        valid_lens = causal_lens(*ids.shape) if self.causal else None  # (B, T) or None
+        X = self.embed(ids, self.embedding)  # (B, T, d)
+        for block in self.encoder:
+            X = block(X, valid_lens)  # (B, T, d)
+        return self.output(self.encoder_norm(X))  # (B, T, V)
+
+    def forward(self, src, tgt_in=None):
+        """Teacher-forced logits (B, T, V); decoder-only: the language model's logits of src (tgt_in unused)."""
+        if self.decoder_only:
+            return self.language_model(src)
         return self.decode(tgt_in, self.encode(src), self.valid_lens(src))
 
     @torch.no_grad()
@@ -241,6 +274,8 @@ class LabTransformer(nn.Module):
         """{kind: (layers, B, heads, n_q, n_k)} of the last forward pass."""
         def stack(modules):
             return torch.stack([m.attention_weights for m in modules])
+        if self.decoder_only:
+            return {"self": stack(b.attention for b in self.encoder)}
         return {"encoder": stack(b.attention for b in self.encoder),
                 "decoder": stack(b.self_attention for b in self.decoder),
                 "cross": stack(b.cross_attention for b in self.decoder)}
@@ -258,14 +293,27 @@ def count_parameters(model):
 
 @torch.no_grad()
 def greedy_accuracy(model, config, data):
-    """(token accuracy, sequence accuracy) of greedy decoding on the task's fixed test set (scored positions)."""
+    """(token accuracy, sequence accuracy) of greedy decoding on the task's fixed test set (scored positions);
+    decoder-only: of each next symbol's argmax given the true symbols before it."""
     src, tgt = data.test_set()  # (N, T), (N, T)
     mask = scored(data, tgt)  # (N, T)
     was_training = model.training
     model.eval()
-    right = model.greedy(src, config.seq_len) == tgt  # (N, T)
+    predicted = model(src).argmax(-1) if config.decoder_only else model.greedy(src, config.seq_len)  # (N, T)
+    right = predicted == tgt  # (N, T)
     model.train(was_training)
     return float(right[mask].float().mean()), float((right | ~mask).all(dim=1).float().mean())
+
+
+@torch.no_grad()
+def position_loss(model, data):
+    """Decoder-only: the cross-entropy (nats) of each test sequence at each position, (N, T)."""
+    src, tgt = data.test_set()  # (N, T), (N, T)
+    was_training = model.training
+    model.eval()
+    logits = model(src)  # (N, T, V)
+    model.train(was_training)
+    return nn.functional.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")  # (N, T)
 
 
 @torch.no_grad()
@@ -274,10 +322,10 @@ def snapshot(model, config, step, data):
     src, tgt = data.probe()  # (1, T), (1, T)
     was_training = model.training
     model.eval()
-    model(src, decoder_input(tgt, model.bos))
+    logits = model(src, decoder_input(tgt, model.bos))  # (1, T, V)
     maps = {kind: [[[[round(float(w), 3) for w in row] for row in head] for head in layer[0]]
                    for layer in weights] for kind, weights in model.attention_maps().items()}
-    prediction = model.greedy(src, config.seq_len)[0].tolist()  # (T,)
+    prediction = (logits.argmax(-1) if config.decoder_only else model.greedy(src, config.seq_len))[0].tolist()  # (T,)
     model.train(was_training)
     return {"step": step, "maps": maps, "prediction": prediction}
 
@@ -292,8 +340,14 @@ def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutio
 
     progress(step, steps, run) is called after every step; should_stop() is asked
     before every step, and a True ends training early (the run says "stopped").
-    impl: the package the ex05-ex07 parts come from; pairs: the sentence-pair slice (task "tatoeba").
+    impl: the package the ex05-ex07 parts come from; pairs: the sentence-pair slice (task "tatoeba"), or the
+    character stream (task "chars").
     """
+    return fit(config, progress, should_stop, keep_maps, impl, pairs)[1]
+
+
+def fit(config, progress=None, should_stop=None, keep_maps=True, impl="solutions", pairs=None):
+    """train()'s loop: (the trained model, its run dict)."""
     c = config
     data = task_data(c, pairs)
     start = time.perf_counter()
@@ -309,6 +363,12 @@ def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutio
         def checkpoint(step):
             tok, seq = greedy_accuracy(model, c, data)
             run["tests"].append({"step": step, "token_acc": round(tok, 4), "seq_acc": round(seq, 4)})
+            if c.decoder_only:
+                losses = position_loss(model, data)  # (N, T)
+                run["tests"][-1]["position_loss"] = [round(x, 4) for x in losses.mean(dim=0).tolist()]
+                if hasattr(data, "test_parts"):  # the repeat task: the new symbols and the repeated ones apart
+                    run["tests"][-1]["part_loss"] = {name: round(float(losses[mask].mean()), 4)
+                                                     for name, mask in data.test_parts().items()}
             if keep_maps:
                 run["snapshots"].append(snapshot(model, c, step, data))
 
@@ -320,7 +380,7 @@ def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutio
                 break
             src, tgt = data.batch(gen)  # (B, T), (B, T)
             mask = scored(data, tgt)  # (B, T)
-            logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V)
+            logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V); decoder-only: model(src)
             loss = nn.functional.cross_entropy(logits[mask], tgt[mask], label_smoothing=c.label_smoothing)
             plain = loss if c.label_smoothing == 0 else nn.functional.cross_entropy(logits[mask].detach(), tgt[mask])
             for group in opt.param_groups:
@@ -344,7 +404,7 @@ def train(config, progress=None, should_stop=None, keep_maps=True, impl="solutio
     final = run["tests"][-1]
     run.update(final_token_acc=final["token_acc"], final_seq_acc=final["seq_acc"],
                final_loss=run["loss"][-1] if run["loss"] else None, seconds=round(time.perf_counter() - start, 1))
-    return run
+    return model.eval(), run
 
 
 def run_one(task, variant, seed, base=None, keep_maps=True, progress=None, should_stop=None, pairs=None):
@@ -475,8 +535,9 @@ def write_json(path, data):
 
 
 def live(config_json, out, progress_file, stop_file, variant="baseline", impl="solutions", pairs=None,
-         keep_maps=True):
-    """Child-process entry: train one run, report progress to a file, stop when stop_file appears."""
+         keep_maps=True, weights=None):
+    """Child-process entry: train one run, report progress to a file, stop when stop_file appears; with
+    `weights`, the trained model's state_dict is saved there too (before the run file, which says it ended)."""
     config = LabConfig(**{k: v for k, v in json.loads(config_json).items() if k in {f.name for f in fields(LabConfig)}})
     last = [0.0]
 
@@ -487,8 +548,10 @@ def live(config_json, out, progress_file, stop_file, variant="baseline", impl="s
             write_json(progress_file, {"step": step, "steps": steps, "loss": run["loss"][-1:],
                                        "tests": run["tests"][-1:]})
 
-    run = train(config, progress, lambda: Path(stop_file).exists(), keep_maps, impl, pairs)
+    model, run = fit(config, progress, lambda: Path(stop_file).exists(), keep_maps, impl, pairs)
     run["variant"] = variant
+    if weights is not None:
+        torch.save(model.state_dict(), weights)
     write_json(out, run)
 
 
@@ -505,6 +568,7 @@ def main(argv=None):
     parser.add_argument("--variant", default="baseline", help="with --live: the variant's name for the run")
     parser.add_argument("--progress", help="with --live: progress file")
     parser.add_argument("--stop", help="with --live: training stops when this file exists")
+    parser.add_argument("--weights", help="with --live: save the trained model's state_dict to this file")
     parser.add_argument("--pairs", type=Path, help="the sentence-pair slice for the tatoeba task: a JSON file made by "
                         "`python -m course.translation.lab_pairs --out FILE` (never shipped)")
     args = parser.parse_args(argv)
@@ -512,7 +576,7 @@ def main(argv=None):
     if PAIRS_TASK in args.tasks.split(",") and pairs is None and not (args.merge or args.live):
         parser.error(f"the {PAIRS_TASK} task needs --pairs FILE (python -m course.translation.lab_pairs --out FILE)")
     if args.live:
-        live(args.live, args.out, args.progress, args.stop, args.variant, pairs=pairs)
+        live(args.live, args.out, args.progress, args.stop, args.variant, pairs=pairs, weights=args.weights)
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.merge:
