@@ -8,7 +8,7 @@ import streamlit as st
 
 from course.app import demo_ui
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, prose, tr
+from course.app.ui import chapter_footer, next_chapter, prose, tr
 from course.lessons import ch12
 from course.lessons.torch_threads import cpu_threads
 from course.translation import demos, kv_study
@@ -118,3 +118,4 @@ decode_section(loaded)
 memory_section(shipped)
 gqa_section(shipped)
 chapter_footer("ex05", "ex07")
+next_chapter("ch12", "ch13")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, prose, tr
+from course.app.ui import chapter_footer, next_chapter, current_lang, prose, tr
 from course.translation import demos, sinks, sinks_views
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -77,3 +77,4 @@ else:
     chosen_section(found)
     sweep_section(found, figures)
 chapter_footer("ex07")
+next_chapter("ch13", "ch14")

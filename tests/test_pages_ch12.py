@@ -71,10 +71,11 @@ def test_the_timing_button_draws_the_three_and_states_only_what_it_measured(lang
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_chapter_11_ends_with_a_link_to_chapter_12(lang):
-    at = open_page(pages_index.get("ch11").path, lang=lang)
+@pytest.mark.parametrize("this, following", [("ch11", "ch12"), ("ch12", "ch13"), ("ch13", "ch14"), ("ch14", "ch15")])
+def test_each_chapter_after_the_transformer_ends_with_a_link_to_the_next(lang, this, following):
+    at = open_page(pages_index.get(this).path, lang=lang)
     links = {link.proto.label: link.proto.page for link in at.get("page_link")}
-    assert links.get(t("ch11.next", lang)) == pages_index.get("ch12").url_path
+    assert links.get(t(f"{this}.next", lang)) == pages_index.get(following).url_path
 
 
 def test_a_damaged_or_stale_results_file_gets_a_warning_not_a_crash(tmp_path, monkeypatch):

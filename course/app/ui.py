@@ -189,6 +189,11 @@ def chapter_footer(*ex_ids):
         )
 
 
+def next_chapter(this_key, next_key):
+    """A link to the next chapter's page, labelled by this chapter's `<this_key>.next` text."""
+    st.page_link(learner.current().page(next_key).path, label=tr(f"{this_key}.next"), icon=":material/arrow_forward:")
+
+
 # A focus ring on everything the keyboard reaches: Streamlit's own is a faint background on many
 # widgets. Radios, checkboxes and toggles hide their <input>: their label carries the ring.
 # No "<" inside the CSS: st.html's sanitiser drops a style block whose text looks like markup.
