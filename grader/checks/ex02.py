@@ -79,6 +79,8 @@ def build():
             [q, randn(g, 4, 5) * 2, randn(g, 4, 5), 1.5], 5),
         _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float32"}), 5, 7, 1.3, torch.float32, 6),
         _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float64"}), 3, 4, 0.6, torch.float64, 7),
+        # appended (the checks above keep their ids and draws): one query, whose size-1 axis a squeeze() drops
+        _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float32"}), 1, 6, 0.9, torch.float32, 8),
     ])
 
 
