@@ -17,12 +17,15 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.max_len = max_len
-        P = torch.zeros(1, max_len, num_hiddens)
+        rows = []
         for i in range(max_len):
+            row = []
             for col in range(num_hiddens):
                 two_j = col - (col % 2)
                 angle = i / base ** (two_j / num_hiddens)
-                P[0, i, col] = math.sin(angle) if col % 2 == 0 else math.cos(angle)
+                row.append(math.sin(angle) if col % 2 == 0 else math.cos(angle))
+            rows.append(row)
+        P = torch.tensor(rows, dtype=torch.float32).reshape(1, max_len, num_hiddens)
         self.register_buffer("P", P, persistent=False)
 
     def forward(self, X):
