@@ -1,0 +1,52 @@
+# style: preallocated output tensors (new_empty) filled step by step
+# bug: none
+"""Exercise 4: the Bahdanau attention decoder (chapter 4, "Bahdanau attention,
+computed by hand").
+
+The encoder (course.translation.rnn.Seq2SeqEncoder, given) turns a source sentence
+into outputs (B, T_src, H) and a final hidden state (num_layers, B, H).
+At every target step this decoder asks "which source words matter now?".
+"""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import AdditiveAttention
+
+
+class Seq2SeqAttentionDecoder(nn.Module):
+    """GRU decoder that attends over the encoder outputs at each step."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, temperature=1.0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout, temperature)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        """Decoder state from the encoder: (outputs, hidden, valid_lens). Given."""
+        outputs, hidden_state = enc_outputs  # (B, T_src, H), (num_layers, B, H)
+        return (outputs, hidden_state, enc_valid_lens)
+    def forward(self, X, state):
+        enc_outputs, hidden, enc_valid_lens = state
+        B, T = X.shape
+        H = enc_outputs.shape[-1]
+        emb = self.embedding(X)
+        outs = emb.new_empty(B, T, H)
+        ctxs = emb.new_empty(B, T, H)
+        attn = emb.new_empty(B, T, enc_outputs.shape[1])
+        for t in range(T):
+            query = hidden[-1][:, None, :]
+            ctx = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)
+            step_in = torch.cat((ctx, emb[:, t][:, None, :]), dim=-1)
+            out, hidden = self.rnn(step_in, hidden)
+            outs[:, t] = out[:, 0]
+            ctxs[:, t] = ctx[:, 0]
+            attn[:, t] = self.attention.attention_weights[:, 0]
+        self.attention_weights = attn
+        hid = torch.tanh(self.deep_output(torch.cat((outs, ctxs, emb), dim=-1)))
+        return self.dense(hid), (enc_outputs, hidden, enc_valid_lens)

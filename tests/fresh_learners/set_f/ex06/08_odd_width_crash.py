@@ -1,0 +1,30 @@
+# style: vectorised, even/odd strided column slices (d2l style)
+# bug: PositionalEncoding.__init__ | cos(angles) is written into the odd columns without trimming: for odd num_hiddens there is one more angle column than odd columns and the assignment raises for odd num_hiddens > 1; runs for even num_hiddens
+# expect: PositionalEncoding.__init__ | odd
+"""Exercise 6: sinusoidal positional encoding (chapter 6, "Self-attention and
+positional encoding")."""
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    """Add the sinusoidal table P to a batch of embeddings, then dropout."""
+
+    def __init__(self, num_hiddens, dropout, max_len=1000, base=10000):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.max_len = max_len
+        P = torch.zeros((1, max_len, num_hiddens))
+        pos = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1)
+        div = torch.pow(base, torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens)
+        angles = pos / div  # (max_len, ceil(num_hiddens / 2))
+        P[:, :, 0::2] = torch.sin(angles)
+        P[:, :, 1::2] = torch.cos(angles)
+        self.register_buffer("P", P, persistent=False)
+
+    def forward(self, X):
+        T = X.shape[1]
+        if T > self.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len {self.max_len}")
+        return self.dropout(X + self.P[:, :T, :].to(X.dtype))

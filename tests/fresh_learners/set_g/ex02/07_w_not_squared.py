@@ -1,0 +1,36 @@
+# style: vectorised broadcasting
+# bug: gaussian_kernel_weights | squares only the difference, not w: -(diff ** 2) * w / 2
+# expect: gaussian_kernel_weights | square w
+"""Exercise 2: Nadaraya-Watson kernel regression as attention pooling
+(chapter 2, "Attention cues, query-key-value and Nadaraya-Watson")."""
+
+import torch
+from torch import nn
+
+from .ex01_softmax import softmax
+
+
+def gaussian_kernel_weights(queries, keys, w=1.0):
+    diff = queries.reshape(-1, 1) - keys  # keys (n_k,) or (n_q, n_k) broadcast
+    return softmax(-(diff ** 2) * w / 2, dim=-1)
+
+
+def nadaraya_watson(queries, keys, values, w=1.0):
+    attn = gaussian_kernel_weights(queries, keys, w)
+    if values.dim() == 1:
+        return attn @ values
+    return (attn * values).sum(dim=-1)
+
+
+class NWKernelRegression(nn.Module):
+    """Parametric Nadaraya-Watson: the kernel width w is a learned parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(1))  # (1,)
+
+    def forward(self, queries, keys, values):
+        weights = gaussian_kernel_weights(queries, keys, self.w)
+        self.attention_weights = weights
+        pooled = torch.bmm(weights[:, None, :], values[:, :, None])  # (n_q, 1, 1)
+        return pooled[:, 0, 0]

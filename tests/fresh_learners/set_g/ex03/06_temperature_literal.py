@@ -1,0 +1,46 @@
+# style: einsum for scores and pooling
+# bug: DotProductAttention.forward | calls masked_softmax with temperature=1.0 typed in instead of self.temperature
+# expect: DotProductAttention.forward | temperature
+"""Exercise 3: additive and scaled dot-product attention scoring (chapter 3,
+"Scoring functions, masking and the sqrt(d_k) scale")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class AdditiveAttention(nn.Module):
+    """Score a query against a key with a one-hidden-layer MLP (Bahdanau)."""
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout, temperature=1.0):
+        """temperature as in DotProductAttention: your variant's default here too."""
+        super().__init__()
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        hidden = torch.tanh(self.W_q(queries)[:, :, None, :] + self.W_k(keys)[:, None, :, :])
+        scores = torch.einsum("bqkh,h->bqk", hidden, self.w_v.weight[0])
+        self.attention_weights = masked_softmax(scores, valid_lens, temperature=self.temperature)
+        return torch.einsum("bqk,bkv->bqv", self.dropout(self.attention_weights), values)
+
+
+class DotProductAttention(nn.Module):
+    """Score by the dot product of query and key, divided by sqrt(d) and by a temperature."""
+
+    def __init__(self, dropout, temperature=1.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.temperature = temperature
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        scale = queries.size(-1) ** -0.5
+        scores = torch.einsum("bqd,bkd->bqk", queries, keys) * scale
+        self.attention_weights = masked_softmax(scores, valid_lens, temperature=1.0)
+        return torch.einsum("bqk,bkv->bqv", self.dropout(self.attention_weights), values)
