@@ -268,7 +268,7 @@ def call_measuring_tensors(modules, spec):
     with torch.no_grad(), _SizeRecorder() as sizes:
         fn(*args, **kwargs)
     results[LARGEST_NUMEL] = sizes.numel
-    results[LARGEST_SHAPE] = ",".join(str(size) for size in sizes.shape)
+    results[LARGEST_SHAPE] = ", ".join(str(size) for size in sizes.shape)
     return results
 
 
