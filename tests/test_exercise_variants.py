@@ -120,7 +120,7 @@ def test_every_correct_file_passes_on_every_sampled_variant(ex_id):
     assert not failures, failures[:5]
 
 
-@pytest.mark.slow  # grades the reference for 200 (mine, neighbour's) variant pairs of each of the ten exercises
+@pytest.mark.slow  # grades the reference for 200 (mine, neighbour's) variant pairs of each exercise
 def test_a_neighbours_correct_file_fails_on_my_variant():
     assert EXERCISES == ALL  # every exercise has a parameter
     caught = {}
@@ -137,7 +137,7 @@ def test_a_neighbours_correct_file_fails_on_my_variant():
             caught[ex_id] += bool(judge_in_process(module, *prepared[mine], first_only=True))
     shares = {ex_id: f"{n / NEIGHBOUR_PAIRS:.1%}" for ex_id, n in caught.items()}
     total = sum(caught.values()) / (NEIGHBOUR_PAIRS * len(ALL))
-    print(f"a neighbour's correct file fails on {total:.1%} of cross-variant pairs over all ten exercises: {shares}")
+    print(f"a neighbour's correct file fails on {total:.1%} of cross-variant pairs over all the exercises: {shares}")
     assert total >= 0.95, (total, shares)
     assert all(n >= 0.9 * NEIGHBOUR_PAIRS for n in caught.values()), shares
 
