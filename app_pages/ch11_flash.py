@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from course.app import learner
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, next_chapter, prose, tr
 from course.lessons import ch11
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -123,5 +122,5 @@ trace_section(n, block)
 tiled_section(n, block)
 memory_section()
 speed_section()
-chapter_footer("ex01", "ex03")
-st.page_link(learner.current().page("ch12").path, label=tr("ch11.next"), icon=":material/arrow_forward:")
+chapter_footer("ex10", "ex01", "ex03")
+next_chapter("ch11", "ch12")

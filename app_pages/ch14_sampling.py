@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from course.app import decoder_live, learner
+from course.app import decoder_live
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, prose, tr
+from course.app.ui import chapter_footer, next_chapter, prose, tr
 from course.lessons import ch14
 from course.translation import char_corpus
 
@@ -109,4 +109,4 @@ sampling_section(results, models)
 mask_section(results)
 live_section(results)
 chapter_footer()
-st.page_link(learner.current().page("ch15").path, label=tr("ch14.next"), icon=":material/arrow_forward:")
+next_chapter("ch14", "ch15")

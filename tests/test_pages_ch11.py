@@ -91,3 +91,11 @@ def test_chapter_10_ends_with_a_link_to_chapter_11(lang):
     at = open_page(pages_index.get("ch10").path, lang=lang)
     links = {link.proto.label: link.proto.page for link in at.get("page_link")}
     assert links.get(t("ch10.next", lang)) == pages_index.get("ch11").url_path
+
+
+def test_the_footer_leads_to_exercise_10_first_then_1_and_3():
+    at = open_page(PAGE, lang="en")
+    footers = [m.value for m in at.markdown if "exercises/ex" in m.value]
+    assert [next(e for e in ("ex10", "ex01", "ex03") if e in f) for f in footers] == ["ex10", "ex01", "ex03"]
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert t("app.footer_link", "en", ex_id="ex10") in labels

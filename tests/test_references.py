@@ -20,6 +20,7 @@ from solutions.ex07_transformer import TransformerDecoderBlock, TransformerEncod
 from solutions.ex08_structured_masks import (MaskedDotProductAttention, graph_mask, sliding_window_mask,
                                              softmax_with_mask)
 from solutions.ex09_rotary import RotaryDotProductAttention, RotaryEmbedding
+from solutions.ex10_tiled_attention import block_mask, key_blocks, online_softmax_update, tiled_attention
 
 
 # ---- ex00: brute force on the convolution graph ---------------------------------------------
@@ -347,3 +348,68 @@ def test_rotary_attention_is_dot_product_attention_on_rotated_inputs():
     mask = mask_from_lens(lens, 2, 4, 6)
     expected = F.scaled_dot_product_attention(attention.rotary(q), attention.rotary(k), v, attn_mask=mask)
     torch.testing.assert_close(attention(q, k, v, lens), expected)
+
+
+# ---- ex10: exercise 3's DotProductAttention, brute-force blocks, one update by hand --------------------------
+
+
+def test_tiled_attention_equals_dot_product_attention_on_every_check_forward_and_backward():
+    """Every published tiled_attention case of grader/checks/ex10.py: the reference the grader compares with equals
+    exercise 3's DotProductAttention (no dropout), values and gradients, within a float64-tight bound."""
+    from grader.checks import ex10 as checks10
+
+    cases = [c for c in checks10.build() if c.spec.get("fn") == "tiled_attention" and not c.spec.get("expect_error")]
+    assert len(cases) >= 8 and any(c.procedure == "call_measuring_tensors" for c in cases)
+    for check in cases:
+        queries, keys, values, *rest = check.spec["args"]
+        block = rest[0] if rest else 16  # the published default
+        lens = check.spec["kwargs"]["valid_lens"]
+        if not keys.shape[1]:  # no key at all (DotProductAttention's softmax refuses it): every row reads nothing
+            assert torch.equal(tiled_attention(queries, keys, values, block, lens),
+                               torch.zeros(queries.shape[0], queries.shape[1], values.shape[-1], dtype=queries.dtype))
+            continue
+        grads = []
+        for fn in (lambda q, k, v: tiled_attention(q, k, v, block, lens),
+                   lambda q, k, v: DotProductAttention(0.0)(q, k, v, lens)):
+            q, k, v = (x.double().clone().requires_grad_(True) for x in (queries, keys, values))
+            out = fn(q, k, v)
+            out.backward(torch.linspace(-1, 1, out.numel(), dtype=torch.float64).reshape(out.shape))
+            grads.append([out.detach(), q.grad, k.grad, v.grad])
+        for got, want in zip(*grads):
+            assert torch.isfinite(got).all(), check.id
+            torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12, msg=check.id)
+
+
+def test_key_blocks_cover_every_key_once_in_order():
+    for n, b in itertools.product(range(0, 30), range(1, 12)):
+        blocks = key_blocks(n, b)
+        assert [i for start, stop in blocks for i in range(start, stop)] == list(range(n))
+        assert all(stop - start == b for start, stop in blocks[:-1]) and all(0 < stop - start <= b for start, stop in blocks)
+    assert key_blocks(10, 4) == [(0, 4), (4, 8), (8, 10)] and key_blocks(40) == [(0, 16), (16, 32), (32, 40)]
+    with pytest.raises(ValueError):
+        key_blocks(5, 0)
+
+
+def test_block_mask_is_a_slice_of_the_full_length_mask():
+    lens = torch.tensor([[0, 5, 9], [6, 2, 4]])
+    full = torch.arange(12)[None, None, :] < lens[:, :, None]  # (2, 3, 12)
+    assert torch.equal(block_mask(lens, 2, 3, 4, 9), full[:, :, 4:9])
+    assert torch.equal(block_mask(torch.tensor([3, 7]), 2, 3, 4, 8), full[:, :, 4:8].clone().copy_(
+        torch.arange(4, 8)[None, None, :] < torch.tensor([3, 7])[:, None, None]))
+    with pytest.raises(ValueError):
+        block_mask(torch.tensor([1, 2, 3]), 2, 3, 0, 4)
+
+
+def test_one_update_by_hand():
+    """m = 1, l = 2, acc = [4]; a block [3, -inf] with values [[10], [99]]: the max grows to 3, the old sums shrink by
+    e^-2, the masked key adds nothing."""
+    f64 = {"dtype": torch.float64}
+    m, total, acc = online_softmax_update(torch.tensor([[[1.0]]], **f64), torch.tensor([[[2.0]]], **f64),
+                                          torch.tensor([[[4.0]]], **f64), torch.tensor([[[3.0, -math.inf]]], **f64),
+                                          torch.tensor([[[10.0], [99.0]]], **f64))
+    assert m.item() == 3.0
+    assert total.item() == pytest.approx(2 * math.exp(-2) + 1, rel=1e-15)
+    assert acc.item() == pytest.approx(4 * math.exp(-2) + 10, rel=1e-15)
+    m, total, acc = online_softmax_update(torch.full((1, 1, 1), -math.inf), torch.zeros(1, 1, 1), torch.zeros(1, 1, 2),
+                                          torch.full((1, 1, 3), -math.inf), torch.ones(1, 3, 2))
+    assert m.item() == -math.inf and total.item() == 0 and torch.equal(acc, torch.zeros(1, 1, 2))  # not NaN

@@ -173,6 +173,12 @@ NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
              "positions_from_one": "the cos table", "offset_ignored": "the scores' output",
              "values_rotated": "the output", "no_scale": "the output", "no_dropout": "the output",
              "tables_persistent": "the module's state_dict", "absolute_import": "the import"},
+    "ex10": {"sum_not_rescaled": "the running statistics", "acc_not_rescaled": "the running statistics",
+             "acc_normalised_factor": "the running statistics", "max_not_subtracted": "the running statistics",
+             "running_max_not_kept": "the running statistics", "masked_row_nan": "the running statistics",
+             "divided_per_block": "the running statistics", "mask_fill_zero": "the tiled output (no weight matrix)",
+             "last_block_dropped": "the key blocks", "last_block_overruns": "the key blocks",
+             "empty_row_nan": "the tiled output", "no_scale": "the tiled output", "mask_from_zero": "a boolean mask"},
 }
 
 

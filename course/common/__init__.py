@@ -1,6 +1,6 @@
 """What every part of the project shares: one definition of each common vocabulary.
 
-exercise_index (the ten exercises and the exercise status vocabulary), paths
+exercise_index (the exercises and the exercise status vocabulary), paths
 (project root, the learner's data folder, atomic writes), i18n (the text
 catalogs in course/text/), charts (Altair helpers), pages_index (the ordered page list
 the navigation starts from; a new page gets an entry here) and ranking (which graded

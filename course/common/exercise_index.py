@@ -1,4 +1,4 @@
-"""The ten exercises: ids, files, the chapter each belongs to and what it builds on.
+"""The exercises: ids, files, the chapter each belongs to and what it builds on.
 
 One table shared by the grader, the app and the notebook export. Titles and
 descriptions are in the text catalogs under `exercises.<id>`.
@@ -43,6 +43,10 @@ EXERCISES = (
         ("sliding_window_mask", "graph_mask", "softmax_with_mask", "MaskedDotProductAttention"),
     ),
     Exercise("ex09", "ex09_rotary", "ch10", ("ex01",), ("RotaryEmbedding", "RotaryDotProductAttention")),
+    Exercise(
+        "ex10", "ex10_tiled_attention", "ch11", (),
+        ("key_blocks", "online_softmax_update", "block_mask", "tiled_attention"),
+    ),
 )
 
 BY_ID = {ex.id: ex for ex in EXERCISES}

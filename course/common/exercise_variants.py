@@ -90,6 +90,10 @@ PARAMETERS = {
     # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
     "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
                       functions=("gaussian_kernel_weights", "nadaraya_watson")),
+    # the default number of keys per block of the tiled attention (16 as published); every block size gives the
+    # same output, so key_blocks shows it, and the measured check bounds the largest tensor tiled_attention makes
+    "ex10": Parameter("block_size", 16, (), tuple(b for b in range(2, 65) if b != 16),
+                      functions=("key_blocks", "tiled_attention")),
 }
 
 

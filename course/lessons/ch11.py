@@ -1,8 +1,9 @@
 """Chapter 11: FlashAttention's tiling and the online softmax.
 
-Streamlit-free. `tiled_attention` computes softmax(Q K^T / sqrt(d)) V one block of keys at a time with a
-running max m and a running sum l per query (the recurrence of Dao et al. 2022), so it never holds more than
-an (n_q, block) slice of the scores; `max_difference` compares it with the reference DotProductAttention of
+Streamlit-free. `tiled_attention` (exercise 10's reference, solutions.ex10_tiled_attention: one definition)
+computes softmax(Q K^T / sqrt(d)) V one block of keys at a time with a running max m and a running sum l per
+query (the recurrence of Dao et al. 2022), so it never holds more than an (n_q, block) slice of the scores;
+`max_difference` compares it with the reference DotProductAttention of
 exercise 3 (solutions.ex03_scoring), which the course uses everywhere. `row_trace` is the same recurrence
 for one query row, kept step by step for the page's table. Peak memory is counted with chapter 10's
 counter (`ch10.peak_bytes`: the bytes of the tensors a computation creates, alive at once).
@@ -20,6 +21,7 @@ from course.common import charts
 from course.lessons import ch10
 from course.lessons.torch_threads import cpu_threads
 from solutions.ex03_scoring import DotProductAttention
+from solutions.ex10_tiled_attention import tiled_attention
 
 TOLERANCE = 1e-5  # the largest |tiled - reference| the page's text promises in float32 (seen: ~1e-7)
 D_DIFF = 16  # width of the seeded queries, keys and values of the difference table
@@ -33,53 +35,6 @@ TIME_BLOCKS = (4, 16, 64, 256)  # block sizes timed against the reference
 TIME_REPEATS = 3
 VARIANTS = ("full", "tiled")
 MIB = 2**20
-
-
-def _key_mask(valid_lens, batch, n_q, start, stop, device):
-    """Boolean (B, n_q, stop - start): True where key index start.. is below the valid length (None: all)."""
-    if valid_lens is None:
-        return None
-    key_index = torch.arange(start, stop, device=device)  # (blk,)
-    lens = torch.as_tensor(valid_lens, device=device)
-    if lens.dim() == 1 and lens.shape[0] == batch:
-        lens = lens[:, None].expand(batch, n_q)  # (B, n_q)
-    elif not (lens.dim() == 2 and tuple(lens.shape) == (batch, n_q)):
-        raise ValueError(f"valid_lens must have shape (B,) = ({batch},) or (B, n_q) = ({batch}, {n_q}); "
-                         f"got {tuple(lens.shape)}")
-    return key_index[None, None, :] < lens[:, :, None]  # (B, n_q, blk)
-
-
-def tiled_attention(queries, keys, values, block_size, valid_lens=None):
-    """Scaled dot-product attention over blocks of `block_size` keys with the online softmax -> (B, n_q, v).
-
-    queries (B, n_q, d), keys (B, n_k, d), values (B, n_k, v); valid_lens (B,) or (B, n_q) as in chapter 3's
-    masked softmax (keys at or past the length get weight 0; a row with no valid key gives zeros). The last
-    block is shorter when n_k is not a multiple of block_size. Only (B, n_q, block) slices of the scores exist.
-    """
-    if int(block_size) < 1:
-        raise ValueError(f"block_size must be at least 1; got {block_size}")
-    block_size = int(block_size)
-    batch, n_q, d = queries.shape
-    n_k = keys.shape[1]
-    like = {"dtype": queries.dtype, "device": queries.device}
-    m = torch.full((batch, n_q, 1), float("-inf"), **like)  # (B, n_q, 1): running max of the scores
-    l = torch.zeros(batch, n_q, 1, **like)  # (B, n_q, 1): running sum of exp(score - m)  # noqa: E741
-    out = torch.zeros(batch, n_q, values.shape[-1], **like)  # (B, n_q, v): running sum of exp(score - m) v_j
-    for start in range(0, n_k, block_size):
-        stop = min(start + block_size, n_k)
-        k_block, v_block = keys[:, start:stop], values[:, start:stop]  # (B, blk, d), (B, blk, v): views
-        scores = torch.bmm(queries, k_block.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, blk)
-        mask = _key_mask(valid_lens, batch, n_q, start, stop, queries.device)  # (B, n_q, blk) or None
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))  # (B, n_q, blk)
-        m_new = torch.maximum(m, scores.amax(dim=-1, keepdim=True))  # (B, n_q, 1)
-        shift = torch.where(torch.isfinite(m_new), m_new, torch.zeros_like(m_new))  # (B, n_q, 1): 0 while all -inf
-        p = torch.exp(scores - shift)  # (B, n_q, blk): masked keys give exp(-inf) = 0
-        rescale = torch.exp(m - shift)  # (B, n_q, 1): exp(m_old - m_new), 0 for the first finite block
-        l = l * rescale + p.sum(dim=-1, keepdim=True)  # (B, n_q, 1)  # noqa: E741
-        out = out * rescale + torch.bmm(p, v_block)  # (B, n_q, v)
-        m = m_new  # (B, n_q, 1)
-    return out / l.clamp_min(torch.finfo(l.dtype).tiny)  # (B, n_q, v): a row without valid keys stays 0
 
 
 def reference_attention(queries, keys, values, valid_lens=None):

@@ -11,6 +11,7 @@ from the project.
 """
 
 import inspect
+import operator
 
 import torch
 
@@ -189,6 +190,19 @@ def _lacks_parameter(fn, spec):
     return {NOT_APPLICABLE: name}
 
 
+def _as_pairs(value):
+    """A sequence of (start, stop) pairs as one int64 tensor (n, 2), compared as a whole (a list one block short
+    has no item to compare with the reference's last); anything else as it is, for the comparison to describe."""
+    try:
+        rows = [tuple(pair) for pair in value]
+        if all(len(row) == 2 and not any(isinstance(x, bool) for x in row) for row in rows):
+            rows = [(operator.index(start), operator.index(stop)) for start, stop in rows]  # ints, not floats
+            return torch.tensor(rows, dtype=torch.int64).reshape(len(rows), 2)
+    except (TypeError, ValueError, OverflowError, RuntimeError):
+        pass
+    return value
+
+
 @procedure
 def call(modules, spec):
     """Call a function: fn(*args, **kwargs); record output, grads, inputs after."""
@@ -204,7 +218,7 @@ def call(modules, spec):
         return _call_expecting_error(lambda: fn(*args, **kwargs))
     results = {}
     output = fn(*args, **kwargs)
-    _flatten("output", output, results)
+    _flatten("output", _as_pairs(output) if spec.get("output_pairs") else output, results)
     inputs = dict(zip(names, args), **kwargs)
     _backward(results, output, spec.get("grad_seed"), inputs)
     for name, value in inputs.items():
@@ -234,6 +248,58 @@ def call_without_builtin_softmax(modules, spec):
     # Data for the grader, which judges it (with the learner's source, outside this process).
     results["softmax_ops"] = ",".join(sorted(op for op in ops.seen if "softmax" in op))
     return results
+
+
+LARGEST_NUMEL = PROBE_PREFIX + "largest_numel"  # results of call_measuring_tensors (probes: never compared)
+LARGEST_SHAPE = PROBE_PREFIX + "largest_shape"
+
+
+@procedure
+def call_measuring_tensors(modules, spec):
+    """Like `call`, then the same call once more (no gradients) with the size of every tensor a torch operation
+    creates recorded: the largest one's number of elements and shape, as LARGEST_NUMEL and LARGEST_SHAPE (data
+    for the grader, which judges it; probes, so never compared with the reference's)."""
+    results = call(modules, spec)
+    if NOT_APPLICABLE in results or spec.get("expect_error"):
+        return results
+    fn = getattr(modules(spec["module"]), spec["fn"])
+    args = [_prepare(v, False) for v in spec["args"]]
+    kwargs = {k: _prepare(v, False) for k, v in spec.get("kwargs", {}).items()}
+    with torch.no_grad(), _SizeRecorder() as sizes:
+        fn(*args, **kwargs)
+    results[LARGEST_NUMEL] = sizes.numel
+    results[LARGEST_SHAPE] = ", ".join(str(size) for size in sizes.shape)
+    return results
+
+
+class _SizeRecorder:
+    """Record the largest tensor (elements, shape) the aten operators run inside the block return."""
+
+    def __enter__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        recorder = self
+        self.numel, self.shape = 0, ()
+
+        class Mode(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls):
+                return False  # as in _OpRecorder: no torch._dynamo import
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                for tensor in out if isinstance(out, (tuple, list)) else (out,):
+                    if isinstance(tensor, torch.Tensor) and tensor.numel() > recorder.numel:
+                        recorder.numel, recorder.shape = tensor.numel(), tuple(tensor.shape)
+                return out
+
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        return False
 
 
 class _OpRecorder:
