@@ -66,6 +66,9 @@ _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
 # 2 .. 64 but 3 (the published default): a kernel size of 1 is refused by the exercise itself
 _KERNEL_SIZES = tuple(k for k in range(2, 65) if k != 3)
 
+# every divisor of 360 but the published 2: 23 values, so two learners rarely share one
+_KV_HEADS = tuple(k for k in range(1, 361) if 360 % k == 0 and k != 2)
+
 PARAMETERS = {
     "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
@@ -90,6 +93,9 @@ PARAMETERS = {
     # the Gaussian kernel's default width w (the learned width of NWKernelRegression is not a default)
     "ex02": Parameter("w", 1.0, (), _hundredths(0.3, 3.0, exclude=(1.0,)),
                       functions=("gaussian_kernel_weights", "nadaraya_watson")),
+    # the default number of key/value heads: a divisor of 360, the query heads of every check that leaves it to the
+    # default (grader/checks/ex11.py DEFAULT_HEADS), so that every value builds; 2 as published
+    "ex11": Parameter("num_kv_heads", 2, ("GroupedQueryAttention",), _KV_HEADS),
 }
 
 
