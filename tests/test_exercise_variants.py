@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course.common.exercise_index import get as get_exercise
+from course.common.exercise_index import EXERCISES as EXERCISE_INDEX, get as get_exercise
 from grader import checks as checks_registry
 from grader import variants
 from grader.core import Submission, grade_submissions
@@ -20,7 +20,7 @@ from tests.exercise_variant_support import built, judge_in_process, load_module,
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted(variants.PARAMETERS)
-ALL = [f"ex{i:02d}" for i in range(10)]
+ALL = [ex.id for ex in EXERCISE_INDEX]
 SAMPLED = random.Random(20261205).sample(range(1, variants.MAX_VARIANT + 1), 200)
 NEIGHBOUR_PAIRS = 200  # (mine, neighbour's) pairs per exercise
 SWEEP_CHECKS = 3  # checks the variant changes, graded per variant (drawn by the variant: 200 variants cover them all)
@@ -39,6 +39,7 @@ PUBLISHED = {  # each parameter's default, as the exercises say
     "ex00": ("kernel_size", 3), "ex01": ("temperature", 1.0), "ex02": ("w", 1.0), "ex03": ("temperature", 1.0),
     "ex04": ("temperature", 1.0), "ex05": ("temperature", 1.0), "ex06": ("base", 10000),
     "ex07": ("negative_slope", 0.0), "ex08": ("dilation", 1), "ex09": ("base", 10000),
+    "ex11": ("num_kv_heads", 2),
 }
 # values of listed mistakes (tests/learner_bugs, grader/checks MISTAKES), never asked for
 EXCLUDED = {"ex03": {0.5, 2.0, 3.0}, "ex05": {0.5, 2.0, 3.0}, "ex06": {1000}, "ex09": {1000}}
@@ -177,6 +178,7 @@ KNOWN = {  # registered mistakes (grader/checks/exNN.py MISTAKES), two or three 
     "ex06": ("sin_cos_swapped", "multiply_not_divide", "positions_from_one"),
     "ex07": ("norm_before_residual", "ffn_no_relu"), "ex08": ("window_off_by_one", "mask_fill_zero"),
     "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored"),
+    "ex11": ("heads_tiled", "causal_without_offset", "inputs_cached"),
 }
 
 

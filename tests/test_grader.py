@@ -78,7 +78,8 @@ def ex_names(ex_id):
             "ex07": ["PositionWiseFFN.forward", "AddNorm.forward", "TransformerEncoderBlock.forward",
                      "TransformerDecoderBlock.forward"],
             "ex08": ["sliding_window_mask", "graph_mask", "softmax_with_mask", "MaskedDotProductAttention.forward"],
-            "ex09": ["RotaryEmbedding.__init__ (build cos and sin)"]}[ex_id]
+            "ex09": ["RotaryEmbedding.__init__ (build cos and sin)"],
+            "ex11": ["repeat_kv", "GroupedQueryAttention.__init__"]}[ex_id]
 
 
 def _mistake_items():
