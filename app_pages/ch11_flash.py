@@ -122,4 +122,4 @@ trace_section(n, block)
 tiled_section(n, block)
 memory_section()
 speed_section()
-chapter_footer("ex01", "ex03")
+chapter_footer("ex01", "ex03", "ex11")  # ex11 moves to the KV-cache chapter (ch12) once it exists

@@ -84,6 +84,26 @@ def test_the_learner_is_run_without_the_variants_parameter():
     assert "variant" not in variants.learner_spec(table.spec)
 
 
+def test_a_stated_number_of_kv_heads_is_kept_and_a_default_one_gets_the_variants():
+    """ex11's parameter shapes the weights: a check that states num_kv_heads (multi-query, grouped, one per head)
+    keeps it on every variant; a check that leaves it to the default gets the variant's value for the reference
+    only, with num_heads a multiple of it. A value with_parameter set (ex09's base) is still replaced."""
+    chosen = variants.variant("ex11", 9)
+    value = chosen.kwargs()["num_kv_heads"]
+    assert value != 2
+    checks = variants.build_checks(checks_registry.for_exercise("ex11"), chosen)
+    stated = [c for c in checks if "num_kv_heads" in c.spec.get("init_kwargs", {}) and not c.spec.get("variant_kwargs")]
+    left = [c for c in checks if c.spec.get("variant_kwargs")]
+    assert {c.spec["init_kwargs"]["num_kv_heads"] for c in stated} == {1, 2, 3, 4, 6}  # as build() writes them
+    assert len(left) == 4 and all(c.spec["init_kwargs"]["num_kv_heads"] == value for c in left)  # 2 published, 2 drawn
+    assert all(c.spec["init_args"][1] % value == 0 for c in left)
+    assert all("num_kv_heads" not in variants.learner_spec(c.spec).get("init_kwargs", {}) for c in left)
+    rotary = variants.build_checks(checks_registry.for_exercise("ex09"), variants.variant("ex09", 9))
+    explicit = [c for c in rotary if c.spec.get("needs_parameter") == "base"]
+    assert explicit and all(c.spec["init_kwargs"]["base"] == variants.variant("ex09", 9).kwargs()["base"]
+                            and c.spec["variant_kwargs"] == ("base",) for c in explicit)
+
+
 def test_the_variant_text_says_the_value_in_both_languages():
     value = variants.describe(variants.variant("ex09", 3))[0][1]
     en, zh = variants.variant_line("ex09", 3, "en"), variants.variant_line("ex09", 3, "zh")

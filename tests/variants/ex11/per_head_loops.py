@@ -40,7 +40,7 @@ class GroupedQueryAttention(nn.Module):
         group = self.num_heads // self.num_kv_heads
         all_weights = []
         for h in range(self.num_heads):
-            kh, j = k[:, h // group], None
+            kh = k[:, h // group]
             s = q[:, h] @ kh.transpose(1, 2) / math.sqrt(self.d_head)  # (B, n_q, n_k)
             for i in range(n_q):
                 for j in range(n_k):
