@@ -1,4 +1,4 @@
-# style: a loop over query heads with index_select of the key/value head; cache as a list pair grown with cat
+# style: a loop over the groups of query heads, a mask filled in Python loops, index_select in repeat_kv
 """Exercise 11."""
 
 import math
@@ -36,25 +36,29 @@ class GroupedQueryAttention(nn.Module):
         return torch.stack([X[:, :, i * self.d_head:(i + 1) * self.d_head] for i in range(n)], dim=1)
 
     def run(self, q, k, v, valid_lens, causal):
-        n_q, n_k = q.shape[2], k.shape[2]
+        B, _, n_q, _ = q.shape
+        n_k = k.shape[2]
         group = self.num_heads // self.num_kv_heads
+        hidden = torch.zeros(B, n_q, n_k, dtype=torch.bool)
+        for i in range(n_q):
+            for j in range(n_k):
+                if causal and j > i + n_k - n_q:
+                    hidden[:, i, j] = True
+        if valid_lens is not None:
+            for b in range(B):
+                hidden[b, :, int(valid_lens[b]):] = True
         all_weights = []
-        for h in range(self.num_heads):
-            kh = k[:, h // group]
-            s = q[:, h] @ kh.transpose(1, 2) / math.sqrt(self.d_head)  # (B, n_q, n_k)
-            for i in range(n_q):
-                for j in range(n_k):
-                    if causal and j > i + n_k - n_q:
-                        s[:, i, j] = float("-inf")
-            if valid_lens is not None:
-                for b in range(s.shape[0]):
-                    s[b, :, int(valid_lens[b]):] = float("-inf")
-            all_weights.append(torch.softmax(s, dim=-1))
-        weights = torch.stack(all_weights, dim=1)  # (B, heads, n_q, n_k)
+        for j in range(self.num_kv_heads):  # the query heads of group j read key/value head j
+            s = q[:, j * group:(j + 1) * group] @ k[:, j:j + 1].transpose(2, 3) / math.sqrt(self.d_head)
+            all_weights.append(torch.softmax(s.masked_fill(hidden[:, None], float("-inf")), dim=-1))
+        weights = torch.cat(all_weights, dim=1)  # (B, heads, n_q, n_k)
         self.attention_weights = weights
         dropped = self.dropout(weights)
-        outs = [dropped[:, h] @ v[:, h // group] for h in range(self.num_heads)]
-        return self.W_o(torch.cat(outs, dim=-1))
+        outs = []
+        for j in range(self.num_kv_heads):
+            outs.append(dropped[:, j * group:(j + 1) * group] @ v[:, j:j + 1])  # (B, group, n_q, d_head)
+        out = torch.cat(outs, dim=1)  # (B, heads, n_q, d_head)
+        return self.W_o(torch.cat([out[:, h] for h in range(self.num_heads)], dim=-1))
 
     def forward(self, queries, keys, values, valid_lens=None, causal=False):
         q = self.split(self.W_q(queries), self.num_heads)
