@@ -89,7 +89,7 @@ def _draw_weights(model, weights_seed):
         for name, param in model.named_parameters():
             generator = torch.Generator().manual_seed(weights_seed * 7919 + zlib.crc32(name.encode()))
             scale = 1.0 / max(1, param.shape[-1]) ** 0.5  # about nn.Linear's own scale
-            param.copy_(scale * torch.randn(param.shape, generator=generator, dtype=torch.float64))
+            param.copy_(scale * torch.randn(param.shape, generator=generator))  # float32 draws, cast to param's
 
 
 def _submodule(root, path):
