@@ -117,5 +117,5 @@ shipped = ch12.shipped_size(loaded.meta["config"], tr("ch12.memory.shipped"), so
 decode_section(loaded)
 memory_section(shipped)
 gqa_section(shipped)
-chapter_footer("ex05", "ex07")
+chapter_footer("ex11", "ex05", "ex07")
 next_chapter("ch12", "ch13")

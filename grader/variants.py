@@ -45,13 +45,19 @@ def apply(checks, chosen):
             # demo pins the learner's module to the published value (grader/harness/demo.py)
             module = get_exercise(chosen.ex_id).module
             check.spec = dict(check.spec, pins={**check.spec.get("pins", {}), module: pin_text(chosen.ex_id)})
-        elif check.spec.get("cls") in parameter.classes:
+        elif check.spec.get("cls") in parameter.classes and not _given(check.spec, parameter.name):
             check.spec = dict(check.spec, init_kwargs={**check.spec.get("init_kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
         elif check.spec.get("fn") in parameter.functions and _left_to_default(check.spec, parameter.name):
             check.spec = dict(check.spec, kwargs={**check.spec.get("kwargs", {}), **chosen.kwargs()},
                               variant_kwargs=tuple(chosen.kwargs()), variant=chosen.number)
     return checks
+
+
+def _given(spec, name):
+    """Does this constructor call give the parameter its own value (ex11's checks of a stated number of key/value
+    heads)? A value with_parameter set off the default is not the call's own: a variant's value replaces it."""
+    return name in spec.get("init_kwargs", {}) and spec.get("needs_parameter") != name
 
 
 def _left_to_default(spec, name):

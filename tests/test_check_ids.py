@@ -216,6 +216,25 @@ PINNED = {
         "ex10.tiled_attention.10 check.raises",
         "ex10.tiled_attention.11 check.raises",
     ),
+    "ex11": (
+        "ex11.repeat_kv.1 check.ex11.repeat",
+        "ex11.repeat_kv.2 check.ex11.repeat",
+        "ex11.repeat_kv.3 check.ex11.repeat",
+        "ex11.GroupedQueryAttention.1 check.raises",
+        "ex11.GroupedQueryAttention.2 check.raises",
+        "ex11.GroupedQueryAttention.3 check.ex11.forward",
+        "ex11.GroupedQueryAttention.4 check.ex11.forward",
+        "ex11.GroupedQueryAttention.5 check.ex11.forward",
+        "ex11.GroupedQueryAttention.6 check.ex11.forward",
+        "ex11.GroupedQueryAttention.7 check.ex11.forward",
+        "ex11.GroupedQueryAttention.8 check.ex11.decode",
+        "ex11.GroupedQueryAttention.9 check.ex11.decode",
+        "ex11.GroupedQueryAttention.10 check.ex11.decode",
+        "ex11.GroupedQueryAttention.11 check.ex11.decode",
+        "ex11.GroupedQueryAttention.12 check.train_mode",
+        "ex11.GroupedQueryAttention.13 check.ex11.forward",
+        "ex11.GroupedQueryAttention.14 check.ex11.decode",
+    ),
 }
 
 

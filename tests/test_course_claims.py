@@ -435,6 +435,33 @@ def test_the_ex08_and_ex09_docstrings_match_between_stub_and_reference_and_say_w
     assert module.cos.dtype == torch.float32 and module.to(torch.float64).cos.dtype == torch.float64
 
 
+def test_the_ex11_docstrings_match_between_stub_and_reference_and_the_cache_layout_is_the_one_judged():
+    import inspect
+
+    from exercises import ex11_grouped_kv_cache as stub
+    from grader.checks import ex11 as checks11
+    from solutions import ex11_grouped_kv_cache as ref
+
+    members = lambda m: (m, m.repeat_kv, m.GroupedQueryAttention, m.GroupedQueryAttention.__init__,  # noqa: E731
+                         m.GroupedQueryAttention.forward, m.GroupedQueryAttention.step)
+    for a, b in zip(members(stub)[1:], members(ref)[1:]):
+        assert a.__doc__ == b.__doc__, a.__qualname__
+        if callable(a) and not isinstance(a, type):
+            assert inspect.signature(a) == inspect.signature(b), a.__qualname__
+    assert inspect.signature(stub.GroupedQueryAttention) == inspect.signature(ref.GroupedQueryAttention)
+    step_doc, forward_doc = ref.GroupedQueryAttention.step.__doc__, ref.GroupedQueryAttention.forward.__doc__
+    assert "(B, num_kv_heads, t, d_head)" in step_doc and "axis 2" in step_doc
+    assert "h // (num_heads // num_kv_heads)" in forward_doc and "n_k - n_q + i" in forward_doc
+    # the property that judges the cache holds that layout: (B, num_kv_heads, positions so far, d_head)
+    decode = next(c for c in checks11.build() if c.procedure == "kv_decode" and c.spec["chunks"] == [3, 1, 2, 1])
+    assert decode.spec["init_kwargs"]["num_kv_heads"] == 4 and decode.spec["X"].shape == (2, 7, 16)
+    judge = next(p for p in decode.properties if p.__name__ == "_cache_shapes")
+    right = {f"cache_shape.{i}": f"(2, 4, {t}, 2), (2, 4, {t}, 2)" for i, t in enumerate((3, 4, 6, 7))}
+    assert judge(right, decode.spec) is None
+    heads_last = dict(right, **{"cache_shape.1": "(2, 4, 2, 4), (2, 4, 2, 4)"})
+    assert judge(heads_last, decode.spec)[1]["step"] == 2
+
+
 # ---- the fourth read: paths, hard attention ---------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ MUST_NAME = {
     "ex05/lens_tiled_2d_only", "ex06/base_1000", "ex06/odd_num_hiddens_breaks", "ex07/dropout_after_residual",
     "ex07/ffn_on_block_input", "ex07/relu_after_second_layer", "ex08/scaled_by_num_keys", "ex09/base_1000",
     "ex10/mask_keeps_length_key",
+    "ex11/kv_head_in_turn",
 }
 ZH = ("ex06/base_1000", "ex01/mask_after_softmax")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course.common.exercise_index import get as get_exercise
+from course.common.exercise_index import EXERCISES as EXERCISE_INDEX, get as get_exercise
 from grader import checks as checks_registry
 from grader import variants
 from grader.core import Submission, grade_submissions
@@ -20,7 +20,7 @@ from tests.exercise_variant_support import built, judge_in_process, load_module,
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted(variants.PARAMETERS)
-ALL = [f"ex{i:02d}" for i in range(11)]
+ALL = [ex.id for ex in EXERCISE_INDEX]
 SAMPLED = random.Random(20261205).sample(range(1, variants.MAX_VARIANT + 1), 200)
 NEIGHBOUR_PAIRS = 200  # (mine, neighbour's) pairs per exercise
 SWEEP_CHECKS = 3  # checks the variant changes, graded per variant (drawn by the variant: 200 variants cover them all)
@@ -40,6 +40,7 @@ PUBLISHED = {  # each parameter's default, as the exercises say
     "ex04": ("temperature", 1.0), "ex05": ("temperature", 1.0), "ex06": ("base", 10000),
     "ex07": ("negative_slope", 0.0), "ex08": ("dilation", 1), "ex09": ("base", 10000),
     "ex10": ("block_size", 16),
+    "ex11": ("num_kv_heads", 2),
 }
 # values of listed mistakes (tests/learner_bugs, grader/checks MISTAKES), never asked for
 EXCLUDED = {"ex03": {0.5, 2.0, 3.0}, "ex05": {0.5, 2.0, 3.0}, "ex06": {1000}, "ex09": {1000}}
@@ -82,6 +83,26 @@ def test_the_learner_is_run_without_the_variants_parameter():
     assert table.spec["init_kwargs"]["base"] == variants.variant("ex06", 9).kwargs()["base"]
     assert "base" not in variants.learner_spec(table.spec).get("init_kwargs", {})
     assert "variant" not in variants.learner_spec(table.spec)
+
+
+def test_a_stated_number_of_kv_heads_is_kept_and_a_default_one_gets_the_variants():
+    """ex11's parameter shapes the weights: a check that states num_kv_heads (multi-query, grouped, one per head)
+    keeps it on every variant; a check that leaves it to the default gets the variant's value for the reference
+    only, with num_heads a multiple of it. A value with_parameter set (ex09's base) is still replaced."""
+    chosen = variants.variant("ex11", 9)
+    value = chosen.kwargs()["num_kv_heads"]
+    assert value != 2
+    checks = variants.build_checks(checks_registry.for_exercise("ex11"), chosen)
+    stated = [c for c in checks if "num_kv_heads" in c.spec.get("init_kwargs", {}) and not c.spec.get("variant_kwargs")]
+    left = [c for c in checks if c.spec.get("variant_kwargs")]
+    assert {c.spec["init_kwargs"]["num_kv_heads"] for c in stated} == {1, 2, 3, 4, 6}  # as build() writes them
+    assert len(left) == 4 and all(c.spec["init_kwargs"]["num_kv_heads"] == value for c in left)  # 2 published, 2 drawn
+    assert all(c.spec["init_args"][1] % value == 0 for c in left)
+    assert all("num_kv_heads" not in variants.learner_spec(c.spec).get("init_kwargs", {}) for c in left)
+    rotary = variants.build_checks(checks_registry.for_exercise("ex09"), variants.variant("ex09", 9))
+    explicit = [c for c in rotary if c.spec.get("needs_parameter") == "base"]
+    assert explicit and all(c.spec["init_kwargs"]["base"] == variants.variant("ex09", 9).kwargs()["base"]
+                            and c.spec["variant_kwargs"] == ("base",) for c in explicit)
 
 
 def test_the_variant_text_says_the_value_in_both_languages():
@@ -179,6 +200,7 @@ KNOWN = {  # registered mistakes (grader/checks/exNN.py MISTAKES), two or three 
     "ex07": ("norm_before_residual", "ffn_no_relu"), "ex08": ("window_off_by_one", "mask_fill_zero"),
     "ex09": ("rotation_direction", "exponent_j_over_d", "offset_ignored"),
     "ex10": ("last_block_dropped", "sum_not_rescaled", "mask_fill_zero"),
+    "ex11": ("heads_tiled", "causal_without_offset", "inputs_cached"),
 }
 
 

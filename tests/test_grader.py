@@ -79,7 +79,8 @@ def ex_names(ex_id):
                      "TransformerDecoderBlock.forward"],
             "ex08": ["sliding_window_mask", "graph_mask", "softmax_with_mask", "MaskedDotProductAttention.forward"],
             "ex09": ["RotaryEmbedding.__init__ (build cos and sin)"],
-            "ex10": ["key_blocks", "block_mask", "online_softmax_update", "tiled_attention"]}[ex_id]
+            "ex10": ["key_blocks", "block_mask", "online_softmax_update", "tiled_attention"],
+            "ex11": ["repeat_kv", "GroupedQueryAttention.__init__"]}[ex_id]
 
 
 def _mistake_items():

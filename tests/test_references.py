@@ -21,6 +21,7 @@ from solutions.ex08_structured_masks import (MaskedDotProductAttention, graph_ma
                                              softmax_with_mask)
 from solutions.ex09_rotary import RotaryDotProductAttention, RotaryEmbedding
 from solutions.ex10_tiled_attention import block_mask, key_blocks, online_softmax_update, tiled_attention
+from solutions.ex11_grouped_kv_cache import GroupedQueryAttention, repeat_kv
 
 
 # ---- ex00: brute force on the convolution graph ---------------------------------------------
@@ -413,3 +414,72 @@ def test_one_update_by_hand():
     m, total, acc = online_softmax_update(torch.full((1, 1, 1), -math.inf), torch.zeros(1, 1, 1), torch.zeros(1, 1, 2),
                                           torch.full((1, 1, 3), -math.inf), torch.ones(1, 3, 2))
     assert m.item() == -math.inf and total.item() == 0 and torch.equal(acc, torch.zeros(1, 1, 2))  # not NaN
+# ---- ex11: grouped key/value heads and a cached decoding step -----------------------------------
+
+
+def _gqa_by_sdpa(gqa, queries, keys, values, mask):
+    """torch's own grouped-query attention (scaled_dot_product_attention with enable_gqa, which gives query head h
+    the key/value head h // (heads / kv_heads)) on the module's projections -> (B, n_q, num_hiddens)."""
+    B, n_q, H = queries.shape
+    d = gqa.d_head
+    q = gqa.W_q(queries).reshape(B, n_q, -1, d).transpose(1, 2)
+    k = gqa.W_k(keys).reshape(B, keys.shape[1], -1, d).transpose(1, 2)
+    v = gqa.W_v(values).reshape(B, keys.shape[1], -1, d).transpose(1, 2)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)  # (B, heads, n_q, d)
+    return gqa.W_o(out.transpose(1, 2).reshape(B, n_q, H))
+
+
+@pytest.mark.parametrize("heads,kv_heads", [(6, 2), (6, 3), (4, 1), (4, 4)])
+def test_grouped_query_attention_matches_torchs_grouped_attention(heads, kv_heads):
+    torch.manual_seed(2)
+    gqa = GroupedQueryAttention(2 * heads, heads, kv_heads, dropout=0.0, bias=True).eval()
+    assert gqa.W_k.weight.shape == (2 * kv_heads, 2 * heads)  # keys and values: kv_heads heads of d_head = 2
+    q, kv = torch.randn(2, 3, 2 * heads), torch.randn(2, 5, 2 * heads)
+    lens = torch.tensor([5, 2])
+    lens_mask = mask_from_lens(lens, 2, 3, 5)[:, None]  # (B, 1, n_q, n_k)
+    torch.testing.assert_close(gqa(q, kv, kv, lens), _gqa_by_sdpa(gqa, q, kv, kv, lens_mask))
+    causal = torch.ones(3, 5, dtype=torch.bool).tril(2)  # the 3 queries are the last of 5 positions
+    torch.testing.assert_close(gqa(q, kv, kv, lens, causal=True), _gqa_by_sdpa(gqa, q, kv, kv, lens_mask & causal))
+
+
+def test_repeat_kv_gives_query_head_h_the_kv_head_h_over_the_group_size():
+    X = torch.arange(2 * 3 * 1 * 1.0).reshape(2, 3, 1, 1)  # example b, head j holds 3b + j
+    assert repeat_kv(X, 2)[0, :, 0, 0].tolist() == [0, 0, 1, 1, 2, 2]
+    assert repeat_kv(X, 2)[1, :, 0, 0].tolist() == [3, 3, 4, 4, 5, 5]
+    assert torch.equal(repeat_kv(X, 1), X)
+
+
+def test_grouped_query_attention_with_a_kv_head_per_head_is_multi_head_attention():
+    torch.manual_seed(3)
+    gqa = GroupedQueryAttention(12, 4, 4, dropout=0.0).eval()
+    mha = MultiHeadAttention(12, 12, 12, 12, 4, dropout=0.0).eval()
+    mha.load_state_dict(gqa.state_dict())  # the same four weight matrices, by name and shape
+    q, kv = torch.randn(3, 4, 12), torch.randn(3, 6, 12)
+    lens = torch.tensor([6, 1, 4])
+    torch.testing.assert_close(gqa(q, kv, kv, lens), mha(q, kv, kv, lens))
+    torch.testing.assert_close(gqa.attention_weights, mha.attention_weights)
+
+
+@pytest.mark.parametrize("chunks", [(1, 1, 1, 1, 1), (3, 1, 1), (5,)])
+def test_cached_steps_equal_the_parallel_causal_pass(chunks):
+    torch.manual_seed(4)
+    gqa = GroupedQueryAttention(12, 6, 2).double().eval()
+    X = torch.randn(2, 5, 12, dtype=torch.float64)
+    cache, outputs, seen = None, [], 0
+    for n in chunks:
+        before = None if cache is None else [c.clone() for c in cache]
+        out, cache = gqa.step(X[:, seen:seen + n], cache)
+        seen += n
+        assert cache[0].shape == cache[1].shape == (2, 2, seen, 2)  # (B, kv_heads, positions so far, d_head)
+        if before is not None:
+            assert torch.equal(cache[0][:, :, :seen - n], before[0])  # the cache given is kept, then extended
+        outputs.append(out)
+    torch.testing.assert_close(torch.cat(outputs, 1), gqa(X, X, X, causal=True))
+    torch.testing.assert_close(cache[0], gqa.W_k(X).reshape(2, 5, 2, 2).transpose(1, 2))  # projected, not inputs
+
+
+def test_grouped_query_attention_refuses_sizes_that_do_not_divide():
+    with pytest.raises(ValueError, match="num_kv_heads"):
+        GroupedQueryAttention(12, 6, 4)
+    with pytest.raises(ValueError, match="num_heads"):
+        GroupedQueryAttention(10, 4, 2)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course.common.exercise_index import get as get_exercise
+from course.common.exercise_index import EXERCISES as EXERCISE_INDEX, get as get_exercise
 from grader import checks as checks_registry
 from grader import variants
 from grader.core import Submission, grade_submissions, job_calls
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import variant_attack  # noqa: E402  (bench/variant_attack.py)
 
-EXERCISES = [f"ex{i:02d}" for i in range(11)]
+EXERCISES = [ex.id for ex in EXERCISE_INDEX]
 NUMBERS = variant_attack.sampled_numbers(200, variants.MAX_VARIANT)
 MAX_OTHER_PASSES = 0.01  # the attack may pass at most this share of the variants of another value
 

@@ -148,6 +148,8 @@ WEIGHTS_FIRST = {
     "ex08": {"mask_fill_zero", "mask_inverted", "empty_row_uniform", "torch_softmax_nan"},  # softmax_with_mask
     # the decoder's masked self-attention weights (a probe step): the causality failure or the output is located there
     "ex07": {"decoder_not_causal", "causal_sees_next", "causal_sees_nothing"},
+    # the grouped attention's weights of each query head: its scale, its causal or length mask, its head split
+    "ex11": {"scale_num_hiddens", "causal_without_offset", "causal_excludes_self", "lens_ignored", "heads_strided"},
 }
 NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
     "ex01": {"softmax_no_shift": "softmax(X, dim) over any axis, not (queries, keys) weights",
@@ -179,6 +181,9 @@ NOT_WEIGHTS = {  # mistake: why its first wrong quantity is not a weight matrix
              "divided_per_block": "the running statistics", "mask_fill_zero": "the tiled output (no weight matrix)",
              "last_block_dropped": "the key blocks", "last_block_overruns": "the key blocks",
              "empty_row_nan": "the tiled output", "no_scale": "the tiled output", "mask_from_zero": "a boolean mask"},
+    "ex11": {"heads_tiled": "repeat_kv's output (no weights)", "cache_wrong_axis": "an error in step",
+             "attends_before_append": "the weights' shape", "inputs_cached": "the cache's shape",
+             "no_output_projection": "after the heads", "no_dropout": "weights agree; dropout comes after"},
 }
 
 

@@ -47,6 +47,7 @@ EXERCISES = (
         "ex10", "ex10_tiled_attention", "ch11", (),
         ("key_blocks", "online_softmax_update", "block_mask", "tiled_attention"),
     ),
+    Exercise("ex11", "ex11_grouped_kv_cache", "ch12", (), ("repeat_kv", "GroupedQueryAttention")),
 )
 
 BY_ID = {ex.id: ex for ex in EXERCISES}

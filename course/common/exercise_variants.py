@@ -66,6 +66,9 @@ _BASES = _round_numbers(100, 99000, exclude=(1000, 10000))
 # 2 .. 64 but 3 (the published default): a kernel size of 1 is refused by the exercise itself
 _KERNEL_SIZES = tuple(k for k in range(2, 65) if k != 3)
 
+# every divisor of 360 but the published 2: 23 values, so two learners rarely share one
+_KV_HEADS = tuple(k for k in range(1, 361) if 360 % k == 0 and k != 2)
+
 PARAMETERS = {
     "ex06": Parameter("base", 10000, ("PositionalEncoding",), _BASES, "pe_base"),
     "ex09": Parameter("base", 10000, ("RotaryEmbedding", "RotaryDotProductAttention"), _BASES),
@@ -94,6 +97,9 @@ PARAMETERS = {
     # same output, so key_blocks shows it, and the measured check bounds the largest tensor tiled_attention makes
     "ex10": Parameter("block_size", 16, (), tuple(b for b in range(2, 65) if b != 16),
                       functions=("key_blocks", "tiled_attention")),
+    # the default number of key/value heads: a divisor of 360, the query heads of every check that leaves it to the
+    # default (grader/checks/ex11.py DEFAULT_HEADS), so that every value builds; 2 as published
+    "ex11": Parameter("num_kv_heads", 2, ("GroupedQueryAttention",), _KV_HEADS),
 }
 
 

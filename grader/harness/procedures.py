@@ -12,6 +12,7 @@ from the project.
 
 import inspect
 import operator
+import zlib
 
 import torch
 
@@ -75,8 +76,21 @@ def _build(modules, spec):
     model = model.to(dtype)
     if spec.get("state") is not None:
         model.load_state_dict(spec["state"], strict=True)
+    elif spec.get("weights_seed") is not None:
+        _draw_weights(model, spec["weights_seed"])
     model.train(bool(spec.get("train")))
     return model
+
+
+def _draw_weights(model, weights_seed):
+    """Every parameter redrawn from a generator seeded by (weights_seed, its name): where the parameters' shapes
+    depend on a default the learner chose (ex11's num_kv_heads), the reference and a learner whose parameters have
+    the same names and shapes get the same weights, whatever order the modules were built in."""
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            generator = torch.Generator().manual_seed(weights_seed * 7919 + zlib.crc32(name.encode()))
+            scale = 1.0 / max(1, param.shape[-1]) ** 0.5  # about nn.Linear's own scale
+            param.copy_(scale * torch.randn(param.shape, generator=generator))  # float32 draws, cast to param's
 
 
 def _submodule(root, path):
@@ -483,3 +497,39 @@ def decoder_modes(modules, spec):
     results.update(probed)
     return results
 
+
+
+def _cache_shapes(cache):
+    """A KV cache's shapes as text: '(2, 2, 3, 4), (2, 2, 3, 4)' for a (keys, values) pair, else its type."""
+    if isinstance(cache, (tuple, list)):
+        return ", ".join(str(tuple(c.shape)) if isinstance(c, torch.Tensor) else f"<{type(c).__name__}>"
+                         for c in cache[:4])[:200]
+    return f"<{type(cache).__name__}>"
+
+
+@procedure
+def kv_decode(modules, spec):
+    """A self-attention module's parallel causal pass over X, model(X, X, X, None, causal=True), and the same
+    sequence decoded through model.step in chunks (spec["chunks"]: sizes summing to X's length), each step given
+    the cache the one before returned: record both outputs ("parallel", "steps"), the cache's shapes after every
+    step ("cache_shape.<i>"), the last cache ("cache.0", "cache.1"), the last step's attention weights and the
+    gradients of X through each path ("grad.X", "grad.X_steps")."""
+    model = _build(modules, spec)
+    results = {}
+    X_full = _prepare(spec["X"], True)
+    full = model(X_full, X_full, X_full, None, causal=True)  # (B, T, H)
+    _flatten("parallel", full, results)
+    _backward(results, full, spec.get("grad_seed"), {"X": X_full})
+    X_steps = _prepare(spec["X"], True)
+    cache, outputs, start = None, [], 0
+    for i, n in enumerate(spec["chunks"]):
+        output, cache = model.step(X_steps[:, start : start + n], cache)
+        outputs.append(output)
+        results[f"cache_shape.{i}"] = _cache_shapes(cache)
+        start += n
+    steps = torch.cat(outputs, dim=1)  # (B, T, H): every position's output, in order
+    _flatten("steps", steps, results)
+    _flatten("cache", cache, results)
+    _capture(results, model, ("attention_weights",))
+    _backward(results, steps, spec.get("grad_seed"), {"X_steps": X_steps})
+    return results
