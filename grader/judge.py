@@ -64,9 +64,10 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             refused = [results[i] for i in (value_hint[2] if value_hint else ()) if not results[i].passed]
             for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
                 result.passed = True
-            constants.add_constant_hints(checks, results, source, lang)  # before the known mistakes: see there
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
             add_error_hints(ex_id, checks, job.records, results, lang, named)
+            if not rules and not any(r.hint for r in results):  # a known mistake, when one explains it, says more
+                constants.add_constant_hints(checks, results, source, lang)
             if not rules and not any(r.hint for r in results):
                 mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang, source)
             if not rules and not value_hint and not any(r.hint for r in results):

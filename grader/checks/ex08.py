@@ -239,6 +239,14 @@ MISTAKES = (
         where=("MaskedDotProductAttention",),
     ),
     Mistake(
+        "weights_after_dropout",
+        "self.attention_weights = softmax_with_mask(scores, mask)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.dropout(self.attention_weights), values)",
+        "self.attention_weights = self.dropout(softmax_with_mask(scores, mask))  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.attention_weights, values)",
+        where=("MaskedDotProductAttention",),
+    ),
+    Mistake(
         "absolute_import",
         "from .ex01_softmax import softmax",
         "from exercises.ex01_softmax import softmax",

@@ -220,6 +220,14 @@ MISTAKES = (
         where=("RotaryDotProductAttention",),
     ),
     Mistake(
+        "weights_after_dropout",
+        "self.attention_weights = masked_softmax(scores, valid_lens)  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.dropout(self.attention_weights), values)",
+        "self.attention_weights = self.dropout(masked_softmax(scores, valid_lens))  # (B, n_q, n_k)\n"
+        "        return torch.bmm(self.attention_weights, values)",
+        where=("RotaryDotProductAttention",),
+    ),
+    Mistake(
         "tables_persistent",
         'self.register_buffer("cos", torch.cos(angles).float(), persistent=False)',
         'self.register_buffer("cos", torch.cos(angles).float())',

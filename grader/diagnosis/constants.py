@@ -160,9 +160,8 @@ def add_constant_hints(checks, results, source, lang="en"):
     """For each function or class wrong only off one value of a parameter that the learner's code has written
     in, a hint on its first wrong call and the id mistake_id(...) on every wrong call -> the results hinted.
 
-    It runs before the known mistakes: both the separation and the written number are needed, which a known
-    mistake's slip does not give (its calls at the parameter's value go wrong too), while a known mistake's
-    outputs can coincide with a written-in number's on a run's few failing cases."""
+    It runs where no known mistake explains the file: a known mistake about the same parameter (a base ignored)
+    names the formula it belongs in, which says more."""
     if not isinstance(source, str):
         return []
     hinted = []
