@@ -9,11 +9,10 @@ the grader's own cases; of the learner's run only which calls passed is used.
 """
 
 import ast
-import importlib
 import inspect
 
 from ..text import tr
-from .raising import _called, _parameter_names
+from .raising import called_name, parameter_names, reference_signatures
 
 SITE = "constant"  # the site part of this module's mistake ids
 COMMON = {0, 1, -1}  # numbers too common in code to be read as a typed-in parameter without a name beside them
@@ -23,7 +22,7 @@ MIN_FAILED = 2  # wrong calls needed before a value is read as the only one the 
 def parameter_values(spec):
     """{name: value} of the int and float parameters of one check's call: its positional arguments, keywords
     and constructor arguments by the reference's names, and the reference's defaults where not passed."""
-    arg_names, init_names = _parameter_names(spec)
+    arg_names, init_names = parameter_names(spec)
     values = {}
     args = spec.get("args") if isinstance(spec.get("args"), (list, tuple)) else ()
     names = list(spec.get("arg_names") or arg_names)
@@ -39,22 +38,9 @@ def parameter_values(spec):
 
 
 def _defaults(spec):
-    """The reference's literal defaults of the called function (or of the class's constructor and forward)."""
-    try:
-        module = importlib.import_module(f"solutions.{spec['module']}")
-        if spec.get("cls"):
-            cls = getattr(module, spec["cls"])
-            functions = (cls.__init__, cls.forward)
-        else:
-            functions = (getattr(module, spec["fn"]),)
-    except (KeyError, ImportError, AttributeError):
-        return {}
-    found = {}
-    for function in functions:
-        for name, parameter in inspect.signature(function).parameters.items():
-            if parameter.default is not inspect.Parameter.empty:
-                found[name] = parameter.default
-    return found
+    """The reference's literal defaults of the called function (or of the class's constructor, then forward)."""
+    return {name: parameter.default for sig in reversed(reference_signatures(spec)) if sig
+            for name, parameter in sig.parameters.items() if parameter.default is not inspect.Parameter.empty}
 
 
 def mistake_id(function, name):
@@ -175,15 +161,15 @@ def add_constant_hints(checks, results, source, lang="en"):
             continue
         check, result = failed[0] if failed else (None, None)
         for name, value in candidate_values(passed, [c.spec for c, _ in failed]):
-            written = written_constant(source, _called(check), name, value)
+            written = written_constant(source, called_name(check), name, value)
             if written is not None:
                 break
         else:
             continue
         line, number, how = written
-        result.hint = tr(f"constant.{how}", lang, function=_called(check), name=name, value=value, line=line,
+        result.hint = tr(f"constant.{how}", lang, function=called_name(check), name=name, value=value, line=line,
                          number=number)
         for _, wrong in failed:  # explained: no known mistake is matched to these by coincidence afterwards
-            wrong.mistake = mistake_id(_called(check), name)
+            wrong.mistake = mistake_id(called_name(check), name)
         hinted.append(result)
     return hinted

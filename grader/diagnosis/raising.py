@@ -33,23 +33,25 @@ MAX_NAMED = 3  # properties said at most (one call that raised may differ from t
 MIN_SIDE = 2  # at least this many calls that raised, or that ran, before a property is named
 
 
-def _parameter_names(spec):
-    """The reference's parameter names for positional `args` (a function's) and `init_args` (a class's
-    constructor's), read from its signature -> (arg names, init names); () where unknown."""
+def reference_signatures(spec):
+    """The signatures of the reference's members a check calls -> (call, constructor): a function's and None,
+    or a class's forward and __init__; (None, None) where the spec names no reference member."""
     try:
         module = importlib.import_module(f"solutions.{spec['module']}")
-    except (KeyError, ImportError):
-        return (), ()
-    names = lambda fn: [p for p in inspect.signature(fn).parameters if p != "self"]  # noqa: E731
-    try:
         if spec.get("cls"):
             cls = getattr(module, spec["cls"])
-            return tuple(names(cls.forward)), tuple(names(cls.__init__))
+            return inspect.signature(cls.forward), inspect.signature(cls.__init__)
         if spec.get("fn"):
-            return tuple(names(getattr(module, spec["fn"]))), ()
-    except (AttributeError, TypeError, ValueError):
+            return inspect.signature(getattr(module, spec["fn"])), None
+    except (KeyError, ImportError, AttributeError, TypeError, ValueError):
         pass
-    return (), ()
+    return None, None
+
+
+def parameter_names(spec):
+    """The reference's parameter names for positional `args` (a function's or forward's) and `init_args` (a
+    class's constructor's) -> (arg names, init names); () where unknown."""
+    return tuple(tuple(p for p in sig.parameters if p != "self") if sig else () for sig in reference_signatures(spec))
 
 
 def _tensor_features(name, value, out):
@@ -97,7 +99,7 @@ def _relations(named, out):
 
 def call_features(spec):
     """{feature id: (catalog key, fields)}: the properties of one check's inputs, in the order they are tried."""
-    arg_names, init_names = _parameter_names(spec)
+    arg_names, init_names = parameter_names(spec)
     args = spec.get("args") if isinstance(spec.get("args"), (list, tuple)) else ()
     # an argument is described by its name only: the check's own names, or a called function's signature
     names = list(spec.get("arg_names") or (arg_names if spec.get("fn") else ()))
@@ -153,7 +155,7 @@ def _ran(result, record, check):
     return not check.spec.get("expect_error") and bool(record) and "ok" in record
 
 
-def _called(check):
+def called_name(check):
     """What the learner wrote that a check calls: "softmax", "DotProductAttention.forward", "X.__init__"."""
     cls = check.spec.get("cls")
     if cls:
@@ -178,11 +180,11 @@ def add_separation_hints(checks, records, results, lang="en"):
         said = [tr(key, lang, **fields) for key, fields in found[:MAX_NAMED]]
         check, result = raised[0]
         if len(raised) == 1:  # one call separates from the others on several things: all of them are said
-            result.hint = tr("raising.hint_one", lang, function=_called(check), ran=len(ran),
+            result.hint = tr("raising.hint_one", lang, function=called_name(check), ran=len(ran),
                              properties=tr("raising.joiner", lang).join(said))
         else:
             also = tr("raising.also", lang, property=said[1]) if len(said) > 1 else ""
-            result.hint = tr("raising.hint", lang, function=_called(check), raised=len(raised), ran=len(ran),
+            result.hint = tr("raising.hint", lang, function=called_name(check), raised=len(raised), ran=len(ran),
                              property=said[0], also=also)
         hinted.append(result)
     return hinted
