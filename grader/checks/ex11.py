@@ -263,4 +263,12 @@ MISTAKES = (
         "out = self.attention_weights @ v",
         where=(CLS,),
     ),
+    Mistake(
+        "weights_after_dropout",
+        "self.attention_weights = torch.softmax(scores, dim=-1)  # (B, heads, n_q, n_k)\n"
+        "        out = self.dropout(self.attention_weights) @ v",
+        "self.attention_weights = self.dropout(torch.softmax(scores, dim=-1))  # (B, heads, n_q, n_k)\n"
+        "        out = self.attention_weights @ v",
+        where=(CLS,),
+    ),
 )
