@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from grader.core import Submission, grade_submissions
-from grader.diagnosis.raising import call_features, separating
+from grader.diagnosis.raising import property_words, call_features, separating
 
 FILES = Path(__file__).resolve().parent / "raising"
 
@@ -170,3 +170,30 @@ def test_one_call_that_raised_is_described_by_everything_that_sets_it_apart():
     assert add_separation_hints(checks, records, results) == [results[0]]
     assert results[0].hint.startswith("`masked_softmax` raised in one of the calls checked and ran in 2: the call "
                                       "that raised had a 2-D `valid_lens`, `X` in float64, which none")
+
+
+def path_spec(architecture, n, **kwargs):
+    return {"module": "ex00_paths", "fn": "max_path_length", "args": (architecture, n), "kwargs": kwargs}
+
+
+def test_a_property_is_named_within_the_branch_a_string_argument_takes():
+    # n = 1 alone does not separate (the rnn and self-attention calls with n = 1 ran); within 'cnn' it does
+    raised = [path_spec("cnn", 1, kernel_size=8, dilated=False), path_spec("cnn", 1, kernel_size=8, dilated=True)]
+    ran = [path_spec("rnn", 1), path_spec("self-attention", 1), path_spec("cnn", 7, kernel_size=8, dilated=False),
+           path_spec("cnn", 2, kernel_size=3, dilated=True), path_spec("rnn", 775)]
+    assert separating(raised, ran)[0] == ("raising.both", {"a": ("raising.equals", {"name": "architecture",
+                                                                                       "value": "'cnn'"}),
+                                                           "b": ("raising.equals", {"name": "n", "value": 1})})
+    # a cnn call with n = 1 that ran: nothing is said, not even the branch
+    assert separating(raised, ran + [path_spec("cnn", 1, kernel_size=3, dilated=False)]) == []
+    # a branch with fewer than two calls that ran says nothing either
+    assert separating(raised, [path_spec("rnn", 1), path_spec("cnn", 7, kernel_size=8, dilated=False)]) == []
+
+
+def test_a_property_within_a_branch_is_worded_in_both_languages():
+    raised = [path_spec("cnn", 1, kernel_size=8, dilated=False), path_spec("cnn", 1, kernel_size=4, dilated=True)]
+    ran = [path_spec("rnn", 1), path_spec("cnn", 7, kernel_size=8, dilated=False),
+           path_spec("cnn", 2, kernel_size=3, dilated=True)]
+    key, fields = separating(raised, ran)[0]
+    assert property_words(key, fields, "en") == "`architecture` = 'cnn' together with `n` = 1"
+    assert property_words(key, fields, "zh") == " `architecture` = 'cnn'，同时 `n` = 1"  # zh's equals keeps a space after 有

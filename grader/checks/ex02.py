@@ -81,7 +81,19 @@ def build():
         _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float64"}), 3, 4, 0.6, torch.float64, 7),
         # appended (the checks above keep their ids and draws): one query, whose size-1 axis a squeeze() drops
         _module(("check.forward_of", {"module": "NWKernelRegression", "dtype": "float32"}), 1, 6, 0.9, torch.float32, 8),
+        # appended: a second pooling with keys shared by every query (1-D) and one with a row per query (2-D), in
+        # float64, so code that handles only one layout fails twice and runs twice (its hint names the layout)
+        *_pooling_pair(generator(203)),
     ])
+
+
+def _pooling_pair(g):
+    """nadaraya_watson with 1-D keys and values (n_k,) and with 2-D ones (n_q, n_k), float64, w given."""
+    q = randn(g, 3, dtype=torch.float64) * 2
+    return [_fn("nadaraya_watson", ["queries", "keys", "values", "w"],
+                [q, randn(g, 5, dtype=torch.float64) * 2, randn(g, 5, dtype=torch.float64), 0.8], 9),
+            _fn("nadaraya_watson", ["queries", "keys", "values", "w"],
+                [q, randn(g, 3, 6, dtype=torch.float64) * 2, randn(g, 3, 6, dtype=torch.float64), 1.2], 10)]
 
 
 MISTAKES = (

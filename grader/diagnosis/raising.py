@@ -28,7 +28,7 @@ SKIPPED = {"state", "states", "probe_state", "checkpoint", "state_dict", "config
            "reference_sources", "course_sources", "impl_modules", "capture", "grad", "watch_inputs"}
 # the order properties are named in when several separate: a tensor's layout and shape relations before a size's
 # parity, the mode and a dtype
-RANK = ("ndim", "none", "given", "one", "rel", "small", "odd", "parity", "mode", "kw", "dtype")
+RANK = ("ndim", "none", "given", "one", "rel", "small", "odd", "parity", "mode", "str", "kw", "dtype")
 MAX_NAMED = 3  # properties said at most (one call that raised may differ from the others in several)
 MIN_SIDE = 2  # at least this many calls that raised, or that ran, before a property is named
 
@@ -87,6 +87,12 @@ def _scalar_features(name, value, out):
                                 else ("raising.equals", {"name": name, "value": value}))
 
 
+def _choice_features(name, value, out):
+    """A string argument (an architecture, a mode): the branch of the function a call takes -> added to out."""
+    if isinstance(value, str) and len(value) <= 40:
+        out[f"str:{name}"] = ("raising.equals", {"name": name, "value": repr(value)})
+
+
 def _relations(named, out):
     """Shape relations between queries, keys and values when all are (B, n, d)."""
     q, k, v = (named.get(n) for n in ("queries", "keys", "values"))
@@ -118,6 +124,7 @@ def call_features(spec):
             _scalar_features(init_names[i], value, out)
     for name, value in named.items():
         _scalar_features(name, value, out)
+        _choice_features(name, value, out)
     kwargs = spec.get("kwargs") or {}
     if spec.get("fn"):  # a called function's later arguments: passed or left at their default
         for name in arg_names[len(args):]:
@@ -134,6 +141,23 @@ def separating(raised, ran):
         return []
     raised_features = [call_features(spec) for spec in raised]
     ran_features = [call_features(spec) for spec in ran]
+    found = _separating_features(raised_features, ran_features)
+    if found or len(raised) < MIN_SIDE:
+        return found
+    # none alone: within the branch every call that raised took (a string argument's value), the calls of that
+    # branch that ran, where the property must hold as strictly ("arch = 'cnn' together with n = 1")
+    for feature, said in raised_features[0].items():
+        if not feature.startswith("str:") or any(f.get(feature) != said for f in raised_features[1:]):
+            continue
+        branch = [f for f in ran_features if f.get(feature) == said]
+        inside = _separating_features(raised_features, branch) if len(branch) >= MIN_SIDE else []
+        if inside:
+            return [("raising.both", {"a": said, "b": key_fields}) for key_fields in inside]
+    return []
+
+
+def _separating_features(raised_features, ran_features):
+    """The features all of raised_features share with one value and none of ran_features has, in RANK's order."""
     found = []
     for feature, said in raised_features[0].items():
         if all(f.get(feature) == said for f in raised_features[1:]) \
@@ -163,6 +187,13 @@ def called_name(check):
     return check.spec.get("fn") or check.target or check.procedure
 
 
+def property_words(key, fields, lang):
+    """One property in words; a property within a branch says both (see separating)."""
+    if key == "raising.both":
+        return tr(key, lang, a=property_words(*fields["a"], lang), b=property_words(*fields["b"], lang))
+    return tr(key, lang, **fields)
+
+
 def add_separation_hints(checks, records, results, lang="en"):
     """For each function or class whose calls raised for some inputs only, a hint on its first call that raised
     and has none yet, naming the property that separates them (at most two properties) -> the results hinted."""
@@ -177,7 +208,7 @@ def add_separation_hints(checks, records, results, lang="en"):
         found = separating([c.spec for c, _ in raised], [c.spec for c in ran])
         if not found:
             continue
-        said = [tr(key, lang, **fields) for key, fields in found[:MAX_NAMED]]
+        said = [property_words(key, fields, lang) for key, fields in found[:MAX_NAMED]]
         check, result = raised[0]
         if len(raised) == 1:  # one call separates from the others on several things: all of them are said
             result.hint = tr("raising.hint_one", lang, function=called_name(check), ran=len(ran),
