@@ -1,0 +1,46 @@
+# style: 2-D step tensors with squeeze(), unsqueeze for the GRU
+# bug: Seq2SeqAttentionDecoder.forward | flattens the context with squeeze(), which also drops the batch axis when B == 1, so the concatenation with the embedding crashes
+# expect: Seq2SeqAttentionDecoder.forward | squeeze batch size 1
+"""Exercise 4: the Bahdanau attention decoder (chapter 4)."""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import AdditiveAttention
+
+
+class Seq2SeqAttentionDecoder(nn.Module):
+    """GRU decoder that attends over the encoder outputs at each step."""
+
+    def __init__(self, vocab_size, embed_size, num_hiddens, num_layers, dropout=0, temperature=1.0):
+        super().__init__()
+        self.attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout, temperature)
+        self.embedding = nn.Embedding(vocab_size, embed_size)
+        self.rnn = nn.GRU(
+            embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout, batch_first=True
+        )
+        self.deep_output = nn.Linear(2 * num_hiddens + embed_size, num_hiddens)
+        self.dense = nn.Linear(num_hiddens, vocab_size)
+
+    def init_state(self, enc_outputs, enc_valid_lens):
+        """Decoder state from the encoder: (outputs, hidden, valid_lens). Given."""
+        outputs, hidden_state = enc_outputs  # (B, T_src, H), (num_layers, B, H)
+        return (outputs, hidden_state, enc_valid_lens)
+
+    def forward(self, X, state):
+        enc_outputs, hidden_state, enc_valid_lens = state
+        embs = self.embedding(X)
+        outputs, contexts, weights = [], [], []
+        for t in range(X.shape[1]):
+            query = hidden_state[-1].unsqueeze(1)
+            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens).squeeze()
+            x = torch.cat((context, embs[:, t]), dim=-1).unsqueeze(1)
+            out, hidden_state = self.rnn(x, hidden_state)
+            outputs.append(out.squeeze(1))
+            contexts.append(context)
+            weights.append(self.attention.attention_weights.squeeze(1))
+        outputs = torch.stack(outputs, 1)
+        contexts = torch.stack(contexts, 1)
+        logits = self.dense(torch.tanh(self.deep_output(torch.cat((outputs, contexts, embs), -1))))
+        self.attention_weights = torch.stack(weights, 1)
+        return logits, (enc_outputs, hidden_state, enc_valid_lens)

@@ -1,0 +1,58 @@
+# style: vectorised even/odd slices, tables sliced from the start
+# bug: RotaryEmbedding.forward | slices the tables at positions 0 .. T-1 and ignores offset (only the bound check uses it).
+# expect: RotaryEmbedding.forward | positions start at offset
+"""Exercise 9: rotary position embedding (chapter 10, "Variants")."""
+
+import math
+
+import torch
+from torch import nn
+
+from .ex01_softmax import masked_softmax
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotate column pair j of the vector at position m by the angle m * omega_j."""
+
+    def __init__(self, num_hiddens, max_len=1000, base=10000):
+        super().__init__()
+        self.max_len = max_len
+        if num_hiddens % 2 != 0:
+            raise ValueError(f"num_hiddens must be even, got {num_hiddens}")
+        omega = 1.0 / base ** (torch.arange(0, num_hiddens, 2, dtype=torch.float64) / num_hiddens)
+        m = torch.arange(max_len, dtype=torch.float64)
+        angles = torch.outer(m, omega)
+        self.register_buffer("cos", torch.cos(angles).float(), persistent=False)
+        self.register_buffer("sin", torch.sin(angles).float(), persistent=False)
+
+    def forward(self, X, offset=0):
+        T = X.shape[1]
+        if offset + T > self.max_len:
+            raise ValueError(f"offset + T = {offset + T} > max_len = {self.max_len}")
+        work = torch.float64 if X.dtype == torch.float64 else torch.float32
+        Xw = X.to(work)
+        c = self.cos[:T].to(work)
+        s = self.sin[:T].to(work)
+        x_even = Xw[..., 0::2]
+        x_odd = Xw[..., 1::2]
+        out_even = x_even * c - x_odd * s
+        out_odd = x_even * s + x_odd * c
+        out = torch.stack((out_even, out_odd), dim=-1).flatten(-2)
+        return out.to(X.dtype)
+
+
+class RotaryDotProductAttention(nn.Module):
+    """Scaled dot-product attention on rotated queries and keys: scores depend on relative offsets."""
+
+    def __init__(self, num_hiddens, dropout, max_len=1000, base=10000):
+        super().__init__()
+        self.rotary = RotaryEmbedding(num_hiddens, max_len, base)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        d = queries.shape[-1]
+        q = self.rotary(queries)
+        k = self.rotary(keys)
+        scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
