@@ -11,6 +11,8 @@ app_pages/): the class's Learner in classroom/learner.py (app.py builds it; page
 through course.app.learner), sign-in and page access in classroom/web.py, page sections in
 classroom/views.py, verdicts in words in classroom/feedback.py, and the class's own pages in
 classroom/app_pages/ (Practice, Gradebook, Analytics; nothing imports them). May import course/
-and grader/; the worker side (store, queue, worker, grading, cli) only course.common of course/,
-so it never loads Streamlit.
+and grader/. The worker side (store, queue, worker, grading, cli, db) never loads course.app or Streamlit,
+not even through another module (.importlinter's `class-worker`; address.py's one Streamlit import, inside
+the function that reads the app's secrets, is the app side's); the web side reads verdicts through
+feedback.py, never grading.py (`class-web`).
 """

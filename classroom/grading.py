@@ -3,7 +3,7 @@
 The worker grades one job as
     grade_submissions([Submission(ex_id, code, name, label, dependencies={dep: code})],
                       limits, sandbox=mode, references_for_dependencies=False, lang=lang)
-in either sandbox mode (`choose_sandbox` picks it with `grader.strict_problem()`):
+in either sandbox mode (`choose_sandbox` picks it with `grader.sandbox.strict_problem()`):
 a job for ex05 gets the code of the learner's best passed ex01 and ex03
 submitted before it (classroom/which_counts.py; a regrade sees them as they stood
 then), never the references. For a dependency
@@ -15,8 +15,9 @@ import tempfile
 from pathlib import Path
 
 from course.common.i18n import t
-from grader import SandboxLimits, Submission, grade_submissions, notebook_submit, strict_problem
-from grader.core import lost_to_server
+from grader import notebook_submit
+from grader.core import Submission, grade_submissions, lost_to_server
+from grader.sandbox import SandboxLimits, strict_problem
 from grader.warm_server import ServerFailed
 
 from . import exercises, verdicts, which_counts

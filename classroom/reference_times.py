@@ -19,7 +19,7 @@ limit, not failed), and holds a worker on an infinite loop for 0.5-3 s.
 import time
 from pathlib import Path
 
-from grader import Submission, grade_submissions
+from grader.core import Submission, grade_submissions
 
 from . import exercises, grading
 from .eta import SET_ASIDE_FLOOR_S

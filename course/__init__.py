@@ -1,4 +1,5 @@
-"""Attention Lab's shared library, in four rooms (dependencies point down this list only):
+"""Attention Lab's shared library, in four rooms (dependencies point down this list only; lessons and
+translation never import each other):
 
 - course.app: the Streamlit app's support code (language, page index, progress, notes,
   the clients that run the grader and the learner's demo in child processes, shared widgets).
@@ -8,7 +9,8 @@
 - course.common: the vocabulary every part shares (exercise index and statuses, paths and
   atomic writes, text catalogs, chart helpers).
 
-app_pages/ import from here; here nothing imports app_pages/ or classroom/ (class mode reaches the
-pages through course.app.learner), and only course.app imports Streamlit.
-tests/test_layout.py checks these directions and that there are no import cycles.
+app_pages/ import from here; here nothing imports app_pages/, classroom/ or grader/ (class mode reaches
+the pages through course.app.learner), and only course.app imports Streamlit.
+The contracts `rooms`, `course` and `course-streamlit` in .importlinter state these directions; lint-imports
+checks them.
 """

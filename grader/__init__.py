@@ -1,16 +1,14 @@
 """The autograder: `python -m grader` grades exercises/ against solutions/.
 
-Public entry points (the CLI in grader/cli.py prints a Report as a table or
-JSON and saves the learner's progress; the class server calls the API):
+The learner runs `python -m grader` (grader/cli.py prints a Report as a table or JSON and saves the learner's
+progress) or, in a notebook, `grader.notebooks.grade_in_notebook`. Other code imports the module it uses;
+this package's __init__ imports nothing, so `python -m grader` starts its sandbox before torch is imported:
 
-    grade(target, ex_ids=None, limits=None, on_progress=None, sources=None, on_ran=None,
-          sandbox=None, references_for_dependencies=None) -> Report
-    grade_submissions(submissions, limits=None, on_progress=None, on_ran=None,
-                      sandbox=None, references_for_dependencies=None) -> [ExerciseResult]
-    Submission(ex_id, source, name, label=None, dependencies=None)
-    SandboxLimits(timeout_s=20, memory_mb=2048, output_kb=512, parallel=2, mode="process",
-                  processes=64, files_mb=64, uid_base=1_750_000_000, uid_count=1000)
-    strict_problem() -> None, or why strict mode cannot run here (what to install)
+    grader.core: grade(target, ex_ids=None, ...) -> Report; grade_submissions(submissions, ...) ->
+                 [ExerciseResult]; Submission(ex_id, source, name, label=None, dependencies=None, ...)
+    grader.sandbox: SandboxLimits(timeout_s=20, memory_mb=2048, ...); strict_problem() -> None, or why strict
+                 mode cannot run here (what to install)
+    grader.report: Report
 
 - `sandbox`: "process" (default; self-study) or "strict" (hosted: each exercise
   in its own bubblewrap sandbox as its own uid; needs root, bubblewrap and
@@ -29,17 +27,18 @@ JSON and saves the learner's progress; the class server calls the API):
   at all raises (RuntimeError with strict_problem()'s sentence).
 - One call runs `limits.parallel` jobs at a time; several calls may run at
   once (a worker's concurrency): each job claims its own uid.
+
+What grader may import (the contracts `grader`, `grader-layers` and `harness` in .importlinter): of the
+project, course.common, course.translation (the demo stage's model families) and solutions/ (the
+references), never course.app, course.lessons, Streamlit, classroom/ or app_pages/, and never exercises/
+(learner code runs only in the sandbox). Its own modules import down these layers only:
+
+    __main__ > cli > serve, notebooks > notebook_export, options > core
+    > judging: judge, diagnosis, mistakes, report, messages, weight_diff
+    > the checks and the sandbox: variants, checks, compare; sandbox, untrusted_records, warm_server,
+      run_folders, seccomp_filter
+    > shared: text, bounded, notebook_submit
+    > harness (copied into the sandbox: the standard library and torch only, nothing else of the project)
+
+A new module takes its place in `grader-layers` (the contract lists every module of grader/).
 """
-
-_PUBLIC = {"Submission": "core", "grade": "core", "grade_submissions": "core", "Report": "report",
-           "SandboxLimits": "sandbox", "strict_problem": "sandbox"}
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name):
-    """The public names, imported on first use: `python -m grader` starts its sandbox before torch is imported."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'grader' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)

@@ -15,7 +15,7 @@ import pytest
 
 from classroom import store as store_ops
 from classroom.models import Result
-from grader import Submission, grade_submissions
+from grader.core import Submission, grade_submissions
 from grader.report import Report
 from grader.text import tr as weights_text
 from course.common.i18n import t

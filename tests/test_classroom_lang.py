@@ -21,7 +21,7 @@ def _newest_result(store, submission_id):
 
 def _direct_report(lang, path):
     """The grader's own report for a file (what `python -m grader --lang LANG` prints from)."""
-    from grader import Submission as GraderSubmission, grade_submissions
+    from grader.core import Submission as GraderSubmission, grade_submissions
     from grader.report import Report
 
     result = grade_submissions([GraderSubmission("ex03", path.read_text(), path.name)], lang=lang)[0]

@@ -1,87 +1,169 @@
-"""The layout's import rules (tests/layout_rules.py) hold for the project, and the checker catches breaks."""
+"""The project keeps its import contracts (.importlinter, checked by import-linter) and the few rules they cannot
+state (tests/layout_rules.py); each contract and each rule breaks on an import planted against it."""
 
+import copy
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
-from layout_rules import cycles, import_graph, rule_violations
+import grimp
+import pytest
+from importlinter.contracts.acyclic_siblings import AcyclicSiblingsContract
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.layers import LayersContract
+from importlinter.contracts.protected import ProtectedContract
+from layout_rules import (configuration, entry_point_violations, init_cycles, third_party_violations,
+                          unchecked_packages)
 
 from course.common.pages_index import PROJECT_ROOT
 
-
-def test_the_project_breaks_no_import_rule():
-    assert rule_violations(import_graph(PROJECT_ROOT)) == []
-
-
-def test_the_project_has_no_import_cycle():
-    assert cycles(import_graph(PROJECT_ROOT)) == []
-
-
-def test_course_is_split_into_its_four_packages():
-    graph = import_graph(PROJECT_ROOT)
-    flat = sorted(m for m in graph if m.count(".") == 1 and m.startswith("course."))
-    assert flat == ["course.app", "course.common", "course.lessons", "course.translation"]
-
-
-def _tree(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return import_graph(tmp_path)
-
-
-def test_the_checker_finds_a_forbidden_direction(tmp_path):
-    graph = _tree(tmp_path, {
-        "course/__init__.py": "",
-        "course/app/__init__.py": "",
-        "course/app/ui.py": "",
-        "course/translation/__init__.py": "",
-        "course/translation/demos.py": "def f():\n    from course.app import ui\n",  # lazy, still counted
-        "app_pages/p.py": "",
-        "course/lessons/__init__.py": "",
-        "course/lessons/ch01.py": "import app_pages.p\n",
-        "grader/__init__.py": "",
-        "grader/harness/__init__.py": "",
-        "grader/harness/child.py": "from course.app.ui import x\nfrom . import registry\n",
-        "grader/harness/registry.py": "",
-    })
-    found = rule_violations(graph)
-    assert any(v.startswith("course.translation.demos -> course.app.ui") for v in found)
-    assert any(v.startswith("course.lessons.ch01 -> app_pages.p") for v in found)
-    assert any(v.startswith("grader.harness.child -> course.app.ui") for v in found)
-    assert not any("grader.harness.registry" in v for v in found)  # the harness may import itself
+CONFIG = configuration(PROJECT_ROOT)
+CONTRACTS = {c["id"]: c for c in CONFIG["contracts_options"]}
+KINDS = {kind.type_name: kind for kind in (AcyclicSiblingsContract, ForbiddenContract, LayersContract,
+                                          ProtectedContract)}
+# One or more imports that each, added alone, break the contract (importer -> imported).
+PLANTS = {
+    "rooms": [("course.common.paths", "grader.core"), ("grader.core", "classroom.store"),
+              ("classroom.store", "app_pages.notes"), ("solutions.ex01_softmax", "exercises.ex00_paths")],
+    "learner-code": [("classroom.worker", "exercises.ex01_softmax"), ("grader.core", "exercises")],
+    "entry": [("course.app.ui", "app"), ("classroom.web", "class_app")],
+    "pages": [("app_pages.practice", "app_pages.notes"), ("classroom.app_pages.gradebook",
+                                                          "classroom.app_pages.practice")],
+    "course": [("course.common.paths", "course.app.ui"), ("course.lessons.ch02", "course.translation.vocab"),
+               ("course.translation.vocab", "course.lessons.ch02")],
+    "course-streamlit": [("course.lessons.ch02", "streamlit"), ("course.common.paths", "streamlit")],
+    "grader": [("grader.report", "course.app.ui"), ("grader.checks", "course.lessons.ch02"),
+               ("grader.text", "streamlit")],
+    "grader-layers": [("grader.text", "grader.core"), ("grader.harness.child", "grader.text"),
+                      ("grader.core", "grader.cli")],
+    "harness": [("grader.harness.child", "course.common.paths"), ("grader.harness.procedures",
+                                                                 "solutions.ex01_softmax")],
+    "class-web": [("classroom.views", "classroom.grading"), ("classroom.app_pages.practice", "classroom.grading")],
+    "class-worker": [("classroom.queue", "course.app.ui"), ("classroom.worker", "streamlit"),
+                     ("classroom.db", "classroom.views")],  # views imports Streamlit: only address's is ignored
+    "acyclic": [("classroom.models", "classroom.store"), ("grader.harness.registry", "grader.harness.procedures")],
+}
 
 
-def test_the_checker_finds_cycles_through_relative_and_lazy_imports(tmp_path):
-    graph = _tree(tmp_path, {
-        "grader/__init__.py": "",
-        "grader/cli.py": "from .notebooks import main\n",
-        "grader/notebooks.py": "def g():\n    from .cli import print_table\n",
-        "grader/harness/__init__.py": "",
-        "grader/harness/demo.py": "from .procedures import procedure\n",
-        "grader/harness/procedures.py": "from . import demo\n",
-        "grader/core.py": "from .cli import x\n",  # on no cycle
-    })
-    assert cycles(graph) == [["grader.cli", "grader.notebooks", "grader.cli"],
-                             ["grader.harness.demo", "grader.harness.procedures", "grader.harness.demo"]]
+@pytest.fixture(scope="module")
+def graph():
+    """The project's import graph, as lint-imports builds it."""
+    options = CONFIG["session_options"]
+    return grimp.build_graph(*options["root_packages"], include_external_packages=True, cache_dir=None)
 
 
-def test_the_checker_keeps_pages_and_course_away_from_classroom(tmp_path):
-    graph = _tree(tmp_path, {
-        "app.py": "from classroom import learner\n",  # the entry point decides the mode
-        "app_pages/notes.py": "from classroom import web\n",
-        "app_pages/practice.py": "def f():\n    from classroom.views import history\n",
-        "classroom/__init__.py": "",
-        "classroom/web.py": "from course.app import ui\n",
-        "classroom/views.py": "from . import web\n",
-        "classroom/learner.py": "from . import web\n",
-        "classroom/app_pages/practice.py": "from classroom import views\n",  # a class page, with classroom
-        "course/__init__.py": "",
-        "course/app/__init__.py": "",
-        "course/app/ui.py": "",
-        "course/app/learner.py": "import classroom.learner\n",
-    })
-    found = rule_violations(graph)
-    assert any(v.startswith("app_pages.notes -> classroom.web: pages never import classroom/") for v in found)
-    assert any(v.startswith("app_pages.practice -> classroom.views: pages never import classroom/") for v in found)
-    assert any(v.startswith("course.app.learner -> classroom.learner: course/") for v in found)
-    assert not any(v.startswith(("app ->", "classroom.")) for v in found), found
+def _kept(contract_id, graph):
+    options = CONTRACTS[contract_id]
+    contract = KINDS[options["type"]](name=options["name"], session_options=CONFIG["session_options"],
+                                      contract_options=options)
+    return contract.check(copy.deepcopy(graph), verbose=False).kept
+
+
+def _planted(graph, importer, imported):
+    planted = copy.deepcopy(graph)
+    for module in (importer, imported):
+        if module not in planted.modules:  # a module nothing imports yet (app.py): outside the project
+            planted.add_module(module, is_squashed=True)
+    planted.add_import(importer=importer, imported=imported)
+    return planted
+
+
+def _lint_imports(cwd):
+    command = Path(sys.executable).parent / "lint-imports"
+    return subprocess.run([str(command if command.exists() else shutil.which("lint-imports")), "--no-cache"],
+                          cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "400"})  # one line per contract
+
+
+def test_the_project_keeps_every_import_contract():
+    run = _lint_imports(PROJECT_ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in run.stdout, run.stdout
+
+
+def test_every_contract_has_imports_that_break_it():
+    assert sorted(PLANTS) == sorted(CONTRACTS)
+
+
+@pytest.mark.parametrize("contract_id, importer, imported",
+                         [(c, *edge) for c, edges in PLANTS.items() for edge in edges])
+def test_a_planted_import_breaks_its_contract(graph, contract_id, importer, imported):
+    assert _kept(contract_id, graph)
+    assert not _kept(contract_id, _planted(graph, importer, imported)), f"{importer} -> {imported}"
+
+
+@pytest.mark.parametrize("contract_id, module", [("course", "course.ui"), ("grader-layers", "grader.helpers")])
+def test_a_new_package_must_take_its_place_in_the_layers(graph, contract_id, module):
+    planted = copy.deepcopy(graph)
+    planted.add_module(module)
+    assert not _kept(contract_id, planted)
+
+
+def test_lint_imports_fails_on_a_forbidden_import_in_a_copy_of_the_project(tmp_path):
+    for package in CONFIG["session_options"]["root_packages"]:
+        shutil.copytree(PROJECT_ROOT / package, tmp_path / package,
+                        ignore=lambda folder, names: [n for n in names if not (n.endswith(".py") or
+                                                                               (Path(folder) / n).is_dir())])
+    shutil.copy(PROJECT_ROOT / ".importlinter", tmp_path)
+    assert _lint_imports(tmp_path).returncode == 0
+    notes = tmp_path / "app_pages" / "notes.py"
+    notes.write_text(notes.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from classroom import web\n",
+                     encoding="utf-8")
+    run = _lint_imports(tmp_path)
+    assert run.returncode == 1
+    assert "app_pages.notes -> classroom.web" in run.stdout, run.stdout
+    assert f"{CONTRACTS['rooms']['name']} BROKEN" in run.stdout.splitlines(), run.stdout
+
+
+def test_no_entry_point_imports_a_page():
+    assert entry_point_violations(PROJECT_ROOT) == []
+
+
+def test_an_entry_point_importing_a_page_is_found(tmp_path):
+    (tmp_path / "app.py").write_text(textwrap.dedent("""\
+        import streamlit as st
+        from classroom import learner
+        if st:
+            from app_pages import notes
+        """), encoding="utf-8")
+    (tmp_path / "class_app.py").write_text("import classroom.app_pages.practice\n", encoding="utf-8")
+    assert [v.split(":")[0] for v in entry_point_violations(tmp_path)] == [
+        "app.py -> app_pages.notes", "class_app.py -> classroom.app_pages.practice"]
+
+
+def test_every_package_is_checked_by_the_contracts():
+    assert unchecked_packages(PROJECT_ROOT, CONFIG) == []
+
+
+def test_a_package_left_out_of_the_contracts_is_found(tmp_path):
+    for name in ("course", "extra", "tests", "docs"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "course" / "__init__.py").write_text("")
+    (tmp_path / "extra" / "tool.py").write_text("")
+    (tmp_path / "tests" / "test_x.py").write_text("")
+    config = {"session_options": {"root_packages": ["course", "bench"]},
+              "contracts_options": [{"id": "rooms", "layers": ["course"]}]}
+    assert unchecked_packages(tmp_path, config) == ["bench", "extra"]
+
+
+def test_no_cycle_runs_through_a_package_init(graph):
+    assert init_cycles(graph) == []
+
+
+def test_a_cycle_through_a_package_init_is_found(graph):
+    planted = _planted(graph, "grader.harness", "grader.harness.seeding")  # the __init__ already imports it
+    planted.add_import(importer="grader.harness.seeding", imported="grader.harness")
+    assert ("grader.harness", "grader.harness.seeding") in init_cycles(planted)
+
+
+def test_common_and_the_harness_import_only_the_third_party_packages_they_name(graph):
+    assert third_party_violations(graph) == []
+
+
+def test_a_third_party_import_their_docstring_does_not_name_is_found(graph):
+    planted = _planted(graph, "course.common.paths", "torch")
+    planted.add_import(importer="grader.harness.child", imported="numpy")
+    assert third_party_violations(planted) == ["course.common imports torch", "grader.harness imports numpy"]
