@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from course.common.exercise_index import EXERCISES  # noqa: E402
 from grader import bounded, checks, untrusted_records  # noqa: E402
-from grader.core import _run_reference  # noqa: E402
+from grader.core import run_reference_check  # noqa: E402
 from grader.harness import result_file  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def main():
             paths, archives = [], []
             for i, check in enumerate(checks.for_exercise(ex.id).build()):
                 path = Path(folder) / f"{ex.id}-{i}{result_file.RESULT_SUFFIX}"
-                out = _run_reference(i, check)
+                out = run_reference_check(i, check)
                 record = {"ok": {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in out.items()}}
                 result_file.write(record, str(path))
                 torch.save(record, path.with_suffix(".pt"))

@@ -30,7 +30,7 @@ time at the machine's pace, its normal time, its hang share and hang time). From
   exercise with hostile submissions as a part of a likely hang;
 - a submission's first run is stopped at its exercise's set-aside time (at least SET_ASIDE_FLOOR_S), which the
   worker measures on the reference (classroom/reference_times.py), and the submission set aside
-  (classroom/queue.py `set_aside`), to run with the whole limit after the submissions not set aside (batch 2):
+  (classroom/queue.py `set_aside`), to run with the whole limit after the submissions not set aside (SET_ASIDE):
   so its hang holds the worker for that time, which the forecast, with no reference run of its own, takes to be
   its exercise's normal time (`set_aside_s`, `first_run`: a forecast only, the workers never read it), and
   once set aside it costs its hang time (it ran past its normal time once: `rerun` as a hang).
@@ -55,7 +55,7 @@ from typing import NamedTuple
 
 from course.common.i18n import t
 
-from .grading_times import DEFAULT, DEFAULT_JOB_S, LIMIT_S, Timing, mean_with_hangs
+from .grading_times import DEFAULT, DEFAULT_JOB_S, LIMIT_S, Timing, mean_with_hangs, other_kind
 from .models import REGRADE, SET_ASIDE, SUBMIT  # noqa: F401 (SET_ASIDE: eta.SET_ASIDE)
 
 HANG_FLOOR_S = 2.0  # a job in flight probably hangs past its normal time and no sooner than this (`hangs_after`): a
@@ -71,7 +71,7 @@ SET_ASIDE_FLOOR_S = 0.5  # a submission's first run is set aside past its set-as
 
 
 class Pending(NamedTuple):
-    """A job that will be claimed: its key, batch (SUBMIT, REGRADE or SET_ASIDE), seconds (what it costs the jobs behind
+    """A job that will be claimed: its key, batch (SUBMIT, SET_ASIDE or REGRADE), seconds (what it costs the jobs behind
     it unless it hangs: its typical time), its own seconds to a verdict (None: seconds), and its hang share and
     hang time."""
 
@@ -112,7 +112,7 @@ def timing(durations, exercise_id, batch):
     """The Timing of a job: its exercise's for this batch's kind of work (a submission set aside is a submission),
     else the other kind's, else the mean of the exercises measured (the same workers), else DEFAULT."""
     kind = REGRADE if batch == REGRADE else SUBMIT
-    for key in ((exercise_id, kind), (exercise_id, 1 - kind)):
+    for key in ((exercise_id, kind), (exercise_id, other_kind(kind))):
         if key in durations:
             return durations[key]
     if not durations:

@@ -154,9 +154,14 @@ def _by_key(jobs):
     return seen
 
 
+def other_kind(kind):
+    """The other kind of work than `kind` (SUBMIT or REGRADE; a submission set aside is a submission)."""
+    return SUBMIT if kind == REGRADE else REGRADE
+
+
 def _base(seen, key):
     """The grading times (not hangs) of a key, else of its exercise's other kind of work, else []."""
-    for found in (seen.get(key), seen.get((key[0], 1 - key[1]))):
+    for found in (seen.get(key), seen.get((key[0], other_kind(key[1])))):
         normal = [value for value in found or [] if value < LIMIT_S]
         if normal:
             return normal

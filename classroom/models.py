@@ -12,7 +12,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 ROLES = ("learner", "ta", "instructor")
 SUBMISSION_STATES = ("queued", "grading", "done", "error")  # a submission's latest job, for learners
 JOB_STATES = ("queued", "running", "done", "error")
-SUBMIT, REGRADE, SET_ASIDE = 0, 1, 2  # the batches of the claim order (classroom/queue.py claim_order)
+# the batches of the claim order, numbered in that order (classroom/queue.py claim_order): new submissions, then
+# submissions set aside, then regrades. Computed from a job's reason and full_time when it is read, never stored.
+SUBMIT, SET_ASIDE, REGRADE = 0, 1, 2
 KINDS = (".py", ".ipynb")
 LATE_POLICIES = ("accept", "close")  # accept with a penalty inside a window, or refuse after the deadline
 

@@ -21,10 +21,11 @@ robin holds while workers finish jobs.
 
 A submission that runs past its exercise's set-aside time is set aside (`set_aside`): its worker stops its first
 run at that time (classroom/worker.py; ten times its reference's run: classroom/reference_times.py), and the
-job is queued again to run with the whole time limit after every submission not set aside (batch 2 of the claim
-order). So an endless loop holds a worker for its exercise's normal time (2 s in the bench) before the class's
-other submissions, not the whole limit (20 s), and slow but correct code still gets its verdict. Regrades run
-with the whole limit at once: the wait forecast knows from their newest verdict whether they hang.
+job is queued again to run with the whole time limit after every submission not set aside (SET_ASIDE, the
+second batch of the claim order). So an endless loop holds a worker for its exercise's normal time (2 s in the
+bench) before the class's other submissions, not the whole limit (20 s), and slow but correct code still gets its
+verdict. Regrades run with the whole limit at once: the wait forecast knows from their newest verdict whether they
+hang.
 
 A job whose sandbox fails under it (the warm server dies mid-run or cannot start: the grading infrastructure, not
 the learner's code) is queued again in its place (`sandbox_failed`), up to SANDBOX_TRIES runs; only the last one
@@ -121,9 +122,9 @@ def _waits_for_dependency(session, job, submission):
 
 def claim_order(regrades=None):
     """A subquery of the unfinished jobs (job_id, submission_id, user_id, state, lease_until, batch, turn,
-    exercise_id, started_at), where batch is 0 for a submission's job, 1 for a regrade and 2 for a submission set
-    aside (`set_aside`), and turn is the job's place in its learner's round robin within that batch, fixed when it
-    was queued (classroom/turns.py): order with `ordering` to claim.
+    exercise_id, started_at), where batch is SUBMIT for a submission's job, SET_ASIDE for a submission set aside
+    (`set_aside`) and REGRADE for a regrade (classroom/models.py), and turn is the job's place in its learner's round
+    robin within that batch, fixed when it was queued (classroom/turns.py): order with `ordering` to claim.
     regrades: True for the regrade jobs only, False for the others only (a smaller window), None for all."""
     batch = case((Job.reason == "regrade", REGRADE), (Job.full_time, SET_ASIDE), else_=SUBMIT).label("batch")
     turn = Job.turn.label("turn")
@@ -137,8 +138,9 @@ def claim_order(regrades=None):
 
 
 def ordering(order):
-    """The claim order of a claim_order() subquery: submissions, those set aside, then regrades (the regrades
-    are claimed after both: `claim_in` asks for the others first), each round-robin by learner."""
+    """The claim order of a claim_order() subquery: submissions, those set aside, then regrades (the batches'
+    numbers are in that order), each round-robin by learner. Over every batch this is the order `claim_in` follows
+    while no regrade is due (regrade_due); `claim_in` itself asks for the regrades and the others separately."""
     return (order.c.batch, order.c.turn, order.c.job_id)
 
 

@@ -23,7 +23,7 @@ UNFINISHED = ("queued", "running")
 
 
 def in_batch(batch):
-    """The SQL condition of a job being in one batch of the claim order (SUBMIT, REGRADE or SET_ASIDE)."""
+    """The SQL condition of a job being in one batch of the claim order (SUBMIT, SET_ASIDE or REGRADE)."""
     if batch == REGRADE:
         return Job.reason == "regrade"
     return and_(Job.reason != "regrade", Job.full_time == (batch == SET_ASIDE))

@@ -47,11 +47,6 @@ def class_url():
     return app_class_url()
 
 
-def enabled():
-    """Is the app running for a class?"""
-    return class_url() is not None
-
-
 _UNAVAILABLE_SAYS = contextvars.ContextVar("class_unavailable_says", default="classroom.db_unavailable_read")
 log = logging.getLogger(__name__)
 

@@ -176,7 +176,7 @@ def _grade_submissions(submissions, limits, on_progress, on_ran, use_references,
     sandbox = threading.Thread(target=run_sandbox, daemon=True)
     sandbox.start()
     translated = {}  # this run's reference translations, one per model and probe set (ex05-ex07 share one)
-    references = {key: [_run_reference(i, c, translated) for i, c in enumerate(checks)]
+    references = {key: [run_reference_check(i, c, translated) for i, c in enumerate(checks)]
                   for key, checks in built.items()}
     sandbox.join()
     if "error" in outcome:
@@ -277,7 +277,7 @@ def _judge_bounded(s, checks, references, job, limits, mistaken, lang):
     return result
 
 
-def _run_reference(index, check, translated=None):
+def run_reference_check(index, check, translated=None):
     """The reference's results for check number `index` (torch seeded as the child seeds that call). A demo
     stage's translations depend only on the model and its probes (all modules are references here), so
     `translated` keeps them for the run's other exercises of the same model."""

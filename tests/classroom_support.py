@@ -57,9 +57,13 @@ def class_store(sqlite_url, tmp_path):
     store.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+# the parameters of a fixture that gives a database on each backend: the Postgres one is `slow` (tests/conftest.py)
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(params=BACKENDS)
 def any_store(request, tmp_path):
-    """A class store on SQLite, then on Postgres (the test runs once on each)."""
+    """A class store on SQLite, then on Postgres (the test runs once on each; the Postgres run is `slow`)."""
     url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
     store = make_class(url, tmp_path)
     yield store
@@ -209,9 +213,16 @@ def own_postgres():
 
 
 @pytest.fixture
-def pg_url(postgres_server, request):
-    """A fresh database on the test Postgres server -> its URL."""
+def pg_url(request):
+    """A fresh database on the test Postgres server -> its URL. Fails a test not marked `slow` before the server
+    starts (a fixture that asks for it through request.getfixturevalue escapes the collection's check)."""
     import psycopg
+
+    if request.node.get_closest_marker("slow") is None:
+        pytest.fail(f"{request.node.nodeid} uses Postgres (pg_url) but is not marked slow: give it @pytest.mark.slow, "
+                    "or its parameter pytest.param(..., marks=pytest.mark.slow) (tests/classroom_support.py BACKENDS)",
+                    pytrace=False)
+    postgres_server = request.getfixturevalue("postgres_server")
 
     name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50] + \
         f"_{int(time.time() * 1000) % 100000}"

@@ -95,6 +95,7 @@ def test_progress_summary_counts_passed_exercises():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("page", pages_index.existing(), ids=lambda p: p.key)
+@pytest.mark.slow
 def test_every_existing_page_runs_without_errors(page, lang):
     at = open_page(page.path, lang=lang)
     assert errors_of(at) == [], f"{page.path} in {lang}"

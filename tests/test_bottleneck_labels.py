@@ -9,7 +9,7 @@ from course.common import pages_index
 from course.common import i18n
 from course.translation.models import MODEL_NAMES
 
-pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("tiny_env")]  # a fresh progress home; the tiny checkpoints
 
 BOTTLENECK = pages_index.get("demo_bottleneck").path
 ENGLISH = {"greedy", "beam", "model", "bucket"}

@@ -83,6 +83,7 @@ def test_matched_width_gives_the_fixed_model_the_same_budget():
         assert abs(bt.count_parameters(bt.build_model(config, False, other)) - target) >= abs(fixed - target)
 
 
+@pytest.mark.slow
 def test_a_run_is_determined_by_its_seed():
     first, again = bt.run(SMALL), bt.run(SMALL)
     other = bt.run(dataclasses.replace(SMALL, seed=1))
@@ -102,6 +103,7 @@ def test_progress_runs_from_near_zero_to_one():
     assert seen == sorted(seen) and seen[0] > 0 and seen[-1] == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_attention_beats_a_fixed_context_on_long_sequences_in_a_short_run():
     """About ten seconds: lengths 5-25, 250 steps; the long bucket separates the two models."""
     config = bt.BottleneckConfig(max_len=25, steps=250, batch_size=32, num_hiddens=32, embed_size=16,

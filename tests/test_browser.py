@@ -197,6 +197,7 @@ def recorded(problems, check):
         problems.append(f"{check}: {failure}")
 
 
+@pytest.mark.slow
 def test_the_root_url_opens_the_first_chapter_at_its_own_url(server, browsers):
     """"/" switches to the first page's URL, and the language switch works right after."""
     from selenium.webdriver.common.by import By
@@ -243,6 +244,7 @@ def check_page_opens(driver, page, lang):
         assert driver.find_elements(By.CSS_SELECTOR, '[data-testid="stGraphVizChart"] svg')
 
 
+@pytest.mark.slow
 def test_page_opens_without_errors_or_axe_violations(server, browsers, axe_source, page, lang):
     """One visit per page and language: it opens cleanly (check_page_opens) and passes its own checks as it
     opened (tests/page_checks.py: chart summaries, diagrams, heatmap labels, texts), then, with its first sliders
@@ -359,6 +361,7 @@ def press_on_slider(driver, label, key, times):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(server, browsers, lang):
     """A d_k move once cost the gradient chart its y axis and a line, and left the four ~60 px tall."""
     from selenium.webdriver.common.keys import Keys
@@ -379,6 +382,7 @@ def test_ch03_gradient_chart_keeps_both_lines_and_its_axis_after_d_k_moves(serve
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(server, browsers, lang):
     from selenium.webdriver.common.by import By
 
@@ -400,6 +404,7 @@ def test_bottleneck_tables_fit_the_page_and_the_copy_task_draws_both_models(serv
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_translate_page_switches_to_beam_search_and_says_how_it_decoded(server, browsers, lang):
     """Translate: the plain words on the models and the example picker are shown; choosing beam search
     re-translates without an error and names the length penalty it used."""
@@ -441,6 +446,7 @@ def type_sentence(driver, label, sentence, shown):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, browsers, lang):
     """The shipped models read English in BPE pieces; the page shows them (with `##`) for a rare
     word, and names a word holding a character the model never saw, after the learner types them."""
@@ -470,6 +476,7 @@ def test_translate_page_shows_word_pieces_and_names_an_unreadable_word(server, b
     full_page_screenshot(driver, SHOTS / f"{lang}_demo_translate_unknown.png")
 
 
+@pytest.mark.slow
 def test_the_widget_mover_moves_every_slider_it_counts(server, browsers):
     """move_widgets (the accessibility scan's "after moving widgets") finds the sliders Streamlit draws over
     hidden range inputs and moves each: chapter 5's shape tracer has five on screen."""

@@ -34,6 +34,7 @@ def axe_source():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_practice_after_a_grading_with_its_weights_diff_has_no_serious_or_critical_axe_violation(
         server, browsers, axe_source, lang, tmp_path):
     """The Practice page as a failing ex03 leaves it: the feedback, the two heatmaps and their tables."""
@@ -65,6 +66,7 @@ def class_server(tmp_path_factory):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_class_mode_pages_have_no_serious_or_critical_axe_violation(class_server, browsers, axe_source, lang):
     """Sign-in, a learner's Practice, and an instructor's gradebook and analytics: one visit each."""
     server, store, _ = class_server

@@ -13,7 +13,7 @@ from tests.browser_support import main_text, rerun_mark, wait_for, wait_until_re
 from tests.page_checks import drawn_charts
 from tests.test_browser import close_dialogs, open_page
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Chromium
 
 
 # The last element the keyboard reaches before arguments[0] (in document order), focused.

@@ -11,7 +11,7 @@ from tests.browser_support import (ERROR_SELECTOR, SHOTS, full_page_screenshot, 
                                    wait_until_rendered)
 from tests.test_browser import open_page, press_on_slider
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # Chromium
 
 
 def metric_value(driver, label):

@@ -15,7 +15,7 @@ from tests.browser_support import heatmap_labels, main_text, press_and_wait, sli
 from tests.page_checks import unreadable, vega_charts
 from tests.test_browser import open_page
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # Chromium
 LANGS = ["en", "zh"]
 
 

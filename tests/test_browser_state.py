@@ -13,7 +13,7 @@ from tests.browser_support import (ERROR_SELECTOR, ROOT, SHOTS, full_page_screen
                                    rerun_mark, running_app, wait_for, wait_for_text, wait_until_rendered)
 from tests.test_browser import open_page, open_tab, press_on_slider, recorded, type_sentence
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Chromium
 NEEDS_MODELS = pytest.mark.skipif(not (ROOT / "checkpoints" / "transformer.pt").is_file(),
                                   reason="no shipped checkpoints")
 DEEP_LINKS = ("demo_translate", "demo_bottleneck", "demo_inside", "demo_mine", "ch03", "notes")

@@ -59,6 +59,7 @@ def grade_buggy_upload(driver, server, lang, folder):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_the_practice_page_shows_the_weights_side_by_side(server, browsers, lang, tmp_path):
     from selenium.webdriver.common.by import By
 

@@ -93,7 +93,7 @@ def test_comparison_table_in_both_languages(lang):
 def test_attention_variants_compute_what_they_claim():
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, n, 4, generator=gen) for n in (3, 5, 5))
-    fns = ch03._attention_fns(4, 6)
+    fns = ch03.attention_fns(4, 6)
     scores = q @ k.transpose(1, 2)
     torch.testing.assert_close(fns["dot"](q, k, v), torch.softmax(scores, dim=-1) @ v)
     torch.testing.assert_close(fns["scaled"](q, k, v), torch.softmax(scores / 2.0, dim=-1) @ v)

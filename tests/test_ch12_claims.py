@@ -102,6 +102,8 @@ def test_a_recomputed_grouped_bleu_is_the_shipped_one():
     assert bleu == pytest.approx(SHIPPED["bleu"]["self"]["2"], abs=0.01)
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_the_timing_text_claims_hold_on_this_machine():
     """Measured as the page measures (one torch thread); the margins are generous: at the page's T, recomputing
     grew at least 2-fold from the first steps (it grew ~5-fold on an idle machine), re-projecting and the cache

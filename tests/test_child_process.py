@@ -81,6 +81,8 @@ def test_lines_come_as_they_are_written_and_a_partial_line_waits_for_its_newline
         kill_group(child)
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_silent_child_gives_none_at_the_deadline_and_the_reader_can_go_on():
     child = python("import time; time.sleep(60)")
     try:
@@ -160,6 +162,8 @@ def test_a_grandchild_that_keeps_writing_does_not_hold_the_reader_past_the_child
         kill_group(child)
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_child_that_prints_without_pause_cannot_carry_the_reader_past_its_deadline():
     child = python("while True: print('x' * 20, flush=True)")
     try:

@@ -43,6 +43,7 @@ def submit_ex00(at, code):
     at.run()
 
 
+@pytest.mark.slow
 def test_a_link_signs_in_and_the_learner_submits(hosted):
     link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
     at = AppTest.from_file(str(APP), default_timeout=60)
@@ -124,6 +125,7 @@ def test_a_ta_may_read_the_gradebook_but_a_learner_never_sees_anothers_history(h
     assert t("classroom.history_empty", "en") in [c.value for c in at.caption]  # bob's submission is not hers
 
 
+@pytest.mark.slow
 def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
     from grader.report import status_label
 

@@ -177,6 +177,7 @@ def test_another_learners_link_asks_first_and_switches_only_when_confirmed(hoste
         driver.switch_to.window(driver.window_handles[0])
 
 
+@pytest.mark.slow
 def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     from selenium.webdriver.common.by import By
 
@@ -220,6 +221,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     assert t("classroom.similarity_title", "en") not in main_text(driver)
 
 
+@pytest.mark.slow
 def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browsers):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys

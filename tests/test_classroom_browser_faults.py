@@ -17,7 +17,7 @@ from tests.browser_support import SHOTS, full_page_screenshot, main_text, requir
 from tests.classroom_support import INSTRUCTOR, add_graded, make_class
 from tests.test_classroom_browser import _sign_in, _wait_for_cookie
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # Chromium
 LEAKS = ("OperationalError", "sqlalchemy", "sqlite", "psycopg", "Traceback", "class.db", "/tmp/", "127.0.0.1")
 # Root without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH: file permissions apply to it as to any user.
 NO_OVERRIDE = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")

@@ -59,6 +59,7 @@ def test_every_class_page_says_a_missing_sqlite_database_in_the_learners_words(t
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_a_stopped_postgres_is_said_on_every_class_page_and_nothing_is_lost(own_postgres, tmp_path, monkeypatch,
                                                                             lang):
     url = f"{own_postgres.url}/postgres"

@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from classroom import eta, grading_times, line, live, queue, store as store_ops, turns
 from classroom.cli import submission_wait
-from classroom.models import Job, Result, Worker, utcnow
+from classroom.models import REGRADE, SUBMIT, Job, Result, Worker, utcnow
 from course.common.i18n import t
 from tests.classroom_support import add_graded, run_cli, user_id
 
@@ -16,7 +16,7 @@ ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
 
 
 def _submits(*seconds):
-    return [eta.Pending(f"s{i}", 0, s) for i, s in enumerate(seconds, 1)]
+    return [eta.Pending(f"s{i}", SUBMIT, s) for i, s in enumerate(seconds, 1)]
 
 
 def test_each_free_worker_takes_the_next_job_in_claim_order():
@@ -28,13 +28,13 @@ def test_each_free_worker_takes_the_next_job_in_claim_order():
 def test_a_due_regrade_goes_ahead_once_per_age():
     # one worker; regrades due in 50 s, age 60 s: s1 0-30, s2 30-60, at 60 the regrade is due: r1 60-65 (next due
     # at 120), s3 65-95, then only regrades: r2 95-100
-    pending = _submits(30, 30, 30) + [eta.Pending("r1", 1, 5), eta.Pending("r2", 1, 5)]
+    pending = _submits(30, 30, 30) + [eta.Pending("r1", REGRADE, 5), eta.Pending("r2", REGRADE, 5)]
     times = eta.schedule(pending, in_flight=[], workers=1, regrade_due_in=50, age_s=60)
     assert times == {"s1": (0, 30), "s2": (30, 60), "r1": (60, 65), "s3": (65, 95), "r2": (95, 100)}
 
 
 def test_without_a_regrade_clock_regrades_wait_for_every_submission():
-    pending = [eta.Pending("r1", 1, 5)] + _submits(2, 2)  # the order given need not list submissions first
+    pending = [eta.Pending("r1", REGRADE, 5)] + _submits(2, 2)  # the order given need not list submissions first
     assert eta.schedule(pending, in_flight=[1.0], workers=1) == {"s1": (1, 3), "s2": (3, 5), "r1": (5, 10)}
 
 
@@ -73,11 +73,11 @@ def test_more_jobs_in_flight_than_live_workers_keeps_the_soonest_free():
 
 def test_expected_and_remaining_times():
     quick = grading_times.Timing(3.0, 6.0, 0.0, 20.0)
-    durations = {("ex01", 0): quick, ("ex03", 1): grading_times.Timing(9.0, 36.0, 0.0, 20.0)}
-    assert eta.expected_s(durations, "ex01", 0) == 3.0
-    assert eta.expected_s(durations, "ex03", 0) == 9.0  # only regrades measured: their time
-    assert eta.expected_s(durations, "ex05", 1) == 6.0  # not measured: the mean of those measured
-    assert eta.expected_s({}, "ex05", 1) == grading_times.DEFAULT_JOB_S
+    durations = {("ex01", SUBMIT): quick, ("ex03", REGRADE): grading_times.Timing(9.0, 36.0, 0.0, 20.0)}
+    assert eta.expected_s(durations, "ex01", SUBMIT) == 3.0
+    assert eta.expected_s(durations, "ex03", SUBMIT) == 9.0  # only regrades measured: their time
+    assert eta.expected_s(durations, "ex05", REGRADE) == 6.0  # not measured: the mean of those measured
+    assert eta.expected_s({}, "ex05", REGRADE) == grading_times.DEFAULT_JOB_S
     assert eta.remaining_s(quick, 1.0) == 2.0
     assert eta.remaining_s(quick, 4.5) == 0.0  # overdue but within its normal time: expected any moment
     assert eta.remaining_s(quick, 7.0) == 13.0  # past its normal time: a hang, runs to its hang time
@@ -121,22 +121,22 @@ def test_the_replay_places_the_hangs_the_jobs_ahead_most_likely_hold():
     found = grading_times.timing_of([1.0] * 9 + [20.5])  # typical 1 s, hang share 0.1, hang 20.5 s
     # one worker, ten such jobs: the expected hangs reach 0.7 at the seventh, where the median count becomes 1:
     # it holds its worker 20.5 s; every other job 1 s, as most will (the mean would charge each 2.95 s)
-    times = eta.schedule([eta.pending(f"s{i}", 0, found) for i in range(1, 11)], [], workers=1)
+    times = eta.schedule([eta.pending(f"s{i}", SUBMIT, found) for i in range(1, 11)], [], workers=1)
     assert [times[f"s{i}"][0] for i in range(1, 11)] == pytest.approx([0, 1, 2, 3, 4, 5, 6, 26.5, 27.5, 28.5])
     assert times["s7"] == pytest.approx((6, 7))  # its own feedback: after its typical time
     # the job in flight has run 8 s of an exercise whose jobs take 1 s: a hang, 12.5 s left; the job behind it
     # starts then, and carries no hang (its 0.1 alone is not likely one)
-    times = eta.schedule([eta.pending("s1", 0, found)], [eta.remaining_s(found, 8.0)], workers=1,
+    times = eta.schedule([eta.pending("s1", SUBMIT, found)], [eta.remaining_s(found, 8.0)], workers=1,
                          hangs_in_flight=eta.share_in_flight(found, 8.0))
     assert times["s1"] == pytest.approx((12.5, 13.5))
     # jobs in flight that may still hang (0.65 of one between them) and one more share: 0.75, likely one hang,
     # placed on the queued job (the time left of those in flight holds none)
-    times = eta.schedule([eta.pending("s1", 0, found), eta.pending("s2", 0, found)], [0.5], workers=1,
+    times = eta.schedule([eta.pending("s1", SUBMIT, found), eta.pending("s2", SUBMIT, found)], [0.5], workers=1,
                          hangs_in_flight=0.65)
     assert times == pytest.approx({"s1": (0.5, 1.5), "s2": (21.0, 22.0)})
 
 
-def _graded(worker, ex_id, seconds, start, queued=None, batch=0):
+def _graded(worker, ex_id, seconds, start, queued=None, batch=SUBMIT):
     """A graded job on `worker` claimed `start` s after a fixed moment (queued then, or at `queued`)."""
     base = utcnow() - timedelta(hours=1)
     at = base + timedelta(seconds=start)
@@ -160,20 +160,21 @@ def test_the_typical_times_follow_the_pace_of_the_newest_jobs():
     earlier = [("ex01", 5.0), ("ex02", 9.0)] + [("ex01", 1.0)] * 8 + [("ex02", 2.0)] * 4
     assert len(earlier) - 2 >= newest  # enough jobs before the newest for a pace
     found = grading_times.timings(_back_to_back("w", earlier + [("ex01", 1.5)] * newest))
-    assert found[("ex01", 0)].typical_s == pytest.approx(1.5)  # its earlier 1 s x 1.5
-    assert found[("ex02", 0)].typical_s == pytest.approx(3.0)  # its earlier 2 s x 1.5
-    assert found[("ex01", 0)].normal_s == pytest.approx(6.0)  # 4 x the median, at that pace too
+    assert found[("ex01", SUBMIT)].typical_s == pytest.approx(1.5)  # its earlier 1 s x 1.5
+    assert found[("ex02", SUBMIT)].typical_s == pytest.approx(3.0)  # its earlier 2 s x 1.5
+    assert found[("ex01", SUBMIT)].normal_s == pytest.approx(6.0)  # 4 x the median, at that pace too
     # a slower job among the newest does not move the median of their ratios; a hang is not one of them
     slower = [("ex01", 1.5)] * (newest - 2) + [("ex01", 6.0), ("ex01", 21.0), ("ex01", 1.5)]
-    assert grading_times.timings(_back_to_back("w", earlier + slower))[("ex01", 0)].typical_s == pytest.approx(1.5)
+    assert grading_times.timings(_back_to_back("w", earlier + slower))[("ex01", SUBMIT)].typical_s == pytest.approx(1.5)
     # until the newest have as many jobs before them, the typical time is the mean of the newest TYPICAL
     few = grading_times.timings(_back_to_back("w", [("ex01", 5.0)] + [("ex01", 1.0)] * 5 + [("ex01", 1.6)] * 5))
-    assert few[("ex01", 0)].typical_s == pytest.approx(1.3)
+    assert few[("ex01", SUBMIT)].typical_s == pytest.approx(1.3)
     # a regrade's jobs with no regrade before them are paced against the exercise's submissions
     graded = _back_to_back("w", earlier + [("ex02", 2.0)] * 2) + _back_to_back("w", [("ex01", 2.0)] * newest, 100)
-    graded = graded[:-newest] + [job._replace(batch=1) for job in graded[-newest:]]
+    graded = graded[:-newest] + [job._replace(batch=REGRADE) for job in graded[-newest:]]
     found = grading_times.timings(graded)
-    assert found[("ex02", 0)].typical_s == pytest.approx(4.0) and found[("ex01", 1)].typical_s == pytest.approx(2.0)
+    assert found[("ex02", SUBMIT)].typical_s == pytest.approx(4.0)
+    assert found[("ex01", REGRADE)].typical_s == pytest.approx(2.0)
 
 
 def test_an_idle_worker_claims_after_the_delay_measured_on_jobs_that_found_one_idle():
@@ -220,12 +221,13 @@ def test_measured_times_are_typical_times_of_the_last_jobs_per_exercise_and_kind
         _history(class_store, CY, "ex02", seconds)
     with class_store.session() as session:
         found = {key: found.typical_s for key, found in grading_times.durations(session).items()}
-        assert found == {("ex01", 0): 6.0, ("ex01", 1): 1.0, ("ex03", 0): 6.0, ("ex02", 0): pytest.approx(4 / 3)}
-        assert grading_times.durations(session)[("ex02", 0)].hang_share == 0.25  # 30 s ran to the limit: 1 of 4
-        assert grading_times.durations(session)[("ex02", 0)].hang_s == 30.0
-        assert grading_times.durations(session, history=2)[("ex01", 0)].typical_s == 8.0  # the last two: 4 and 12
+        assert found == {("ex01", SUBMIT): 6.0, ("ex01", REGRADE): 1.0, ("ex03", SUBMIT): 6.0,
+                         ("ex02", SUBMIT): pytest.approx(4 / 3)}
+        assert grading_times.durations(session)[("ex02", SUBMIT)].hang_share == 0.25  # 30 s ran to the limit: 1 of 4
+        assert grading_times.durations(session)[("ex02", SUBMIT)].hang_s == 30.0
+        assert grading_times.durations(session, history=2)[("ex01", SUBMIT)].typical_s == 8.0  # the last two: 4 and 12
         # the last 3 read, 1 cold
-        assert grading_times.durations(session, read=3) == {("ex02", 0): grading_times.timing_of([2, 30])}
+        assert grading_times.durations(session, read=3) == {("ex02", SUBMIT): grading_times.timing_of([2, 30])}
 
 
 def _claim(store, worker, seconds_ago):

@@ -45,6 +45,7 @@ LEARNERS = 36  # each burst: one submission each (on an idle machine a job takes
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     url = f"sqlite:///{tmp_path / 'class.db'}"
     store = make_class(url, tmp_path)

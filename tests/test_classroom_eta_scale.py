@@ -83,7 +83,7 @@ def test_a_claim_and_the_measurements_stay_cheap_behind_a_20000_job_regrade(tmp_
     with store.session() as session:
         spent, found = _best_cpu_s(lambda: grading_times.measured(session), 3)
     print(f"measurements over 20,000 graded jobs: CPU {spent:.4f} s")
-    timing = found[0].durations[("ex00", 0)]
+    timing = found[0].durations[("ex00", eta.SUBMIT)]
     assert (timing.typical_s, timing.hang_share, timing.hang_s) == (1.0, pytest.approx(2 / 30), eta.LIMIT_S)  # 2 of the last 30
     assert spent < MEASURED_CPU_S
 
@@ -111,7 +111,7 @@ def test_the_waiting_line_reads_only_the_first_regrades_of_a_20000_job_regrade(t
         spent, found = _best_cpu_s(lambda: line.read(session, now), 5)
         expected = _claim_order_in_sql(session, now, line.REGRADES_READ)
     print(f"the waiting line behind a 20,000-job regrade: CPU {spent:.4f} s")
-    first = [row[0] for row in found[0].rows if row[5] == 1 and found[0].claimable(row)]
+    first = [row[0] for row in found[0].rows if row[5] == eta.REGRADE and found[0].claimable(row)]
     assert first == expected and len(first) == line.REGRADES_READ
     assert 20101 in first and 20002 not in first  # a lapsed lease: claimable; behind a held one: a second turn
     assert found[0].regrades_claimable == 20000 - 3 + 1  # the lapsed one counted

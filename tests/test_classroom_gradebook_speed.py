@@ -16,6 +16,7 @@ PROF = "prof@bench.test"
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_a_thousand_learners_gradebook_and_analytics_are_drawn_within_three_seconds(browsers, tmp_path):
     from selenium.webdriver.common.by import By
 

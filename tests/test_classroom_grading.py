@@ -32,6 +32,7 @@ def _results(store):
 
 
 @pytest.mark.parametrize("sandbox", ["process", "strict"])
+@pytest.mark.slow
 def test_dependencies_are_the_learners_own_and_must_have_passed(class_store, sqlite_url, sandbox):
     if sandbox == "strict" and grading.strict_problem():
         if os.environ.get("ATTENTION_LAB_REQUIRE_STRICT") == "1" or os.environ.get("CI") == "true":
@@ -65,6 +66,7 @@ def test_dependencies_are_the_learners_own_and_must_have_passed(class_store, sql
     assert results[ids["bob_ex01_stub"]][0] == "not_written"
 
 
+@pytest.mark.slow
 def test_a_notebook_without_an_answer_cell_gets_the_graders_message(class_store, sqlite_url):
     ann = user_id(class_store, "ann@class.test")
     nb = nbformat.v4.new_notebook()
@@ -111,6 +113,7 @@ def test_worker_falls_back_to_process_mode_with_a_clear_line():
         assert mode == "process" and "STRICT MODE UNAVAILABLE" in lines[0]
 
 
+@pytest.mark.slow
 def test_regrade_reports_every_changed_score(class_store, sqlite_url):
     ann = user_id(class_store, "ann@class.test")
     stubbed = store_ops.submit(class_store, ann, "ex00", stub("ex00"), "ex00_paths.py")
@@ -129,6 +132,7 @@ def test_regrade_reports_every_changed_score(class_store, sqlite_url):
     assert status["jobs"] == {"queued": 0, "running": 0, "done": 4, "error": 0}
 
 
+@pytest.mark.slow
 def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_store, sqlite_url):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
     hostile = store_ops.submit(class_store, ann, "ex00", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",

@@ -32,6 +32,7 @@ def _messages(entry):
     return [(c["id"], c["message"], c["hint"]) for c in entry["checks"]]
 
 
+@pytest.mark.slow
 def test_submit_records_the_language_and_the_worker_grades_in_it(class_store, sqlite_url, tmp_path):
     path = tmp_path / "ex03_scoring.py"
     path.write_text(NOSCALE)
@@ -74,6 +75,7 @@ def test_a_blocked_verdict_is_in_the_submissions_language(class_store, sqlite_ur
     assert result.status == "blocked" and result.summary.startswith("请先通过 ex01")
 
 
+@pytest.mark.slow
 def test_submit_language_defaults_to_the_locale_and_refuses_unknown_ones(class_store, sqlite_url, tmp_path):
     import os
 

@@ -30,6 +30,7 @@ WebSocket.prototype.send = function (data) {
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_a_followed_page_shows_each_change_within_a_second_and_polls_cheaply(browsers, tmp_path):
     from selenium.webdriver.common.by import By
 

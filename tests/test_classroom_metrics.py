@@ -283,6 +283,7 @@ SCRAPE_WALL_S = 2.0  # ... and in wall seconds, with margin for a loaded machine
 
 
 @pytest.mark.slow  # 60,000 rows written
+@pytest.mark.timing
 def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_graded_jobs(class_store):
     from sqlalchemy import insert, select
 

@@ -50,6 +50,7 @@ def test_json_ready_writes_every_non_finite_number_as_text_and_number_reads_it_b
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_a_report_with_nan_weights_is_strict_json_and_shows_nan_after_a_round_trip(lang):
     diff = _diff_with_non_finite()
     check = CheckResult("masked_softmax", False, "wrong weights", kind="mismatch", id="ex01.x.1", weights=diff)

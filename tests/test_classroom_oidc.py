@@ -92,6 +92,7 @@ def _sign_in_as(driver, server, sub):
     wait_until_rendered(driver)
 
 
+@pytest.mark.slow
 def test_a_rostered_learner_signs_in_with_the_provider(oidc_app, browsers):
     from selenium.webdriver.common.by import By
 
@@ -102,6 +103,7 @@ def test_a_rostered_learner_signs_in_with_the_provider(oidc_app, browsers):
     assert "Ann" in sidebar and t("classroom.role_learner", "en") in sidebar
 
 
+@pytest.mark.slow
 def test_an_email_off_the_roster_is_told_so(oidc_app, browsers):
     from selenium.webdriver.common.by import By
 
@@ -112,6 +114,7 @@ def test_an_email_off_the_roster_is_told_so(oidc_app, browsers):
     assert not driver.find_elements(By.CSS_SELECTOR, "textarea")
 
 
+@pytest.mark.slow
 def test_an_unverified_email_signs_nobody_in(oidc_app, browsers):
     from selenium.webdriver.common.by import By
 

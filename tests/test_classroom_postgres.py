@@ -10,6 +10,8 @@ from classroom.db import Store
 from classroom.models import Job, Result, Submission
 from tests.classroom_support import LEARNERS, make_class, run_cli, solution, stub, user_id
 
+pytestmark = pytest.mark.slow  # a Postgres server
+
 
 @pytest.fixture
 def pg_store(pg_url, tmp_path):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from sqlalchemy import func, select
 
 from classroom import queue, store as store_ops, worker as worker_ops
@@ -81,6 +82,7 @@ def test_a_job_whose_workers_keep_dying_gets_an_error_verdict(class_store):
         assert result.job_id == job.id and "grading stopped 3 times" in result.summary
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_job_has_its_job_regraded_exactly_once(class_store, sqlite_url):
     sid = _submit(class_store, "ann@class.test", "ex01", solution("ex01"))
     worker = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--db", sqlite_url, "--once",
@@ -115,6 +117,7 @@ def test_a_worker_killed_mid_job_has_its_job_regraded_exactly_once(class_store, 
         assert [(r.submission_id, r.status, r.job_id) for r in results] == [(sid, "passed", job.id)]
 
 
+@pytest.mark.slow
 def test_a_burst_from_threads_and_processes_is_graded_exactly_once(class_store, sqlite_url, tmp_path):
     sources = {"good": solution("ex00"), "stub": stub("ex00")}
     for name, text in sources.items():

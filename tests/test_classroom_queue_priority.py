@@ -4,6 +4,7 @@ import os
 import time
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import func, insert, select
 
 from classroom import grading_times, line, live, queue, store as store_ops, turns
@@ -27,6 +28,8 @@ def _class_of(store, learners, per_learner):
     return ids
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     ids = _class_of(any_store, 200, 100)  # 200 learners x 10 exercises x 10 submissions
     queued_at = utcnow()  # the clock stays here: on a loaded machine the inserts may outlast REGRADE_AGE_S

@@ -35,7 +35,9 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
         assert stamp.worker_id == "w1" and stamp.at == session.scalar(select(Job.set_aside_at)
                                                                       .where(Job.id == probe.job_id))
         waiting = line.read(session)
-    assert [row[1] for row in waiting.rows] == fresh + [slow, old]  # claim order: batch 0, set aside, regrade
+        every = queue.claim_order()  # every batch in one query: ordered by the batches' numbers, the claim order
+        assert session.scalars(select(every.c.submission_id).order_by(*queue.ordering(every))).all() == fresh + [slow, old]
+    assert [row[1] for row in waiting.rows] == fresh + [slow, old]  # claim order: submissions, set aside, regrade
     assert [row[5] for row in waiting.rows] == [eta.SUBMIT, eta.SUBMIT, eta.SET_ASIDE, eta.REGRADE]
     assert line.position(any_store, slow) == ("queued", 3)
     shown = live.Snapshot(any_store)  # what the learner's page shows: queued again, and why
@@ -250,18 +252,19 @@ def test_a_run_set_aside_ends_a_worker_s_gap_like_a_verdict():
     def at(seconds):
         return t0 + timedelta(seconds=seconds)
 
-    jobs = [grading_times.Graded("w", "ex00", 0, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
-            grading_times.Graded("w", "ex00", 0, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
-            grading_times.Graded("w", "ex00", 0, at(0), at(5.6), at(5.8)),  # a run set aside at 5.55 s in between
-            grading_times.Graded("w", "ex00", 0, at(0), at(5.85), at(6.0))]  # 0.05 s
+    jobs = [grading_times.Graded("w", "ex00", eta.SUBMIT, at(0), at(0.0), at(0.2)),  # the burst is queued at 0
+            grading_times.Graded("w", "ex00", eta.SUBMIT, at(0), at(0.25), at(0.45)),  # 0.05 s after the verdict
+            grading_times.Graded("w", "ex00", eta.SUBMIT, at(0), at(5.6), at(5.8)),  # a run set aside at 5.55 s in between
+            grading_times.Graded("w", "ex00", eta.SUBMIT, at(0), at(5.85), at(6.0))]  # 0.05 s
     # w2's: another worker's, no gap of w's
     asides = [grading_times.SetAside("w", at(5.55)), grading_times.SetAside("w2", at(5.0))]
     assert grading_times.overhead_of(jobs, asides=asides) == pytest.approx(0.05)
     assert grading_times.overhead_of(jobs) == pytest.approx((0.05 + 5.15 + 0.05) / 3)  # the stamp is what tells them apart
-    slow = jobs + [grading_times.Graded("w", "ex00", 0, at(0), at(6.8), at(7.0))]  # 0.8 s after a verdict: a slow claim
+    slow = jobs + [grading_times.Graded("w", "ex00", eta.SUBMIT, at(0), at(6.8), at(7.0))]  # 0.8 s after a verdict: a slow claim
     assert grading_times.overhead_of(slow, asides=asides) == pytest.approx((0.05 + 0.05 + 0.05 + 0.8) / 4)
-    late = grading_times.Graded("w", "ex00", 0, at(6.5), at(11.6), at(11.8))  # submitted while the worker ran one set aside
-    idle = grading_times.Graded("w", "ex00", 0, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
+    # submitted while the worker ran one set aside
+    late = grading_times.Graded("w", "ex00", eta.SUBMIT, at(6.5), at(11.6), at(11.8))
+    idle = grading_times.Graded("w", "ex00", eta.SUBMIT, at(12.0), at(12.1), at(12.3))  # found it idle: claimed 0.1 s after
     asides.append(grading_times.SetAside("w", at(11.55)))
     assert grading_times.idle_of(jobs + [late, idle], asides=asides) == pytest.approx(0.1)
     assert grading_times.overhead_of(jobs + [late, idle], asides=asides) == pytest.approx(0.05)  # late: claimed 0.05 s after

@@ -27,6 +27,7 @@ def test_migrations_build_exactly_the_models(class_store):
     assert diff == []
 
 
+@pytest.mark.slow
 def test_init_is_idempotent_and_uses_wal(sqlite_url, tmp_path):
     for _ in range(2):
         result = run_cli("init", "--db", sqlite_url, "--instructor", "Prof@Class.TEST")
@@ -66,6 +67,7 @@ def test_roster_reimport_updates_and_never_duplicates(class_store, tmp_path):
     assert len(users) == 6  # instructor, 3 learners, ta, new
 
 
+@pytest.mark.slow
 def test_roster_errors_name_their_lines_and_import_nothing(sqlite_url, tmp_path):
     run_cli("init", "--db", sqlite_url, "--instructor", INSTRUCTOR)
     roster = tmp_path / "bad.csv"
@@ -116,6 +118,7 @@ def test_expired_links_and_sessions_are_refused(class_store):
     assert store_ops.user_for_session(class_store, token) is None
 
 
+@pytest.mark.slow
 def test_links_command_refuses_unknown_emails(class_store, sqlite_url):
     result = run_cli("links", "--db", sqlite_url, "--email", "ghost@class.test")
     assert result.returncode == 1 and "ghost@class.test" in result.stderr
@@ -182,6 +185,7 @@ def test_submit_rejects_other_files_and_non_utf8(class_store):
         store_ops.submit(class_store, ann, "ex01", b"\xff\xfe", "a.py")
 
 
+@pytest.mark.slow
 def test_submission_is_acknowledged_only_after_its_commit(class_store, sqlite_url, tmp_path):
     # A trigger makes the job insert fail after the submission row was written: the
     # command must print no id, and the submission must not exist.

@@ -19,7 +19,7 @@ from sqlalchemy import inspect, select, text
 from classroom import cli, line, queue, store as store_ops, verdicts, worker
 from classroom.db import ENV_VAR, SchemaError, Store, alembic_config, make_engine, schema_versions
 from classroom.models import Job, Result, Submission, Worker
-from tests.classroom_support import ROOT, make_class, run_cli, solution, user_id
+from tests.classroom_support import BACKENDS, ROOT, make_class, run_cli, solution, user_id
 from tests.waiting import wait_until
 
 OLD_VERSION = "src-0123456789ab"  # a grader version this checkout does not have (another checkout's)
@@ -48,9 +48,6 @@ def _old_database(url):
         connection.execute(text("INSERT INTO jobs (id, submission_id, reason, state, attempts, full_time, "
                                 "created_at, error) VALUES (1, 1, 'submit', 'queued', 0, false, '2026-01-01', '')"))
     engine.dispose()
-
-
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(params=BACKENDS)

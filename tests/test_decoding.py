@@ -49,6 +49,7 @@ def step_logits(model, src, lens, tokens):
 # ---------------------------------------------------------------- key/value cache
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_kv_cache_gives_the_logits_of_the_blocks_and_of_full_recomputation(seed):
     model = transformer(seed)
     src, lens = padded_batch()
@@ -74,6 +75,7 @@ def test_kv_cache_is_never_used_in_training_or_by_forward():
 
 
 @pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.slow
 def test_kv_cache_decodes_the_same_ids_greedy_and_beam(seed):
     model = transformer(seed)
     src, lens = padded_batch()
@@ -184,6 +186,7 @@ def test_no_token_stands_three_times_in_a_row_with_the_guard_on():
         assert ids[:2] == [4, 4] and all(not (a == b == c) for a, b, c in zip(ids, ids[1:], ids[2:])), ids
 
 
+@pytest.mark.slow
 def test_blocking_on_a_random_transformer_in_beam_and_greedy():
     model = transformer(6).use_kv_cache(True)
     src, lens = padded_batch()
@@ -202,6 +205,7 @@ def tiny_checkpoint(tmp_path, metrics):
     return path
 
 
+@pytest.mark.slow
 def test_the_alpha_and_ngram_stored_with_the_checkpoint_are_the_ones_used(tmp_path, monkeypatch):
     path = tiny_checkpoint(tmp_path, {"beam_alpha": 1.8, "no_repeat_ngram": 3})
     loaded = load_checkpoint(path)
@@ -228,6 +232,7 @@ def test_the_alpha_and_ngram_stored_with_the_checkpoint_are_the_ones_used(tmp_pa
     assert len(grams) == len(set(grams))
 
 
+@pytest.mark.slow
 def test_a_checkpoint_without_a_chosen_alpha_says_so(tmp_path):
     loaded = load_checkpoint(tiny_checkpoint(tmp_path, {}))
     result = translate(loaded.model, "w1 w2", loaded.src_vocab, loaded.tgt_vocab, beam_size=2)

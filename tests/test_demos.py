@@ -26,7 +26,7 @@ from course.translation.checkpoint import load_checkpoint
 from course.translation.models import MODEL_NAMES
 from course.translation.vocab import BOS_ID, EOS_ID, PAD_ID, tokenize_en
 
-pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("tiny_env")]  # a fresh progress home; the tiny checkpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_PAGES = [p for p in pages_index.PAGES if p.section == "demos"]
@@ -251,6 +251,7 @@ def learner_with(solutions_copy, folder, code):
     return folder
 
 
+@pytest.mark.timing
 def test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_is_killed(solutions_copy, tmp_path):
     marker = tmp_path / "grandchild.pid"
     learner = learner_with(solutions_copy, tmp_path / "learner",
@@ -264,6 +265,7 @@ def test_a_detached_process_holding_the_pipes_does_not_hold_the_translation_and_
     assert pid_gone(grandchild), "the learner's detached process outlived the run"
 
 
+@pytest.mark.timing
 def test_a_translation_past_its_time_limit_is_stopped(solutions_copy, tmp_path):
     learner = learner_with(solutions_copy, tmp_path / "learner", "while True:\n    pass\n")
     start = time.monotonic()

@@ -35,6 +35,7 @@ def test_the_buttons_say_what_was_measured(lang):
 
 @pytest.mark.usefixtures("tiny_env")
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_a_chinese_sentence_gets_the_english_only_notice_and_no_translation(lang):
     at = open_page(TRANSLATE, lang=lang)
     at.text_input(key="demo_translate_sentence").set_value("我爱你 😀").run()
@@ -45,6 +46,7 @@ def test_a_chinese_sentence_gets_the_english_only_notice_and_no_translation(lang
 
 @pytest.mark.usefixtures("tiny_env")
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_a_mixed_sentence_is_translated_with_the_notice(lang):
     at = open_page(TRANSLATE, lang=lang)
     at.text_input(key="demo_translate_sentence").set_value("tom is a 老师.").run()

@@ -64,6 +64,7 @@ def test_a_dependency_that_did_not_pass_blocks_the_exercise_without_running_it(g
     assert "待前置练习" in table(Report("x", [ex05], "zh"))
 
 
+@pytest.mark.slow
 def test_a_dependency_failing_in_the_same_run_blocks_what_builds_on_it():
     ex01_stub, ex03 = source("exercises", "ex01_softmax.py"), source("solutions", "ex03_scoring.py")
     done = grade_submissions([Submission("ex01", ex01_stub, "ex01_softmax.py"),

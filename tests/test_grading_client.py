@@ -220,6 +220,7 @@ LINGERING_GRADER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_background_process_cannot_rewrite_the_report(tmp_path, monkeypatch):
     script = tmp_path / "lingering_grader.py"
     script.write_text(LINGERING_GRADER.format())
@@ -270,6 +271,8 @@ def test_the_grading_server_serves_request_after_request_from_one_process():
         server.close()
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_grading_server_that_crashed_or_was_killed_is_replaced_by_a_fresh_one():
     server = grading_client.GradingServer()
     try:
@@ -287,6 +290,8 @@ def test_a_grading_server_that_crashed_or_was_killed_is_replaced_by_a_fresh_one(
         server.close()
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_grading_server_past_the_timeout_is_stopped_not_waited_for():
     server = grading_client.GradingServer()
     try:

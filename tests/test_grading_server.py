@@ -15,6 +15,7 @@ SOLUTIONS = PROJECT_ROOT / "solutions"
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_a_second_grade_reuses_the_warm_server_and_a_killed_one_is_replaced(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_HOME", str(tmp_path / "home"))
     server = grading_client.GradingServer()

@@ -106,6 +106,7 @@ def test_a_pickle_bomb_is_refused_unread_without_the_graders_memory(control_and_
     assert bomb_peak < control_peak + BOMB_EXTRA_MB, f"{mode}: {bomb_peak:.0f} MiB against {control_peak:.0f} MiB"
 
 
+@pytest.mark.timing
 def test_a_pickle_bomb_costs_no_more_time_than_a_correct_grade(control_and_bomb):
     mode, graded = control_and_bomb
     control_took, bomb_took = graded["control"][2], graded["bomb"][2]
@@ -169,6 +170,7 @@ def test_no_fake_line_or_invisible_character_reaches_the_report(result_attacks):
     assert not [line for line in text.getvalue().splitlines() if line.strip().startswith(("ex07 passed", "ex06"))]
 
 
+@pytest.mark.timing
 def test_a_hanging_result_costs_no_more_than_the_timeout():
     run_limits = limits("process")
     submissions = [Submission("ex03", hostile_source("stride0_batch"), "stride0_batch.py")]
@@ -223,6 +225,7 @@ def _deep_notebook(path, levels=100_000):
     return path
 
 
+@pytest.mark.timing
 def test_a_notebook_nested_too_deep_is_not_a_readable_notebook(tmp_path):
     path = _deep_notebook(tmp_path / "ex03_scoring.ipynb")
     report, peak, took = peak_mb_during(lambda: grade(path, ["ex03"], SandboxLimits(timeout_s=10)))

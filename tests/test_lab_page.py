@@ -67,6 +67,7 @@ def wait_for(at, condition, timeout=300):
         assert errors_of(at) == []
 
 
+@pytest.mark.slow
 def test_a_live_run_trains_in_a_child_and_the_stop_button_ends_it(monkeypatch):
     real = training_lab.variant_config
     long_run = dict(num_hiddens=16, ffn_num_hiddens=16, steps=100_000, snapshot_every=5, log_every=1, eval_size=8)

@@ -16,13 +16,13 @@ from classroom import store as store_ops
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
 from classroom.models import LtiMember, User
-from tests.classroom_support import make_class, run_cli
+from tests.classroom_support import BACKENDS, make_class, run_cli
 from tests.lti_platform import LocalLms, ServerThread, free_port, launch_form
 
 pytestmark = pytest.mark.slow  # two real HTTP servers per test (and Postgres)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 def lms(request, tmp_path):
     """A class (SQLite, then Postgres) with a tool endpoint and a local LMS where ann has launched once."""
     url = f"sqlite:///{tmp_path / 'class.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")

@@ -3,6 +3,8 @@
 
 import time
 
+import pytest
+
 from grader import checks as checks_registry
 from grader.diagnosis import mutants
 
@@ -18,6 +20,8 @@ def max_path_length(architecture, n, kernel_size=3, dilated=False):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_an_endless_mutant_is_given_up_by_its_cpu_limit():
     check = checks_registry.for_exercise("ex00").build(seed=0)[0]
     module = mutants.mutant_module("ex00", ENDLESS, 0)

@@ -87,6 +87,7 @@ def test_typing_a_word_shows_the_librarys_pieces_and_beam_size_1_writes_greedys_
 
 @pytest.mark.usefixtures("tiny_env")
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_the_page_runs_on_other_checkpoints_and_says_when_a_model_reads_whole_words(lang):
     at = open_page(PAGE, lang=lang)
     assert not errors_of(at)

@@ -210,7 +210,7 @@ def test_copy_out_takes_nothing_from_a_box_with_a_sparse_file_and_its_hard_links
         f.truncate(16 * MB - 4096)
     for i in range(255):
         os.link(farm, box / "results" / f"{i}.result")
-    refusal = strict._copy_out(str(box), str(job), 64 * MB, 1024)
+    refusal = strict.copy_out(str(box), str(job), 64 * MB, 1024)
     assert refusal["reason"] == "links" and refusal["links"] == 256, refusal
     assert os.listdir(job / "results") == []
     assert (job / "output.txt").stat().st_size == 1024  # output.txt only up to its own bound
@@ -229,7 +229,7 @@ def test_copy_out_copies_a_legitimate_box_and_the_grader_reads_it(tmp_path):
     result_file.write({"error": {"kind": "exception", "type": "E", "message": "m", "where": None, "traceback": ""}},
                       str(box / "results" / "1.result"))
     (box / "results" / "1.result.tmp").write_bytes(b"half")
-    assert strict._copy_out(str(box), str(job), 64 * MB, 1024) is None
+    assert strict.copy_out(str(box), str(job), 64 * MB, 1024) is None
     assert sorted(os.listdir(job / "results")) == ["0.result", "1.result"]
     (job / "status.json").write_text(json.dumps({"exit_code": 0, "elapsed_s": 1.0}))
     result = collect(job, 3)

@@ -10,7 +10,8 @@ from test_sandbox_strict import LIMITS, assert_contained, run_case, three
 
 from grader import seccomp_filter
 
-pytestmark = [pytest.mark.usefixtures("strict_available"), pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.usefixtures("strict_available")]  # alone: as
+# tests/test_sandbox_strict.py, it checks machine-wide state
 
 
 @pytest.fixture(scope="module")

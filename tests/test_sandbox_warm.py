@@ -21,7 +21,9 @@ from grader import warm_server
 from grader.harness import cgroups
 from grader.sandbox import SandboxLimits, run_jobs
 
-pytestmark = pytest.mark.slow  # each test starts a warm server (a Python start and a torch import)
+# slow: each test starts a warm server (a Python start and a torch import); alone: they count the processes of the
+# sandbox uids, which another worker's grading would add to
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 LEAVE = '''
 import os, subprocess, sys, torch
@@ -149,6 +151,7 @@ def test_a_server_is_recycled_after_its_runs(fresh_servers, monkeypatch):
     assert pids[0] == pids[1] != pids[2]
 
 
+@pytest.mark.timing
 def test_a_strict_timeout_ends_in_time_and_keeps_the_server(strict_available, fresh_servers):
     run_one("warmup", reference("ex00_paths.py"))
     server = warm_server.server_pid("strict")

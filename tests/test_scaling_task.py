@@ -80,6 +80,7 @@ def test_without_the_scale_the_score_gradient_shrinks_but_the_query_gradient_gro
     assert unscaled["W_q"] > 2 * scaled["W_q"]
 
 
+@pytest.mark.slow
 def test_at_d_256_the_unscaled_layer_learns_slower_in_a_short_run():
     config = st.ScalingConfig(steps=100)
     scaled, _ = st.train(config, 256, True)

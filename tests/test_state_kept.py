@@ -20,6 +20,7 @@ def away_and_back(at, page_path):
 
 @pytest.mark.usefixtures("tiny_env")
 @pytest.mark.parametrize("key", ["demo_translate", "demo_inside"])
+@pytest.mark.slow
 def test_a_typed_sentence_survives_a_visit_to_another_page(key):
     page = pages_index.get(key).path
     at = open_page(page, lang="zh")

@@ -57,6 +57,7 @@ def test_a_saved_status_reads_back_as_itself(status, clean_progress):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("status", GRADER_STATUSES)
+@pytest.mark.slow
 def test_every_page_renders_for_every_status_the_grader_saves(status, lang, clean_progress):
     save_all(status)
     pages = pages_index.existing()
@@ -70,6 +71,7 @@ def test_every_page_renders_for_every_status_the_grader_saves(status, lang, clea
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_review_page_after_grading_the_untouched_stubs(lang, clean_progress):
     """As a new learner would: grade the stubs with the real grader, then open Review."""
     done = subprocess.run([sys.executable, "-m", "grader", "ex00", "ex01"], cwd=PROJECT_ROOT,

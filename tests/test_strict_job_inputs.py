@@ -21,7 +21,7 @@ import torch
 from course.common.exercise_index import EXERCISES
 from grader import checks as checks_registry
 from grader.checks.demo import strict_variant
-from grader.core import Submission, _run_reference, grade_submissions
+from grader.core import Submission, run_reference_check, grade_submissions
 from grader.sandbox import SandboxLimits
 from grader.text import render
 
@@ -133,7 +133,7 @@ def reference_tensors(built):
     for ex_id, checks in built.items():
         for index, check in enumerate(checks):
             spec_tensors(check.spec, given)
-            for key, value in _run_reference(index, check).items():  # seeded as the run seeds call `index`
+            for key, value in run_reference_check(index, check).items():  # seeded as the run seeds call `index`
                 if isinstance(value, torch.Tensor) and value.numel() >= 4 and value.unique().numel() > 1:
                     found[fingerprint_tensor(value)] = f"{check.id} {key}"
     return {f: where for f, where in found.items() if f not in given}, given

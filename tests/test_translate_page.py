@@ -14,7 +14,7 @@ from course.translation.decoding import translate
 from course.translation.models import MODEL_NAMES
 from course.translation.vocab import UNK
 
-pytestmark = pytest.mark.usefixtures("tiny_env")  # a fresh progress home; the tiny checkpoints
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("tiny_env")]  # a fresh progress home; the tiny checkpoints
 
 TRANSLATE = pages_index.get("demo_translate").path
 SHIPPED = demos.PROJECT_ROOT / "checkpoints"

@@ -55,6 +55,7 @@ def test_colour_check_can_fail():
 
 
 @pytest.mark.parametrize("key", CHART_PAGES)
+@pytest.mark.slow
 def test_series_keep_their_colour_across_languages(key):
     """Vega colours categories in sorted order unless told a domain; translated labels sort differently,
     so each categorical colour scale must list its series (in a language-independent order)."""

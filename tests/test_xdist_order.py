@@ -35,18 +35,3 @@ def test_every_measured_scope_and_shared_file_exists():
 def test_a_durations_line_counts_for_its_scope(line, scope, seconds):
     assert seconds_from_log(f"noise\n{line}\n{line}\n0.2s warmup x") == {scope: 2 * seconds}
 
-
-def test_every_file_that_checks_for_live_sandbox_processes_runs_alone():
-    """A check that no process of a strict-sandbox uid is alive sees another worker's grading too: such files run
-    in the serial phase (conftest.ALONE_FILES). test_sandbox_seccomp.py was missing, and failed once a new order
-    put it beside another file's strict grading."""
-    from pathlib import Path
-
-    from tests.conftest import ALONE_FILES
-
-    here = Path(__file__).resolve().parent
-    checking = {path.name for path in here.glob("test_*.py")
-                if any(name in path.read_text(encoding="utf-8") for name in ("sandbox_uid_processes", "assert_contained"))
-                and path.name != Path(__file__).name}
-    assert "test_sandbox_seccomp.py" in checking
-    assert checking <= ALONE_FILES, sorted(checking - ALONE_FILES)

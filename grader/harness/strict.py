@@ -143,7 +143,7 @@ class StrictJob:
             if not jail.kill_uid(self.uid) and self.status is not None:
                 self.status["sandbox_error"] = "processes of the job could not be killed"
             if self.status is not None:
-                refusal = _copy_out(self.box, self.job_dir, self.plan["files_mb"] * 2**20,
+                refusal = copy_out(self.box, self.job_dir, self.plan["files_mb"] * 2**20,
                                     self.plan["output_kb"] * 1024)
                 if refusal:
                     self.status["results_refused"] = refusal
@@ -199,7 +199,7 @@ def _open_dir(parent_fd, name):
     return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent_fd)
 
 
-def _copy_out(box, job_dir, max_bytes, output_bytes):
+def copy_out(box, job_dir, max_bytes, output_bytes):
     """The result files (result_file.returned decides which, before anything is copied) and the first
     output_bytes of output.txt from the (dead) sandbox's box into the job folder
     -> None, or the refusal that kept every result file in the box (for status.json)."""

@@ -115,7 +115,7 @@ def comparison_table(lang, d_q, d_k, num_hiddens):
     return pd.DataFrame(rows)
 
 
-def _attention_fns(d, num_hiddens, seed=0):
+def attention_fns(d, num_hiddens, seed=0):
     """The four attention computations as callables (queries, keys, values) -> output."""
     torch.manual_seed(seed)
     additive = AdditiveAttention(d, d, num_hiddens, dropout=0.0).eval()
@@ -141,7 +141,7 @@ def time_scorers(batch=4, n_q=16, n_k=32, d=64, num_hiddens=64, repeats=31, warm
     q = torch.randn(batch, n_q, d, generator=gen)  # (B, n_q, d)
     k = torch.randn(batch, n_k, d, generator=gen)  # (B, n_k, d)
     v = torch.randn(batch, n_k, d, generator=gen)  # (B, n_k, d)
-    fns = _attention_fns(d, num_hiddens, seed)
+    fns = attention_fns(d, num_hiddens, seed)
     samples = {name: [] for name in fns}
     with torch.no_grad():
         for _ in range(warmup):
