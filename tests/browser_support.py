@@ -97,15 +97,16 @@ def running_app(env, *options, prefix=(), script="app.py"):
             child.wait()
 
 
-def new_driver(lang, profile):
-    """A headless Chromium (selenium driver) speaking `lang`, with its profile in the folder `profile`."""
+def new_driver(lang, profile, *flags):
+    """A headless Chromium (selenium driver) speaking `lang`, with its profile in the folder `profile` (and extra
+    command-line `flags`)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     chromium, driver_path = require_browser()
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
+    for flag in (*CHROMIUM_FLAGS, *flags):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--lang={LOCALES[lang]}")
