@@ -13,7 +13,7 @@ AccessDenied before touching anything it may not. Roles:
 
 from sqlalchemy import select
 
-from . import analytics, copy_flags, exercises, frames, queue, store as store_ops
+from . import adjustments, analytics, copy_flags, exercises, frames, queue, store as store_ops
 from .models import ROLES, Result, Submission, User
 
 PERMISSIONS = {
@@ -106,10 +106,26 @@ def history(store, actor_id, user_id=None, ex_id=None):
 
 
 def gradebook(store, actor_id):
-    """The gradebook frame (learners x exercises)."""
+    """The gradebook frame (learners x exercises), extensions and overrides applied."""
     require(store, actor_id, "gradebook")
     return analytics.gradebook(frames.class_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
-                               store_ops.removed_emails(store))
+                               store_ops.removed_emails(store), adjustments.current(store))
+
+
+def class_adjustments(store, actor_id):
+    """The extensions and overrides in force, with their reasons (classroom/adjustments.py `current`): staff
+    only."""
+    require(store, actor_id, "gradebook")
+    return adjustments.current(store)
+
+
+def own_arrangements(store, actor_id, ex_id):
+    """The actor's own deadline of an exercise and any score staff set for it: (the exercise's deadline, theirs,
+    the override or None); never the reasons, which are staff's."""
+    user = require(store, actor_id, "read_own")
+    exercises.get(ex_id)
+    class_deadline, own = adjustments.own_deadline(store, user.id, ex_id)
+    return class_deadline, own, adjustments.own_override(store, user.id, ex_id)
 
 
 def class_frame(store, actor_id):

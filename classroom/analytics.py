@@ -11,7 +11,7 @@ import pandas as pd
 
 from course.common import ranking
 
-from .which_counts import ATTEMPTED
+from .which_counts import ATTEMPTED, score_that_counts
 
 FAILING = ("failed",)  # wrong results: the statuses mistakes are counted among
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
@@ -27,15 +27,18 @@ def attempted(frame):
     return frame[frame["status"].isin(ATTEMPTED)]
 
 
-def gradebook(frame, exercise_ids, learners=None, removed=()):
-    """Learners x exercises: best score, attempts and late flag per exercise (one row per learner).
+def gradebook(frame, exercise_ids, learners=None, removed=(), adjustments=None):
+    """Learners x exercises: the score that counts, attempts and late flag per exercise (one row per learner).
 
-    Columns: email, name, removed, then per exercise `exNN` (the best submission's score, best by
-    course.common.ranking as everywhere else; blank if never graded or only blocked), `exNN_attempts`
-    (submissions), `exNN_late` (1 if that best submission was late), `exNN_variant` (the exercise variant
-    it was graded on, grader/variants.py; blank if never graded), then `total` (see `total`). `learners`
-    (email, name) adds learners who never submitted. `removed` (emails taken off the roster) sets the
-    `removed` column to 1.
+    Columns: email, name, removed, then per exercise `exNN` (the score that counts: the best submission's, best
+    by course.common.ranking as everywhere else, or the score staff set in its place (an override,
+    which_counts.score_that_counts); blank if never graded or only blocked, and not overridden),
+    `exNN_attempts` (submissions), `exNN_late` (1 if that best submission was late), `exNN_variant` (the
+    exercise variant it was graded on, grader/variants.py; blank if never graded), `exNN_source` ("graded",
+    "override", or blank: no score), `exNN_extended_until` (the learner's extended deadline, 'YYYY-MM-DD HH:MM'
+    UTC, or blank), then `total` (see `total`). `learners` (email, name) adds learners who never submitted.
+    `removed` (emails taken off the roster) sets the `removed` column to 1. `adjustments`: the extensions and
+    overrides in force (classroom/adjustments.py `current`), None: none.
     """
     best = ranking.best_first(attempted(frame), order="submission_id").drop_duplicates(["email", "exercise_id"])
     attempts = frame.groupby(["email", "exercise_id"]).size()
@@ -53,12 +56,33 @@ def gradebook(frame, exercise_ids, learners=None, removed=()):
         book[f"{ex_id}_attempts"] = (counts[ex_id] if ex_id in counts else 0)
         book[f"{ex_id}_late"] = (lates[ex_id] if ex_id in lates else False)
         book[f"{ex_id}_variant"] = (chosen[ex_id] if ex_id in chosen else float("nan"))
+        book[f"{ex_id}_source"] = ""
+        book[f"{ex_id}_extended_until"] = ""
     for ex_id in exercise_ids:
+        book[ex_id] = book[ex_id].astype(float)
         book[f"{ex_id}_attempts"] = book[f"{ex_id}_attempts"].fillna(0).astype(int)
         book[f"{ex_id}_late"] = book[f"{ex_id}_late"].astype("boolean").fillna(False).astype(int)
         book[f"{ex_id}_variant"] = pd.to_numeric(book[f"{ex_id}_variant"]).astype("Int64")
+        book.loc[book[ex_id].notna(), f"{ex_id}_source"] = "graded"
+    _adjust(book, exercise_ids, adjustments)
     book["total"] = total(book, exercise_ids)
     return book.reset_index()
+
+
+def _adjust(book, exercise_ids, adjustments):
+    """Apply the extensions and overrides in force to a gradebook indexed by email (in place)."""
+    if adjustments is None:
+        return
+    for row in adjustments.itertuples(index=False):
+        if row.email not in book.index or row.exercise_id not in exercise_ids:
+            continue
+        if not pd.isna(row.override):
+            computed = book.at[row.email, row.exercise_id]
+            book.at[row.email, row.exercise_id] = score_that_counts(None if pd.isna(computed) else computed,
+                                                                    row.override)
+            book.at[row.email, f"{row.exercise_id}_source"] = "override"
+        if not pd.isna(row.extended_until):
+            book.at[row.email, f"{row.exercise_id}_extended_until"] = f"{row.extended_until:%Y-%m-%d %H:%M}"
 
 
 def total(book, exercise_ids):
@@ -76,6 +100,18 @@ def gradebook_view(book, exercise_ids):
         view[column] = 100 * book[column].astype(float)
     view["removed"] = book["removed"].astype(bool)
     return view
+
+
+def marked_cells(book, exercise_ids):
+    """The gradebook cells to mark: {(exercise id, overridden, extended): [the book's row labels]} of the learners
+    whose score of that exercise staff set (`exNN_source` "override") and/or who have an extension of it."""
+    marked = {}
+    for ex_id in exercise_ids:
+        overridden = book[f"{ex_id}_source"] == "override"
+        extended = book[f"{ex_id}_extended_until"] != ""
+        for label in book.index[overridden | extended]:
+            marked.setdefault((ex_id, bool(overridden[label]), bool(extended[label])), []).append(label)
+    return marked
 
 
 def exercise_summary(frame, exercise_ids):

@@ -18,8 +18,8 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import (analytics, eta, exercises, frames, grading_times, live, metrics, queue, store as store_ops,
-               which_counts)
+from . import (adjustments, analytics, eta, exercises, frames, grading_times, live, metrics, queue,
+               store as store_ops, which_counts)
 from .db import ENV_VAR, SchemaError, Store, normalize_url
 from .lti import cli as lti_cli
 from . import backup
@@ -155,6 +155,31 @@ def build_parser():
     p.add_argument("--window-h", type=number(float), default=0.0, help="hours late submissions are accepted")
     p.add_argument("--penalty", type=fraction, default=0.0, help="fraction of the score removed when late")
 
+    p = commands.add_parser("extend", help="give one learner a later deadline of one exercise (--until), or take "
+                                           "it back (--clear); every grant and clear is logged")
+    _db(p)
+    _adjustment_target(p)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--until", metavar="ISO-DATETIME",
+                      help="their deadline: YYYY-MM-DD HH:MM in UTC, or with an offset (2026-12-30T18:00+08:00); later "
+                           "than the exercise's deadline, and may be past (it excuses late work already in)")
+    what.add_argument("--clear", action="store_true", help="remove their extension: the exercise's deadline holds")
+
+    p = commands.add_parser("override", help="set the score that counts for one learner's exercise (--score), "
+                                             "kept through regrades, or remove it (--clear); every change is logged")
+    _db(p)
+    _adjustment_target(p)
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--score", metavar="0..1", help="a fraction of the full score (0.8 is 80%%)")
+    what.add_argument("--clear", action="store_true", help="remove it: the computed best score counts again")
+
+    p = commands.add_parser("adjustments", help="the extensions and overrides in force, with reasons (CSV), or "
+                                                "--log: every grant, change and clear")
+    _db(p)
+    p.add_argument("--log", action="store_true", help="the audit log instead, oldest first")
+    p.add_argument("--user", metavar="EMAIL", help="--log: only this learner's")
+    p.add_argument("--exercise", metavar="EXID", help="--log: only this exercise's")
+
     p = commands.add_parser("limits", help="show or set the submission limits and sign-in lifetimes")
     _db(p)
     p.add_argument("--in-flight", type=number(int), help="submissions queued or grading per learner (0: no limit)")
@@ -177,6 +202,15 @@ def build_parser():
     lti_cli.add_commands(commands, _db)
     backup.add_commands(commands, _db)
     return parser
+
+
+def _adjustment_target(parser):
+    parser.add_argument("--user", required=True, metavar="EMAIL", help="the learner (on the roster)")
+    parser.add_argument("--exercise", required=True, metavar="EXID", help="e.g. ex03")
+    parser.add_argument("--reason", default="", help="why (required to grant or change; optional to clear): kept in "
+                                                    "the log, shown to staff only")
+    parser.add_argument("--by", metavar="EMAIL", help="the TA or instructor granting it (default: this command "
+                                                       "line's user@host is logged)")
 
 
 def main(argv=None):
@@ -374,7 +408,7 @@ def cmd_status(args):
 def cmd_export(args):
     store = Store(args.db)
     book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
-                               store_ops.removed_emails(store))
+                               store_ops.removed_emails(store), adjustments.current(store))
     Path(args.out).write_text(analytics.gradebook_csv(book), encoding="utf-8", newline="")
     print(f"wrote {args.out}: {len(book)} learners x {len(exercises.EXERCISE_IDS)} exercises")
     return 0
@@ -481,6 +515,66 @@ def cmd_deadline(args):
     return 0
 
 
+def _score_words(score):
+    return "none" if score is None else f"{score:g}"
+
+
+def _score_change(outcome):
+    if outcome.before == outcome.after:
+        return f"the score that counts stays {_score_words(outcome.after)}"
+    return (f"the score that counts: {_score_words(outcome.before)} -> {_score_words(outcome.after)} (the LMS is sent "
+            "it at its next sync)")
+
+
+def cmd_extend(args):
+    store = Store(args.db)
+    actor = adjustments.actor_name(store, args.by)
+    who = f"{args.user.strip().lower()}, {args.exercise.strip()}"
+    if args.clear:
+        outcome = adjustments.clear_extension(store, args.user, args.exercise, args.reason, actor)
+        print(f"{who}: extension removed, the exercise's deadline "
+              f"({outcome.class_deadline:%Y-%m-%d %H:%M} UTC) holds again; {outcome.relabelled} submission(s) "
+              f"changed lateness; {_score_change(outcome)}" if outcome.class_deadline is not None else
+              f"{who}: extension removed (the exercise has no deadline now); {_score_change(outcome)}")
+        return 0
+    until = adjustments.parse_until(args.until)
+    outcome = adjustments.grant_extension(store, args.user, args.exercise, until, args.reason, actor)
+    if outcome.action is None:
+        print(f"{who}: already extended to {until:%Y-%m-%d %H:%M} UTC with this reason; nothing changed")
+        return 0
+    past = " (already past: it excuses late work submitted before it)" if until < store_ops.utcnow() else ""
+    print(f"{who}: deadline extended to {until:%Y-%m-%d %H:%M} UTC{past}, the exercise's being "
+          f"{outcome.class_deadline:%Y-%m-%d %H:%M} UTC; {outcome.relabelled} submission(s) changed lateness; "
+          f"{_score_change(outcome)}")
+    return 0
+
+
+def cmd_override(args):
+    store = Store(args.db)
+    actor = adjustments.actor_name(store, args.by)
+    who = f"{args.user.strip().lower()}, {args.exercise.strip()}"
+    if args.clear:
+        outcome = adjustments.clear_override(store, args.user, args.exercise, args.reason, actor)
+        print(f"{who}: override removed, the computed best score counts again; {_score_change(outcome)}")
+        return 0
+    outcome = adjustments.set_override(store, args.user, args.exercise, args.score, args.reason, actor)
+    if outcome.action is None:
+        print(f"{who}: the override is already {_score_words(outcome.after)} with this reason; nothing changed")
+        return 0
+    print(f"{who}: score set to {_score_words(outcome.after)} until cleared (regrades leave it); "
+          f"{_score_change(outcome)}")
+    return 0
+
+
+def cmd_adjustments(args):
+    store = Store(args.db)
+    if not args.log and (args.user or args.exercise):
+        raise ValueError("--user and --exercise choose log rows: add --log")
+    frame = (adjustments.audit_log(store, args.user, args.exercise) if args.log else adjustments.current(store))
+    sys.stdout.write(analytics.spreadsheet_csv(frame, bom=False))
+    return 0
+
+
 def cmd_limits(args):
     store = Store(args.db)
     if args.in_flight is not None:
@@ -527,6 +621,7 @@ def cmd_metrics(args):
 
 COMMANDS = {"init": cmd_init, "upgrade": cmd_upgrade, "roster": cmd_roster, "worker": cmd_worker, "submit": cmd_submit,
             "status": cmd_status, "export": cmd_export, "links": cmd_links, "regrade": cmd_regrade,
-            "deadline": cmd_deadline, "limits": cmd_limits, "sessions": cmd_sessions, "metrics": cmd_metrics,
+            "deadline": cmd_deadline, "extend": cmd_extend, "override": cmd_override, "adjustments": cmd_adjustments,
+            "limits": cmd_limits, "sessions": cmd_sessions, "metrics": cmd_metrics,
             **lti_cli.COMMANDS}
 COMMANDS.update(backup.COMMANDS)  # backup, restore

@@ -6,7 +6,7 @@ import pandas as pd
 from sqlalchemy import func, select, type_coerce
 from sqlalchemy.types import NullType
 
-from .models import Job, Result, Submission, User
+from .models import AdjustmentLog, Job, Result, Submission, User
 from .which_counts import newest_result_ids
 
 PEOPLE = ("email", "name", "role")  # read from the roster on every call: a rename shows at once
@@ -86,13 +86,14 @@ KEPT = "class_frame"  # this module's entry in Store.kept: (version, the class's
 
 def _version(store):
     """What changes whenever the class frame's grading columns can: submissions added, verdicts stored, jobs
-    queued (a regrade decides lateness again). A submission's queue status is not covered (only a learner's
+    queued (a regrade decides lateness again), extensions granted or cleared (they decide it again too, in place:
+    each is logged, classroom/adjustments.py). A submission's queue status is not covered (only a learner's
     history shows it, from submissions_frame); names and roles are read afresh on every call."""
     with store.session() as session:
         return tuple(session.execute(select(
             select(func.max(Submission.id)).scalar_subquery(), select(func.count(Submission.id)).scalar_subquery(),
             select(func.max(Result.id)).scalar_subquery(), select(func.count(Result.id)).scalar_subquery(),
-            select(func.max(Job.id)).scalar_subquery())).one())
+            select(func.max(Job.id)).scalar_subquery(), select(func.max(AdjustmentLog.id)).scalar_subquery())).one())
 
 
 def class_frame(store):

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .models import Note, utcnow
-from .which_counts import best_per_exercise, newest_results
+from .which_counts import best_per_exercise, newest_results, overrides, score_that_counts
 
 MAX_NOTE_CHARS = 100_000  # one page's note
 
@@ -18,11 +18,15 @@ MAX_NOTE_CHARS = 100_000  # one page's note
 def best_results(store, user_id):
     """{ex_id: {"passed", "score", "status", "summary"}}: the learner's best graded submission per exercise.
 
-    Each submission counts with its newest verdict; which is best: see classroom/which_counts.py.
+    Each submission counts with its newest verdict; which is best: see classroom/which_counts.py. Its score is
+    the score that counts (which_counts.score_that_counts: one staff set in its place wins); whether it passed is
+    the grader's (an override sets a score, not passed code).
     """
     with store.session() as session:
         best = best_per_exercise(newest_results(session, user_id=user_id))
-        return {ex_id: {"passed": bool(r.passed), "score": r.score, "status": r.status, "summary": r.summary}
+        overridden = overrides(session, [user_id])
+        return {ex_id: {"passed": bool(r.passed), "score": score_that_counts(r.score, overridden.get((user_id, ex_id))),
+                        "status": r.status, "summary": r.summary}
                 for ex_id, (_, r) in best.items()}
 
 

@@ -17,6 +17,8 @@ JOB_STATES = ("queued", "running", "done", "error")
 SUBMIT, SET_ASIDE, REGRADE = 0, 1, 2
 KINDS = (".py", ".ipynb")
 LATE_POLICIES = ("accept", "close")  # accept with a penalty inside a window, or refuse after the deadline
+ADJUSTMENTS = ("extension", "override")  # what staff grant one learner for one exercise (classroom/adjustments.py)
+ADJUSTMENT_ACTIONS = ("grant", "change", "clear")  # the audit log's actions
 
 
 def utcnow():
@@ -184,6 +186,53 @@ class ExerciseRule(Base):
     late_policy: Mapped[str] = mapped_column(String(16), default="accept")  # one of LATE_POLICIES
     late_window_h: Mapped[float] = mapped_column(Float, default=0.0)  # accepted this long after the deadline
     late_penalty: Mapped[float] = mapped_column(Float, default=0.0)  # fraction of the score removed
+
+
+class Extension(Base):
+    """One learner's later deadline for one exercise (classroom/adjustments.py): their submissions up to `until`
+    count as on time, and the late window, if any, runs from it (store.deadline_for)."""
+
+    __tablename__ = "extensions"
+    __table_args__ = (UniqueConstraint("user_id", "exercise_id", name="uq_extensions_user_exercise"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    until: Mapped[datetime] = mapped_column(DateTime)
+    reason: Mapped[str] = mapped_column(Text)
+    granted_by: Mapped[str] = mapped_column(String(320))  # a staff email, or the command line's user@host
+    granted_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ScoreOverride(Base):
+    """A score staff set for one learner's exercise (classroom/adjustments.py): it replaces the computed best score
+    in the gradebook, its export and the LMS (which_counts.score_that_counts) until it is cleared; regrades leave it."""
+
+    __tablename__ = "score_overrides"
+    __table_args__ = (UniqueConstraint("user_id", "exercise_id", name="uq_score_overrides_user_exercise"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float] = mapped_column(Float)  # 0..1, like a verdict's
+    reason: Mapped[str] = mapped_column(Text)
+    set_by: Mapped[str] = mapped_column(String(320))
+    set_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class AdjustmentLog(Base):
+    """The audit trail of extensions and overrides: one row per grant, change or clear, never updated or deleted."""
+
+    __tablename__ = "adjustment_log"
+    __table_args__ = (Index("ix_adjustment_log_user_exercise", "user_id", "exercise_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    actor: Mapped[str] = mapped_column(String(320))  # who did it: a staff email, or the command line's user@host
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))  # no cascade: the trail outlives nothing it names
+    exercise_id: Mapped[str] = mapped_column(String(16))
+    kind: Mapped[str] = mapped_column(String(16))  # one of ADJUSTMENTS
+    action: Mapped[str] = mapped_column(String(16))  # one of ADJUSTMENT_ACTIONS
+    before: Mapped[str] = mapped_column(String(64), default="")  # the deadline (ISO, UTC) or score it had; "": none
+    after: Mapped[str] = mapped_column(String(64), default="")  # ... and has now; "": cleared
+    reason: Mapped[str] = mapped_column(Text, default="")
 
 
 class Setting(Base):

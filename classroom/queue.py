@@ -53,7 +53,7 @@ from course.common.i18n import t
 from . import exercises, turns, verdicts
 from .lti import outbox
 from .models import REGRADE, SET_ASIDE, SUBMIT, ExerciseRule, Job, Result, Submission, Worker, utcnow
-from .store import expected_grader_version, late_penalty
+from .store import expected_grader_version, extensions_by_key, late_penalty
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict
@@ -284,6 +284,12 @@ def finish(store, claim_, verdict, clock=utcnow):
             .values(state="done", finished_at=now, lease_until=None)).rowcount
         if held != 1:
             return False
+        # the lateness as it stands now: an extension granted or cleared while the job ran changed the submission's
+        # penalty (classroom/adjustments.py, which locks the submission's row as this does) since the claim read it
+        penalty = session.scalar(select(Submission.penalty).where(Submission.id == claim_.submission_id)
+                                 .with_for_update())
+        if penalty != claim_.penalty:
+            verdict = dict(verdict, score=verdicts.penalised(verdict["raw_score"], penalty))
         session.add(Result(submission_id=claim_.submission_id, job_id=claim_.job_id, created_at=now,
                            grading_s=(now - claim_.claimed_at).total_seconds(), **verdict))
         outbox.mark_changed(session, claim_.user_id, claim_.exercise_id, now)  # LMS passback, same commit
@@ -342,7 +348,8 @@ def sandbox_failed(store, claim_, why, tries=SANDBOX_TRIES, clock=utcnow):
 def enqueue_regrade(store, submission_ids=None, clock=utcnow):
     """Queue a regrade job for the given submissions (default: every submission) -> job count.
 
-    Lateness is decided again under the exercises' current deadlines (a regrade never refuses work). Each
+    Lateness is decided again under the exercises' current deadlines and the learners' extensions (a regrade
+    never refuses work); a score override (classroom/adjustments.py) is not a verdict and stays. Each
     learner's regrades take their next turns (classroom/turns.py), in submission order.
     """
     now = clock()
@@ -351,11 +358,13 @@ def enqueue_regrade(store, submission_ids=None, clock=utcnow):
         if submission_ids is not None:
             query = query.where(Submission.id.in_(list(submission_ids)))
         rules = {r.exercise_id: r for r in session.scalars(select(ExerciseRule))}
+        extended = extensions_by_key(session)  # each learner's own deadlines (classroom/adjustments.py)
         next_turn = turns.next_turns(session, REGRADE, now)
         count = 0
         for submission in session.scalars(query):
-            submission.late, submission.penalty = late_penalty(rules.get(submission.exercise_id),
-                                                               submission.created_at)
+            submission.late, submission.penalty = late_penalty(
+                rules.get(submission.exercise_id), submission.created_at,
+                extended.get((submission.user_id, submission.exercise_id)))
             turn = next_turn.setdefault(submission.user_id, 1)
             next_turn[submission.user_id] = turn + 1
             session.add(Job(submission_id=submission.id, reason="regrade", created_at=now, turn=turn))

@@ -21,8 +21,8 @@ from course.common import exercise_variants as variants
 
 from . import exercises, text_rules, turns
 from .db import Store, migrate
-from .models import KINDS, LATE_POLICIES, ROLES, SUBMIT, ExerciseRule, Job, LoginSession, Setting, SignInToken, \
-    Submission, User, VariantAssignment, utcnow
+from .models import KINDS, LATE_POLICIES, ROLES, SUBMIT, ExerciseRule, Extension, Job, LoginSession, Setting, \
+    SignInToken, Submission, User, VariantAssignment, utcnow
 
 DEFAULT_SETTINGS = {
     "max_in_flight": 1,  # a learner's submissions queued or grading at once (0: no limit)
@@ -270,22 +270,58 @@ def set_rule(store, ex_id, deadline, late_policy="accept", late_window_h=0.0, la
                                    late_window_h=late_window_h, late_penalty=late_penalty))
 
 
-def late_penalty(rule, when):
-    """(late, penalty) of work handed in at `when` under an exercise's rule (None: no rule); never refuses."""
-    if rule is None or rule.deadline is None or when <= rule.deadline:
+def deadline_for(rule, extended_until=None):
+    """The deadline that holds for one learner's work on an exercise: the exercise's (rule; None: no rule), or
+    their extension (classroom/adjustments.py) when it is later -> naive UTC datetime, or None (no deadline).
+
+    The one rule of lateness: submitting (`lateness`), a regrade (classroom/queue.py) and an extension granted
+    or cleared (classroom/adjustments.py) all decide through it, so the gradebook, the learner's page, the
+    export and the LMS, which read the stored scores, agree."""
+    if rule is None or rule.deadline is None:
+        return None
+    return max(rule.deadline, extended_until) if extended_until is not None else rule.deadline
+
+
+def late_penalty(rule, when, extended_until=None):
+    """(late, penalty) of work handed in at `when` under an exercise's rule (None: no rule) and the learner's
+    extension (deadline_for); never refuses."""
+    deadline = deadline_for(rule, extended_until)
+    if deadline is None or when <= deadline:
         return False, 0.0
     return True, rule.late_penalty
 
 
-def lateness(rule, now):
-    """(late, penalty) for a submission at `now`; SubmitRefused when the exercise is closed."""
-    if not late_penalty(rule, now)[0]:
+def closes_at(rule, extended_until=None):
+    """When the exercise stops taking this learner's submissions (the deadline plus the late window of an
+    "accept" rule), or None: never."""
+    deadline = deadline_for(rule, extended_until)
+    if deadline is None:
+        return None
+    return deadline + timedelta(hours=rule.late_window_h if rule.late_policy == "accept" else 0)
+
+
+def lateness(rule, now, extended_until=None):
+    """(late, penalty) for a submission at `now`; SubmitRefused when the exercise is closed (for this learner: an
+    extension moves the late window with the deadline)."""
+    if not late_penalty(rule, now, extended_until)[0]:
         return False, 0.0
-    closes = rule.deadline + timedelta(hours=rule.late_window_h if rule.late_policy == "accept" else 0)
+    closes = closes_at(rule, extended_until)
     if now > closes:
         raise SubmitRefused(f"{rule.exercise_id} closed at {closes:%Y-%m-%d %H:%M} UTC: "
                             "submissions are no longer accepted")
     return True, rule.late_penalty
+
+
+def extended_until(session, user_id, ex_id):
+    """The learner's extended deadline of an exercise (naive UTC), or None (classroom/adjustments.py)."""
+    return session.scalar(select(Extension.until).where(Extension.user_id == user_id,
+                                                        Extension.exercise_id == ex_id))
+
+
+def extensions_by_key(session):
+    """{(user id, exercise id): extended deadline} of the whole class (few rows: one per grant)."""
+    return {(user_id, ex_id): until for user_id, ex_id, until in
+            session.execute(select(Extension.user_id, Extension.exercise_id, Extension.until))}
 
 
 # ---- sign-in links and sessions --------------------------------------------------------------
@@ -433,7 +469,7 @@ def submit(store, user_id, ex_id, source, filename, now=None, lang="en"):
         if user is None or user.removed_at is not None:
             raise SubmitRefused("you are not on this class's roster: ask your instructor")
         _check_limits(session, user.id, settings, now)
-        late, penalty = lateness(session.get(ExerciseRule, ex_id), now)
+        late, penalty = lateness(session.get(ExerciseRule, ex_id), now, extended_until(session, user.id, ex_id))
         submission = Submission(user_id=user.id, exercise_id=ex_id, source=source, kind=kind,
                                 filename=str(filename)[-255:], created_at=now, late=late, penalty=penalty,
                                 lang=lang, variant=assigned_variant(session, user.id, ex_id))

@@ -52,6 +52,12 @@ def mistake_ids(checks):
     return found
 
 
+def penalised(raw_score, penalty):
+    """The score that a late penalty (a fraction of it removed) leaves of the grader's score: the one formula of
+    a stored verdict's `score`, when it is graded and when its lateness is decided again (an extension)."""
+    return round(raw_score * (1.0 - penalty), 4)
+
+
 def verdict(result, target, lang="en", penalty=0.0, sandbox=""):
     """Result fields from a grader ExerciseResult; `penalty` (late) lowers the score, not the raw score."""
     from grader.report import Report
@@ -59,7 +65,7 @@ def verdict(result, target, lang="en", penalty=0.0, sandbox=""):
     report = Report(target, [result], lang).to_dict()
     entry = report["exercises"][0]
     return dict(status=entry["status"], passed=entry["passed"], raw_score=entry["score"],
-                score=round(entry["score"] * (1.0 - penalty), 4), summary=entry["summary"],
+                score=penalised(entry["score"], penalty), summary=entry["summary"],
                 checks=entry["checks"], mistake_ids=mistake_ids(entry["checks"]), report=report,
                 sandbox=sandbox, grader_version=grader_version(), run_s=entry["duration_s"])
 

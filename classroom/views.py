@@ -77,6 +77,7 @@ def submit_form(user):
                          format_func=exercise_label())
     stub = (PROJECT_ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
     show_variant(user, ex_id)
+    own_arrangements(user, ex_id)
     st.html(CODE_FONT)
     st.text_area(tr("classroom.code_label", ex_id=ex_id), stub, height=320, key=f"practice_class_code_{ex_id}")
     upload = _uploader(ex_id)
@@ -260,12 +261,56 @@ def gradebook_table(user_id):
                     | book["name"].str.lower().str.contains(needle, regex=False)]
     view = analytics.gradebook_view(book, exercises.EXERCISE_IDS)  # percentages and a total; the CSV has it all
     percents = [*exercises.EXERCISE_IDS, "total"]
-    st.dataframe(view.style.format("{:.0f}%", subset=percents, na_rep="—"), hide_index=True,  # "—": no submission
+    styled = view.style.format("{:.0f}%", subset=percents, na_rep="—")  # "—": no submission
+    marked = analytics.marked_cells(book, exercises.EXERCISE_IDS)
+    for (ex_id, overridden, extended), rows in marked.items():  # the shown text only: a column still sorts by score
+        marks = "".join(f" · {tr(key)}" for key, on in (("classroom.mark_override", overridden),
+                                                         ("classroom.mark_extended", extended)) if on)
+        styled = styled.format(lambda value, marks=marks: f"{value:.0f}%{marks}", subset=(rows, [ex_id]),
+                               na_rep=f"—{marks}")
+    st.dataframe(styled, hide_index=True,
                  column_config={"total": tr("classroom.col_total"), "removed": st.column_config.CheckboxColumn(
                      tr("classroom.col_removed"))}, key="class_gradebook_table")
+    if marked:
+        st.caption(tr("classroom.gradebook_marks"))
     st.download_button(tr("classroom.download"), analytics.gradebook_csv(book),
                        file_name="grades.csv", mime="text/csv", key="class_gradebook_csv")
     return book
+
+
+def adjustments_table(user_id):
+    """The extensions and score overrides in force, with who granted them and why (staff only)."""
+    st.subheader(tr("classroom.adjustments_title"))
+    frame = access.class_adjustments(web.store(), user_id)
+    if frame.empty:
+        st.caption(tr("classroom.adjustments_none"))
+        return
+    st.dataframe(pd.DataFrame({
+        "email": frame["email"],
+        tr("classroom.col_exercise"): frame["exercise_id"],
+        tr("classroom.col_extended_until"): frame["extended_until"].dt.strftime("%Y-%m-%d %H:%M"),
+        tr("classroom.col_extension_reason"): frame["extension_reason"],
+        tr("classroom.col_extension_by"): frame["extension_by"],
+        tr("classroom.col_override"): frame["override"].map(lambda s: None if pd.isna(s) else f"{100 * s:.0f}%"),
+        tr("classroom.col_override_reason"): frame["override_reason"],
+        tr("classroom.col_override_by"): frame["override_by"],
+    }), hide_index=True, key="class_gradebook_adjustments")
+
+
+def own_arrangements(user, ex_id):
+    """The learner's own deadline of an exercise (their extension's, where they have one) and any score staff set
+    for it, under the exercise choice."""
+    try:
+        class_deadline, own, override = access.own_arrangements(web.store(), user.id, ex_id)
+    except Exception:  # a database fault: the submit button says it; the lines stay out
+        return
+    if own is not None and own != class_deadline:
+        st.info(tr("classroom.own_deadline_extended", ex_id=ex_id, when=f"{own:%Y-%m-%d %H:%M}",
+                   class_when=f"{class_deadline:%Y-%m-%d %H:%M}"), icon=":material/event_available:")
+    elif own is not None:
+        st.caption(tr("classroom.own_deadline", ex_id=ex_id, when=f"{own:%Y-%m-%d %H:%M}"))
+    if override is not None:
+        st.info(tr("classroom.own_override", ex_id=ex_id, score=f"{100 * override:.0f}"), icon=":material/edit_note:")
 
 
 def summary_table(frame):

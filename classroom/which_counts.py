@@ -5,13 +5,19 @@ highest result id) is its verdict. Of several submissions of one exercise the
 best is ranked by course.common.ranking, the rule the gradebook and the
 self-study progress use too: a passed one before a failed one, then the highest
 score, then the newest submission.
+
+The score that counts for a learner's exercise is that best submission's
+score unless staff set one (a score override, classroom/adjustments.py):
+`score_that_counts` is the rule, and the gradebook, its export, the learner's
+records and the LMS passback all apply it.
 """
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import load_only
 
 from course.common import ranking
 
-from .models import Result, Submission
+from .models import Result, ScoreOverride, Submission
 
 ATTEMPTED = ("passed", "failed", "not_written", "error")  # verdicts on the learner's code ("blocked" is not one)
 
@@ -50,3 +56,35 @@ def best_per_exercise(graded):
     for submission, result in graded:
         by_exercise.setdefault(submission.exercise_id, []).append((submission, result))
     return {ex_id: best_result(pairs) for ex_id, pairs in by_exercise.items()}
+
+
+def score_that_counts(computed, override):
+    """The score that counts for one learner's exercise: the override staff set, when there is one, else the
+    computed best score (None: nothing graded, nor overridden)."""
+    return computed if override is None else override
+
+
+def overrides(session, user_ids=None):
+    """{(user id, exercise id): the overriding score} of some users (None: everyone)."""
+    query = select(ScoreOverride.user_id, ScoreOverride.exercise_id, ScoreOverride.score)
+    if user_ids is not None:
+        query = query.where(ScoreOverride.user_id.in_(list(user_ids)))
+    return {(user_id, ex_id): score for user_id, ex_id, score in session.execute(query)}
+
+
+def counted_scores(session, user_ids):
+    """{(user id, exercise id): the score that counts} of these users: their best score over the verdicts that
+    judged their code (ATTEMPTED), or their override (score_that_counts); no entry: neither."""
+    newest = newest_result_ids()
+    rows = session.execute(
+        select(Submission, Result).join(newest, newest.c.submission_id == Submission.id)
+        .join(Result, Result.id == newest.c.result_id)
+        .where(Submission.user_id.in_(list(user_ids)), Result.status.in_(ATTEMPTED))
+        .options(load_only(Submission.id, Submission.user_id, Submission.exercise_id),  # what the rank reads
+                 load_only(Result.id, Result.passed, Result.score))).all()
+    graded = {}
+    for submission, result in rows:
+        graded.setdefault((submission.user_id, submission.exercise_id), []).append((submission, result))
+    computed = {key: best_result(pairs)[1].score for key, pairs in graded.items()}
+    overridden = overrides(session, user_ids)
+    return {key: score_that_counts(computed.get(key), overridden.get(key)) for key in {*computed, *overridden}}

@@ -240,9 +240,11 @@ class LocalLms:
 
 
     def held_scores(self):
-        """{(exercise id, LMS user id): score given} of the line items' newest scores."""
+        """{(exercise id, LMS user id): score given} of the line items' newest scores (a newest score without
+        scoreGiven cleared the one before: none held)."""
         resource = {url: item["resourceId"] for url, item in self.line_items.items()}
-        return {(resource[item], user): score["scoreGiven"] for (item, user), score in self.scores.items()}
+        return {(resource[item], user): score["scoreGiven"] for (item, user), score in self.scores.items()
+                if "scoreGiven" in score}
 
     # ---- running ----
 

@@ -55,7 +55,8 @@ def test_export_csv(graded_class, sqlite_url, tmp_path):
     assert [r["email"] for r in rows] == ["ann@class.test", "bob@class.test", "cy@class.test"]
     header = list(rows[0])
     assert header[:6] == ["email", "name", "removed", "ex00", "ex00_attempts", "ex00_late"]
-    assert header[6] == "ex00_variant" and len(header) == 3 + 4 * len(EXERCISE_IDS) + 1
+    assert header[6:9] == ["ex00_variant", "ex00_source", "ex00_extended_until"]
+    assert len(header) == 3 + 6 * len(EXERCISE_IDS) + 1
     assert header[-1] == "total"  # the mean of the best scores, an exercise never graded counting 0
     ann, bob, cy = rows
     assert (ann["ex03"], ann["ex03_attempts"], ann["ex03_late"]) == ("1", "3", "0")
@@ -63,6 +64,7 @@ def test_export_csv(graded_class, sqlite_url, tmp_path):
     assert (cy["ex01"], cy["ex01_late"]) == ("0.9", "1")
     assert (bob["ex01"], bob["ex01_attempts"], bob["ex01_late"]) == ("", "0", "0")
     assert (ann["ex03_variant"], bob["ex01_variant"]) == ("0", "")  # stored with each submission; none: blank
+    assert (ann["ex03_source"], bob["ex01_source"], ann["ex03_extended_until"]) == ("graded", "", "")
 
 
 def test_gradebook_lists_learners_who_never_submitted(class_store):

@@ -225,7 +225,7 @@ def test_the_gradebook_shows_percentages_and_a_total_and_the_export_keeps_every_
     import csv
 
     rows = {r["email"]: r for r in csv.DictReader(out.read_text(encoding="utf-8-sig").splitlines())}
-    assert len(rows["bob@class.test"]) == 3 + 4 * len(EXERCISE_IDS) + 1  # email, name, removed; 4 per exercise; total
+    assert len(rows["bob@class.test"]) == 3 + 6 * len(EXERCISE_IDS) + 1  # email, name, removed; 6 per exercise; total
     assert (rows["bob@class.test"]["ex05"], rows["bob@class.test"]["ex05_variant"]) == ("0.2051", "1234567890")
     assert rows["bob@class.test"]["ex05_attempts"] == "1" and rows["bob@class.test"]["ex03_late"] == "0"
     assert float(rows["bob@class.test"]["total"]) == pytest.approx((0.4 + 0.2051) / len(EXERCISE_IDS), abs=1e-4)
@@ -243,3 +243,46 @@ def test_the_instructor_is_shown_by_the_name_init_gave(hosted):
     at = _page(PRACTICE, session_token(hosted, user_id(hosted, "ann@class.test")), "zh")
     assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Ann", "Dr. Ada Lovelace"]
     assert t("classroom.instructor_label", "zh") in [c.value for c in at.sidebar.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_extensions_and_overrides_are_marked_in_the_gradebook_and_a_learner_sees_her_own_deadline(hosted, lang):
+    from datetime import timedelta
+
+    from classroom import adjustments
+    from classroom.models import utcnow
+
+    deadline = utcnow() - timedelta(hours=1)
+    store_ops.set_rule(hosted, "ex03", deadline, "accept", 48, 0.5)
+    until = (utcnow() + timedelta(days=2)).replace(second=0, microsecond=0)
+    adjustments.grant_extension(hosted, "ann@class.test", "ex03", until, "hospital stay", INSTRUCTOR)
+    adjustments.set_override(hosted, "bob@class.test", "ex03", 0.85, "oral re-examination", INSTRUCTOR)
+    at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, INSTRUCTOR)), lang)
+    assert errors_of(at) == []
+    assert at.dataframe[0].value.set_index("email").loc["bob@class.test", "ex03"] == 85.0  # the value still sorts
+    cells = _shown_cells(at.dataframe[0]).set_index("email")
+    override, extended = t("classroom.mark_override", lang), t("classroom.mark_extended", lang)
+    assert cells.loc["bob@class.test", "ex03"] == f"85% · {override}"
+    assert cells.loc["ann@class.test", "ex03"] == f"— · {extended}"  # nothing graded yet, but extended
+    assert (cells.loc["cy@class.test", "ex03"], cells.loc["bob@class.test", "ex01"]) == ("—", "—")
+    assert t("classroom.gradebook_marks", lang) in [c.value for c in at.caption]
+    reasons = next(d.value for d in at.dataframe if t("classroom.col_override_reason", lang) in d.value.columns)
+    reasons = reasons.set_index("email")
+    assert reasons.loc["ann@class.test", t("classroom.col_extension_reason", lang)] == "hospital stay"
+    assert reasons.loc["bob@class.test", t("classroom.col_override_reason", lang)] == "oral re-examination"
+    assert reasons.loc["bob@class.test", t("classroom.col_override", lang)] == "85%"
+
+    def practice(email):
+        page = _page(PRACTICE, session_token(hosted, user_id(hosted, email)), lang)
+        page.selectbox(key="practice_class_ex").set_value("ex03").run()
+        assert errors_of(page) == []
+        return [x.value for x in page.info] + [c.value for c in page.caption]
+
+    shown = practice("ann@class.test")
+    assert t("classroom.own_deadline_extended", lang, ex_id="ex03", when=f"{until:%Y-%m-%d %H:%M}",
+             class_when=f"{deadline:%Y-%m-%d %H:%M}") in shown, shown
+    assert not [line for line in shown if "hospital" in line]  # the reason is staff's
+    shown = practice("bob@class.test")
+    assert t("classroom.own_deadline", lang, ex_id="ex03", when=f"{deadline:%Y-%m-%d %H:%M}") in shown, shown
+    assert t("classroom.own_override", lang, ex_id="ex03", score="85") in shown, shown
+    assert not [line for line in shown if "oral" in line]

@@ -8,7 +8,7 @@ import pytest
 import requests
 from sqlalchemy import func, select, update
 
-from classroom import analytics, exercises, frames, queue
+from classroom import adjustments, analytics, exercises, frames, queue
 from classroom import store as store_ops
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
@@ -74,8 +74,9 @@ def drain(store):
 
 
 def gradebook_scores(store):
-    """{(exercise id, email): best score} of the gradebook (blank cells left out)."""
-    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+    """{(exercise id, email): the score that counts} of the gradebook (blank cells left out)."""
+    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
+                               adjustments=adjustments.current(store))
     return {(ex_id, row["email"]): row[ex_id] for _, row in book.iterrows() for ex_id in exercises.EXERCISE_IDS
             if row[ex_id] == row[ex_id]}
 
@@ -127,6 +128,48 @@ def test_three_resyncs_and_a_regrade_add_no_line_item_and_no_score(lms):
     drain(store)
     assert len(lms.score_posts) == posts + 1 and lms_scores(lms) == gradebook_scores(store)
     assert lms.token_requests == 1  # one access token for every pass: the course's client is kept with the store
+
+
+def test_extensions_and_overrides_reach_the_lms_a_regrade_keeps_them_and_clearing_restores_the_computed_score(lms):
+    store = lms.store
+    staff = "prof@class.test"
+    store_ops.set_rule(store, "ex03", utcnow() - timedelta(hours=1), "accept", 48, 0.5)
+    grade(store, "ann@class.test", "ex03", 1.0, True)  # late: 0.5
+    grade(store, "bob@class.test", "ex03", 1.0, True)  # late: 0.5
+    grade(store, "bob@class.test", "ex01", 0.4, False)
+    drain(store)
+    posts = len(lms.score_posts)
+    assert posts == 3 and lms_scores(lms)[("ex03", "ann@class.test")] == 0.5
+    adjustments.grant_extension(store, "ann@class.test", "ex03", utcnow() + timedelta(days=1), "ill", staff)
+    adjustments.set_override(store, "bob@class.test", "ex01", 0.9, "oral exam", staff)
+    adjustments.set_override(store, "bob@class.test", "ex05", 1.0, "excused", staff)  # never submitted
+    drain(store)
+    held = lms_scores(lms)
+    assert held == gradebook_scores(store)
+    assert (held[("ex03", "ann@class.test")], held[("ex03", "bob@class.test")]) == (1.0, 0.5)  # hers alone
+    assert (held[("ex01", "bob@class.test")], held[("ex05", "bob@class.test")]) == (0.9, 1.0)
+    assert len(lms.score_posts) == posts + 3  # the three changed scores, nothing else
+    posts = len(lms.score_posts)
+    assert queue.enqueue_regrade(store) == 3
+    for _ in range(3):  # the grader gives the same raw scores again
+        claim = queue.claim(store, "w1")
+        raw, passed = (0.4, False) if claim.exercise_id == "ex01" else (1.0, True)
+        assert queue.finish(store, claim, dict(
+            status="passed" if passed else "failed", passed=passed, raw_score=raw,
+            score=round(raw * (1 - claim.penalty), 4), summary="", checks=[], mistake_ids=[], report={},
+            sandbox="process", grader_version="test", run_s=0.0))
+    drain(store)
+    assert lms_scores(lms) == held and len(lms.score_posts) == posts  # the extension and overrides stand
+    adjustments.clear_override(store, "bob@class.test", "ex01", "", staff)
+    adjustments.clear_override(store, "bob@class.test", "ex05", "", staff)
+    adjustments.clear_extension(store, "ann@class.test", "ex03", "", staff)
+    drain(store)
+    held = lms_scores(lms)
+    assert held == gradebook_scores(store)
+    assert (held[("ex01", "bob@class.test")], held[("ex03", "ann@class.test")]) == (0.4, 0.5)
+    assert ("ex05", "bob@class.test") not in held  # nothing counts there any more: the LMS's score was cleared
+    cleared = [score for _item, score in lms.score_posts[posts:] if "scoreGiven" not in score]
+    assert [c["gradingProgress"] for c in cleared] == ["NotReady"]
 
 
 def make_due_now(store):

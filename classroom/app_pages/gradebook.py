@@ -10,6 +10,7 @@ web.sidebar_identity(user)
 st.title(tr("classroom.gradebook_title"))
 st.caption(tr("classroom.gradebook_intro"))
 book = views.gradebook_table(user.id)
+views.adjustments_table(user.id)
 
 if not book.empty:
     st.subheader(tr("classroom.learner"))

@@ -4,18 +4,19 @@ Every stored verdict (a submission graded, a regrade, a late penalty applied by
 one) bumps the row of its learner x exercise in each LMS course that learner
 belongs to, in the verdict's own transaction, so no change is ever lost. A row
 is `due` until a push of its newest version succeeded; the score pushed is read
-when it is pushed, by the gradebook's rule (classroom.which_counts.best_result over
-the verdicts which_counts.ATTEMPTED counts), so it is always the committed best.
+when it is pushed, by the gradebook's rule (classroom.which_counts.counted_scores: the
+best over the verdicts which_counts.ATTEMPTED counts, or the score staff set in its
+place), so it is always the committed score. An extension or override granted or
+cleared (classroom/adjustments.py) bumps the row in its own transaction too.
 """
 
 from datetime import timedelta
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import load_only
 
-from ..models import LtiContext, LtiMember, LtiScore, Result, Submission, utcnow
-from ..which_counts import ATTEMPTED, best_result, newest_result_ids
+from ..models import LtiContext, LtiMember, LtiScore, ScoreOverride, Submission, utcnow
+from ..which_counts import counted_scores
 
 
 def passback_courses(session, user_id):
@@ -42,8 +43,10 @@ def mark_changed(session, user_id, exercise_id, now=None):
 
 
 def mark_member(session, user_id, context_pk, now=None):
-    """Make every exercise this learner has submitted due in one course (they just joined it)."""
+    """Make every exercise this learner has submitted, or has a score override of, due in one course (they just
+    joined it)."""
     exercise_ids = set(session.scalars(select(Submission.exercise_id).where(Submission.user_id == user_id)))
+    exercise_ids |= set(session.scalars(select(ScoreOverride.exercise_id).where(ScoreOverride.user_id == user_id)))
     known = set(session.scalars(select(LtiScore.exercise_id).where(LtiScore.context_pk == context_pk,
                                                                     LtiScore.user_id == user_id)))
     for exercise_id in sorted(exercise_ids - known):
@@ -58,18 +61,9 @@ def due_rows(session, now, limit=1000):
 
 
 def best_scores(session, user_ids):
-    """{(user id, exercise id): the gradebook's best score} of these users (no entry: nothing attempted)."""
-    newest = newest_result_ids()
-    rows = session.execute(
-        select(Submission, Result).join(newest, newest.c.submission_id == Submission.id)
-        .join(Result, Result.id == newest.c.result_id)
-        .where(Submission.user_id.in_(list(user_ids)), Result.status.in_(ATTEMPTED))
-        .options(load_only(Submission.id, Submission.user_id, Submission.exercise_id),  # what the rank reads
-                 load_only(Result.id, Result.passed, Result.score))).all()
-    graded = {}
-    for submission, result in rows:
-        graded.setdefault((submission.user_id, submission.exercise_id), []).append((submission, result))
-    return {key: best_result(pairs)[1].score for key, pairs in graded.items()}
+    """{(user id, exercise id): the score that counts} of these users, as the gradebook has it (no entry: nothing
+    attempted nor overridden; which_counts.counted_scores)."""
+    return counted_scores(session, user_ids)
 
 
 def record_pushed(session, pushes):

@@ -129,6 +129,11 @@ def score_timestamp(previous, now):
 
 
 def _grade(score, sub, stamp):
+    """The AGS score of a learner: `score` (0..1), or None: none counts any more (an override cleared where nothing
+    was graded), sent with no scoreGiven, which AGS reads as clearing the score the LMS holds."""
+    if score is None:
+        return (Grade().set_user_id(sub).set_timestamp(stamp).set_activity_progress("Initialized")
+                .set_grading_progress("NotReady"))
     return (Grade().set_score_given(score).set_score_maximum(1.0).set_user_id(sub).set_timestamp(stamp)
             .set_activity_progress("Completed").set_grading_progress("FullyGraded"))
 
@@ -138,9 +143,9 @@ def push_course(store, platform, context, rows, subs, best, key, report, http=No
     todo, held = [], []
     for row in rows:
         score = best.get((row.user_id, row.exercise_id))
-        # nothing graded to send, the LMS holds it already, or the learner has no account in this course
-        # any more: done without a request
-        unsendable = score is None or score == row.pushed_score or row.user_id not in subs
+        # the LMS holds it already (nothing graded, nothing ever sent), or the learner has no account in this
+        # course any more: done without a request; a score it holds that no longer counts is cleared (_grade)
+        unsendable = score == row.pushed_score or row.user_id not in subs
         (held if unsendable else todo).append((row, score))
     with store.session() as session:
         outbox.record_pushed(session, [(row.id, row.version, row.pushed_score, row.pushed_at) for row, _ in held])
