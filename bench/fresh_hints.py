@@ -17,6 +17,7 @@ exercise, measured inside the judging fork; it excludes the sandboxed run.
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -32,6 +33,9 @@ def parse_args():
     parser.add_argument("folder", type=Path)
     parser.add_argument("--grader", type=Path, default=HERE, help="the checkout whose grader grades")
     parser.add_argument("--list", action="store_true", help="print every file's outcome")
+    parser.add_argument("--jsonl", type=Path, help="also write every file's whole outcome (bug line, expect line, "
+                        "verdict, first hint, first failing check's message) to this file, one JSON object a line, "
+                        "for judging the hints by reading")
     return parser.parse_args()
 
 
@@ -137,6 +141,8 @@ def main():
         rows.setdefault(ex_id, []).append((path, outcome, result))
         if args.list:
             _print_file(path, head, outcome, result)
+        if args.jsonl:
+            _write_row(args.jsonl, path, head, outcome, result)
     _print_table(rows, diag)
     print(f"graded {len(files)} files in {wall:.1f} s (load {os.getloadavg()[0]:.2f})")
 
@@ -152,6 +158,18 @@ def _diagnosis_times(log):
     for (_, ex_id), seconds in per_fork.items():
         times.setdefault(ex_id, []).append(seconds)
     return times
+
+
+def _write_row(out, path, head, outcome, result):
+    """One file's whole outcome as a JSON line appended to out."""
+    failing = next((c for c in result.checks if not c.passed), None)
+    row = {"file": f"{path.parent.name}/{path.name}", "bug": head["bug"], "expect": head["expect"],
+           "status": result.status, "passed": result.passed, "tag": outcome["kind"] == "correct" and "correct"
+           or ("RIGHT" if outcome["hinted"] else ("MISLEADING" if outcome["misleading"] else "no hint")),
+           "located": outcome.get("located"), "hint": outcome["hint"],
+           "first_failing": failing and {"name": failing.name, "message": failing.message}}
+    with open(out, "a", encoding="utf-8") as stream:
+        stream.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
 
 
 def _print_file(path, head, outcome, result):
