@@ -63,8 +63,10 @@ from sqlalchemy import func, insert, select  # noqa: E402
 
 from classroom.analytics import analytics, frames  # noqa: E402
 from classroom.data import exercise_table  # noqa: E402
-from classroom.data.store import (create_sign_in_link, import_roster, init_class, list_users, set_setting, submit,  # noqa: E402
-                                  user_by_email)
+from classroom.data.roster import import_roster, init_class, list_users, user_by_email  # noqa: E402
+from classroom.data.sessions import create_sign_in_link  # noqa: E402
+from classroom.data.settings import set_setting  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
 from classroom.data.db import Store  # noqa: E402
 from classroom.data.models import Job, Result, Submission, User, Worker, utcnow  # noqa: E402
 from bench.forecasts import (WITHIN, WITHIN_GOAL, burst_with_forecasts, error_summary, explain,  # noqa: E402

@@ -15,7 +15,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from classroom.line import eta, grading_times, live
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, utcnow
 
 WITHIN, WITHIN_GOAL = 0.25, 0.8  # goal: this share of the forecasts within this relative error of the actual wait

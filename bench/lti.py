@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bench.classroom import fill_class  # noqa: E402
 from classroom.analytics import analytics, frames  # noqa: E402
 from classroom.data import exercise_table  # noqa: E402
-from classroom.data.store import init_class, list_users  # noqa: E402
+from classroom.data.roster import init_class, list_users  # noqa: E402
 from classroom.line import queue  # noqa: E402
 from classroom.lti import accounts, config  # noqa: E402
 from classroom.data.models import Job, LtiPlatform, LtiScore, Result, Submission, utcnow  # noqa: E402

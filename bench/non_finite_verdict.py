@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import select  # noqa: E402
 
-from classroom.data.store import submit  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
 from classroom.data.db import ENV_VAR  # noqa: E402
 from classroom.data.models import Job, Result, Submission  # noqa: E402
 from tests.classroom_support import PostgresCluster, make_class, solution, user_id  # noqa: E402

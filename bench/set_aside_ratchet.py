@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from classroom.line import grading, queue, worker  # noqa: E402
-from classroom.data.store import import_roster, init_class, set_setting, submit, user_by_email  # noqa: E402
+from classroom.data.roster import import_roster, init_class, user_by_email  # noqa: E402
+from classroom.data.settings import set_setting  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
 
 PROBE = dict(job_id=0, worker_id="probe", attempt=1, submission_id=0, user_id=0, exercise_id="ex00", source="",
              kind=".py", filename="ex00_paths.py", penalty=0.0, claimed_at=None, may_set_aside=True)

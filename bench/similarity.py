@@ -35,7 +35,7 @@ from copydetect import CodeFingerprint, compare_files, defaults  # noqa: E402
 
 from classroom.analytics import copy_flags, similarity  # noqa: E402
 from classroom.data import exercise_table  # noqa: E402
-from classroom.data.store import init_class  # noqa: E402
+from classroom.data.roster import init_class  # noqa: E402
 from classroom.data.db import Store  # noqa: E402
 from classroom.analytics.disguise import disguise, own_value  # noqa: E402
 from classroom.data.models import Job, Result, Submission, User, utcnow  # noqa: E402

@@ -19,9 +19,12 @@ from sqlalchemy.exc import DBAPIError
 from course.common.i18n import LANGS
 
 from .data import adjustments, exercise_table, which_counts
-from .data.store import (RosterError, SubmitRefused, create_sign_in_link, get_settings, import_roster, init_class,
-                         instructor_name, list_users, parse_deadline, remove_user, removed_emails, revoke_links,
-                         revoke_sessions, set_rule, set_setting, user_by_email, utcnow)
+from .data.models import utcnow
+from .data.roster import (RosterError, import_roster, init_class, instructor_name, list_users, remove_user,
+                          removed_emails, user_by_email)
+from .data.sessions import create_sign_in_link, revoke_links, revoke_sessions
+from .data.settings import get_settings, parse_deadline, set_rule, set_setting
+from .data.submissions import SubmitRefused
 from .analytics import analytics, frames
 from .line import eta, grading_times, live, metrics, queue
 from .data.db import ENV_VAR, SchemaError, Store, normalize_url

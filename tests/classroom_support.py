@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from classroom.data.store import (assigned_variant, create_sign_in_link, import_roster, init_class,
-                                  redeem_sign_in_token, set_setting, submit, user_by_email, user_by_id)
+from classroom.data.roster import import_roster, init_class, user_by_email, user_by_id
+from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.variants import assigned_variant
 from classroom.data.models import Job, Result, Submission, utcnow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 from classroom.data.models import Result
 from grader.core import Submission, grade_submissions
 from grader.report import Report

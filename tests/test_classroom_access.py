@@ -4,7 +4,7 @@ import pytest
 from sqlalchemy import update
 
 from classroom.web import access
-from classroom.data.store import user_for_session
+from classroom.data.sessions import user_for_session
 from classroom.data.models import User
 from tests.classroom_support import INSTRUCTOR, add_graded, session_token, user_id
 

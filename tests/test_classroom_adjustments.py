@@ -11,7 +11,8 @@ from classroom.data import adjustments, exercise_table
 from classroom import cli
 from classroom.analytics import frames
 from classroom.line import queue
-from classroom.data.store import SubmitRefused, set_rule, submit
+from classroom.data.settings import set_rule
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.lti import outbox
 from classroom.data.models import AdjustmentLog, Result, Submission, utcnow
 from tests.classroom_support import INSTRUCTOR, solution, user_id

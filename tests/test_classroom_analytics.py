@@ -6,7 +6,7 @@ import math
 import pytest
 
 from classroom.analytics import analytics, frames
-from classroom.data.store import import_roster
+from classroom.data.roster import import_roster
 from classroom.data.exercise_table import EXERCISE_IDS
 from tests.classroom_support import add_graded, run_cli
 

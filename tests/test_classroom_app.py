@@ -6,7 +6,9 @@ import pytest
 from sqlalchemy import select
 
 from classroom.web import feedback
-from classroom.data.store import create_sign_in_link, init_class, set_rule
+from classroom.data.roster import init_class
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.settings import set_rule
 from classroom.data.models import Submission
 from classroom.line.worker import run_worker
 from course.common.exercise_variants import variant_line

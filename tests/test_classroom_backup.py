@@ -13,8 +13,9 @@ import pytest
 from sqlalchemy import select, text
 
 from classroom.data import backup, oidc_session
-from classroom.data.store import (create_sign_in_link, redeem_sign_in_token, revoke_links, revoke_sessions, submit,
-                                  user_for_session)
+from classroom.data.sessions import (create_sign_in_link, redeem_sign_in_token, revoke_links, revoke_sessions,
+                                     user_for_session)
+from classroom.data.submissions import submit
 from classroom.data.db import ENV_VAR, Store
 from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import ROOT, run_cli, session_token, solution, user_id

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from classroom.line import queue
-from classroom.data.store import create_sign_in_link, user_for_session
+from classroom.data.sessions import create_sign_in_link, user_for_session
 from course.common.i18n import t
 from tests.browser_support import ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser, \
     running_app, wait_for, wait_for_text, wait_until_rendered

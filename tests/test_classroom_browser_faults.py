@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 from course.common.i18n import t
 from tests.browser_support import SHOTS, full_page_screenshot, main_text, require_browser, running_app, wait_for, \
     wait_for_text, wait_until_rendered

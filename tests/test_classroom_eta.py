@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from classroom.line import eta, grading_times, line, live, queue
 from classroom.data import turns
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.cli import submission_wait
 from classroom.data.models import REGRADE, SUBMIT, Job, Result, Worker, utcnow
 from course.common.i18n import t

@@ -36,7 +36,9 @@ from bench.forecasts import burst_with_forecasts, error_summary, forecast_errors
 from sqlalchemy import select
 
 from classroom.line import eta, grading_times
-from classroom.data.store import import_roster, set_setting, submit
+from classroom.data.roster import import_roster
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
 from classroom.data.models import Job, utcnow
 from tests.classroom_support import make_class, solution, stub, user_id
 

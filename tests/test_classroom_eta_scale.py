@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import insert, or_, select, update
 
 from classroom.line import eta, grading_times, line, queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Submission, User, utcnow
 from tests.classroom_support import make_class
 

@@ -5,7 +5,7 @@ each claim, name the job claimed next (classroom/data/turns.py, queue.py, line.p
 import sqlite3
 
 from classroom.line import live, queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from tests.classroom_support import passed_verdict, user_id
 
 CY, ANN, BOB = "cy@class.test", "ann@class.test", "bob@class.test"

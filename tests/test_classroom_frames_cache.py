@@ -5,7 +5,8 @@ from sqlalchemy import event
 
 from classroom.analytics import frames
 from classroom.line import queue
-from classroom.data.store import import_roster, submit, user_by_email
+from classroom.data.roster import import_roster, user_by_email
+from classroom.data.submissions import submit
 from tests.classroom_support import add_graded
 
 

@@ -7,7 +7,8 @@ import statistics
 import pytest
 
 from bench.classroom import ANALYTICS_SHOWN, GRADEBOOK_SHOWN, fill_class
-from classroom.data.store import create_sign_in_link, init_class
+from classroom.data.roster import init_class
+from classroom.data.sessions import create_sign_in_link
 from course.common.exercise_index import EXERCISES
 from tests.browser_support import require_browser, running_app, seconds_until_shown, wait_for
 

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from classroom.web import feedback
 from classroom.line import grading, queue
 from classroom.data import verdicts
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Result, Submission
 from classroom.line.worker import run_worker
 from tests.classroom_support import run_cli, solution, stub, user_id

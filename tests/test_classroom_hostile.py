@@ -23,7 +23,8 @@ from sandbox_helpers import (Listener, hostile_names, hostile_source, leaked_ref
 from sqlalchemy import select
 
 from classroom.web import access
-from classroom.data.store import create_sign_in_link, import_roster
+from classroom.data.roster import import_roster
+from classroom.data.sessions import create_sign_in_link
 from classroom.data.models import Result, Submission
 from tests.classroom_support import add_graded, run_cli, solution, user_id
 

@@ -14,8 +14,9 @@ from sqlalchemy import select, update
 from classroom import cli
 from classroom.web import signin
 from classroom.data import text_rules
-from classroom.data.store import (RosterError, SubmitRefused, create_sign_in_link, import_roster, submit,
-                                  user_by_email, user_for_session)
+from classroom.data.roster import RosterError, import_roster, user_by_email
+from classroom.data.sessions import create_sign_in_link, user_for_session
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.data.models import Submission, User
 from course.common.i18n import t
 from tests.app_helpers import AppTest, errors_of

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text
 
-from classroom.data.store import import_roster, init_class, set_setting, submit
+from classroom.data.roster import import_roster, init_class
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Result
 from grader.sandbox import strict_problem
 from tests.classroom_support import ROOT, solution, user_id

@@ -10,7 +10,8 @@ import pytest
 
 from classroom import cli
 from classroom.data import lab_runs
-from classroom.data.store import get_settings, remove_user, set_setting
+from classroom.data.roster import remove_user
+from classroom.data.settings import get_settings, set_setting
 from classroom.data.models import utcnow
 from course.common.i18n import t
 from course.lessons import training_lab

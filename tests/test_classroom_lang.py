@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from classroom.web import feedback
-from classroom.data.store import SubmitRefused, submit
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.data.db import Store, migrate, schema_versions
 from classroom.data.models import Result, Submission
 from tests.classroom_support import run_cli, solution, user_id

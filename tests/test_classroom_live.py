@@ -8,7 +8,7 @@ from sqlalchemy import event, select
 
 from classroom.web import feedback
 from classroom.line import grading, line, live, queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Result
 from course.common.i18n import t
 from grader.warm_server import ServerFailed

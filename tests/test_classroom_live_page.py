@@ -8,7 +8,8 @@ import pytest
 
 from bench.classroom import SHOWN_AT_JS, server_cpu_s, shown_after
 from classroom.line import queue
-from classroom.data.store import create_sign_in_link, submit
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.submissions import submit
 from course.common.i18n import t
 from tests.browser_support import running_app, wait_for_text
 from tests.classroom_support import make_class, user_id

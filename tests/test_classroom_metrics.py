@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from classroom.line import queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.lti import outbox
 from classroom.data.models import utcnow
 from classroom.line.worker import run_worker

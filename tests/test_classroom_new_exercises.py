@@ -7,7 +7,8 @@ import pytest
 from sqlalchemy import select
 
 from classroom.line import grading
-from classroom.data.store import set_setting, submit
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
 from classroom.data.models import Result, Submission
 from classroom.line.worker import run_worker
 from tests.classroom_support import own_solution, user_id

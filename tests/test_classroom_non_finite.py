@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from classroom.web import feedback
 from classroom.line import grading, worker
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Result
 from course.app import weights_view
 from course.common import json_numbers

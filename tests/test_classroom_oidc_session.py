@@ -3,7 +3,8 @@
 import time
 
 from classroom.data import oidc_session
-from classroom.data.store import get_settings, sign_out
+from classroom.data.sessions import sign_out
+from classroom.data.settings import get_settings
 from tests.classroom_support import user_id
 
 

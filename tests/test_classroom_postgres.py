@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select, text
 
 from classroom.line import queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.db import Store
 from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import LEARNERS, make_class, run_cli, solution, stub, user_id

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from classroom.line import queue, worker as worker_ops
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import passed_verdict, LEARNERS, ROOT, run_cli, solution, stub, user_id
 from tests.waiting import FakeClock, wait_until

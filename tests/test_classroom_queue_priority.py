@@ -9,7 +9,7 @@ from sqlalchemy import func, insert, select
 
 from classroom.line import grading_times, line, live, queue
 from classroom.data import turns
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 

@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import select
 
 from classroom import cli
-from classroom.data.store import set_rule, submit
+from classroom.data.settings import set_rule
+from classroom.data.submissions import submit
 from classroom.data.models import Result, Submission, utcnow
 from classroom.line.worker import run_worker
 from tests.classroom_support import solution, user_id

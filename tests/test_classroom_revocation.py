@@ -6,9 +6,10 @@ import pytest
 
 from classroom.web import access, signin
 from classroom import cli
-from classroom.data.store import (SubmitRefused, create_sign_in_link, get_settings, list_users,
-                                  redeem_sign_in_token, remove_user, removed_emails, set_setting, submit,
-                                  user_for_session)
+from classroom.data.roster import list_users, remove_user, removed_emails
+from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token, user_for_session
+from classroom.data.settings import get_settings, set_setting
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.data.models import utcnow
 from tests.classroom_support import INSTRUCTOR, add_graded, user_id
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from classroom.line import queue, worker
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.models import Job, Result
 from course.common.i18n import t
 from grader import warm_server

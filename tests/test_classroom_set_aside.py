@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from classroom.line import eta, grading_times, line, live, queue, reference_times, worker
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.db import Store
 from classroom.data.models import Job, Result, Submission, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id

@@ -1,7 +1,7 @@
 """Sign-in resolution: OIDC email against the roster, one-time links, sessions."""
 
 from classroom.web import signin
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 
 
 def test_oidc_email_must_be_on_the_roster(class_store):

@@ -8,9 +8,11 @@ import pytest
 from sqlalchemy import func, select, update
 
 from classroom import cli
-from classroom.data.store import (INSTRUCTOR_NAME, RosterError, SubmitRefused, create_sign_in_link, import_roster,
-                                  instructor_name, list_users, redeem_sign_in_token, set_rule, set_setting,
-                                  sign_out, submit, user_by_email, user_for_session)
+from classroom.data.roster import (INSTRUCTOR_NAME, RosterError, import_roster, instructor_name, list_users,
+                                   user_by_email)
+from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token, sign_out, user_for_session
+from classroom.data.settings import set_rule, set_setting
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.data.db import SchemaError, Store, make_engine
 from classroom.data.models import Base, LoginSession, Setting, SignInToken, Submission, User, utcnow
 from tests.classroom_support import INSTRUCTOR, run_cli, session_token, user_id

@@ -13,7 +13,7 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 from classroom.data.models import Submission
 from course.common.i18n import t
 from tests.browser_support import ROOT, main_text, require_browser, running_app, wait_for, wait_until_rendered

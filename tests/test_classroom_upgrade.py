@@ -19,7 +19,8 @@ from sqlalchemy import inspect, select, text
 from classroom import cli
 from classroom.line import line, queue, worker
 from classroom.data import verdicts
-from classroom.data.store import set_setting, submit
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
 from classroom.data.db import ENV_VAR, SchemaError, Store, alembic_config, make_engine, schema_versions
 from classroom.data.models import Job, Result, Submission, Worker
 from tests.classroom_support import BACKENDS, ROOT, make_class, run_cli, solution, user_id

@@ -7,7 +7,9 @@ import pytest
 from sqlalchemy import select
 
 from classroom import cli
-from classroom.data.store import _variant_secret, learner_variant, set_setting, submit
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.variants import _variant_secret, learner_variant
 from classroom.data.models import Result, Submission, VariantAssignment
 from classroom.line.worker import run_worker
 from grader import variants

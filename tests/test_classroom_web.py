@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select, update
 
 from classroom.line import queue
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 from classroom.data.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text

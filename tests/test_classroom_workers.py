@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select, update
 
 from classroom.line import line, live, queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.data.db import ENV_VAR, Store
 from classroom.data.models import Job, Result, Worker, utcnow
 from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, submit_set_aside, user_id

@@ -4,7 +4,9 @@ import pytest
 
 from classroom.web import access
 from classroom.analytics import copy_flags, similarity
-from classroom.data.store import learner_variant, set_setting, user_by_email
+from classroom.data.roster import user_by_email
+from classroom.data.settings import set_setting
+from classroom.data.variants import learner_variant
 from classroom.analytics.disguise import disguise
 from classroom.data.models import Job, Result, Submission, utcnow
 from course.common.i18n import t

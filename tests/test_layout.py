@@ -26,8 +26,8 @@ KINDS = {kind.type_name: kind for kind in (AcyclicSiblingsContract, ForbiddenCon
                                           ProtectedContract)}
 # One or more imports that each, added alone, break the contract (importer -> imported).
 PLANTS = {
-    "rooms": [("course.common.paths", "grader.core"), ("grader.core", "classroom.data.store"),
-              ("classroom.data.store", "app_pages.notes"), ("solutions.ex01_softmax", "exercises.ex00_paths")],
+    "rooms": [("course.common.paths", "grader.core"), ("grader.core", "classroom.data.submissions"),
+              ("classroom.data.submissions", "app_pages.notes"), ("solutions.ex01_softmax", "exercises.ex00_paths")],
     "learner-code": [("classroom.line.worker", "exercises.ex01_softmax"), ("grader.core", "exercises")],
     "entry": [("course.app.ui", "app"), ("classroom.web.web", "class_app")],
     "pages": [("app_pages.practice", "app_pages.notes"), ("classroom.app_pages.gradebook",
@@ -41,13 +41,15 @@ PLANTS = {
                       ("grader.core", "grader.cli")],
     "harness": [("grader.harness.child", "course.common.paths"), ("grader.harness.procedures",
                                                                  "solutions.ex01_softmax")],
-    "class-wings": [("classroom.line.queue", "classroom.lti.outbox"), ("classroom.data.store", "classroom.lti.outbox"),
+    "class-wings": [("classroom.line.queue", "classroom.lti.outbox"), ("classroom.data.submissions", "classroom.lti.outbox"),
                     ("classroom.lti.passback", "classroom.line.queue"), ("classroom.analytics.frames", "classroom.line.queue"),
                     ("classroom.data.models", "classroom.web.access"), ("classroom.web.views", "classroom.app_pages.practice")],
-    "class-web": [("classroom.web.views", "classroom.line.grading"), ("classroom.app_pages.practice", "classroom.line.grading")],
+    "class-web": [("classroom.web.views", "classroom.line.grading"),
+                  ("classroom.app_pages.practice", "classroom.line.grading")],
     "class-worker": [("classroom.line.queue", "course.app.ui"), ("classroom.line.worker", "streamlit"),
                      ("classroom.data.db", "classroom.web.views")],  # views imports Streamlit: only address's is ignored
-    "acyclic": [("classroom.data.models", "classroom.data.store"), ("grader.harness.registry", "grader.harness.procedures")],
+    "acyclic": [("classroom.data.models", "classroom.data.submissions"),
+                ("grader.harness.registry", "grader.harness.procedures")],
 }
 
 

@@ -13,7 +13,8 @@ from sqlalchemy import select
 
 from classroom.line import queue
 from classroom.web import signin
-from classroom.data.store import submit, user_by_email
+from classroom.data.roster import user_by_email
+from classroom.data.submissions import submit
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
 from classroom.data.models import LtiMember, User

@@ -4,7 +4,7 @@ import pytest
 import requests
 
 from classroom.web import signin
-from classroom.data.store import remove_user, user_by_email
+from classroom.data.roster import remove_user, user_by_email
 from classroom.lti import config
 from classroom.lti.launch import create_app
 from tests.classroom_support import INSTRUCTOR, make_class

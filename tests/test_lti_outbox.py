@@ -5,7 +5,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from classroom.line import queue
-from classroom.data.store import submit
+from classroom.data.submissions import submit
 from classroom.lti import accounts, config, outbox
 from classroom.lti.passback import score_timestamp
 from classroom.data.models import LtiPlatform, LtiScore, User

@@ -11,7 +11,9 @@ from sqlalchemy import func, select, update
 from classroom.data import adjustments, exercise_table
 from classroom.analytics import analytics, frames
 from classroom.line import queue
-from classroom.data.store import set_rule, submit, user_by_email
+from classroom.data.roster import user_by_email
+from classroom.data.settings import set_rule
+from classroom.data.submissions import submit
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
 from classroom.data.models import LtiLineItem, LtiScore, utcnow

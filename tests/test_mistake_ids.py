@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from classroom.analytics import analytics, frames
-from classroom.data.store import set_setting, submit
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
 from classroom.web.feedback import mistake_labels
 from classroom.line.worker import run_worker
 from grader.core import Submission, grade_submissions

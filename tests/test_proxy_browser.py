@@ -27,7 +27,7 @@ import urllib.request
 
 import pytest
 
-from classroom.data.store import create_sign_in_link
+from classroom.data.sessions import create_sign_in_link
 from classroom.lti import config
 from course.common.i18n import t
 from tests.browser_support import ROOT, free_port, main_text, new_driver, require_browser, running_app, wait_for, \

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from classroom.web import access, views, web
-from classroom.data.store import user_by_email
+from classroom.data.roster import user_by_email
 from course.app.ui import tr
 
 user = web.page_user("gradebook")

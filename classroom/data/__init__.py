@@ -2,7 +2,8 @@
 
 The tables (models.py), opening and migrating the database (db.py; Alembic's scripts stay in
 classroom/migrations/), where the database is (address.py: the standard library only), the store's
-operations (store.py: roster, sign-in links and sessions, settings and deadlines, submissions, variants),
+operations (roster.py, sessions.py: sign-in links and sessions, settings.py: settings and deadlines,
+submissions.py: submitting and storing a verdict, variants.py),
 server-side OpenID Connect sessions (oidc_session.py), a job's turn when it is queued (turns.py), the
 stored verdict's fields (verdicts.py), which verdict counts (which_counts.py), extensions and overrides
 (adjustments.py), the LMS outbox rows a stored score makes due (lms_outbox.py), the lab's cap on live

@@ -1,7 +1,7 @@
 """Per-learner adjustments staff grant for one exercise: a later deadline (an extension) and a score set by hand
 (an override), each with its reason, who granted it and when, and an audit log of every grant, change and clear.
 
-An extension moves that learner's deadline of that exercise (store.deadline_for, the one rule of lateness), so
+An extension moves that learner's deadline of that exercise (settings.deadline_for, the one rule of lateness), so
 their submissions up to it count as on time: granting or clearing one decides the lateness of their submissions
 of the exercise again at once, as a regrade would, and re-applies the late penalty to the scores already stored
 (verdicts.penalised of each verdict's raw score; the grader does not run again). An override replaces the
@@ -24,7 +24,8 @@ from sqlalchemy import select
 
 from . import exercise_table, lms_outbox, text_rules, verdicts
 from .models import AdjustmentLog, ExerciseRule, Extension, Result, ScoreOverride, Submission, User, utcnow
-from .store import _clean_email, deadline_for, extended_until, late_penalty
+from .settings import deadline_for, extended_until, late_penalty
+from .text_rules import clean_email
 from .which_counts import counted_scores
 
 MAX_REASON_CHARS = 500
@@ -52,7 +53,7 @@ def _exercise(ex_id):
 
 def _learner(session, email, granting):
     """The roster member an adjustment is for; granting one needs a current learner, clearing only the person."""
-    user = session.scalar(select(User).where(User.email == _clean_email(email)))
+    user = session.scalar(select(User).where(User.email == clean_email(email)))
     if user is None:
         raise LookupError(f"{email} is not on this class's roster: check the email (`python -m classroom links` "
                           "lists the roster's)")
@@ -84,7 +85,7 @@ def actor_name(store, by=None):
     if not by:
         return f"command line ({getpass.getuser()}@{socket.gethostname()})"[:320]
     with store.session() as session:
-        user = session.scalar(select(User).where(User.email == _clean_email(by)))
+        user = session.scalar(select(User).where(User.email == clean_email(by)))
         if user is None or user.removed_at is not None or user.role not in STAFF:
             raise ValueError(f"--by {by}: name a TA or instructor on this class's roster (or leave --by out: the "
                              "log then names the command line's user)")
@@ -128,7 +129,7 @@ def _counted(session, user_id, ex_id):
 
 def relabel(session, user_id, ex_id):
     """Decide the lateness of the learner's submissions of an exercise again under its deadline as it is now and
-    their extension (store.late_penalty), re-applying the penalty to every stored score of those whose lateness
+    their extension (settings.late_penalty), re-applying the penalty to every stored score of those whose lateness
     changed -> how many changed. Their rows are locked first: a worker storing a verdict of one meanwhile
     (queue.finish) reads the penalty after this transaction."""
     rule = session.get(ExerciseRule, ex_id)
@@ -286,7 +287,7 @@ def audit_log(store, email=None, ex_id=None):
                     AdjustmentLog.action, AdjustmentLog.before, AdjustmentLog.after, AdjustmentLog.reason)
              .join(User, User.id == AdjustmentLog.user_id).order_by(AdjustmentLog.id))
     if email:
-        query = query.where(User.email == _clean_email(email))
+        query = query.where(User.email == clean_email(email))
     if ex_id:
         query = query.where(AdjustmentLog.exercise_id == _exercise(ex_id))
     with store.session() as session:

@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 
 from .models import LabRun, Setting, User, utcnow
 
-SETTING = "lab_runs"  # the class setting holding the cap (classroom/data/store.py DEFAULT_SETTINGS)
+SETTING = "lab_runs"  # the class setting holding the cap (classroom/data/settings.py DEFAULT_SETTINGS)
 STAFF = ("ta", "instructor")
 
 

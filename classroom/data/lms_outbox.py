@@ -1,6 +1,6 @@
 """The LMS outbox's write side: a stored score makes its learner x exercise due in each LMS course.
 
-Every stored verdict (store.store_verdict: a submission graded, a job given up, a regrade) and every extension
+Every stored verdict (submissions.store_verdict: a submission graded, a job given up, a regrade) and every extension
 or override granted or cleared (adjustments.py) bumps the outbox row of its learner x exercise in each LMS course
 that learner belongs to, in its own transaction, so no change is ever lost. The rows live here, with the data,
 so the queue and the adjustments make them due without importing the LMS side: classroom/lti/outbox.py reads

@@ -190,7 +190,7 @@ class ExerciseRule(Base):
 
 class Extension(Base):
     """One learner's later deadline for one exercise (classroom/data/adjustments.py): their submissions up to `until`
-    count as on time, and the late window, if any, runs from it (store.deadline_for)."""
+    count as on time, and the late window, if any, runs from it (settings.deadline_for)."""
 
     __tablename__ = "extensions"
     __table_args__ = (UniqueConstraint("user_id", "exercise_id", name="uq_extensions_user_exercise"),)
@@ -236,7 +236,7 @@ class AdjustmentLog(Base):
 
 
 class Setting(Base):
-    """Class-wide settings, e.g. the rate limits (see classroom/data/store.py DEFAULT_SETTINGS)."""
+    """Class-wide settings, e.g. the rate limits (see classroom/data/settings.py DEFAULT_SETTINGS)."""
 
     __tablename__ = "settings"
     key: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -16,7 +16,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from .store import get_settings, hash_token
+from .sessions import hash_token
+from .settings import get_settings
 from .models import LoginSession, Setting, utcnow
 
 NOT_BEFORE = "sessions_not_before"  # the settings row (not a class setting): no session for sign-ins issued before

@@ -60,3 +60,11 @@ def visible_code(source):
     «U+....» mark, and how many there were."""
     text, count = INVISIBLE.subn(lambda m: f"«{codepoint(m.group())}»", source or "")
     return text, count
+
+
+EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
+
+
+def clean_email(email):
+    """An email as the roster keys it: trimmed, lower case."""
+    return (email or "").strip().lower()

@@ -52,7 +52,8 @@ from course.common.i18n import t
 
 from ..data import exercise_table, turns, verdicts
 from ..data.models import REGRADE, SET_ASIDE, SUBMIT, ExerciseRule, Job, Submission, Worker, utcnow
-from ..data.store import expected_grader_version, extensions_by_key, late_penalty, store_verdict
+from ..data.settings import expected_grader_version, extensions_by_key, late_penalty
+from ..data.submissions import store_verdict
 
 LEASE_S = 60.0  # a claim lasts this long unless renewed (workers renew every LEASE_S / 4)
 MAX_ATTEMPTS = 3  # a job whose worker died this many times is given up with an error verdict

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..data.models import LtiContext, LtiMember, LtiPlatform, LtiScore, User, utcnow
-from ..data.store import EMAIL_RE
+from ..data.text_rules import EMAIL_RE
 from ..data import text_rules
 from . import outbox
 

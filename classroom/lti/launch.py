@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from course.common.i18n import t
 
-from ..data.store import create_sign_in_link
+from ..data.sessions import create_sign_in_link
 from ..data.db import Store
 from ..data.models import LtiPlatform
 from . import accounts, config

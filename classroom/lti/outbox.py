@@ -3,7 +3,7 @@
 Every stored verdict (a submission graded, a regrade, a late penalty applied by
 one) bumps the row of its learner x exercise in each LMS course that learner
 belongs to, in the verdict's own transaction, so no change is ever lost: the data wing
-does that (classroom/data/lms_outbox.py, through store.store_verdict), so the queue never imports the LMS. A row
+does that (classroom/data/lms_outbox.py, through submissions.store_verdict), so the queue never imports the LMS. A row
 is `due` until a push of its newest version succeeded; the score pushed is read
 when it is pushed, by the gradebook's rule (classroom.data.which_counts.counted_scores: the
 best over the verdicts which_counts.ATTEMPTED counts, or the score staff set in its

@@ -14,7 +14,9 @@ AccessDenied before touching anything it may not. Roles:
 from sqlalchemy import select
 
 from ..data import adjustments, exercise_table
-from ..data.store import learner_variant, removed_emails, submit as store_submit, user_by_id
+from ..data.roster import removed_emails, user_by_id
+from ..data.submissions import submit as store_submit
+from ..data.variants import learner_variant
 from ..analytics import analytics, copy_flags, frames
 from ..line import queue
 from ..data.models import ROLES, Result, Submission, User

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ..data.store import hash_token, redeem_sign_in_token, user_by_email, user_for_session
+from ..data.roster import user_by_email
+from ..data.sessions import hash_token, redeem_sign_in_token, user_for_session
 from ..data.models import SignInToken, User, utcnow
 
 

@@ -22,7 +22,7 @@ from ..analytics import analytics
 from ..line import eta, live
 from ..data import exercise_table
 from .feedback import feedback_text, mistake_labels
-from ..data.store import MAX_SOURCE_BYTES
+from ..data.submissions import MAX_SOURCE_BYTES
 from ..data.text_rules import visible_code
 
 LIVE_KEY = "class_live_submission"  # the submission whose state is followed (not a widget)
@@ -102,7 +102,7 @@ UPLOAD_SEEN_MB = 64  # the largest upload the page sees (the uploader refuses a 
 def _uploader(ex_id):
     """The exercise's uploader -> its file (None without one, or when the file was too big to submit).
 
-    A file over the 1 MB a submission may be (store.MAX_SOURCE_BYTES) is let go at once (the uploader is drawn
+    A file over the 1 MB a submission may be (submissions.MAX_SOURCE_BYTES) is let go at once (the uploader is drawn
     anew) and the page says so, and Submit sends nothing until the learner uploads another file or forgets this
     one (a button). Were the uploader to refuse it in the browser (Streamlit's limit), the page would not know,
     and Submit would send the code box: after a 50 MB file was refused, the exercise's stub was "received"."""

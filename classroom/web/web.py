@@ -30,7 +30,9 @@ from course.app.ui import tr
 
 from . import access, session_cookie, signin
 from ..data import oidc_session
-from ..data.store import get_settings, instructor_name, sign_out as store_sign_out
+from ..data.roster import instructor_name
+from ..data.sessions import sign_out as store_sign_out
+from ..data.settings import get_settings
 from ..data.address import app_class_url, app_secrets
 from ..data.db import SchemaError, Store
 
