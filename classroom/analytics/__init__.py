@@ -3,6 +3,6 @@
 The gradebook and its rows (analytics.py, frames.py), similarity between learners' code (similarity.py,
 disguise.py) and the copy flags built on it (copy_flags.py, copy_evidence.py).
 
-May import: classroom.data, course.common and grader/; never classroom.web, classroom.line nor
+May import: classroom.data, course.common, pandas, numpy and copydetect; never classroom.web, classroom.line nor
 classroom.lti (.importlinter `class-wings`).
 """

@@ -10,6 +10,7 @@ stored verdict's fields (verdicts.py), which verdict counts (which_counts.py), e
 runs (lab_runs.py), the class's exercise table (exercise_table.py), rules on learner-given text
 (text_rules.py) and backups (backup.py).
 
-May import: the standard library, SQLAlchemy and Alembic, course.common and grader/ (the exercise table,
-the grader's version), and nothing else of classroom/ (.importlinter `class-wings`: the lowest wing).
+May import: the standard library, SQLAlchemy, Alembic and pandas, course.common and grader.report (the grader's
+version), and nothing else of classroom/ (.importlinter `class-wings`: the lowest wing); Streamlit only inside
+address.app_secrets, for the app's side (`class-worker`).
 """

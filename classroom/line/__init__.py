@@ -6,6 +6,6 @@ Practice page follows (live.py), the wait forecast (eta.py) from measured gradin
 (grading.py), and the queue's numbers for Prometheus (metrics.py).
 
 May import: classroom.data (a verdict is stored through it, and so is the LMS outbox it makes due),
-grader/ and course.common; never classroom.web, classroom.analytics nor classroom.lti, and never
+grader/, course.common and prometheus_client; never classroom.web, classroom.analytics nor classroom.lti, and never
 Streamlit or course.app (.importlinter `class-wings`, `class-worker`).
 """
