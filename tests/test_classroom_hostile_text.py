@@ -262,6 +262,6 @@ def test_a_process_started_from_one_that_serves_the_cookie_route_does_not_think_
 
     session_cookie.routes()
     assert session_cookie.served()
-    child = subprocess.run([sys.executable, "-c", "from classroom import session_cookie as c; print(c.served())"],
+    child = subprocess.run([sys.executable, "-c", "from classroom.web import session_cookie as c; print(c.served())"],
                            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert child.stdout.strip() == "False", child.stdout + child.stderr
