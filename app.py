@@ -9,7 +9,7 @@ state, on every page.
 
 import streamlit as st
 
-from classroom.address import app_class_url
+from classroom.data.address import app_class_url
 from course.app import learner
 from course.app.ui import keyboard_aids, language_switch, progress_summary, root_page, tr, window_title
 
@@ -18,7 +18,7 @@ st.set_page_config(page_title="Attention Lab", page_icon="👁️", layout="wide
 if app_class_url() is None:
     learner.use(learner.SelfStudyLearner())
 else:  # class mode: its requirements (requirements-class.txt) are imported only here
-    from classroom import learner as class_learner
+    from classroom.web import learner as class_learner
 
     learner.use(class_learner.signed_in())
 language_switch()

@@ -2,11 +2,11 @@
 
     streamlit run class_app.py      # a class (ATTENTION_LAB_CLASS_DB set); self-study: streamlit run app.py
 
-See classroom/session_cookie.py.
+See classroom/web/session_cookie.py.
 """
 
 import streamlit as st
 
-from classroom import session_cookie
+from classroom.web import session_cookie
 
 app = st.App("app.py", routes=session_cookie.routes())

@@ -16,7 +16,7 @@
    forecasts have no measured grading times yet), then on an idle queue, then while a class-wide regrade
    runs (--regrade-learners synthetic learners x 10 exercises, graded once, all queued just before).
    Prints both p95s (submit -> feedback) and their ratio (goal: <= 1.2), and how far the wait forecast
-   each page showed just after its submission (classroom/eta.py) was from the actual wait: median and
+   each page showed just after its submission (classroom/line/eta.py) was from the actual wait: median and
    p90 of |forecast - actual| / actual and the share within 25% (goal: at least 80%); also the forecast shown
    halfway through each wait (the page polls), against the wait left then (bench/forecasts.py). --explain:
    per submission, its forecast, its wait and the jobs (and hangs) ahead; --no-hostile: bursts without hostile
@@ -36,7 +36,7 @@
 5. With --live-pages N: live feedback while N Practice pages are open. One real page (headless
    Chromium, learner l000, on `streamlit run app.py`) follows its submission while N - 1 pollers (threads
    in this process, one learner each, each following a queued submission of its own) call the page's own
-   per-poll function (classroom.live.state_of) every live.POLL_S. The bench itself moves the queue
+   per-poll function (classroom.line.live.state_of) every live.POLL_S. The bench itself moves the queue
    (no worker): a job ahead is claimed (queued position N -> N - 1), the page's job is claimed (-> grading),
    its verdict stored (-> done). Prints p50/p95 of change -> shown on the page (the page stamps the
    moment the text appears with a MutationObserver) over --live-rounds rounds, and the database queries
@@ -61,9 +61,14 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, insert, select  # noqa: E402
 
-from classroom import analytics, exercises, frames, store as store_ops  # noqa: E402
-from classroom.db import Store  # noqa: E402
-from classroom.models import Job, Result, Submission, User, Worker, utcnow  # noqa: E402
+from classroom.analytics import analytics, frames  # noqa: E402
+from classroom.data import exercise_table  # noqa: E402
+from classroom.data.roster import import_roster, init_class, list_users, user_by_email  # noqa: E402
+from classroom.data.sessions import create_sign_in_link  # noqa: E402
+from classroom.data.settings import set_setting  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
+from classroom.data.db import Store  # noqa: E402
+from classroom.data.models import Job, Result, Submission, User, Worker, utcnow  # noqa: E402
 from bench.forecasts import (WITHIN, WITHIN_GOAL, burst_with_forecasts, error_summary, explain,  # noqa: E402
                              forecast_errors, halfway_errors, percentile, set_aside_summary, within)
 
@@ -80,8 +85,8 @@ EASY = ("ex00", "ex01", "ex06")  # exercises with no dependencies: one submissio
 def published_class(url, instructor):
     """A new class that grades the published exercises (variants off): the bench submits the references, which
     pass only their own, published variant."""
-    store = store_ops.init_class(url, instructor)
-    store_ops.set_setting(store, "variants", 0)
+    store = init_class(url, instructor)
+    set_setting(store, "variants", 0)
     return store
 
 
@@ -94,11 +99,11 @@ def submissions_mix(count, seed=0, hostile=True):
     mix = []
     for i in range(count):
         ex_id = EASY[i % len(EASY)]
-        reference = (ROOT / "solutions" / exercises.get(ex_id).filename).read_text()
+        reference = (ROOT / "solutions" / exercise_table.get(ex_id).filename).read_text()
         if i % 5 in (0, 1):
             mix.append(("correct", ex_id, reference))
         elif i % 5 == 2:
-            mix.append(("wrong: stub", ex_id, (ROOT / "exercises" / exercises.get(ex_id).filename).read_text()))
+            mix.append(("wrong: stub", ex_id, (ROOT / "exercises" / exercise_table.get(ex_id).filename).read_text()))
         elif i % 5 == 3:
             mistake = rng.choice(checks.for_exercise(ex_id).MISTAKES)
             mix.append((f"wrong: {mistake.id}", ex_id, apply_mistake(reference, mistake)))
@@ -117,7 +122,7 @@ def burst(args, folder):
     roster = folder / "roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
                                                      for i in range(args.learners)))
-    store_ops.import_roster(store, roster)
+    import_roster(store, roster)
     mix = submissions_mix(args.learners)
     pool = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--db", url, "--concurrency",
                              str(args.workers)], cwd=ROOT, stderr=open(folder / "workers.log", "w"))
@@ -129,13 +134,13 @@ def burst(args, folder):
         if time.monotonic() > deadline or pool.poll() is not None:
             sys.exit(f"the workers did not start; see {folder / 'workers.log'}")
         time.sleep(0.2)
-    users = {u.email: u.id for u in store_ops.list_users(store, "learner")}
+    users = {u.email: u.id for u in list_users(store, "learner")}
     acked, lock, gate = {}, threading.Lock(), threading.Barrier(args.learners)
 
     def learner(i):
         label, ex_id, source = mix[i]
         gate.wait()
-        sid = store_ops.submit(store, users[f"l{i:03d}@bench.test"], ex_id, source, f"{ex_id}.py")
+        sid = submit(store, users[f"l{i:03d}@bench.test"], ex_id, source, f"{ex_id}.py")
         with lock:
             acked[sid] = label
 
@@ -241,18 +246,18 @@ def report_burst(name, acked, graded, store, shown=None, explaining=False):
 def regrade_burst(args, folder):
     """Part 1b -> the burst on an idle queue, then again while a class-wide regrade runs; prints both p95s, their
     ratio (goal <= 1.2) and the wait forecast's error (goal: 80% within 25%)."""
-    from classroom import queue
+    from classroom.line import queue
 
     url = f"sqlite:///{folder / 'regrade.db'}"
     store = published_class(url, "prof@bench.test")
     for key in ("max_in_flight", "per_hour"):
-        store_ops.set_setting(store, key, 0)
+        set_setting(store, key, 0)
     history = fill_class(store, learners=args.regrade_learners, attempts=1)  # the class's graded past
     roster = folder / "regrade-roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
                                                      for i in range(args.learners)))
-    store_ops.import_roster(store, roster)
-    users = [store_ops.user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.learners)]
+    import_roster(store, roster)
+    users = [user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.learners)]
     mix = submissions_mix(args.learners, hostile=not args.no_hostile)
     pool, _ = start_pool(url, args.workers, folder, "regrade-workers.log")
     try:
@@ -293,15 +298,15 @@ def regrade_burst(args, folder):
 def regrade_position(args, folder):
     """Part 1c -> prints the claim-order position of a new submission behind a 20,000-job regrade (goal <=
     workers + 1), as line.position and the page's live snapshot give it."""
-    from classroom import line, live, queue
+    from classroom.line import line, live, queue
 
     store = published_class(f"sqlite:///{folder / 'position.db'}", "prof@bench.test")
     fill_class(store, learners=200, attempts=10)
     start = time.perf_counter()
     queued = queue.enqueue_regrade(store)
     queued_s = time.perf_counter() - start
-    user = store_ops.list_users(store, "learner")[57].id
-    sid = store_ops.submit(store, user, "ex00", "x = 2\n", "ex00.py")
+    user = list_users(store, "learner")[57].id
+    sid = submit(store, user, "ex00", "x = 2\n", "ex00.py")
     start = time.perf_counter()
     _, position = line.position(store, sid)
     position_s = time.perf_counter() - start
@@ -348,16 +353,16 @@ def idle(args, folder):
     roster = folder / "idle-roster.csv"
     roster.write_text("email,name,role\nidle@bench.test,Idle,learner\n")
     pool, store = start_pool(url, args.workers, folder, "idle-workers.log")
-    store_ops.import_roster(store, roster)
-    user = store_ops.list_users(store, "learner")[0].id
+    import_roster(store, roster)
+    user = list_users(store, "learner")[0].id
     try:
-        ex01 = store_ops.submit(store, user, "ex01", (ROOT / "solutions" / "ex01_softmax.py").read_text(), "ex01_softmax.py")
+        ex01 = submit(store, user, "ex01", (ROOT / "solutions" / "ex01_softmax.py").read_text(), "ex01_softmax.py")
         first = graded_in(store, ex01)
         source = (ROOT / "solutions" / "ex03_scoring.py").read_text()
         times = []
         for _ in range(args.idle_runs):
             start = time.monotonic()
-            sid = store_ops.submit(store, user, "ex03", source, "ex03_scoring.py")
+            sid = submit(store, user, "ex03", source, "ex03_scoring.py")
             times.append(time.monotonic() - start + graded_in(store, sid))
         with store.session() as session:
             statuses = session.scalars(select(Result.status)).all()
@@ -379,12 +384,12 @@ def fill_class(store, learners=200, attempts=10, seed=1):
     emails = [f"s{i:03d}@bench.test" for i in range(learners)]
     with store.session() as session:
         session.execute(insert(User), [{"email": e, "name": e.split("@")[0], "role": "learner"} for e in emails])
-    users = [u.id for u in store_ops.list_users(store, "learner")]
-    mistakes = {ex.id: [m.id for m in checks.for_exercise(ex.id).MISTAKES] for ex in exercises.EXERCISES}
+    users = [u.id for u in list_users(store, "learner")]
+    mistakes = {ex.id: [m.id for m in checks.for_exercise(ex.id).MISTAKES] for ex in exercise_table.EXERCISES}
     start = utcnow() - timedelta(days=30)
     subs, sub_id = [], 0
     for user in users:
-        for ex in exercises.EXERCISES:
+        for ex in exercise_table.EXERCISES:
             for attempt in range(attempts):
                 sub_id += 1
                 subs.append({"id": sub_id, "user_id": user, "exercise_id": ex.id, "source": "# synthetic\n",
@@ -414,7 +419,7 @@ def build_pages(store, kept=False):
     """What the gradebook and analytics pages compute -> (gradebook, summary, bars per exercise); `kept`: from
     the class frame the app keeps between runs (frames.class_frame), else read afresh."""
     frame = frames.class_frame(store) if kept else frames.submissions_frame(store)
-    ids = exercises.EXERCISE_IDS
+    ids = exercise_table.EXERCISE_IDS
     book = analytics.gradebook(frame, ids, frames.learners(store))
     summary = analytics.exercise_summary(frame, ids)
     bars = {ex_id: analytics.mistake_bars(frame, ex_id) for ex_id in ids}
@@ -466,7 +471,7 @@ def page_times(url, runs, folder):
     with running_app(env) as server:
         driver = new_driver("en", tempfile.mkdtemp(prefix="chromium-profile-", dir=folder))
         try:
-            link, _ = store_ops.create_sign_in_link(store, "prof@bench.test", f"{server}/gradebook")
+            link, _ = create_sign_in_link(store, "prof@bench.test", f"{server}/gradebook")
             seconds_until_shown(driver, link, GRADEBOOK_SHOWN)  # signs in (the cookie keeps the session)
             for _ in range(runs):
                 times["gradebook"].append(seconds_until_shown(driver, f"{server}/gradebook", GRADEBOOK_SHOWN))
@@ -515,7 +520,7 @@ def shown_after(driver, text, since, timeout=30):
 
 def poll_like_pages(store, follow, stop, polls):
     """One thread per (user id, submission id) in `follow`: live.state_of every live.POLL_S until `stop` is set."""
-    from classroom import live
+    from classroom.line import live
 
     def page(user, submission):
         since = time.monotonic()
@@ -552,19 +557,19 @@ def live_bench(args, folder):
     from selenium.webdriver.common.by import By
     from sqlalchemy import event
 
-    from classroom import queue
+    from classroom.line import queue
     from course.common.i18n import t
     from tests.browser_support import new_driver, running_app, wait_for_text
 
     url = f"sqlite:///{folder / 'live.db'}"
     store = published_class(url, "prof@bench.test")
     for key in ("max_in_flight", "per_hour"):
-        store_ops.set_setting(store, key, 0)
+        set_setting(store, key, 0)
     roster = folder / "live-roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i:03d}@bench.test,L{i},learner\n"
                                                      for i in range(args.live_pages)))
-    store_ops.import_roster(store, roster)
-    users = [store_ops.user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.live_pages)]
+    import_roster(store, roster)
+    users = [user_by_email(store, f"l{i:03d}@bench.test").id for i in range(args.live_pages)]
     env = dict(os.environ, ATTENTION_LAB_HOME=str(folder / "home"), ATTENTION_LAB_CLASS_DB=url)
     verdict = dict(status="passed", passed=True, raw_score=1.0, score=1.0, checks=[], mistake_ids=[],
                    report={}, sandbox="process", grader_version="bench", run_s=0.0)
@@ -576,12 +581,12 @@ def live_bench(args, folder):
     with running_app(env) as server:
         driver = new_driver("en", tempfile.mkdtemp(prefix="chromium-profile-", dir=folder))
         try:
-            link, _ = store_ops.create_sign_in_link(store, "l000@bench.test", f"{server}/practice")
+            link, _ = create_sign_in_link(store, "l000@bench.test", f"{server}/practice")
             driver.get(link)
             wait_for_text(driver, t("classroom.practice_title", "en"))
             cpu_start, wall_start = server_cpu_s(server), time.monotonic()
             for round_ in range(args.live_rounds):
-                follow = [(u, store_ops.submit(store, u, "ex00", f"x = {round_}\n", "ex00_paths.py"))
+                follow = [(u, submit(store, u, "ex00", f"x = {round_}\n", "ex00_paths.py"))
                           for u in users[1:]]  # the other pages' submissions, queued ahead of the page's
                 stop.clear()
                 pollers = poll_like_pages(pages_store, follow, stop, polls)
@@ -637,7 +642,7 @@ def live_bench(args, folder):
 
 
 def live_poll_s():
-    from classroom import live
+    from classroom.line import live
 
     return live.POLL_S
 

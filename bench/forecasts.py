@@ -2,7 +2,7 @@
 tests/test_classroom_eta_honesty.py): what each page showed at submission and as the queue moved, and where
 the error came from (--explain).
 
-A page shows the forecast of its snapshot (classroom/live.py) every POLL_S; here each learner's thread does the
+A page shows the forecast of its snapshot (classroom/line/live.py) every POLL_S; here each learner's thread does the
 same until its verdict is stored. The forecast "at submission" is the first one shown; the one "halfway" is the
 first shown at or after half the actual wait, compared with the wait then left.
 """
@@ -14,8 +14,9 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from classroom import eta, grading_times, live, store as store_ops
-from classroom.models import Job, utcnow
+from classroom.line import eta, grading_times, live
+from classroom.data.submissions import submit
+from classroom.data.models import Job, utcnow
 
 WITHIN, WITHIN_GOAL = 0.25, 0.8  # goal: this share of the forecasts within this relative error of the actual wait
 
@@ -30,7 +31,7 @@ def burst_with_forecasts(store, users, mix, tag, shown=None, timeout_s=900):
     def learner(i):
         label, ex_id, source = mix[i]
         gate.wait()
-        sid = store_ops.submit(store, users[i], ex_id, source + f"\n# {tag}\n", f"{ex_id}.py")
+        sid = submit(store, users[i], ex_id, source + f"\n# {tag}\n", f"{ex_id}.py")
         acknowledged, shown_at = time.monotonic(), utcnow()
         # what the page shows at its first poll: the app's shared snapshot, read after the acknowledgement
         finish_s = live.state_of(store, users[i], sid, acknowledged).finish_s

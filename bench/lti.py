@@ -30,9 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.classroom import fill_class  # noqa: E402
-from classroom import analytics, exercises, frames, queue, store as store_ops  # noqa: E402
+from classroom.analytics import analytics, frames  # noqa: E402
+from classroom.data import exercise_table  # noqa: E402
+from classroom.data.roster import init_class, list_users  # noqa: E402
+from classroom.line import queue  # noqa: E402
 from classroom.lti import accounts, config  # noqa: E402
-from classroom.models import Job, LtiPlatform, LtiScore, Result, Submission, utcnow  # noqa: E402
+from classroom.data.models import Job, LtiPlatform, LtiScore, Result, Submission, utcnow  # noqa: E402
 from sqlalchemy import func, insert, select, update  # noqa: E402
 
 
@@ -59,7 +62,7 @@ def join_course(store, lms):
               accounts.AGS_CLAIM: {"lineitems": f"{lms['url']}/ags/course-1/lineitems",
                                    "scope": ["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
                                              "https://purl.imsglobal.org/spec/lti-ags/scope/score"]}}
-    learners = store_ops.list_users(store, "learner")
+    learners = list_users(store, "learner")
     with store.session() as session:
         platform = session.query(LtiPlatform).one()
         context = accounts.course(session, platform, claims)
@@ -108,9 +111,9 @@ def regrade_in_bulk(store, seed=2):
 
 
 def gradebook(store):
-    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store))
+    book = analytics.gradebook(frames.submissions_frame(store), exercise_table.EXERCISE_IDS, frames.learners(store))
     return {(ex_id, f"lms-{row['email']}"): round(float(row[ex_id]), 4) for _, row in book.iterrows()
-            for ex_id in exercises.EXERCISE_IDS if row[ex_id] == row[ex_id]}
+            for ex_id in exercise_table.EXERCISE_IDS if row[ex_id] == row[ex_id]}
 
 
 def held(lms):
@@ -164,7 +167,7 @@ def main():
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-lti-"))
     url = f"sqlite:///{folder / 'class.db'}"
-    store = store_ops.init_class(url, "prof@bench.test")
+    store = init_class(url, "prof@bench.test")
     count = fill_class(store, learners=args.learners, attempts=1)
     process, lms = start_lms(store, folder)
     try:
@@ -185,7 +188,7 @@ def main():
             ok = timing[0] is not None and timing[0] <= 60
         state = held(lms)[1]
         print(f"the LMS received {state['line_items']} line items and {state['score_posts']} score posts in all")
-        ok = ok and state["line_items"] == len(exercises.EXERCISE_IDS)
+        ok = ok and state["line_items"] == len(exercise_table.EXERCISE_IDS)
     finally:
         process.terminate()
         process.wait(30)

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import select  # noqa: E402
 
-from classroom import store as store_ops  # noqa: E402
-from classroom.db import ENV_VAR  # noqa: E402
-from classroom.models import Job, Result, Submission  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
+from classroom.data.db import ENV_VAR  # noqa: E402
+from classroom.data.models import Job, Result, Submission  # noqa: E402
 from tests.classroom_support import PostgresCluster, make_class, solution, user_id  # noqa: E402
 
 NAN_FILE = ROOT / "tests" / "non_finite" / "ex01_zero_over_zero.py"
@@ -44,8 +44,8 @@ def rows(store):
 
 def measure(url, sandbox, limit_s, tmp):
     store = make_class(url, tmp)
-    ids = [store_ops.submit(store, user_id(store, "ann@class.test"), "ex01", NAN_FILE.read_text(), "ex01_softmax.py")]
-    ids += [store_ops.submit(store, user_id(store, email), "ex01", solution("ex01"), "ex01_softmax.py")
+    ids = [submit(store, user_id(store, "ann@class.test"), "ex01", NAN_FILE.read_text(), "ex01_softmax.py")]
+    ids += [submit(store, user_id(store, email), "ex01", solution("ex01"), "ex01_softmax.py")
             for email in ("bob@class.test", "cy@class.test")]
     log_path = Path(tmp) / "worker.log"
     start = time.monotonic()

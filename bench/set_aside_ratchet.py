@@ -1,5 +1,5 @@
 """Can learners move the set-aside time? The time past which a submission's first run is stopped and set aside
-(classroom/worker.py `set_aside_after`), before and after correct files that run long, and what an infinite loop
+(classroom/line/worker.py `set_aside_after`), before and after correct files that run long, and what an infinite loop
 then costs its worker.
 
     python bench/set_aside_ratchet.py [--fast 3] [--slow 5] [--sleep 15] [--limit 20] [--sandbox strict]
@@ -21,7 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from classroom import grading, queue, store as store_ops, worker  # noqa: E402
+from classroom.line import grading, queue, worker  # noqa: E402
+from classroom.data.roster import import_roster, init_class, user_by_email  # noqa: E402
+from classroom.data.settings import set_setting  # noqa: E402
+from classroom.data.submissions import submit  # noqa: E402
 
 PROBE = dict(job_id=0, worker_id="probe", attempt=1, submission_id=0, user_id=0, exercise_id="ex00", source="",
              kind=".py", filename="ex00_paths.py", penalty=0.0, claimed_at=None, may_set_aside=True)
@@ -51,16 +54,16 @@ def main():
     reference = (ROOT / "solutions" / "ex00_paths.py").read_text()
     with tempfile.TemporaryDirectory(prefix="set-aside-ratchet-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'class.db'}"
-        store = store_ops.init_class(url, "prof@class.test")
+        store = init_class(url, "prof@class.test")
         (Path(tmp) / "roster.csv").write_text("email,name,role\nann@class.test,Ann,learner\n")
-        store_ops.import_roster(store, Path(tmp) / "roster.csv")
+        import_roster(store, Path(tmp) / "roster.csv")
         for key in ("max_in_flight", "per_hour", "variants"):
-            store_ops.set_setting(store, key, 0)
-        ann = store_ops.user_by_email(store, "ann@class.test").id
+            set_setting(store, key, 0)
+        ann = user_by_email(store, "ann@class.test").id
 
         def grade(sources):
             for source in sources:
-                store_ops.submit(store, ann, "ex00", source, "ex00_paths.py")
+                submit(store, ann, "ex00", source, "ex00_paths.py")
             worker.run_worker(url, sandbox=mode, once=True, log=lambda _: None, job_timeout_s=args.limit)
 
         grade([reference] * args.fast)
@@ -68,7 +71,7 @@ def main():
         grade([f"import time\ntime.sleep({args.sleep})\n{reference}"] * args.slow)
         print(f"set-aside time after {args.slow} correct files sleeping {args.sleep:g} s: "
               f"{shown(threshold(store, args.limit, mode))}")
-        store_ops.submit(store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+        submit(store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
         claim = queue.claim(store, "bench", queue.LEASE_S)
         lines = []
         started = time.monotonic()

@@ -5,10 +5,10 @@
 1. copydetect 0.5.0 as it comes (defaults, each exercise's stub as boilerplate, no canonical form) over the
    independent correct files (solutions/ and tests/variants/): how many pairs are above its own 0.33
    display threshold, and above 0.6.
-2. The calibrated thresholds (classroom/similarity.py): each exercise's threshold; independent pairs
+2. The calibrated thresholds (classroom/analytics/similarity.py): each exercise's threshold; independent pairs
    flagged, in sample and with each file's pairs judged by a threshold calibrated without it; the share
-   of --seeds disguised copies of each correct file flagged against the original (classroom/disguise.py), and
-   of --seeds copies with the copier's own variant value as the parameter's default (classroom.disguise.own_value),
+   of --seeds disguised copies of each correct file flagged against the original (classroom/analytics/disguise.py), and
+   of --seeds copies with the copier's own variant value as the parameter's default (classroom.analytics.disguise.own_value),
    with and without renamed locals; beside each, how many score above the CEILING (flagged even where a class's
    own pairs put the threshold at the ceiling) and the lowest score per exercise.
 3. A SQLite class of --learners learners x 10 exercises, one graded submission each (a disguised copy of
@@ -33,10 +33,12 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from copydetect import CodeFingerprint, compare_files, defaults  # noqa: E402
 
-from classroom import copy_flags, exercises, similarity, store as store_ops  # noqa: E402
-from classroom.db import Store  # noqa: E402
-from classroom.disguise import disguise, own_value  # noqa: E402
-from classroom.models import Job, Result, Submission, User, utcnow  # noqa: E402
+from classroom.analytics import copy_flags, similarity  # noqa: E402
+from classroom.data import exercise_table  # noqa: E402
+from classroom.data.roster import init_class  # noqa: E402
+from classroom.data.db import Store  # noqa: E402
+from classroom.analytics.disguise import disguise, own_value  # noqa: E402
+from classroom.data.models import Job, Result, Submission, User, utcnow  # noqa: E402
 
 
 def load():
@@ -57,8 +59,8 @@ def sources(ex_id):
 def raw_threshold():
     """Print how many independent pairs copydetect's defaults put above 0.33 and 0.6."""
     pairs = above = high = 0
-    for ex_id in exercises.EXERCISE_IDS:
-        stub = (ROOT / "exercises" / exercises.get(ex_id).filename).read_text(encoding="utf-8")
+    for ex_id in exercise_table.EXERCISE_IDS:
+        stub = (ROOT / "exercises" / exercise_table.get(ex_id).filename).read_text(encoding="utf-8")
         boilerplate = np.array(sorted(raw_print(stub).hashes))
         prints = [raw_print(s, boilerplate) for s in sources(ex_id)]
         for a, b in itertools.combinations(prints, 2):
@@ -71,7 +73,7 @@ def raw_threshold():
 def calibrated(seeds):
     """Print the thresholds, the independent pairs they flag and the disguised copies they catch."""
     prints = {ex_id: [similarity.exercise_fingerprint(ex_id, s) for s in sources(ex_id)]
-              for ex_id in exercises.EXERCISE_IDS}
+              for ex_id in exercise_table.EXERCISE_IDS}
     nulls = {ex_id: list(similarity.all_scores(p).values()) for ex_id, p in prints.items()}
     thresholds = similarity.calibrate(nulls)
     print("thresholds: " + ", ".join(f"{e} {t.value:.2f}" for e, t in thresholds.items()))
@@ -93,7 +95,7 @@ def calibrated(seeds):
     for kind, make in kinds.items():
         caught = count = ceiling = 0
         lowest = {}
-        for ex_id, texts in ((e, sources(e)) for e in exercises.EXERCISE_IDS):
+        for ex_id, texts in ((e, sources(e)) for e in exercise_table.EXERCISE_IDS):
             for index, text in enumerate(texts):
                 for seed in range(seeds):
                     made = make(text, seed) if make is disguise else make(text, seed, ex_id)
@@ -129,7 +131,7 @@ def fill(store, learners):
         users = [User(email=f"l{n:04d}@bench.test", name=f"Learner {n}", role="learner") for n in range(learners)]
         session.add_all(users)
         session.flush()
-        for ex_id in exercises.EXERCISE_IDS:
+        for ex_id in exercise_table.EXERCISE_IDS:
             texts = sources(ex_id)
             for n, user in enumerate(users):
                 failed = n % 10 == 0
@@ -142,7 +144,7 @@ def class_run(learners, runs):
     """Print the seconds the class's flags take from nothing (median of runs) and after one new submission."""
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'class.db'}"
-        store = store_ops.init_class(url, "prof@bench.test")
+        store = init_class(url, "prof@bench.test")
         first = fill(store, learners)
         cold = []
         for _ in range(runs):
@@ -156,7 +158,7 @@ def class_run(learners, runs):
         started = time.perf_counter()
         copy_flags.class_flags(fresh)
         incremental = time.perf_counter() - started
-        print(f"{learners} learners x {len(exercises.EXERCISE_IDS)} exercises: flags from nothing "
+        print(f"{learners} learners x {len(exercise_table.EXERCISE_IDS)} exercises: flags from nothing "
               f"{statistics.median(cold):.1f} s (median of {runs}), {len(flags)} pairs flagged; "
               f"again after one new graded submission {incremental:.2f} s ({load()})")
 

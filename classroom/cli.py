@@ -18,12 +18,19 @@ from sqlalchemy.exc import DBAPIError
 
 from course.common.i18n import LANGS
 
-from . import (adjustments, analytics, eta, exercises, frames, grading_times, live, metrics, queue,
-               store as store_ops, which_counts)
-from .db import ENV_VAR, SchemaError, Store, normalize_url
+from .data import adjustments, exercise_table, which_counts
+from .data.models import utcnow
+from .data.roster import (RosterError, import_roster, init_class, instructor_name, list_users, remove_user,
+                          removed_emails, user_by_email)
+from .data.sessions import create_sign_in_link, revoke_links, revoke_sessions
+from .data.settings import get_settings, parse_deadline, set_rule, set_setting
+from .data.submissions import SubmitRefused
+from .analytics import analytics, frames
+from .line import eta, grading_times, live, metrics, queue
+from .data.db import ENV_VAR, SchemaError, Store, normalize_url
 from .lti import cli as lti_cli
-from . import backup
-from .models import Job, Submission, User
+from .data import backup
+from .data.models import Job, Submission, User
 
 
 def _db(parser):
@@ -81,7 +88,7 @@ def build_parser():
     p.add_argument("--skip-mutants", action="store_true",
                    help="leave the mutant caches (the unlisted-mistake hints) as they are: each exercise's is then "
                         "built at its first failing submission, or by `python -m grader mutants`")
-    p.add_argument("--exercise", action="append", choices=list(exercises.EXERCISE_IDS), metavar="EXID",
+    p.add_argument("--exercise", action="append", choices=list(exercise_table.EXERCISE_IDS), metavar="EXID",
                    help="rebuild only this exercise's mutant cache (repeatable; default: every exercise's)")
 
     p = commands.add_parser("roster", help="roster import FILE.csv (columns email,name,role) | roster remove EMAIL")
@@ -108,7 +115,7 @@ def build_parser():
     p = commands.add_parser("submit", help="submit a .py or .ipynb on behalf of a roster member")
     _db(p)
     p.add_argument("--as", dest="email", required=True, metavar="EMAIL")
-    p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
+    p.add_argument("exercise", choices=list(exercise_table.EXERCISE_IDS), metavar="EXID")
     p.add_argument("file")
     p.add_argument("--lang", choices=LANGS, default=None,
                    help="language of the feedback (default: from LC_ALL / LC_MESSAGES / LANG, like the grader)")
@@ -149,7 +156,7 @@ def build_parser():
 
     p = commands.add_parser("deadline", help="set an exercise's deadline and late policy")
     _db(p)
-    p.add_argument("exercise", choices=list(exercises.EXERCISE_IDS), metavar="EXID")
+    p.add_argument("exercise", choices=list(exercise_table.EXERCISE_IDS), metavar="EXID")
     p.add_argument("when", help="YYYY-MM-DD HH:MM (UTC), or 'none'")
     p.add_argument("--policy", choices=["accept", "close"], default="accept")
     p.add_argument("--window-h", type=number(float), default=0.0, help="hours late submissions are accepted")
@@ -222,7 +229,7 @@ def main(argv=None):
     handler = COMMANDS[args.command]
     try:
         return handler(args)
-    except (SchemaError, queue.VersionMismatch, store_ops.RosterError, store_ops.SubmitRefused, LookupError,
+    except (SchemaError, queue.VersionMismatch, RosterError, SubmitRefused, LookupError,
             ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -232,8 +239,8 @@ def main(argv=None):
 
 
 def cmd_init(args):
-    store = store_ops.init_class(args.db, args.instructor, args.name)
-    name = store_ops.instructor_name(store)
+    store = init_class(args.db, args.instructor, args.name)
+    name = instructor_name(store)
     print(f"class database ready at {store.engine.url.render_as_string(hide_password=True)}; "
           f"instructor {args.instructor.strip().lower()}" + (f" (shown as {name})" if name else ""))
     return 0
@@ -241,9 +248,9 @@ def cmd_init(args):
 
 def cmd_upgrade(args):
     """The database to the code's schema, the mutant caches for this grader version, then the class's expected
-    grader version: workers of another version stop claiming jobs from then on (classroom/worker.py)."""
-    from . import verdicts
-    from .db import make_engine, upgrade_schema
+    grader version: workers of another version stop claiming jobs from then on (classroom/line/worker.py)."""
+    from .data import verdicts
+    from .data.db import make_engine, upgrade_schema
 
     if args.skip_mutants and args.exercise:
         raise ValueError("--exercise chooses the mutant caches to rebuild, --skip-mutants rebuilds none: "
@@ -255,11 +262,11 @@ def cmd_upgrade(args):
         engine.dispose()
     print(f"database schema: {before} -> {after}" if before != after else
           f"database schema: {after}, already this version's")
-    failed = [] if args.skip_mutants else upgrade_mutants(args.exercise or list(exercises.EXERCISE_IDS))
+    failed = [] if args.skip_mutants else upgrade_mutants(args.exercise or list(exercise_table.EXERCISE_IDS))
     store = Store(args.db)
     version = verdicts.grader_version()
-    previous = store_ops.get_settings(store)["grader_version"]
-    store_ops.set_setting(store, "grader_version", version)
+    previous = get_settings(store)["grader_version"]
+    set_setting(store, "grader_version", version)
     print(f"grader version: {previous or 'none recorded'} -> {version}" if previous != version else
           f"grader version: {version}, already the class's")
     alive = [w for w in queue.queue_status(store)["workers"] if w["alive"]]
@@ -298,11 +305,11 @@ def cmd_roster(args):
     if args.action == "remove":
         if args.readmit:
             raise ValueError("--readmit goes with `roster import FILE`; `roster remove` takes people off")
-        sessions, links = store_ops.remove_user(Store(args.db), args.file)
+        sessions, links = remove_user(Store(args.db), args.file)
         print(f"removed {args.file.strip().lower()}: they can no longer sign in ({sessions} session(s) and "
               f"{links} unused link(s) revoked); their submissions stay in the gradebook, marked removed")
         return 0
-    added, updated, unchanged, kept = store_ops.import_roster(Store(args.db), args.file, readmit=args.readmit)
+    added, updated, unchanged, kept = import_roster(Store(args.db), args.file, readmit=args.readmit)
     print(f"roster imported: {added} added, {updated} updated, {unchanged} unchanged")
     if kept:
         print(f"kept off the roster ({len(kept)}, removed earlier; they still cannot sign in): {', '.join(kept)}\n"
@@ -312,7 +319,7 @@ def cmd_roster(args):
 
 
 def cmd_worker(args):
-    from . import worker
+    from .line import worker
 
     try:
         if args.concurrency > 1:
@@ -327,10 +334,10 @@ def cmd_worker(args):
 
 
 def cmd_submit(args):
-    from . import access
+    from .web import access
 
     store = Store(args.db)
-    user = store_ops.user_by_email(store, args.email)
+    user = user_by_email(store, args.email)
     if user is None:
         raise LookupError(f"{args.email} is not on this class's roster")
     path = Path(args.file)
@@ -407,10 +414,10 @@ def cmd_status(args):
 
 def cmd_export(args):
     store = Store(args.db)
-    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
-                               store_ops.removed_emails(store), adjustments.current(store))
+    book = analytics.gradebook(frames.submissions_frame(store), exercise_table.EXERCISE_IDS, frames.learners(store),
+                               removed_emails(store), adjustments.current(store))
     Path(args.out).write_text(analytics.gradebook_csv(book), encoding="utf-8", newline="")
-    print(f"wrote {args.out}: {len(book)} learners x {len(exercises.EXERCISE_IDS)} exercises")
+    print(f"wrote {args.out}: {len(book)} learners x {len(exercise_table.EXERCISE_IDS)} exercises")
     return 0
 
 
@@ -427,12 +434,12 @@ def cmd_links(args):
     store = Store(args.db)
     if args.action == "revoke":
         email = _one_or_all(args, args.revoke_email, "links revoke")
-        revoked = store_ops.revoke_links(store, email)
+        revoked = revoke_links(store, email)
         print(f"revoked {revoked} unused sign-in link(s) of {email or 'everyone'}")
         return 0
     if args.revoke_email or args.all:
         raise ValueError("EMAIL and --all go with `links revoke`; to create links use --email EMAIL")
-    users = store_ops.list_users(store, None if args.role == "all" else args.role)
+    users = list_users(store, None if args.role == "all" else args.role)
     wanted = {e.strip().lower() for e in args.email or []}
     unknown = wanted - {u.email for u in users}
     if unknown:
@@ -441,7 +448,7 @@ def cmd_links(args):
     for user in users:
         if wanted and user.email not in wanted:
             continue
-        link, expires = store_ops.create_sign_in_link(store, user.email, args.base_url)
+        link, expires = create_sign_in_link(store, user.email, args.base_url)
         rows.append([user.email, user.name, link, f"{expires:%Y-%m-%d %H:%M}"])
     sys.stdout.write(analytics.spreadsheet_csv(pd.DataFrame(rows, columns=["email", "name", "link", "expires_utc"],
                                                             dtype=object), bom=False))
@@ -451,13 +458,13 @@ def cmd_links(args):
 
 def cmd_sessions(args):
     email = _one_or_all(args, args.email, "sessions revoke")
-    revoked = store_ops.revoke_sessions(Store(args.db), email)
+    revoked = revoke_sessions(Store(args.db), email)
     print(f"revoked {revoked} session(s) of {email or 'everyone'}: they must sign in again")
     return 0
 
 
 def newest_results(session, submission_ids=None):
-    """{submission id: newest Result} (see classroom/which_counts.py)."""
+    """{submission id: newest Result} (see classroom/data/which_counts.py)."""
     return {s.id: r for s, r in which_counts.newest_results(session, submission_ids=submission_ids)}
 
 
@@ -471,7 +478,7 @@ def cmd_regrade(args):
           "dependencies as they stood when it was submitted, and lateness under today's deadlines",
           file=sys.stderr)
     if args.here:
-        from . import worker
+        from .line import worker
 
         worker.run_worker(args.db, args.sandbox, once=True)
     deadline = time.monotonic() + args.timeout
@@ -508,8 +515,8 @@ def regrade_report(store, before):
 
 def cmd_deadline(args):
     store = Store(args.db)
-    when = None if args.when.strip().lower() == "none" else store_ops.parse_deadline(args.when)
-    store_ops.set_rule(store, args.exercise, when, args.policy, args.window_h, args.penalty)
+    when = None if args.when.strip().lower() == "none" else parse_deadline(args.when)
+    set_rule(store, args.exercise, when, args.policy, args.window_h, args.penalty)
     print(f"{args.exercise}: deadline {when or 'none'} UTC, policy {args.policy}, window {args.window_h:g} h, "
           f"penalty {args.penalty:g}")
     return 0
@@ -542,7 +549,7 @@ def cmd_extend(args):
     if outcome.action is None:
         print(f"{who}: already extended to {until:%Y-%m-%d %H:%M} UTC with this reason; nothing changed")
         return 0
-    past = " (already past: it excuses late work submitted before it)" if until < store_ops.utcnow() else ""
+    past = " (already past: it excuses late work submitted before it)" if until < utcnow() else ""
     print(f"{who}: deadline extended to {until:%Y-%m-%d %H:%M} UTC{past}, the exercise's being "
           f"{outcome.class_deadline:%Y-%m-%d %H:%M} UTC; {outcome.relabelled} submission(s) changed lateness; "
           f"{_score_change(outcome)}")
@@ -578,18 +585,18 @@ def cmd_adjustments(args):
 def cmd_limits(args):
     store = Store(args.db)
     if args.in_flight is not None:
-        store_ops.set_setting(store, "max_in_flight", args.in_flight)
+        set_setting(store, "max_in_flight", args.in_flight)
     if args.per_hour is not None:
-        store_ops.set_setting(store, "per_hour", args.per_hour)
+        set_setting(store, "per_hour", args.per_hour)
     if args.session_hours is not None:
-        store_ops.set_setting(store, "session_hours", args.session_hours)
+        set_setting(store, "session_hours", args.session_hours)
     if args.link_hours is not None:
-        store_ops.set_setting(store, "link_hours", args.link_hours)
+        set_setting(store, "link_hours", args.link_hours)
     if args.variants is not None:
-        store_ops.set_setting(store, "variants", args.variants)
+        set_setting(store, "variants", args.variants)
     if args.lab_runs is not None:
-        store_ops.set_setting(store, "lab_runs", args.lab_runs)
-    print(json.dumps(store_ops.get_settings(store)))
+        set_setting(store, "lab_runs", args.lab_runs)
+    print(json.dumps(get_settings(store)))
     return 0
 
 

@@ -14,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from classroom import store as store_ops
-from classroom.models import Job, Result, Submission, utcnow
+from classroom.data.roster import import_roster, init_class, user_by_email, user_by_id
+from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.variants import assigned_variant
+from classroom.data.models import Job, Result, Submission, utcnow
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNERS = ["ann@class.test", "bob@class.test", "cy@class.test"]
@@ -32,16 +36,16 @@ def run_cli(*args, timeout=300, **kwargs):
 
 def make_class(url, tmp_path):
     """An initialised class with the ROSTER; limits off (tests submit quickly) -> Store."""
-    store = store_ops.init_class(url, INSTRUCTOR)
+    store = init_class(url, INSTRUCTOR)
     roster = Path(tmp_path) / "roster.csv"
     roster.write_text(ROSTER)
-    store_ops.import_roster(store, roster)
-    store_ops.set_setting(store, "max_in_flight", 0)
-    store_ops.set_setting(store, "per_hour", 0)
+    import_roster(store, roster)
+    set_setting(store, "max_in_flight", 0)
+    set_setting(store, "per_hour", 0)
     # the class's mechanics are tested with the published references as the correct files (every exercise has
     # a variant parameter); the per-learner variants in class mode: tests/test_classroom_variants.py,
     # tests/test_exercise_variants.py, and the tests that submit own_solution after turning them on
-    store_ops.set_setting(store, "variants", 0)
+    set_setting(store, "variants", 0)
     return store
 
 
@@ -79,10 +83,10 @@ def passed_verdict(score=1.0, run_s=0.0):
 def submit_set_aside(store, user, ex_id, source, filename, **kwargs):
     """Submit `source` as a job already set aside (it runs with the whole time limit, after the other submissions)
     -> submission id: for a test whose submission is slow on purpose, which the worker would otherwise set aside at
-    its first run (past its exercise's set-aside time: classroom/reference_times.py)."""
+    its first run (past its exercise's set-aside time: classroom/line/reference_times.py)."""
     from sqlalchemy import update
 
-    sid = store_ops.submit(store, user, ex_id, source, filename, **kwargs)
+    sid = submit(store, user, ex_id, source, filename, **kwargs)
     with store.session() as session:
         assert session.execute(update(Job).where(Job.submission_id == sid).values(full_time=True)).rowcount == 1
     return sid
@@ -90,27 +94,27 @@ def submit_set_aside(store, user, ex_id, source, filename, **kwargs):
 
 def claim_at(store, worker_id, now=None, lease_s=None):
     """queue.claim_in in a transaction of its own, at `now` (naive UTC; None: now) -> Claim or None."""
-    from classroom import queue
+    from classroom.line import queue
 
     with store.session() as session:
         return queue.claim_in(session, worker_id, lease_s=queue.LEASE_S if lease_s is None else lease_s, now=now)
 
 
 def user_id(store, email):
-    return store_ops.user_by_email(store, email).id
+    return user_by_email(store, email).id
 
 
 def session_token(store, uid):
     """A session token for a roster member, got the way a learner gets one: a sign-in link, redeemed."""
-    link, _ = store_ops.create_sign_in_link(store, store_ops.user_by_id(store, uid).email)
-    return store_ops.redeem_sign_in_token(store, link.split("token=", 1)[1])
+    link, _ = create_sign_in_link(store, user_by_id(store, uid).email)
+    return redeem_sign_in_token(store, link.split("token=", 1)[1])
 
 
 def add_graded(store, email, ex_id, score, status, mistakes=(), minutes=0, late=False):
     """A submission with a stored verdict, without running the grader (for gradebook tests)."""
     now = utcnow() + timedelta(minutes=minutes)
     with store.session() as session:
-        sub = Submission(user_id=store_ops.user_by_email(store, email).id, exercise_id=ex_id, source="# x",
+        sub = Submission(user_id=user_by_email(store, email).id, exercise_id=ex_id, source="# x",
                          kind=".py", filename="x.py", created_at=now, status="done", late=late)
         session.add(sub)
         session.flush()
@@ -124,7 +128,7 @@ def add_graded(store, email, ex_id, score, status, mistakes=(), minutes=0, late=
 
 
 def solution(ex_id):
-    from classroom.exercises import get
+    from classroom.data.exercise_table import get
 
     return (ROOT / "solutions" / get(ex_id).filename).read_text()
 
@@ -134,12 +138,12 @@ def own_solution(store, uid, ex_id):
     from tests.exercise_variant_support import personalise
 
     with store.session() as session:
-        number = store_ops.assigned_variant(session, uid, ex_id)
+        number = assigned_variant(session, uid, ex_id)
     return personalise(solution(ex_id), ex_id, number)
 
 
 def stub(ex_id):
-    from classroom.exercises import get
+    from classroom.data.exercise_table import get
 
     return (ROOT / "exercises" / get(ex_id).filename).read_text()
 

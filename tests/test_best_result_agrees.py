@@ -11,7 +11,11 @@ import csv
 import pandas as pd
 import pytest
 
-from classroom import analytics, cli, exercises, frames, grading, learner_records
+from classroom.analytics import analytics, frames
+from classroom import cli
+from classroom.data import exercise_table
+from classroom.line import grading
+from classroom.web import learner_records
 from course.app import progress
 from course.common import ranking
 from course.common.exercise_index import status_of
@@ -54,7 +58,7 @@ def test_every_class_view_shows_the_same_best(class_store, sqlite_url, tmp_path,
     with class_store.session() as session:
         unlocked = grading.passed_dependencies(session, uid, "ex03")  # ex03 builds on ex01
     assert bool(unlocked) == passed, why
-    book = analytics.gradebook(frames.class_frame(class_store), exercises.EXERCISE_IDS,
+    book = analytics.gradebook(frames.class_frame(class_store), exercise_table.EXERCISE_IDS,
                                frames.learners(class_store)).set_index("email")
     assert (book.loc[ANN, "ex01"], book.loc[ANN, "ex01_late"]) == (score, int(late)), why
     row = exported(class_store, sqlite_url, tmp_path)

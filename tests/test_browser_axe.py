@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from classroom import store as store_ops
-from classroom.models import Result
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.models import Result
 from grader.core import Submission, grade_submissions
 from grader.report import Report
 from grader.text import tr as weights_text
@@ -82,7 +82,7 @@ def test_class_mode_pages_have_no_serious_or_critical_axe_violation(class_server
     for name, email, page, last_shown in states:
         if email:
             driver.delete_all_cookies()
-            link, _ = store_ops.create_sign_in_link(store, email, f"{server}/{page}")
+            link, _ = create_sign_in_link(store, email, f"{server}/{page}")
             driver.get(link)
         else:
             driver.get(f"{server}/{page}")

@@ -3,8 +3,9 @@
 import pytest
 from sqlalchemy import update
 
-from classroom import access, store as store_ops
-from classroom.models import User
+from classroom.web import access
+from classroom.data.sessions import user_for_session
+from classroom.data.models import User
 from tests.classroom_support import INSTRUCTOR, add_graded, session_token, user_id
 
 ROLE_EMAIL = {"learner": "ann@class.test", "ta": "ta@class.test", "instructor": INSTRUCTOR}
@@ -83,5 +84,5 @@ def test_unknown_or_missing_actors_are_refused(class_store):
 def test_a_session_token_maps_to_its_own_user_only(class_store):
     ann = user_id(class_store, "ann@class.test")
     token = session_token(class_store, ann)
-    assert store_ops.user_for_session(class_store, token).id == ann
-    assert store_ops.user_for_session(class_store, token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+    assert user_for_session(class_store, token).id == ann
+    assert user_for_session(class_store, token[:-1] + ("A" if token[-1] != "A" else "B")) is None

@@ -1,4 +1,4 @@
-"""Per-learner extensions and score overrides (classroom/adjustments.py): what they change, where, and the log."""
+"""Per-learner extensions and score overrides (classroom/data/adjustments.py): what they change, where, and the log."""
 
 import csv
 from datetime import timedelta
@@ -6,10 +6,15 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from classroom import access, adjustments, cli, exercises, frames, learner_records, queue
-from classroom import store as store_ops
+from classroom.web import access, learner_records
+from classroom.data import adjustments, exercise_table
+from classroom import cli
+from classroom.analytics import frames
+from classroom.line import queue
+from classroom.data.settings import set_rule
+from classroom.data.submissions import SubmitRefused, submit
 from classroom.lti import outbox
-from classroom.models import AdjustmentLog, Result, Submission, utcnow
+from classroom.data.models import AdjustmentLog, Result, Submission, utcnow
 from tests.classroom_support import INSTRUCTOR, solution, user_id
 
 ANN, BOB = "ann@class.test", "bob@class.test"
@@ -18,7 +23,7 @@ ANN, BOB = "ann@class.test", "bob@class.test"
 def grade(store, email, ex_id, raw, passed=None, worker="w1"):
     """Submit now and store a verdict through the queue as a worker does (no grader run): the score is the raw
     score less the penalty the claim carries -> submission id."""
-    sid = store_ops.submit(store, user_id(store, email), ex_id, "# x", "x.py")
+    sid = submit(store, user_id(store, email), ex_id, "# x", "x.py")
     claim = queue.claim(store, worker)
     assert claim.submission_id == sid
     assert queue.finish(store, claim, verdict(raw, claim.penalty, passed))
@@ -62,7 +67,7 @@ def test_an_extension_takes_the_penalty_off_that_learners_exercise_only_everywhe
     store = any_store
     deadline = utcnow() - timedelta(hours=1)
     for ex_id in ("ex00", "ex01"):
-        store_ops.set_rule(store, ex_id, deadline, "accept", 48, 0.5)
+        set_rule(store, ex_id, deadline, "accept", 48, 0.5)
     ann_ex00, ann_ex01, bob_ex00 = grade(store, ANN, "ex00", 1.0), grade(store, ANN, "ex01", 1.0), \
         grade(store, BOB, "ex00", 1.0)
     assert {lateness(store, sid) for sid in (ann_ex00, ann_ex01, bob_ex00)} == {(True, 0.5, 0.5)}
@@ -85,15 +90,15 @@ def test_an_extension_takes_the_penalty_off_that_learners_exercise_only_everywhe
         ("1", "0", f"{until:%Y-%m-%d %H:%M}")
     assert (rows[BOB]["ex00"], rows[BOB]["ex00_extended_until"], rows[ANN]["ex01_extended_until"]) == ("0.5", "", "")
     # submitting now: on time for ann's ex00 alone
-    late_now = store_ops.submit(store, user_id(store, ANN), "ex01", "# x", "x.py")
-    on_time = store_ops.submit(store, user_id(store, ANN), "ex00", "# x", "x.py")
+    late_now = submit(store, user_id(store, ANN), "ex01", "# x", "x.py")
+    on_time = submit(store, user_id(store, ANN), "ex00", "# x", "x.py")
     assert lateness(store, on_time)[:2] == (False, 0.0) and lateness(store, late_now)[:2] == (True, 0.5)
     # an exercise that closed at its deadline stays open to the learner until her extended one
-    store_ops.set_rule(store, "ex02", deadline, "close")
+    set_rule(store, "ex02", deadline, "close")
     adjustments.grant_extension(store, ANN, "ex02", until, "medical note", INSTRUCTOR)
-    assert lateness(store, store_ops.submit(store, user_id(store, ANN), "ex02", "# x", "x.py"))[:2] == (False, 0.0)
-    with pytest.raises(store_ops.SubmitRefused, match="ex02 closed at"):
-        store_ops.submit(store, user_id(store, BOB), "ex02", "# x", "x.py")
+    assert lateness(store, submit(store, user_id(store, ANN), "ex02", "# x", "x.py"))[:2] == (False, 0.0)
+    with pytest.raises(SubmitRefused, match="ex02 closed at"):
+        submit(store, user_id(store, BOB), "ex02", "# x", "x.py")
     # cleared: the exercise's deadline holds for her again, and the penalty is back
     outcome = adjustments.clear_extension(store, ANN, "ex00", "", INSTRUCTOR)
     assert (outcome.action, outcome.before, outcome.after) == ("clear", 1.0, 0.5)
@@ -106,9 +111,9 @@ def test_an_extension_takes_the_penalty_off_that_learners_exercise_only_everywhe
 
 def test_a_regrade_decides_lateness_with_the_extension_and_a_verdict_finished_after_a_grant_has_no_penalty(any_store):
     store = any_store
-    store_ops.set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.25)
+    set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.25)
     ann_sid, bob_sid = grade(store, ANN, "ex00", 1.0), grade(store, BOB, "ex00", 1.0)
-    store_ops.submit(store, user_id(store, ANN), "ex00", "# x", "x.py")
+    submit(store, user_id(store, ANN), "ex00", "# x", "x.py")
     running = queue.claim(store, "w1")  # graded while the extension is granted: its claim carries the penalty
     assert running.penalty == 0.25
     adjustments.grant_extension(store, ANN, "ex00", utcnow() + timedelta(days=1), "flood", INSTRUCTOR)
@@ -133,7 +138,7 @@ def test_an_override_replaces_the_score_everywhere_outlives_regrades_and_clearin
     assert (grades.loc[ANN, "ex01"], grades.loc[ANN, "ex01_source"]) == (0.9, "override")
     assert (grades.loc[BOB, "ex02"], grades.loc[BOB, "ex02_source"], grades.loc[BOB, "ex02_attempts"]) == \
         (1.0, "override", 0)
-    assert grades.loc[ANN, "total"] == pytest.approx(0.9 / len(exercises.EXERCISE_IDS))
+    assert grades.loc[ANN, "total"] == pytest.approx(0.9 / len(exercise_table.EXERCISE_IDS))
     assert learner_records.best_results(store, ann)["ex01"]["score"] == 0.9
     with store.session() as session:
         scores = outbox.best_scores(session, [ann, user_id(store, BOB)])
@@ -167,7 +172,7 @@ def test_an_override_replaces_the_score_everywhere_outlives_regrades_and_clearin
 
 def test_the_adjustments_listing_and_the_cached_class_frame_follow_every_change(class_store):
     store = class_store
-    store_ops.set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.5)
+    set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.5)
     grade(store, ANN, "ex00", 1.0)
     staff = user_id(store, INSTRUCTOR)
     assert access.gradebook(store, staff).set_index("email").loc[ANN, "ex00"] == 0.5  # the frame is now kept
@@ -194,7 +199,7 @@ def run(capsys, *args):
 def test_the_commands_refuse_bad_input_with_what_to_do_and_store_nothing(class_store, sqlite_url, capsys):
     store = class_store
     deadline = utcnow() - timedelta(days=1)
-    store_ops.set_rule(store, "ex03", deadline, "accept", 48, 0.2)
+    set_rule(store, "ex03", deadline, "accept", 48, 0.2)
     later = f"{deadline + timedelta(days=3):%Y-%m-%d %H:%M}"
     base = ["--db", sqlite_url]
     refused = {
@@ -265,11 +270,11 @@ def test_the_commands_refuse_bad_input_with_what_to_do_and_store_nothing(class_s
 def test_regrade_all_keeps_an_override_and_grades_extended_late_work_on_time(class_store, sqlite_url, capsys,
                                                                              tmp_path):
     """The real grader and `python -m classroom regrade --all`: an extension and an override survive it."""
-    from classroom.worker import run_worker
+    from classroom.line.worker import run_worker
 
     store = class_store
-    store_ops.set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.2)
-    ann_sid, bob_sid = (store_ops.submit(store, user_id(store, email), "ex00", solution("ex00"), "ex00_paths.py")
+    set_rule(store, "ex00", utcnow() - timedelta(hours=1), "accept", 48, 0.2)
+    ann_sid, bob_sid = (submit(store, user_id(store, email), "ex00", solution("ex00"), "ex00_paths.py")
                         for email in (ANN, BOB))
     run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
     assert lateness(store, ann_sid) == lateness(store, bob_sid) == (True, 0.2, 0.8)

@@ -5,8 +5,9 @@ import math
 
 import pytest
 
-from classroom import analytics, frames, store as store_ops
-from classroom.exercises import EXERCISE_IDS
+from classroom.analytics import analytics, frames
+from classroom.data.roster import import_roster
+from classroom.data.exercise_table import EXERCISE_IDS
 from tests.classroom_support import add_graded, run_cli
 
 
@@ -81,7 +82,7 @@ def test_one_learner_resubmitting_a_mistake_does_not_outrank_three_learners_mist
     comes first, 3 of the 4 learners who failed."""
     roster = tmp_path / "more.csv"
     roster.write_text("email,name,role\nmal@class.test,Mal,learner\n")
-    store_ops.import_roster(any_store, roster)
+    import_roster(any_store, roster)
     for minute in range(10):
         add_graded(any_store, "mal@class.test", "ex03", 0.2, "failed", ["dot_scale_by_d"], minutes=minute)
     for email in ("ann@class.test", "bob@class.test", "cy@class.test"):

@@ -5,9 +5,12 @@ import os
 import pytest
 from sqlalchemy import select
 
-from classroom import feedback, store as store_ops
-from classroom.models import Submission
-from classroom.worker import run_worker
+from classroom.web import feedback
+from classroom.data.roster import init_class
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.settings import set_rule
+from classroom.data.models import Submission
+from classroom.line.worker import run_worker
 from course.common.exercise_variants import variant_line
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
@@ -45,7 +48,7 @@ def submit_ex00(at, code):
 
 @pytest.mark.slow
 def test_a_link_signs_in_and_the_learner_submits(hosted):
-    link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
+    link, _ = create_sign_in_link(hosted, "ann@class.test")
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.query_params["token"] = link.split("token=")[1]
@@ -144,7 +147,7 @@ def test_a_learner_reading_chinese_submits_and_reads_chinese_feedback(hosted):
 
 def test_class_mode_hides_the_page_that_runs_local_exercise_files(hosted):
     """'My implementation' runs exercises/ on the machine that serves the app: never in a class."""
-    link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
+    link, _ = create_sign_in_link(hosted, "ann@class.test")
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params["token"] = link.split("token=")[1]
     at.run()
@@ -205,7 +208,7 @@ def test_the_gradebook_shows_percentages_and_a_total_and_the_export_keeps_every_
     """The page's table: one column per exercise in percent and a total (not 43 columns with 10-digit variant
     numbers and raw scores); the CSV export still holds attempts, late flags and variants."""
     from classroom import cli
-    from classroom.exercises import EXERCISE_IDS
+    from classroom.data.exercise_table import EXERCISE_IDS
 
     bob_ex05 = add_graded(hosted, "bob@class.test", "ex05", 0.2051, "failed")
     with hosted.session() as session:
@@ -234,10 +237,10 @@ def test_the_gradebook_shows_percentages_and_a_total_and_the_export_keeps_every_
 def test_the_instructor_is_shown_by_the_name_init_gave(hosted):
     """Not "you" (the first part of you@school.edu): the name from `init --name`, in the instructor's own sidebar
     and, for learners and TAs, as the class's instructor."""
-    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu")  # a second instructor, no name
+    init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu")  # a second instructor, no name
     at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
     assert [x.value for x in at.sidebar.text] == ["you@school.edu"]  # no name given: the email, never "you"
-    store_ops.init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu", name="Dr. Ada Lovelace")
+    init_class(os.environ["ATTENTION_LAB_CLASS_DB"], "you@school.edu", name="Dr. Ada Lovelace")
     at = _page(GRADEBOOK, session_token(hosted, user_id(hosted, "you@school.edu")))
     assert errors_of(at) == [] and [x.value for x in at.sidebar.text] == ["Dr. Ada Lovelace"]
     at = _page(PRACTICE, session_token(hosted, user_id(hosted, "ann@class.test")), "zh")
@@ -249,11 +252,11 @@ def test_the_instructor_is_shown_by_the_name_init_gave(hosted):
 def test_extensions_and_overrides_are_marked_in_the_gradebook_and_a_learner_sees_her_own_deadline(hosted, lang):
     from datetime import timedelta
 
-    from classroom import adjustments
-    from classroom.models import utcnow
+    from classroom.data import adjustments
+    from classroom.data.models import utcnow
 
     deadline = utcnow() - timedelta(hours=1)
-    store_ops.set_rule(hosted, "ex03", deadline, "accept", 48, 0.5)
+    set_rule(hosted, "ex03", deadline, "accept", 48, 0.5)
     until = (utcnow() + timedelta(days=2)).replace(second=0, microsecond=0)
     adjustments.grant_extension(hosted, "ann@class.test", "ex03", until, "hospital stay", INSTRUCTOR)
     adjustments.set_override(hosted, "bob@class.test", "ex03", 0.85, "oral re-examination", INSTRUCTOR)

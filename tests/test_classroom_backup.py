@@ -12,9 +12,12 @@ import time
 import pytest
 from sqlalchemy import select, text
 
-from classroom import backup, oidc_session, store as store_ops
-from classroom.db import ENV_VAR, Store
-from classroom.models import Job, Result, Submission
+from classroom.data import backup, oidc_session
+from classroom.data.sessions import (create_sign_in_link, redeem_sign_in_token, revoke_links, revoke_sessions,
+                                     user_for_session)
+from classroom.data.submissions import submit
+from classroom.data.db import ENV_VAR, Store
+from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import ROOT, run_cli, session_token, solution, user_id
 from tests.waiting import wait_until
 
@@ -70,7 +73,7 @@ def test_a_backup_taken_while_learners_submit_and_a_worker_grades_holds_every_ac
         try:
             while not stop.wait(0.2) and n < 5000:
                 source = f"# submission {n}\n" + solution("ex01")
-                sid = store_ops.submit(store, ids[n % 3], "ex01", source, "ex01_softmax.py")
+                sid = submit(store, ids[n % 3], "ex01", source, "ex01_softmax.py")
                 sources[sid] = source
                 acknowledged.append(sid)
                 n += 1
@@ -155,17 +158,17 @@ def test_a_restore_revokes_every_sign_in_and_replaces_a_database_only_with_force
     store, url = any_store, _url(any_store)
     ann, bob = user_id(store, "ann@class.test"), user_id(store, "bob@class.test")
     kept_session = session_token(store, ann)  # signed in before the backup, revoked after it
-    link, _ = store_ops.create_sign_in_link(store, "bob@class.test")  # unused at the backup, revoked after it
-    store_ops.submit(store, ann, "ex01", solution("ex01"), "ex01_softmax.py")
+    link, _ = create_sign_in_link(store, "bob@class.test")  # unused at the backup, revoked after it
+    submit(store, ann, "ex01", solution("ex01"), "ex01_softmax.py")
     old_claims = _claims(age_s=5)  # an identity-provider sign-in before the restore, its row made after the backup
     out = tmp_path / "class.backup"
     assert run_cli("backup", out, "--db", url).returncode == 0
     later_session = session_token(store, bob)  # after the backup: not in it
     oidc_key = oidc_session.session_key("secret", old_claims)
     assert oidc_session.is_live(store, ann, oidc_key, old_claims)
-    store_ops.revoke_sessions(store, "ann@class.test")
-    store_ops.revoke_links(store, "bob@class.test")
-    store_ops.submit(store, bob, "ex01", solution("ex01"), "ex01_softmax.py")
+    revoke_sessions(store, "ann@class.test")
+    revoke_links(store, "bob@class.test")
+    submit(store, bob, "ex01", solution("ex01"), "ex01_softmax.py")
 
     refused = run_cli("restore", out, "--db", url)
     assert refused.returncode == 1 and "--force" in refused.stderr
@@ -177,13 +180,13 @@ def test_a_restore_revokes_every_sign_in_and_replaces_a_database_only_with_force
     assert "restored 1 submission(s)" in done.stdout and "signs in again" in done.stdout
     restored = Store(url)
     assert _count(restored, Submission) == 1  # the backup's state
-    assert store_ops.user_for_session(restored, kept_session) is None  # revoked after the backup: still revoked
-    assert store_ops.user_for_session(restored, later_session) is None
-    assert store_ops.redeem_sign_in_token(restored, link.split("token=", 1)[1]) is None
+    assert user_for_session(restored, kept_session) is None  # revoked after the backup: still revoked
+    assert user_for_session(restored, later_session) is None
+    assert redeem_sign_in_token(restored, link.split("token=", 1)[1]) is None
     assert not oidc_session.is_live(restored, ann, oidc_key, old_claims)  # its row was not in the backup
     fresh = _claims(age_s=-2)  # a new sign-in with the provider after the restore
     assert oidc_session.is_live(restored, ann, oidc_session.session_key("secret", fresh), fresh)
-    assert store_ops.user_for_session(restored, session_token(restored, ann)).email == "ann@class.test"  # new link
+    assert user_for_session(restored, session_token(restored, ann)).email == "ann@class.test"  # new link
     with restored.session() as session:
         assert session.scalars(select(Job.state)).all() == ["queued"]
     restored.close()

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from classroom import queue, store as store_ops
+from classroom.line import queue
+from classroom.data.sessions import create_sign_in_link, user_for_session
 from course.common.i18n import t
 from tests.browser_support import ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser, \
     running_app, wait_for, wait_for_text, wait_until_rendered
@@ -49,7 +50,7 @@ def _picked_learner(driver):
 
 
 def _sign_in(driver, store, email, server, page):
-    link, _ = store_ops.create_sign_in_link(store, email, f"{server}/{page}")
+    link, _ = create_sign_in_link(store, email, f"{server}/{page}")
     driver.get(link)
     wait_until_rendered(driver)
 
@@ -123,7 +124,7 @@ def test_a_link_to_the_servers_root_as_readme_makes_them_signs_in_for_reloads_to
     server, store, _ = hosted
     driver = browsers("en")
     driver.delete_all_cookies()
-    link, _ = store_ops.create_sign_in_link(store, "cy@class.test", f"{server}/")  # `links --base-url https://host/`
+    link, _ = create_sign_in_link(store, "cy@class.test", f"{server}/")  # `links --base-url https://host/`
     driver.get(link)  # "/" opens the first chapter by switching pages
     _wait_for_cookie(driver)
     driver.get(f"{server}/practice")  # a reload or a new tab
@@ -151,7 +152,7 @@ def test_another_learners_link_asks_first_and_switches_only_when_confirmed(hoste
 
     try:
         for choice in ("switch_stay", "switch_go"):
-            link, _ = store_ops.create_sign_in_link(store, "cy@class.test", f"{server}/practice")
+            link, _ = create_sign_in_link(store, "cy@class.test", f"{server}/practice")
             driver.switch_to.new_window("tab")  # the link opened from a chat or a mail: a new tab
             driver.get(link)
             wait_for_text(driver, t("classroom.switch_title", "en"))
@@ -169,7 +170,7 @@ def test_another_learners_link_asks_first_and_switches_only_when_confirmed(hoste
         assert "Cy" in sidebar()
         wait_for(driver, lambda d: d.get_cookie("attention_lab_session")["value"] != anns,
                  "the confirmed link's session was not written into the cookie")
-        assert store_ops.user_for_session(store, anns) is None  # ann's session in this browser ended
+        assert user_for_session(store, anns) is None  # ann's session in this browser ended
     finally:
         for handle in driver.window_handles[1:]:
             driver.switch_to.window(handle)
@@ -194,7 +195,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()  # the ex00 stub
     wait_for_text(driver, t("classroom.state_queued", "en", position=1))
     # its first run passes the exercise's set-aside time (a worker that stops it there): queued again, and the page
-    # says why (classroom/queue.py set_aside)
+    # says why (classroom/line/queue.py set_aside)
     assert queue.set_aside(store, queue.claim(store, "stops-it"))
     wait_for_text(driver, t("classroom.state_set_aside", "en"))
     assert t("classroom.state_queued", "en", position=1) in main_text(driver)
@@ -205,7 +206,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     wait_until_rendered(driver)
     assert _errors(driver) == []
     with store.session() as session:
-        from classroom.models import Submission
+        from classroom.data.models import Submission
 
         mine = session.query(Submission.id).filter(Submission.user_id == user_id(store, "ann@class.test")).scalar()
     shown = main_text(driver)  # the verdict once: it was drawn under the submit button and again in the history
@@ -283,7 +284,7 @@ def test_an_uploaded_file_is_said_to_win_over_the_code_box_and_is_what_is_sent(h
     from selenium.webdriver.common.by import By
     from sqlalchemy import select
 
-    from classroom.models import Submission
+    from classroom.data.models import Submission
 
     server, store, _ = hosted
     email = {"en": "cy@class.test", "zh": "bob@class.test"}[lang]

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from classroom import store as store_ops
+from classroom.data.sessions import create_sign_in_link
 from course.common.i18n import t
 from tests.browser_support import SHOTS, full_page_screenshot, main_text, require_browser, running_app, wait_for, \
     wait_for_text, wait_until_rendered
@@ -73,7 +73,7 @@ def test_an_unreadable_sqlite_file_is_said_and_an_unused_link_still_works_after(
     add_graded(store, "ann@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])
     env = dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path / "home"), ATTENTION_LAB_CLASS_DB=f"sqlite:///{database}")
     with running_app(env, prefix=NO_OVERRIDE) as server:
-        link, _ = store_ops.create_sign_in_link(store, "ann@class.test", f"{server}/practice")
+        link, _ = create_sign_in_link(store, "ann@class.test", f"{server}/practice")
         store.close()
         mode = database.stat().st_mode
         database.chmod(0)  # unreadable to the server

@@ -6,9 +6,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from classroom import eta, grading_times, line, live, queue, store as store_ops, turns
+from classroom.line import eta, grading_times, line, live, queue
+from classroom.data import turns
+from classroom.data.submissions import submit
 from classroom.cli import submission_wait
-from classroom.models import REGRADE, SUBMIT, Job, Result, Worker, utcnow
+from classroom.data.models import REGRADE, SUBMIT, Job, Result, Worker, utcnow
 from course.common.i18n import t
 from tests.classroom_support import add_graded, run_cli, user_id
 
@@ -51,7 +53,7 @@ def test_the_overhead_is_measured_between_back_to_back_claims(class_store):
     # (queued at, claimed at, verdict at) in seconds after base, all on one worker
     jobs = [(0, 1, 5), (2, 5.4, 8), (3, 8.8, 9), (20, 21, 22)]  # gaps 0.4 and 0.8; the last was queued idle
     for queued, claimed, done in jobs:
-        sid = store_ops.submit(class_store, uid, "ex00", f"x = {claimed}\n", "ex00.py")
+        sid = submit(class_store, uid, "ex00", f"x = {claimed}\n", "ex00.py")
         at = [base + timedelta(seconds=x) for x in (queued, claimed, done)]
         with class_store.session() as session:
             session.execute(update(Job).where(Job.submission_id == sid).values(
@@ -199,7 +201,7 @@ def test_waits_in_words():
 
 def _history(store, email, ex_id, seconds, reason="submit", state="done", worker="w0"):
     """A graded job that took `seconds` from claim to verdict on `worker`, before the round robin's window (its
-    learner's next job takes turn 1: classroom/turns.py)."""
+    learner's next job takes turn 1: classroom/data/turns.py)."""
     sid = add_graded(store, email, ex_id, 1.0, "passed")
     end = utcnow() - timedelta(seconds=turns.FAIR_WINDOW_S + 60)
     with store.session() as session:
@@ -239,7 +241,7 @@ def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store
     for _ in range(3):
         _history(class_store, ANN, "ex00", 10)  # ex00 takes 10 s here (after the worker's first job)
     queue.register_worker(class_store, "w", "host", 1, "process")
-    ann, bob, cy = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py")
+    ann, bob, cy = (submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py")
                     for e in (ANN, BOB, CY))
     _claim(class_store, "w", 4)  # ann's, claimed 4 s ago: 6 s left
     snap = live.Snapshot(class_store)
@@ -259,7 +261,7 @@ def test_a_page_forecasts_from_the_job_in_flight_and_the_queue_ahead(class_store
 def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
     old = [_history(class_store, e, "ex00", 2) for e in (ANN, ANN, BOB)]
     queue.enqueue_regrade(class_store, old)
-    sid = store_ops.submit(class_store, user_id(class_store, CY), "ex00", "x = 1\n", "ex00.py")
+    sid = submit(class_store, user_id(class_store, CY), "ex00", "x = 1\n", "ex00.py")
     snap = live.Snapshot(class_store)
     assert snap.get(sid).position == 1  # ahead of the three regrades, as the workers will claim it
     for submission in old + [sid]:
@@ -268,7 +270,7 @@ def test_during_a_regrade_a_page_shows_the_claim_order_position(class_store):
 
 def test_status_prints_a_submissions_forecast(class_store, sqlite_url):
     queue.register_worker(class_store, "w", "host", 1, "process")
-    sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
+    sid = submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
     poll = grading_times.IDLE_POLL_S / 2  # the idle worker's next poll, on average (the status prints tenths of a second)
     finish = poll + grading_times.DEFAULT_JOB_S
     assert submission_wait(class_store, sid) == {"id": sid, "state": "queued", "position": 1, "delayed": False,
@@ -282,7 +284,7 @@ def test_a_dead_worker_gives_no_forecast_and_its_lapsed_job_is_forecast_again(cl
     for _ in range(2):
         _history(class_store, ANN, "ex00", 10)
     queue.register_worker(class_store, "dead", "host", 1, "process", lease_s=5)
-    ann, bob = (store_ops.submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py") for e in (ANN, BOB))
+    ann, bob = (submit(class_store, user_id(class_store, e), "ex00", "x = 1\n", "ex00.py") for e in (ANN, BOB))
     with class_store.session() as session:  # "dead" claimed ann's 20 s ago with a 5 s lease, and was not heard since
         queue.claim_in(session, "dead", lease_s=5, now=utcnow() - timedelta(seconds=20))
         session.execute(update(Worker).where(Worker.id == "dead").values(last_seen=utcnow() - timedelta(seconds=20)))
@@ -311,7 +313,7 @@ def test_a_regrade_hangs_in_the_forecast_only_if_its_codes_newest_verdict_hung(c
     queue.enqueue_regrade(class_store, [quick, stuck])
     queue.register_worker(class_store, "w", "host", 1, "process")
     _claim(class_store, "w", 0)  # the quick one's regrade, now in flight
-    new = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
+    new = submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00.py")
     snap = live.Snapshot(class_store)
     gap = snap.overhead_s
     got, regrade = snap.get(new), snap.get(stuck)

@@ -35,8 +35,11 @@ from bench.classroom import start_pool, wait_graded
 from bench.forecasts import burst_with_forecasts, error_summary, forecast_errors, within
 from sqlalchemy import select
 
-from classroom import eta, grading_times, store as store_ops
-from classroom.models import Job, utcnow
+from classroom.line import eta, grading_times
+from classroom.data.roster import import_roster
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.models import Job, utcnow
 from tests.classroom_support import make_class, solution, stub, user_id
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -49,24 +52,24 @@ LEARNERS = 36  # each burst: one submission each (on an idle machine a job takes
 def test_forecasts_shown_at_submission_are_near_the_actual_waits(tmp_path):
     url = f"sqlite:///{tmp_path / 'class.db'}"
     store = make_class(url, tmp_path)
-    store_ops.set_setting(store, "variants", 0)  # "correct" is the published solution: no per-learner variants
+    set_setting(store, "variants", 0)  # "correct" is the published solution: no per-learner variants
     roster = tmp_path / "more.csv"
     roster.write_text("email,name,role\n" + "".join(f"m{i:02d}@class.test,M{i},learner\n" for i in range(LEARNERS)))
-    store_ops.import_roster(store, roster)
+    import_roster(store, roster)
     users = [user_id(store, f"m{i:02d}@class.test") for i in range(LEARNERS)]
     mix = [("correct" if i % 2 else "stub", ex_id, solution(ex_id) if i % 2 else stub(ex_id))
            for i, ex_id in enumerate(EASY * (LEARNERS // len(EASY)))]
     pool, _ = start_pool(url, 2, tmp_path, "workers.log")
     try:
-        warm = [store_ops.submit(store, users[i], ex_id, source, f"{ex_id}.py")
+        warm = [submit(store, users[i], ex_id, source, f"{ex_id}.py")
                 for i, (_, ex_id, source) in enumerate(mix)]  # measured grading times for each exercise
         wait_graded(store, warm, timeout_s=600)
         _, ex_id, source = mix[1]  # both workers idle now: a lone submission measures an idle worker's start
-        wait_graded(store, [store_ops.submit(store, users[0], ex_id, source + "\n# lone\n", f"{ex_id}.py")])
+        wait_graded(store, [submit(store, users[0], ex_id, source + "\n# lone\n", f"{ex_id}.py")])
         acked = burst_with_forecasts(store, users, mix, "burst")
         graded = wait_graded(store, acked, timeout_s=600)
         speed = _speed(store, acked)
-        hang = store_ops.submit(store, users[0], "ex00", "while True:\n    pass\n", "ex00.py")
+        hang = submit(store, users[0], "ex00", "while True:\n    pass\n", "ex00.py")
         _wait_running_for(store, hang, HANG_SEEN_S)
         hung_acked = burst_with_forecasts(store, users[1:], mix[1:], "hang")
         hung_graded = wait_graded(store, hung_acked, timeout_s=600)

@@ -1,5 +1,5 @@
-"""The queue and the wait forecast stay cheap at 20,000 jobs: a claim (classroom/queue.py) and the forecast's
-measurements (classroom/eta.py) read only what they need, whatever the size of the regrade and of the history.
+"""The queue and the wait forecast stay cheap at 20,000 jobs: a claim (classroom/line/queue.py) and the forecast's
+measurements (classroom/line/eta.py) read only what they need, whatever the size of the regrade and of the history.
 
 Timed in this thread's CPU seconds (SQLite runs in it), best of a few, so that other work on a shared machine
 does not fail them. At a load average of 12 on 2 cores, ordering the whole queue per claim took 0.038-0.06 s
@@ -12,8 +12,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import insert, or_, select, update
 
-from classroom import eta, grading_times, line, queue, store as store_ops
-from classroom.models import Job, Submission, User, utcnow
+from classroom.line import eta, grading_times, line, queue
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Submission, User, utcnow
 from tests.classroom_support import make_class
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,7 @@ def test_a_claim_and_the_measurements_stay_cheap_behind_a_20000_job_regrade(tmp_
     store = make_class(f"sqlite:///{tmp_path / 'class.db'}", tmp_path)
     now = utcnow()
     ids = _graded_class(store, now)
-    fresh = store_ops.submit(store, ids[57], "ex00", "x = 2\n", "ex00.py")
+    fresh = submit(store, ids[57], "ex00", "x = 2\n", "ex00.py")
 
     def claim():
         with store.session() as session:

@@ -2,7 +2,8 @@
 
 import csv
 
-from classroom import analytics, cli, frames
+from classroom.analytics import analytics, frames
+from classroom import cli
 from tests.classroom_support import add_graded
 
 
@@ -20,7 +21,7 @@ def test_a_blocked_submission_is_no_attempt(class_store):
 
 def test_the_export_opens_in_a_spreadsheet_as_text(class_store, sqlite_url, tmp_path):
     with class_store.session() as session:
-        from classroom.models import User
+        from classroom.data.models import User
 
         for user in session.query(User).filter(User.email.in_(["ann@class.test", "bob@class.test"])):
             user.name = {"ann@class.test": '=HYPERLINK("https://evil.test","x")',

@@ -1,10 +1,11 @@
 """The round robin by learner holds while workers finish jobs, in each batch of the claim order (new submissions,
 regrades, submissions set aside), on SQLite and Postgres; and the page's position and wait forecast, read before
-each claim, name the job claimed next (classroom/turns.py, queue.py, line.py, eta.py)."""
+each claim, name the job claimed next (classroom/data/turns.py, queue.py, line.py, eta.py)."""
 
 import sqlite3
 
-from classroom import live, queue, store as store_ops
+from classroom.line import live, queue
+from classroom.data.submissions import submit
 from tests.classroom_support import passed_verdict, user_id
 
 CY, ANN, BOB = "cy@class.test", "ann@class.test", "bob@class.test"
@@ -12,7 +13,7 @@ CY, ANN, BOB = "cy@class.test", "ann@class.test", "bob@class.test"
 
 def _submit(store, email, n, prefix="x"):
     """n submissions of ex00 by one learner -> their ids."""
-    return [store_ops.submit(store, user_id(store, email), "ex00", f"{prefix} = {i}\n", "ex00.py") for i in range(n)]
+    return [submit(store, user_id(store, email), "ex00", f"{prefix} = {i}\n", "ex00.py") for i in range(n)]
 
 
 def _line(snap, submissions):
@@ -82,7 +83,7 @@ def test_submissions_set_aside_keep_the_round_robin_while_workers_finish(any_sto
 def test_migration_0011_gives_the_queued_jobs_the_turns_they_had(tmp_path):
     from alembic import command
 
-    from classroom.db import Store, alembic_config, migrate
+    from classroom.data.db import Store, alembic_config, migrate
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     store = Store(url, check=False)

@@ -3,7 +3,10 @@
 import pandas as pd
 from sqlalchemy import event
 
-from classroom import frames, queue, store as store_ops
+from classroom.analytics import frames
+from classroom.line import queue
+from classroom.data.roster import import_roster, user_by_email
+from classroom.data.submissions import submit
 from tests.classroom_support import add_graded
 
 
@@ -28,7 +31,7 @@ def test_the_class_frame_equals_a_fresh_read_after_every_kind_of_change(class_st
     same()
     add_graded(class_store, "bob@class.test", "ex01", 1.0, "passed")  # a submission with its verdict
     same()
-    sid = store_ops.submit(class_store, store_ops.user_by_email(class_store, "cy@class.test").id, "ex00", "x = 1\n",
+    sid = submit(class_store, user_by_email(class_store, "cy@class.test").id, "ex00", "x = 1\n",
                            "ex00_paths.py")  # queued, no verdict yet
     same()
     claim = queue.claim(class_store, "w")
@@ -39,7 +42,7 @@ def test_the_class_frame_equals_a_fresh_read_after_every_kind_of_change(class_st
     assert frames.class_frame(class_store).set_index("submission_id").loc[sid, "status"] == "passed"
     roster = tmp_path / "renamed.csv"
     roster.write_text("email,name,role\nann@class.test,Annabel,learner\n")
-    store_ops.import_roster(class_store, roster)  # a name changes: no submission or verdict does
+    import_roster(class_store, roster)  # a name changes: no submission or verdict does
     same()
     assert set(frames.class_frame(class_store).query("email == 'ann@class.test'")["name"]) == {"Annabel"}
     queue.enqueue_regrade(class_store)  # lateness decided again, jobs queued

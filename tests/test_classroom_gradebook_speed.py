@@ -7,7 +7,8 @@ import statistics
 import pytest
 
 from bench.classroom import ANALYTICS_SHOWN, GRADEBOOK_SHOWN, fill_class
-from classroom import store as store_ops
+from classroom.data.roster import init_class
+from classroom.data.sessions import create_sign_in_link
 from course.common.exercise_index import EXERCISES
 from tests.browser_support import require_browser, running_app, seconds_until_shown, wait_for
 
@@ -22,14 +23,14 @@ def test_a_thousand_learners_gradebook_and_analytics_are_drawn_within_three_seco
 
     require_browser()
     url = f"sqlite:///{tmp_path / 'class.db'}"
-    store = store_ops.init_class(url, PROF)
+    store = init_class(url, PROF)
     assert fill_class(store, learners=1000) == 1000 * len(EXERCISES) * 10  # every learner, exercise, attempt
     env = dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path / "home"), ATTENTION_LAB_CLASS_DB=url)
     driver = browsers("en")
     driver.delete_all_cookies()
     try:
         with running_app(env) as server:
-            link, _ = store_ops.create_sign_in_link(store, PROF, f"{server}/gradebook")
+            link, _ = create_sign_in_link(store, PROF, f"{server}/gradebook")
             seconds_until_shown(driver, link, GRADEBOOK_SHOWN)  # signs in; the first run of a fresh server
             grid = '[data-testid="stDataFrame"] [role="grid"][aria-rowcount]'
             rows = wait_for(driver, lambda d: [g.get_attribute("aria-rowcount") for g in d.find_elements(By.CSS_SELECTOR, grid)],

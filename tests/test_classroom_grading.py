@@ -8,9 +8,12 @@ import pytest
 import nbformat
 from sqlalchemy import select, update
 
-from classroom import feedback, grading, queue, store as store_ops, verdicts
-from classroom.models import Result, Submission
-from classroom.worker import run_worker
+from classroom.web import feedback
+from classroom.line import grading, queue
+from classroom.data import verdicts
+from classroom.data.submissions import submit
+from classroom.data.models import Result, Submission
+from classroom.line.worker import run_worker
 from tests.classroom_support import run_cli, solution, stub, user_id
 
 MARK = "ann's own softmax was imported"
@@ -43,11 +46,11 @@ def test_dependencies_are_the_learners_own_and_must_have_passed(class_store, sql
     noscale = solution("ex03").replace(" / math.sqrt(d)", "")
     assert noscale != solution("ex03")
     ids = {
-        "ann_ex01": store_ops.submit(class_store, ann, "ex01", own_ex01, "ex01_softmax.py"),
-        "ann_ex03_noscale": store_ops.submit(class_store, ann, "ex03", noscale, "ex03_scoring.py"),
-        "ann_ex03_nb": store_ops.submit(class_store, ann, "ex03", _notebook("ex03", solution("ex03")), "mine.ipynb"),
-        "bob_ex01_stub": store_ops.submit(class_store, bob, "ex01", stub("ex01"), "ex01_softmax.py"),
-        "bob_ex03": store_ops.submit(class_store, bob, "ex03", solution("ex03"), "ex03_scoring.py"),
+        "ann_ex01": submit(class_store, ann, "ex01", own_ex01, "ex01_softmax.py"),
+        "ann_ex03_noscale": submit(class_store, ann, "ex03", noscale, "ex03_scoring.py"),
+        "ann_ex03_nb": submit(class_store, ann, "ex03", _notebook("ex03", solution("ex03")), "mine.ipynb"),
+        "bob_ex01_stub": submit(class_store, bob, "ex01", stub("ex01"), "ex01_softmax.py"),
+        "bob_ex03": submit(class_store, bob, "ex03", solution("ex03"), "ex03_scoring.py"),
     }
     assert run_worker(sqlite_url, sandbox=sandbox, once=True, log=lambda _: None) == 5
     results = _results(class_store)
@@ -71,7 +74,7 @@ def test_a_notebook_without_an_answer_cell_gets_the_graders_message(class_store,
     ann = user_id(class_store, "ann@class.test")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x = 1")]
-    sid = store_ops.submit(class_store, ann, "ex00", nbformat.writes(nb), "ex00.ipynb")
+    sid = submit(class_store, ann, "ex00", nbformat.writes(nb), "ex00.ipynb")
     run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
     status, summary, _, _ = _results(class_store)[sid]
     assert status == "error" and "attention-lab:answer:ex00" in summary and "/tmp" not in summary
@@ -116,8 +119,8 @@ def test_worker_falls_back_to_process_mode_with_a_clear_line():
 @pytest.mark.slow
 def test_regrade_reports_every_changed_score(class_store, sqlite_url):
     ann = user_id(class_store, "ann@class.test")
-    stubbed = store_ops.submit(class_store, ann, "ex00", stub("ex00"), "ex00_paths.py")
-    good = store_ops.submit(class_store, ann, "ex00", solution("ex00"), "ex00_paths.py")
+    stubbed = submit(class_store, ann, "ex00", stub("ex00"), "ex00_paths.py")
+    good = submit(class_store, ann, "ex00", solution("ex00"), "ex00_paths.py")
     run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
     with class_store.session() as session:  # as if an older grader had been too lenient
         session.execute(update(Result).where(Result.submission_id == stubbed).values(score=0.75, status="failed"))
@@ -135,9 +138,9 @@ def test_regrade_reports_every_changed_score(class_store, sqlite_url):
 @pytest.mark.slow
 def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_store, sqlite_url):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
-    hostile = store_ops.submit(class_store, ann, "ex00", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+    hostile = submit(class_store, ann, "ex00", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
                                "ex00_paths.py")
-    honest = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    honest = submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     assert run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None) == 2
     results = _results(class_store)
     assert results[hostile][0] == "error" and "killed" in results[hostile][1]
@@ -146,7 +149,7 @@ def test_a_submission_that_kills_the_sandbox_gets_its_own_error_verdict(class_st
 
 def test_a_job_the_grader_failed_on_gets_a_report_in_the_learners_language(class_store):
     ann = user_id(class_store, "ann@class.test")
-    sid = store_ops.submit(class_store, ann, "ex02", solution("ex02"), "ex02_nadaraya_watson.py", lang="zh")
+    sid = submit(class_store, ann, "ex02", solution("ex02"), "ex02_nadaraya_watson.py", lang="zh")
     claim = queue.claim(class_store, "w1")
     verdict = grading.failure_verdict(claim, OSError("disk full"), "process")
     assert (verdict["status"], verdict["passed"], verdict["score"]) == ("error", False, 0.0)

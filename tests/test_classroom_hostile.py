@@ -22,8 +22,10 @@ from sandbox_helpers import (Listener, hostile_names, hostile_source, leaked_ref
                              sandbox_uid_processes, seed_progress, snapshot)
 from sqlalchemy import select
 
-from classroom import access, store as store_ops
-from classroom.models import Result, Submission
+from classroom.web import access
+from classroom.data.roster import import_roster
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.models import Result, Submission
 from tests.classroom_support import add_graded, run_cli, solution, user_id
 
 # slow: workers grade in the strict sandbox; alone: the tests check that no process of a sandbox uid is left,
@@ -70,9 +72,9 @@ def test_hostile_submissions_change_nothing_but_their_own_verdicts(group, class_
     require_strict()
     roster = tmp_path / "hostile-roster.csv"
     roster.write_text(f"email,name,role\n{MALLORY},Mallory,learner\n")
-    store_ops.import_roster(class_store, roster)
+    import_roster(class_store, roster)
     earlier = add_graded(class_store, "bob@class.test", "ex03", 0.4, "failed", ["dot_no_scale"])  # other rows
-    store_ops.create_sign_in_link(class_store, "bob@class.test")
+    create_sign_in_link(class_store, "bob@class.test")
     seed_progress()
     listener = Listener()
     try:

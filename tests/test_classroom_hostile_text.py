@@ -11,8 +11,13 @@ import io
 import pytest
 from sqlalchemy import select, update
 
-from classroom import cli, signin, store as store_ops, text_rules
-from classroom.models import Submission, User
+from classroom import cli
+from classroom.web import signin
+from classroom.data import text_rules
+from classroom.data.roster import RosterError, import_roster, user_by_email
+from classroom.data.sessions import create_sign_in_link, user_for_session
+from classroom.data.submissions import SubmitRefused, submit
+from classroom.data.models import Submission, User
 from course.common.i18n import t
 from tests.app_helpers import AppTest, errors_of
 from tests.classroom_support import INSTRUCTOR, ROOT, make_class, session_token, user_id
@@ -42,7 +47,7 @@ def page(path, session=None, link=None, lang="en"):
 
 
 def link_token(store, email):
-    link, _ = store_ops.create_sign_in_link(store, email)
+    link, _ = create_sign_in_link(store, email)
     return link.split("token=", 1)[1]
 
 
@@ -66,7 +71,7 @@ def test_another_learners_link_asks_before_it_replaces_the_signed_in_learner(hos
     at.button(key="class_switch_stay").click().run()
     assert at.title[0].value == t("classroom.practice_title", lang)
     assert at.session_state["class_session"] == ann
-    assert store_ops.user_for_session(hosted, ann).email == "ann@class.test"
+    assert user_for_session(hosted, ann).email == "ann@class.test"
 
 
 def test_a_learner_who_confirms_is_the_links_person_and_their_own_session_ends(hosted):
@@ -75,8 +80,8 @@ def test_a_learner_who_confirms_is_the_links_person_and_their_own_session_ends(h
     at = page(PRACTICE, ann, bobs)
     at.button(key="class_switch_go").click().run()
     assert at.title[0].value == t("classroom.practice_title", "en")
-    assert store_ops.user_for_session(hosted, at.session_state["class_session"]).email == "bob@class.test"
-    assert store_ops.user_for_session(hosted, ann) is None  # ann signed out in this browser
+    assert user_for_session(hosted, at.session_state["class_session"]).email == "bob@class.test"
+    assert user_for_session(hosted, ann) is None  # ann signed out in this browser
     assert signin.link_owner(hosted, bobs) is None  # used once
 
 
@@ -86,7 +91,7 @@ def test_a_link_opened_with_no_live_session_or_ones_own_signs_in_at_once(hosted)
     ann = at.session_state["class_session"]
     at = page(PRACTICE, ann, link_token(hosted, "ann@class.test"))
     assert at.title[0].value == t("classroom.practice_title", "en")
-    assert store_ops.user_for_session(hosted, at.session_state["class_session"]).email == "ann@class.test"
+    assert user_for_session(hosted, at.session_state["class_session"]).email == "ann@class.test"
 
 
 # ---- CSVs are spreadsheet-safe through one writer -----------------------------------------------------------------
@@ -138,16 +143,16 @@ def test_the_apps_gradebook_download_and_the_cli_links_keep_a_formula_name_as_te
 def test_a_file_with_a_control_byte_is_refused_with_where_it_is_on_every_backend(any_store, text, where):
     ann = user_id(any_store, "ann@class.test")
     for payload in (text, text.encode()):
-        with pytest.raises(store_ops.SubmitRefused) as refused:
-            store_ops.submit(any_store, ann, "ex00", payload, "mine.py")
+        with pytest.raises(SubmitRefused) as refused:
+            submit(any_store, ann, "ex00", payload, "mine.py")
         line, column, char = where
         assert str(refused.value) == t("classroom.bad_char_file", "en", filename="mine.py", char=char, line=line,
                                        column=column)
-    with pytest.raises(store_ops.SubmitRefused, match="文件名"):
-        store_ops.submit(any_store, ann, "ex00", "x = 1\n", "mi\x00ne.py", lang="zh")
+    with pytest.raises(SubmitRefused, match="文件名"):
+        submit(any_store, ann, "ex00", "x = 1\n", "mi\x00ne.py", lang="zh")
     with any_store.session() as session:
         assert session.scalar(select(Submission.id)) is None  # nothing stored
-    assert store_ops.submit(any_store, ann, "ex00", "x = 1\r\n\tpass\n", "mine.py")  # tabs and line breaks are code
+    assert submit(any_store, ann, "ex00", "x = 1\r\n\tpass\n", "mine.py")  # tabs and line breaks are code
 
 
 @pytest.mark.slow
@@ -170,11 +175,11 @@ def test_a_roster_with_a_control_character_in_a_name_or_email_is_refused_whole(c
     roster = tmp_path / "bad.csv"
     roster.write_text("email,name,role\nzed@class.test,Z\x00ed,learner\nyan@class.test,Yan,learner\n"
                       "x\x07@class.test,X,learner\n", encoding="utf-8")
-    with pytest.raises(store_ops.RosterError) as refused:
-        store_ops.import_roster(class_store, roster)
+    with pytest.raises(RosterError) as refused:
+        import_roster(class_store, roster)
     assert "line 2: the name holds the control character U+0000" in str(refused.value)
     assert "line 4: the email holds the control character U+0007" in str(refused.value)
-    assert store_ops.user_by_email(class_store, "yan@class.test") is None
+    assert user_by_email(class_store, "yan@class.test") is None
 
 
 # ---- bidi and zero-width characters are marked where code is shown ------------------------------------------------
@@ -189,7 +194,7 @@ def test_visible_code_marks_every_bidi_and_zero_width_character():
 
 
 def test_the_gradebooks_code_view_marks_a_trojan_source_line(hosted):
-    store_ops.submit(hosted, user_id(hosted, "ann@class.test"), "ex00", TROJAN, "ex00.py")
+    submit(hosted, user_id(hosted, "ann@class.test"), "ex00", TROJAN, "ex00.py")
     at = page(GRADEBOOK, session_token(hosted, user_id(hosted, INSTRUCTOR)), lang="zh")
     assert errors_of(at) == []
     shown = [c.value for c in at.code if "grant()" in c.value]
@@ -204,7 +209,7 @@ def test_the_cookie_route_sets_an_httponly_cookie_once_per_code_and_only_for_thi
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from classroom import session_cookie
+    from classroom.web import session_cookie
 
     client = TestClient(Starlette(routes=session_cookie.routes()), base_url="https://lab.test")
     here = {"Origin": "https://lab.test"}
@@ -227,7 +232,7 @@ def test_the_cookie_route_sets_an_httponly_cookie_once_per_code_and_only_for_thi
 
 @pytest.mark.slow  # fingerprints the references (~3 s)
 def test_the_similarity_view_marks_bidi_and_zero_width_characters_in_both_files(hosted):
-    from classroom.disguise import disguise
+    from classroom.analytics.disguise import disguise
     from tests.classroom_support import solution
     from tests.test_copy_flags import add_submission
 
@@ -253,10 +258,10 @@ def test_a_process_started_from_one_that_serves_the_cookie_route_does_not_think_
     import subprocess
     import sys
 
-    from classroom import session_cookie
+    from classroom.web import session_cookie
 
     session_cookie.routes()
     assert session_cookie.served()
-    child = subprocess.run([sys.executable, "-c", "from classroom import session_cookie as c; print(c.served())"],
+    child = subprocess.run([sys.executable, "-c", "from classroom.web import session_cookie as c; print(c.served())"],
                            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert child.stdout.strip() == "False", child.stdout + child.stderr

@@ -22,8 +22,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text
 
-from classroom import store as store_ops
-from classroom.models import Job, Result
+from classroom.data.roster import import_roster, init_class
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Result
 from grader.sandbox import strict_problem
 from tests.classroom_support import ROOT, solution, user_id
 from tests.waiting import wait_until
@@ -145,13 +147,13 @@ def statements_running_from(store, address):
 
 def test_two_worker_hosts_and_one_torn_down_mid_job(hosts, database, tmp_path):
     url, port = database
-    store = store_ops.init_class(url, "prof@class.test")
+    store = init_class(url, "prof@class.test")
     roster = tmp_path / "roster.csv"
     roster.write_text("email,name,role\n" + "".join(f"l{i}@class.test,L{i},learner\n" for i in range(12)))
-    store_ops.import_roster(store, roster)
-    store_ops.set_setting(store, "variants", 0)  # the published ex00 is the correct file
+    import_roster(store, roster)
+    set_setting(store, "variants", 0)  # the published ex00 is the correct file
     slow = "import time\ntime.sleep(3)\n" + solution("ex00")  # long enough to be caught mid-job
-    ids = [store_ops.submit(store, user_id(store, f"l{i}@class.test"), "ex00", slow if i % 2 else solution("ex00"),
+    ids = [submit(store, user_id(store, f"l{i}@class.test"), "ex00", slow if i % 2 else solution("ex00"),
                             "ex00_paths.py") for i in range(12)]
     pools = {role: start_pool(hosts, role, port) for role in ("w1", "w2")}
     try:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from classroom.models import Result
+from classroom.data.models import Result
 from tests.classroom_support import run_cli
 
 pytestmark = pytest.mark.slow  # a worker pool grades in child processes

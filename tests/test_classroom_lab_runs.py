@@ -8,8 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from classroom import cli, lab_runs, store as store_ops
-from classroom.models import utcnow
+from classroom import cli
+from classroom.data import lab_runs
+from classroom.data.roster import remove_user
+from classroom.data.settings import get_settings, set_setting
+from classroom.data.models import utcnow
 from course.common.i18n import t
 from course.lessons import training_lab
 from tests.app_helpers import APP, AppTest, errors_of
@@ -30,7 +33,7 @@ def _refusal(store, email, now=None):
 @pytest.mark.slow
 def test_learners_train_only_within_the_cap_the_instructor_sets(any_store):
     url = any_store.engine.url.render_as_string(hide_password=False)
-    assert store_ops.get_settings(any_store)["lab_runs"] == 0  # off by default
+    assert get_settings(any_store)["lab_runs"] == 0  # off by default
     assert _refusal(any_store, "ann@class.test") == "lab_off"
     assert _refusal(any_store, INSTRUCTOR) is None and _refusal(any_store, "ta@class.test") is None  # staff may
     assert _refusal(any_store, INSTRUCTOR) == "lab_own_running"  # one at a time, even for staff
@@ -42,13 +45,13 @@ def test_learners_train_only_within_the_cap_the_instructor_sets(any_store):
     with pytest.raises(lab_runs.Refused) as refused:
         lab_runs.start(any_store, user_id(any_store, "bob@class.test"), 600)
     assert t(f"classroom.{refused.value.key}", "en", **refused.value.params).startswith("All 3 live training places")
-    store_ops.remove_user(any_store, "cy@class.test")
+    remove_user(any_store, "cy@class.test")
     assert _refusal(any_store, "cy@class.test") == "lab_sign_in"  # off the roster
 
 
 @pytest.mark.slow
 def test_a_place_is_free_once_the_run_ends_or_its_time_is_up(any_store):
-    store_ops.set_setting(any_store, "lab_runs", 1)
+    set_setting(any_store, "lab_runs", 1)
     start = utcnow()
     ann = lab_runs.start(any_store, user_id(any_store, "ann@class.test"), 600, now=start)
     assert _refusal(any_store, "bob@class.test", now=start + timedelta(seconds=599)) == "lab_full"
@@ -61,7 +64,7 @@ def test_a_place_is_free_once_the_run_ends_or_its_time_is_up(any_store):
 
 @pytest.mark.slow
 def test_learners_racing_for_the_last_place_get_it_once(any_store):
-    store_ops.set_setting(any_store, "lab_runs", 1)
+    set_setting(any_store, "lab_runs", 1)
     emails = ["ann@class.test", "bob@class.test", "cy@class.test"]
     gate, outcomes = threading.Barrier(len(emails)), []
 
@@ -106,7 +109,7 @@ def test_the_lab_page_says_why_a_learner_cannot_train_and_frees_the_place_after_
     at = _lab_page(hosted_lab, "ann@class.test", "zh")
     at.button(key="lab_train").click().run()
     assert [e.value for e in at.error] == [t("classroom.lab_off", "zh")] and _live(at) is None
-    store_ops.set_setting(hosted_lab, "lab_runs", 1)
+    set_setting(hosted_lab, "lab_runs", 1)
     held = lab_runs.start(hosted_lab, user_id(hosted_lab, INSTRUCTOR), 600)  # the instructor trains meanwhile
     at.button(key="lab_train").click().run()
     assert [e.value for e in at.error] == [t("classroom.lab_full", "zh", cap=1)]
@@ -126,8 +129,8 @@ def test_the_lab_page_says_why_a_learner_cannot_train_and_frees_the_place_after_
 
 def _passed(store, email, ex_id, source):
     """A submission of `source` with a passing verdict (as a worker stores it), without running the grader."""
-    from classroom.exercises import get
-    from classroom.models import Job, Result, Submission
+    from classroom.data.exercise_table import get
+    from classroom.data.models import Job, Result, Submission
     from tests.classroom_support import passed_verdict
 
     with store.session() as session:
@@ -162,7 +165,7 @@ def test_own_modules_unlock_from_the_class_verdicts_and_run_away_from_the_class_
 
     if shutil.which("bwrap", path="/usr/bin:/bin") is None:
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap); CI installs it")
-    store_ops.set_setting(hosted_lab, "lab_runs", 2)
+    set_setting(hosted_lab, "lab_runs", 2)
     real = training_lab.variant_config
     monkeypatch.setattr(training_lab, "variant_config", lambda v, base=None: replace(real(v, base), steps=5))
     at = _lab_page(hosted_lab, "ann@class.test")

@@ -5,9 +5,10 @@ import sqlite3
 import pytest
 from sqlalchemy import select
 
-from classroom import feedback, store as store_ops
-from classroom.db import Store, migrate, schema_versions
-from classroom.models import Result, Submission
+from classroom.web import feedback
+from classroom.data.submissions import SubmitRefused, submit
+from classroom.data.db import Store, migrate, schema_versions
+from classroom.data.models import Result, Submission
 from tests.classroom_support import run_cli, solution, user_id
 
 NOSCALE = solution("ex03").replace(" / math.sqrt(d)", "")
@@ -38,7 +39,7 @@ def test_submit_records_the_language_and_the_worker_grades_in_it(class_store, sq
     path.write_text(NOSCALE)
     ids = {}
     for email, lang in (("ann@class.test", "zh"), ("bob@class.test", "en")):
-        store_ops.submit(class_store, user_id(class_store, email), "ex01", solution("ex01"), "ex01_softmax.py")
+        submit(class_store, user_id(class_store, email), "ex01", solution("ex01"), "ex01_softmax.py")
         run = run_cli("submit", "--db", sqlite_url, "--as", email, "--lang", lang, "ex03", path)
         assert run.returncode == 0, run.stderr
         ids[lang] = int(run.stdout.strip())
@@ -66,10 +67,10 @@ def test_submit_records_the_language_and_the_worker_grades_in_it(class_store, sq
 
 
 def test_a_blocked_verdict_is_in_the_submissions_language(class_store, sqlite_url):
-    from classroom.worker import run_worker
+    from classroom.line.worker import run_worker
 
     ann = user_id(class_store, "ann@class.test")
-    sid = store_ops.submit(class_store, ann, "ex03", solution("ex03"), "ex03_scoring.py", lang="zh")
+    sid = submit(class_store, ann, "ex03", solution("ex03"), "ex03_scoring.py", lang="zh")
     run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
     result = _newest_result(class_store, sid)
     assert result.status == "blocked" and result.summary.startswith("请先通过 ex01")
@@ -92,8 +93,8 @@ def test_submit_language_defaults_to_the_locale_and_refuses_unknown_ones(class_s
         assert session.get(Submission, int(run_c.stdout)).lang == "en"
     bad = run_cli("submit", "--db", sqlite_url, "--as", "ann@class.test", "--lang", "fr", "ex00", path)
     assert bad.returncode == 2 and "--lang" in bad.stderr
-    with pytest.raises(store_ops.SubmitRefused, match="language 'fr'"):
-        store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x", "x.py", lang="fr")
+    with pytest.raises(SubmitRefused, match="language 'fr'"):
+        submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x", "x.py", lang="fr")
 
 
 def test_migration_0002_gives_old_submissions_english(tmp_path):
@@ -101,7 +102,7 @@ def test_migration_0002_gives_old_submissions_english(tmp_path):
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     store = Store(url, check=False)
-    config = __import__("classroom.db", fromlist=["alembic_config"]).alembic_config(store.engine)
+    config = __import__("classroom.data.db", fromlist=["alembic_config"]).alembic_config(store.engine)
     with store.engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0001")

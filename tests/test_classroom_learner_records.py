@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from classroom import learner_records
-from classroom.models import Note
+from classroom.web import learner_records
+from classroom.data.models import Note
 from course.app import progress
 from course.common import exercise_index
 from course.common.i18n import t

@@ -6,8 +6,10 @@ import time
 
 from sqlalchemy import event, select
 
-from classroom import feedback, grading, line, live, queue, store as store_ops
-from classroom.models import Result
+from classroom.web import feedback
+from classroom.line import grading, line, live, queue
+from classroom.data.submissions import submit
+from classroom.data.models import Result
 from course.common.i18n import t
 from grader.warm_server import ServerFailed
 from tests.classroom_support import passed_verdict, user_id
@@ -17,7 +19,7 @@ ANN, BOB, CY = "ann@class.test", "bob@class.test", "cy@class.test"
 
 
 def _submit(store, email, source="x = 1\n"):
-    return store_ops.submit(store, user_id(store, email), "ex00", source, "ex00_paths.py")
+    return submit(store, user_id(store, email), "ex00", source, "ex00_paths.py")
 
 
 def test_one_learners_many_jobs_do_not_hold_back_the_others(class_store):
@@ -92,7 +94,7 @@ def test_a_change_shows_within_a_second(class_store):
 
 
 def test_a_job_given_up_is_worded_in_the_learners_language(class_store):
-    sid = store_ops.submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
+    sid = submit(class_store, user_id(class_store, ANN), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
     for attempt in range(queue.MAX_ATTEMPTS):  # its worker "dies" every time: the lease runs out at once
         assert queue.claim(class_store, f"w{attempt}", lease_s=-1.0) is not None
     assert queue.claim(class_store, "last") is None
@@ -103,7 +105,7 @@ def test_a_job_given_up_is_worded_in_the_learners_language(class_store):
 
 
 def test_a_sandbox_that_cannot_start_is_said_in_words(class_store):
-    store_ops.submit(class_store, user_id(class_store, BOB), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
+    submit(class_store, user_id(class_store, BOB), "ex00", "x = 1\n", "ex00_paths.py", lang="zh")
     claim = queue.claim(class_store, "w")
     verdict = grading.failure_verdict(claim, ServerFailed("the warm sandbox server did not start (no answer)"), "strict")
     assert verdict["status"] == "error" and verdict["summary"] == t("classroom.grading_sandbox_down", "zh", tries=1)

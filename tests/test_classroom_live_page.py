@@ -7,7 +7,9 @@ import time
 import pytest
 
 from bench.classroom import SHOWN_AT_JS, server_cpu_s, shown_after
-from classroom import queue, store as store_ops
+from classroom.line import queue
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.submissions import submit
 from course.common.i18n import t
 from tests.browser_support import running_app, wait_for_text
 from tests.classroom_support import make_class, user_id
@@ -40,10 +42,10 @@ def test_a_followed_page_shows_each_change_within_a_second_and_polls_cheaply(bro
     driver = browsers("en")
     driver.delete_all_cookies()
     with running_app(env) as server:
-        link, _ = store_ops.create_sign_in_link(store, "ann@class.test", f"{server}/practice")
+        link, _ = create_sign_in_link(store, "ann@class.test", f"{server}/practice")
         driver.get(link)
         wait_for_text(driver, t("classroom.practice_title", "en"))
-        ahead = store_ops.submit(store, user_id(store, "bob@class.test"), "ex00", "x = 1\n", "ex00_paths.py")
+        ahead = submit(store, user_id(store, "bob@class.test"), "ex00", "x = 1\n", "ex00_paths.py")
         driver.find_element(By.CSS_SELECTOR, '[data-testid="stBaseButton-primary"]').click()
         wait_for_text(driver, t("classroom.state_queued", "en", position=2))
         driver.execute_script(COUNT_POLLS_JS)

@@ -14,10 +14,11 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
-from classroom import queue, store as store_ops
+from classroom.line import queue
+from classroom.data.submissions import submit
 from classroom.lti import outbox
-from classroom.models import utcnow
-from classroom.worker import run_worker
+from classroom.data.models import utcnow
+from classroom.line.worker import run_worker
 from tests.classroom_support import ROOT, claim_at, passed_verdict, run_cli, solution, stub, user_id
 from tests.test_lti_outbox import join
 
@@ -177,14 +178,14 @@ def test_each_metric_equals_the_class_database_while_a_burst_is_graded(any_store
     url = store.engine.url.render_as_string(hide_password=False)
     ann, bob, cy = (user_id(store, f"{name}@class.test") for name in ("ann", "bob", "cy"))
     join(store, "ann@class.test")  # ann's verdicts go to an LMS course's outbox
-    first = [store_ops.submit(store, ann, "ex00", solution("ex00"), "ex00.py"),
-             store_ops.submit(store, ann, "ex01", solution("ex01"), "ex01.py"),
-             store_ops.submit(store, bob, "ex00", stub("ex00"), "ex00.py"),  # not written
-             store_ops.submit(store, bob, "ex01", solution("ex01"), "ex01.py"),
-             store_ops.submit(store, cy, "ex00", _no_answer_cell(), "ex00.ipynb")]  # the grader's error
+    first = [submit(store, ann, "ex00", solution("ex00"), "ex00.py"),
+             submit(store, ann, "ex01", solution("ex01"), "ex01.py"),
+             submit(store, bob, "ex00", stub("ex00"), "ex00.py"),  # not written
+             submit(store, bob, "ex01", solution("ex01"), "ex01.py"),
+             submit(store, cy, "ex00", _no_answer_cell(), "ex00.ipynb")]  # the grader's error
     assert run_worker(url, sandbox="process", once=True, log=lambda _: None) == len(first)
     for learner, ex_id in ((ann, "ex00"), (bob, "ex00"), (cy, "ex01")):  # a second burst, queued
-        store_ops.submit(store, learner, ex_id, solution(ex_id), f"{ex_id}.py")
+        submit(store, learner, ex_id, solution(ex_id), f"{ex_id}.py")
     assert queue.enqueue_regrade(store, first[:2]) == 2
     queue.register_worker(store, "aside-worker", "h", 1, "process")
     queue.register_worker(store, "busy-worker", "h", 2, "process")
@@ -236,7 +237,7 @@ def test_a_database_that_goes_down_is_reported_and_read_again_when_it_is_back(ow
     from tests.classroom_support import make_class
 
     store = make_class(f"{own_postgres.url}/postgres", tmp_path)
-    store_ops.submit(store, user_id(store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
+    submit(store, user_id(store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
     store.close()
     port = free_port()
     proc = start_exporter(f"{own_postgres.url}/postgres", port)
@@ -287,8 +288,8 @@ SCRAPE_WALL_S = 2.0  # ... and in wall seconds, with margin for a loaded machine
 def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_graded_jobs(class_store):
     from sqlalchemy import insert, select
 
-    from classroom import metrics
-    from classroom.models import Job, Result, Submission
+    from classroom.line import metrics
+    from classroom.data.models import Job, Result, Submission
     from tests.test_classroom_queue_priority import _class_of
 
     _class_of(class_store, 200, 100)  # 20,000 submissions

@@ -6,9 +6,11 @@ import os
 import pytest
 from sqlalchemy import select
 
-from classroom import grading, store as store_ops
-from classroom.models import Result, Submission
-from classroom.worker import run_worker
+from classroom.line import grading
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.models import Result, Submission
+from classroom.line.worker import run_worker
 from tests.classroom_support import own_solution, user_id
 
 MARK = "ann's own softmax was imported"
@@ -20,18 +22,18 @@ def test_ex08_and_ex09_are_graded_in_class_with_the_learners_own_ex01(class_stor
         if os.environ.get("ATTENTION_LAB_REQUIRE_STRICT") == "1" or os.environ.get("CI") == "true":
             pytest.fail(grading.strict_problem())
         pytest.skip(grading.strict_problem())
-    store_ops.set_setting(class_store, "variants", 1)  # each learner writes every file for their own variant
+    set_setting(class_store, "variants", 1)  # each learner writes every file for their own variant
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
     ann_ex08 = own_solution(class_store, ann, "ex08")
     transposed = ann_ex08.replace("mask = adjacency != 0", "mask = adjacency.transpose(-2, -1) != 0")
     assert transposed != ann_ex08
     ids = {
-        "ann_ex01": store_ops.submit(class_store, ann, "ex01", own_solution(class_store, ann, "ex01")
+        "ann_ex01": submit(class_store, ann, "ex01", own_solution(class_store, ann, "ex01")
                                      + f"\nprint({MARK!r})\n", "ex01_softmax.py"),
-        "ann_ex08": store_ops.submit(class_store, ann, "ex08", ann_ex08, "ex08_structured_masks.py"),
-        "ann_ex08_transposed": store_ops.submit(class_store, ann, "ex08", transposed, "ex08_structured_masks.py"),
-        "ann_ex09": store_ops.submit(class_store, ann, "ex09", own_solution(class_store, ann, "ex09"), "ex09_rotary.py"),
-        "bob_ex09": store_ops.submit(class_store, bob, "ex09", own_solution(class_store, bob, "ex09"), "ex09_rotary.py"),
+        "ann_ex08": submit(class_store, ann, "ex08", ann_ex08, "ex08_structured_masks.py"),
+        "ann_ex08_transposed": submit(class_store, ann, "ex08", transposed, "ex08_structured_masks.py"),
+        "ann_ex09": submit(class_store, ann, "ex09", own_solution(class_store, ann, "ex09"), "ex09_rotary.py"),
+        "bob_ex09": submit(class_store, bob, "ex09", own_solution(class_store, bob, "ex09"), "ex09_rotary.py"),
     }
     assert run_worker(sqlite_url, sandbox="strict", once=True, log=lambda _: None) == 5
     with class_store.session() as session:

@@ -15,8 +15,10 @@ import pytest
 import torch
 from sqlalchemy import select
 
-from classroom import feedback, grading, store as store_ops, worker
-from classroom.models import Job, Result
+from classroom.web import feedback
+from classroom.line import grading, worker
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Result
 from course.app import weights_view
 from course.common import json_numbers
 from course.common.i18n import t
@@ -79,8 +81,8 @@ def _results(store):
 @pytest.mark.slow
 def test_a_nan_verdict_and_two_jobs_behind_it_finish_promptly_on_one_worker(any_store):
     store = any_store
-    nan = store_ops.submit(store, user_id(store, "ann@class.test"), "ex01", NAN_FILE.read_text(), "ex01_softmax.py")
-    behind = [store_ops.submit(store, user_id(store, email), "ex01", solution("ex01"), "ex01_softmax.py")
+    nan = submit(store, user_id(store, "ann@class.test"), "ex01", NAN_FILE.read_text(), "ex01_softmax.py")
+    behind = [submit(store, user_id(store, email), "ex01", solution("ex01"), "ex01_softmax.py")
               for email in ("bob@class.test", "cy@class.test")]
     url = store.engine.url.render_as_string(hide_password=False)
     # one worker process; before NaN was stored as text, on Postgres it retried storing the verdict for ever
@@ -105,7 +107,7 @@ def test_a_nan_verdict_and_two_jobs_behind_it_finish_promptly_on_one_worker(any_
 def test_a_verdict_the_database_refuses_becomes_an_error_verdict_at_once(any_store, monkeypatch):
     store = any_store
     postgres = store.is_postgres
-    first, second = (store_ops.submit(store, user_id(store, email), "ex00", solution("ex00"), "ex00_paths.py")
+    first, second = (submit(store, user_id(store, email), "ex00", solution("ex00"), "ex00_paths.py")
                      for email in ("ann@class.test", "bob@class.test"))
     real = grading.grade_claim
 

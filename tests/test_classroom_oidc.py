@@ -180,8 +180,8 @@ def test_the_session_lifetime_holds_under_the_provider_too(oidc_app, oidc_class,
     from selenium.webdriver.common.by import By
     from sqlalchemy import update
 
-    from classroom.db import Store
-    from classroom.models import LoginSession, utcnow
+    from classroom.data.db import Store
+    from classroom.data.models import LoginSession, utcnow
 
     driver = browsers("en")
     _sign_in_as(driver, oidc_app, "ann")

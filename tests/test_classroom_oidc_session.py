@@ -2,7 +2,9 @@
 
 import time
 
-from classroom import oidc_session, store as store_ops
+from classroom.data import oidc_session
+from classroom.data.sessions import sign_out
+from classroom.data.settings import get_settings
 from tests.classroom_support import user_id
 
 
@@ -15,7 +17,7 @@ def test_a_sign_in_stays_live_until_signed_out(class_store):
     key = oidc_session.session_key("secret", claims)
     assert oidc_session.is_live(class_store, ann, key, claims)
     assert oidc_session.is_live(class_store, ann, key, claims)  # the next run finds the same session
-    store_ops.sign_out(class_store, key)
+    sign_out(class_store, key)
     assert not oidc_session.is_live(class_store, ann, key, claims)  # the same ID token, replayed
     again = _claims(age_s=-5)  # a new sign-in with the provider: a new issue time
     assert oidc_session.is_live(class_store, ann, oidc_session.session_key("secret", again), again)
@@ -23,7 +25,7 @@ def test_a_sign_in_stays_live_until_signed_out(class_store):
 
 def test_the_lifetime_runs_from_the_tokens_issue_time(class_store):
     ann = user_id(class_store, "ann@class.test")
-    hours = store_ops.get_settings(class_store)["session_hours"]
+    hours = get_settings(class_store)["session_hours"]
     old = _claims(age_s=hours * 3600 + 60)
     assert not oidc_session.is_live(class_store, ann, oidc_session.session_key("secret", old), old)
 

@@ -5,9 +5,10 @@ import threading
 import pytest
 from sqlalchemy import select, text
 
-from classroom import queue, store as store_ops
-from classroom.db import Store
-from classroom.models import Job, Result, Submission
+from classroom.line import queue
+from classroom.data.submissions import submit
+from classroom.data.db import Store
+from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import LEARNERS, make_class, run_cli, solution, stub, user_id
 
 pytestmark = pytest.mark.slow  # a Postgres server
@@ -27,7 +28,7 @@ def test_init_on_postgres_and_schema_check(pg_url, tmp_path):
 
 
 def test_two_workers_take_disjoint_jobs_without_waiting(pg_store):
-    ids = [store_ops.submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00", "x = 1\n", "a.py")
+    ids = [submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00", "x = 1\n", "a.py")
            for i in range(3)]
     with pg_store.session() as first:  # worker A claims and keeps its transaction open (rows locked)
         a = queue.claim_in(first, "A")
@@ -41,7 +42,7 @@ def test_two_workers_take_disjoint_jobs_without_waiting(pg_store):
 
 
 def test_many_concurrent_claimers_on_postgres_each_job_once(pg_store):
-    ids = [store_ops.submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00", f"x = {i}\n", "a.py")
+    ids = [submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00", f"x = {i}\n", "a.py")
            for i in range(40)]
     claimed, lock = [], threading.Lock()
 
@@ -60,7 +61,7 @@ def test_many_concurrent_claimers_on_postgres_each_job_once(pg_store):
 
 
 def test_two_worker_processes_grade_on_postgres_exactly_once(pg_store, pg_url):
-    ids = [store_ops.submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00",
+    ids = [submit(pg_store, user_id(pg_store, LEARNERS[i % 3]), "ex00",
                             solution("ex00") if i % 2 else stub("ex00"), "ex00_paths.py") for i in range(6)]
     result = run_cli("worker", "--db", pg_url, "--once", "--sandbox", "process", "--concurrency", "2")
     assert result.returncode == 0, result.stderr
@@ -74,7 +75,7 @@ def test_two_worker_processes_grade_on_postgres_exactly_once(pg_store, pg_url):
 
 
 def test_notes_on_postgres_concurrent_saves_last_write_wins_per_learner(pg_store):
-    from classroom import learner_records
+    from classroom.web import learner_records
 
     ann, bob = (user_id(pg_store, e) for e in LEARNERS[:2])
     texts = [f"ann v{i} " * 20 for i in range(8)]

@@ -9,14 +9,15 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
-from classroom import queue, store as store_ops, worker as worker_ops
-from classroom.models import Job, Result, Submission
+from classroom.line import queue, worker as worker_ops
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Result, Submission
 from tests.classroom_support import passed_verdict, LEARNERS, ROOT, run_cli, solution, stub, user_id
 from tests.waiting import FakeClock, wait_until
 
 
 def _submit(store, email, ex_id, source):
-    return store_ops.submit(store, user_id(store, email), ex_id, source, f"{ex_id}.py")
+    return submit(store, user_id(store, email), ex_id, source, f"{ex_id}.py")
 
 
 def test_a_worker_that_lost_its_lease_cannot_store_a_second_verdict(class_store):

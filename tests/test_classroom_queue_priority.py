@@ -7,8 +7,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, insert, select
 
-from classroom import grading_times, line, live, queue, store as store_ops, turns
-from classroom.models import Job, Result, Submission, User, utcnow
+from classroom.line import grading_times, line, live, queue
+from classroom.data import turns
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Result, Submission, User, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
 WORKERS = 2
@@ -34,7 +36,7 @@ def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
     ids = _class_of(any_store, 200, 100)  # 200 learners x 10 exercises x 10 submissions
     queued_at = utcnow()  # the clock stays here: on a loaded machine the inserts may outlast REGRADE_AGE_S
     assert queue.enqueue_regrade(any_store, clock=lambda: queued_at) == 20_000
-    sid = store_ops.submit(any_store, ids[57], "ex00", "x = 2\n", "ex00.py")
+    sid = submit(any_store, ids[57], "ex00", "x = 2\n", "ex00.py")
     state, position = line.position(any_store, sid, now=queued_at)
     assert state == "queued" and position <= WORKERS + 1
     queue.register_worker(any_store, "w0", "host", 1, "process")
@@ -93,24 +95,24 @@ def _newest_submission(store, uid):
 
 def test_round_robin_by_learner_holds_within_each_class_of_work(any_store):
     ann, bob = user_id(any_store, "ann@class.test"), user_id(any_store, "bob@class.test")
-    old = [store_ops.submit(any_store, ann, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
+    old = [submit(any_store, ann, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
     long_ago = utcnow() - timedelta(seconds=turns.FAIR_WINDOW_S + 60)  # served before the window: not counted
     for sid in old:  # graded, then regraded
         claim = claim_at(any_store, "w", now=long_ago)
         assert queue.finish(any_store, claim, passed_verdict())
     queue.enqueue_regrade(any_store)
-    a = [store_ops.submit(any_store, ann, "ex00", f"y = {i}\n", "ex00.py") for i in range(3)]
-    b = [store_ops.submit(any_store, bob, "ex00", f"z = {i}\n", "ex00.py") for i in range(2)]
+    a = [submit(any_store, ann, "ex00", f"y = {i}\n", "ex00.py") for i in range(3)]
+    b = [submit(any_store, bob, "ex00", f"z = {i}\n", "ex00.py") for i in range(2)]
     order = [claim_at(any_store, f"w{i}").submission_id for i in range(7)]
     assert order == [a[0], b[0], a[1], b[1], a[2], old[0], old[1]]
 
 
 def test_a_waiting_regrade_is_claimed_within_the_aging_time(any_store):
     ann = user_id(any_store, "ann@class.test")
-    old = store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
+    old = submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
     assert queue.finish(any_store, claim_at(any_store, "w"), passed_verdict())
     queue.enqueue_regrade(any_store)
-    fresh = [store_ops.submit(any_store, user_id(any_store, e), "ex00", "x = 3\n", "ex00.py")
+    fresh = [submit(any_store, user_id(any_store, e), "ex00", "x = 3\n", "ex00.py")
              for e in ("bob@class.test", "cy@class.test")]
     now = utcnow()
     assert claim_at(any_store, "w1", now=now, lease_s=600).submission_id == fresh[0]  # submissions first while young
@@ -122,10 +124,10 @@ def test_a_waiting_regrade_is_claimed_within_the_aging_time(any_store):
 
 def test_a_killed_worker_s_job_is_reclaimed_before_regrades_and_graded_once(any_store):
     ann = user_id(any_store, "ann@class.test")
-    old = store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
+    old = submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
     assert queue.finish(any_store, claim_at(any_store, "w"), passed_verdict())
     queue.enqueue_regrade(any_store)
-    sid = store_ops.submit(any_store, user_id(any_store, "bob@class.test"), "ex00", "x = 2\n", "ex00.py")
+    sid = submit(any_store, user_id(any_store, "bob@class.test"), "ex00", "x = 2\n", "ex00.py")
     now = utcnow()
     dead = claim_at(any_store, "dies", now=now, lease_s=5)  # the worker dies holding it
     assert dead.submission_id == sid
@@ -145,15 +147,15 @@ def test_a_turn_counts_the_jobs_served_within_the_window_only(any_store):
 
     def served(who, when, set_aside=False):  # three jobs claimed at `when`: graded, or their first runs set aside
         for i in range(3):
-            store_ops.submit(any_store, who, "ex00", f"x = {i}\n", "ex00.py", now=when)
+            submit(any_store, who, "ex00", f"x = {i}\n", "ex00.py", now=when)
             claim = claim_at(any_store, "w", now=when)
             assert claim.user_id == who
             assert (queue.set_aside(any_store, claim, clock=lambda: when) if set_aside
                     else queue.finish(any_store, claim, passed_verdict(), clock=lambda: when))
 
     def next_two(who):  # `who` queues one job, then ann one -> (who's, ann's) in claim order
-        theirs = store_ops.submit(any_store, who, "ex00", "y = 1\n", "ex00.py", now=now)
-        anns = store_ops.submit(any_store, ann, "ex00", "z = 1\n", "ex00.py", now=now)
+        theirs = submit(any_store, who, "ex00", "y = 1\n", "ex00.py", now=now)
+        anns = submit(any_store, ann, "ex00", "z = 1\n", "ex00.py", now=now)
         claimed = [claim_at(any_store, "w", now=now) for _ in range(2)]
         for claim in claimed:
             assert queue.finish(any_store, claim, passed_verdict(), clock=lambda: now)

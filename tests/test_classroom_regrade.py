@@ -5,9 +5,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from classroom import cli, store as store_ops
-from classroom.models import Result, Submission, utcnow
-from classroom.worker import run_worker
+from classroom import cli
+from classroom.data.settings import set_rule
+from classroom.data.submissions import submit
+from classroom.data.models import Result, Submission, utcnow
+from classroom.line.worker import run_worker
 from tests.classroom_support import solution, user_id
 
 
@@ -22,9 +24,9 @@ def _newest(store):
 @pytest.mark.slow
 def test_a_regrade_keeps_dependencies_as_submitted_and_recomputes_lateness(class_store, sqlite_url, capsys):
     ann = user_id(class_store, "ann@class.test")
-    store_ops.set_rule(class_store, "ex01", utcnow() - timedelta(hours=1), "accept", 48, 0.2)
-    ex03 = store_ops.submit(class_store, ann, "ex03", solution("ex03"), "ex03_scoring.py")  # before any ex01
-    ex01 = store_ops.submit(class_store, ann, "ex01", solution("ex01"), "ex01_softmax.py")  # an hour late
+    set_rule(class_store, "ex01", utcnow() - timedelta(hours=1), "accept", 48, 0.2)
+    ex03 = submit(class_store, ann, "ex03", solution("ex03"), "ex03_scoring.py")  # before any ex01
+    ex01 = submit(class_store, ann, "ex01", solution("ex01"), "ex01_softmax.py")  # an hour late
     run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None)
     assert _newest(class_store) == {ex03: ("blocked", 0.0, False), ex01: ("passed", 0.8, True)}
     assert cli.main(["deadline", "ex01", "none", "--db", sqlite_url]) == 0

@@ -11,8 +11,9 @@ import time
 import pytest
 from sqlalchemy import select
 
-from classroom import queue, store as store_ops, worker
-from classroom.models import Job, Result
+from classroom.line import queue, worker
+from classroom.data.submissions import submit
+from classroom.data.models import Job, Result
 from course.common.i18n import t
 from grader import warm_server
 from tests.classroom_support import solution, submit_set_aside, user_id
@@ -116,7 +117,7 @@ def test_a_sandbox_server_that_dies_every_time_ends_the_job_with_an_error_after_
     assert results == [("error", 0.0, t("classroom.grading_sandbox_down", "zh", tries=queue.SANDBOX_TRIES))]
     assert (job.state, job.sandbox_failures, job.attempts) == ("done", queue.SANDBOX_TRIES, queue.SANDBOX_TRIES)
     # the worker and its sandbox work again: the next submission gets its verdict
-    after = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    after = submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     graded, _ = _grade_with(class_store, ServerKiller(times=0))
     assert graded == 1 and _job_and_results(class_store, after)[1][0][0] == "passed"
 
@@ -125,7 +126,7 @@ def test_sandbox_failures_count_apart_from_dead_workers(class_store):
     """A run whose sandbox failed is not a dead worker's: the job keeps its MAX_ATTEMPTS for those."""
     from tests.classroom_support import claim_at
 
-    sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1\n", "ex00_paths.py")
+    sid = submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1\n", "ex00_paths.py")
     claims = []
     for run in range(queue.SANDBOX_TRIES - 1):
         claims.append(claim_at(class_store, f"w{run}"))

@@ -1,5 +1,5 @@
-"""A submission whose first run passes its exercise's normal time is set aside (classroom/queue.py `set_aside`,
-classroom/worker.py): it runs again with the whole time limit after the other submissions, and before regrades.
+"""A submission whose first run passes its exercise's normal time is set aside (classroom/line/queue.py `set_aside`,
+classroom/line/worker.py): it runs again with the whole time limit after the other submissions, and before regrades.
 The queue's rules on SQLite and Postgres; the worker's on real grading; the wait forecast's on hand-worked
 numbers."""
 
@@ -8,21 +8,22 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from classroom import eta, grading_times, line, live, queue, reference_times, store as store_ops, worker
-from classroom.db import Store
-from classroom.models import Job, Result, Submission, utcnow
+from classroom.line import eta, grading_times, line, live, queue, reference_times, worker
+from classroom.data.submissions import submit
+from classroom.data.db import Store
+from classroom.data.models import Job, Result, Submission, utcnow
 from tests.classroom_support import claim_at, passed_verdict, user_id
 
 
 def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regrades(any_store):
     ann, bob, cy = (user_id(any_store, f"{n}@class.test") for n in ("ann", "bob", "cy"))
-    old = store_ops.submit(any_store, cy, "ex00", "x = 0\n", "ex00.py")
+    old = submit(any_store, cy, "ex00", "x = 0\n", "ex00.py")
     first = claim_at(any_store, "w")
     assert first.may_set_aside  # a submission's first run
     assert queue.finish(any_store, first, passed_verdict())
     queue.enqueue_regrade(any_store)
-    slow = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
-    fresh = [store_ops.submit(any_store, bob, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
+    slow = submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
+    fresh = [submit(any_store, bob, "ex00", f"x = {i}\n", "ex00.py") for i in range(2)]
     probe = claim_at(any_store, "w1")
     assert probe.submission_id == slow and probe.may_set_aside
     assert queue.set_aside(any_store, probe)
@@ -59,7 +60,7 @@ def test_a_set_aside_submission_runs_after_the_other_submissions_and_before_regr
 
 def test_setting_aside_needs_the_claim_and_the_run_that_did_it_is_not_counted_as_a_death(any_store):
     ann = user_id(any_store, "ann@class.test")
-    sid = store_ops.submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
+    sid = submit(any_store, ann, "ex00", "while True: pass\n", "ex00.py")
     now = utcnow()
     lost = claim_at(any_store, "slow", now=now, lease_s=5)
     taken = claim_at(any_store, "w2", now=now + timedelta(seconds=6))  # the lease ran out: another worker has it
@@ -120,7 +121,7 @@ def test_a_first_run_past_its_normal_time_has_nothing_left_and_a_set_aside_run_i
 
 def test_the_worker_sets_aside_only_a_submission_s_first_run_and_only_below_the_limit(any_store, monkeypatch):
     ann = user_id(any_store, "ann@class.test")
-    store_ops.submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
+    submit(any_store, ann, "ex00", "x = 1\n", "ex00.py")
     claim = claim_at(any_store, "w")
     runs = []
     monkeypatch.setattr(reference_times, "run_reference", lambda ex_id, mode: runs.append((ex_id, mode)) or 0.3)
@@ -175,10 +176,10 @@ def test_an_endless_submission_is_set_aside_and_the_one_behind_it_is_graded_firs
     from tests.classroom_support import run_cli, solution
 
     ann, bob, cy = (user_id(class_store, f"{name}@class.test") for name in ("ann", "bob", "cy"))
-    endless = store_ops.submit(class_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
-    slow = store_ops.submit(class_store, cy, "ex00", "import time\ntime.sleep(1.5)\n" + solution("ex00"),
+    endless = submit(class_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+    slow = submit(class_store, cy, "ex00", "import time\ntime.sleep(1.5)\n" + solution("ex00"),
                             "ex00_paths.py")
-    correct = store_ops.submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+    correct = submit(class_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     monkeypatch.setattr(worker, "set_aside_after",
                         lambda store, claim, limit_s, *_: 1.0 if claim.may_set_aside and limit_s > 1.0 else None)
     lines = []
@@ -208,13 +209,13 @@ def test_correct_files_that_run_long_do_not_move_the_set_aside_time(any_store):
     ann, bob = (user_id(any_store, f"{name}@class.test") for name in ("ann", "bob"))
     probe = queue.Claim(0, "probe", 1, 0, ann, "ex00", "", ".py", "ex00_paths.py", 0.0, None, may_set_aside=True)
     for _ in range(2):
-        store_ops.submit(any_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
+        submit(any_store, bob, "ex00", solution("ex00"), "ex00_paths.py")
     worker.run_worker(url, sandbox="process", once=True, log=lambda _: None)
     before = worker.set_aside_after(any_store, probe, eta.LIMIT_S, "process")
     assert before is not None
     sleep_s = before + 0.5
     limit_s = 2 * sleep_s  # below the 4 x median of the slow files' times: learnt from them, the time is off
-    slow = [store_ops.submit(any_store, ann, "ex00", f"import time\ntime.sleep({sleep_s})\n" + solution("ex00"),
+    slow = [submit(any_store, ann, "ex00", f"import time\ntime.sleep({sleep_s})\n" + solution("ex00"),
                              "ex00_paths.py") for _ in range(5)]
     lines = []
     worker.run_worker(url, sandbox="process", once=True, log=lines.append, job_timeout_s=limit_s)
@@ -229,7 +230,7 @@ def test_correct_files_that_run_long_do_not_move_the_set_aside_time(any_store):
     finally:
         fresh.close()
     assert after is not None, (before, after)
-    loop = store_ops.submit(any_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
+    loop = submit(any_store, ann, "ex00", "while True:\n    pass\n", "ex00_paths.py")
     claim = claim_at(any_store, "w")
     assert claim.submission_id == loop and claim.may_set_aside
     lines.clear()

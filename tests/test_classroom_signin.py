@@ -1,6 +1,7 @@
 """Sign-in resolution: OIDC email against the roster, one-time links, sessions."""
 
-from classroom import signin, store as store_ops
+from classroom.web import signin
+from classroom.data.sessions import create_sign_in_link
 
 
 def test_oidc_email_must_be_on_the_roster(class_store):
@@ -9,7 +10,7 @@ def test_oidc_email_must_be_on_the_roster(class_store):
 
 
 def test_a_link_signs_in_once_and_leaves_a_session(class_store):
-    link, _ = store_ops.create_sign_in_link(class_store, "bob@class.test")
+    link, _ = create_sign_in_link(class_store, "bob@class.test")
     token = link.split("token=")[1]
     first = signin.resolve(class_store, link_token=token)
     assert first.user.email == "bob@class.test" and first.session_token

@@ -7,9 +7,14 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from classroom import cli, store as store_ops
-from classroom.db import SchemaError, Store, make_engine
-from classroom.models import Base, LoginSession, Setting, SignInToken, Submission, User, utcnow
+from classroom import cli
+from classroom.data.roster import (INSTRUCTOR_NAME, RosterError, import_roster, instructor_name, list_users,
+                                   user_by_email)
+from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token, sign_out, user_for_session
+from classroom.data.settings import set_rule, set_setting
+from classroom.data.submissions import SubmitRefused, submit
+from classroom.data.db import SchemaError, Store, make_engine
+from classroom.data.models import Base, LoginSession, Setting, SignInToken, Submission, User, utcnow
 from tests.classroom_support import INSTRUCTOR, run_cli, session_token, user_id
 
 
@@ -33,7 +38,7 @@ def test_init_is_idempotent_and_uses_wal(sqlite_url, tmp_path):
         result = run_cli("init", "--db", sqlite_url, "--instructor", "Prof@Class.TEST")
         assert result.returncode == 0, result.stderr
     store = Store(sqlite_url)
-    assert [(u.email, u.role) for u in store_ops.list_users(store)] == [("prof@class.test", "instructor")]
+    assert [(u.email, u.role) for u in list_users(store)] == [("prof@class.test", "instructor")]
     with sqlite3.connect(tmp_path / "class.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -43,26 +48,26 @@ def test_init_keeps_the_instructors_name_in_the_class_settings(any_store, capsys
     """`init --name` names the instructor as the class shows them (not the email's first part, "you" for
     you@school.edu); an init without --name keeps it."""
     url = any_store.engine.url.render_as_string(hide_password=False)
-    assert store_ops.instructor_name(any_store) == ""  # the class fixture's init gave no name
-    assert store_ops.user_by_email(any_store, INSTRUCTOR).name == ""  # the app shows the email then
+    assert instructor_name(any_store) == ""  # the class fixture's init gave no name
+    assert user_by_email(any_store, INSTRUCTOR).name == ""  # the app shows the email then
     assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR, "--name", " Dr. Ada\n Lovelace "]) == 0
     assert "instructor prof@class.test (shown as Dr. Ada Lovelace)" in capsys.readouterr().out
     assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR]) == 0  # e.g. an upgrade: the name stays
-    assert store_ops.instructor_name(any_store) == "Dr. Ada Lovelace"
-    assert store_ops.user_by_email(any_store, INSTRUCTOR).name == "Dr. Ada Lovelace"
+    assert instructor_name(any_store) == "Dr. Ada Lovelace"
+    assert user_by_email(any_store, INSTRUCTOR).name == "Dr. Ada Lovelace"
     with any_store.session() as session:
-        assert session.get(Setting, store_ops.INSTRUCTOR_NAME).value == "Dr. Ada Lovelace"
+        assert session.get(Setting, INSTRUCTOR_NAME).value == "Dr. Ada Lovelace"
     assert cli.main(["init", "--db", url, "--instructor", INSTRUCTOR, "--name", "x" * 201]) == 1
     assert "--name is 201 characters long" in capsys.readouterr().err
-    assert store_ops.instructor_name(any_store) == "Dr. Ada Lovelace"
+    assert instructor_name(any_store) == "Dr. Ada Lovelace"
 
 
 def test_roster_reimport_updates_and_never_duplicates(class_store, tmp_path):
     roster = tmp_path / "again.csv"
     roster.write_text("Role,Email,Name\nta,ANN@class.test,Ann Lee\nlearner,new@class.test,New\n")
-    assert store_ops.import_roster(class_store, roster) == (1, 1, 0, [])
-    assert store_ops.import_roster(class_store, roster) == (0, 0, 2, [])
-    users = {u.email: (u.name, u.role) for u in store_ops.list_users(class_store)}
+    assert import_roster(class_store, roster) == (1, 1, 0, [])
+    assert import_roster(class_store, roster) == (0, 0, 2, [])
+    users = {u.email: (u.name, u.role) for u in list_users(class_store)}
     assert users["ann@class.test"] == ("Ann Lee", "ta")
     assert len(users) == 6  # instructor, 3 learners, ta, new
 
@@ -80,42 +85,42 @@ def test_roster_errors_name_their_lines_and_import_nothing(sqlite_url, tmp_path)
     assert "line 6: ok@class.test is already on line 2" in result.stderr
     assert "line 7: 2 values" in result.stderr
     assert "nothing imported" in result.stderr
-    assert [u.email for u in store_ops.list_users(Store(sqlite_url))] == [INSTRUCTOR]
+    assert [u.email for u in list_users(Store(sqlite_url))] == [INSTRUCTOR]
 
 
 def test_roster_needs_the_three_columns(class_store, tmp_path):
     roster = tmp_path / "cols.csv"
     roster.write_text("mail,name\na@b.c,A\n")
-    with pytest.raises(store_ops.RosterError, match="line 1: the header must name the columns email, name, role"):
-        store_ops.import_roster(class_store, roster)
+    with pytest.raises(RosterError, match="line 1: the header must name the columns email, name, role"):
+        import_roster(class_store, roster)
 
 
 def test_sign_in_link_is_single_use_and_stored_hashed(class_store, tmp_path):
-    link, _ = store_ops.create_sign_in_link(class_store, "ann@class.test", "http://lab.test/")
+    link, _ = create_sign_in_link(class_store, "ann@class.test", "http://lab.test/")
     token = link.split("token=")[1]
     on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("class.db*"))  # the database and its WAL
     assert token.encode() not in on_disk and hashlib.sha256(token.encode()).hexdigest().encode() in on_disk
     with class_store.session() as session:
         stored = session.scalar(select(SignInToken.token_hash))
     assert stored == hashlib.sha256(token.encode()).hexdigest()
-    session_token = store_ops.redeem_sign_in_token(class_store, token)
-    assert store_ops.user_for_session(class_store, session_token).email == "ann@class.test"
-    assert store_ops.redeem_sign_in_token(class_store, token) is None  # used
-    assert store_ops.redeem_sign_in_token(class_store, token + "x") is None
-    store_ops.sign_out(class_store, session_token)
-    assert store_ops.user_for_session(class_store, session_token) is None
+    session_token = redeem_sign_in_token(class_store, token)
+    assert user_for_session(class_store, session_token).email == "ann@class.test"
+    assert redeem_sign_in_token(class_store, token) is None  # used
+    assert redeem_sign_in_token(class_store, token + "x") is None
+    sign_out(class_store, session_token)
+    assert user_for_session(class_store, session_token) is None
 
 
 def test_expired_links_and_sessions_are_refused(class_store):
-    link, _ = store_ops.create_sign_in_link(class_store, "bob@class.test")
+    link, _ = create_sign_in_link(class_store, "bob@class.test")
     with class_store.session() as session:
         session.execute(update(SignInToken).values(expires_at=utcnow() - timedelta(seconds=1)))
-    assert store_ops.redeem_sign_in_token(class_store, link.split("token=")[1]) is None
+    assert redeem_sign_in_token(class_store, link.split("token=")[1]) is None
     token = session_token(class_store, user_id(class_store, "bob@class.test"))
-    assert store_ops.user_for_session(class_store, token) is not None
+    assert user_for_session(class_store, token) is not None
     with class_store.session() as session:
         session.execute(update(LoginSession).values(expires_at=utcnow() - timedelta(seconds=1)))
-    assert store_ops.user_for_session(class_store, token) is None
+    assert user_for_session(class_store, token) is None
 
 
 @pytest.mark.slow
@@ -129,60 +134,60 @@ def test_links_command_refuses_unknown_emails(class_store, sqlite_url):
 
 
 def test_one_submission_in_flight_per_learner(class_store):
-    store_ops.set_setting(class_store, "max_in_flight", 1)
+    set_setting(class_store, "max_in_flight", 1)
     ann = user_id(class_store, "ann@class.test")
-    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "ex01_softmax.py")
-    with pytest.raises(store_ops.SubmitRefused, match="as soon as its feedback arrives"):
-        store_ops.submit(class_store, ann, "ex03", "x = 1\n", "ex03_scoring.py")
-    store_ops.submit(class_store, user_id(class_store, "bob@class.test"), "ex01", "x = 1\n", "a.py")
+    submit(class_store, ann, "ex01", "x = 1\n", "ex01_softmax.py")
+    with pytest.raises(SubmitRefused, match="as soon as its feedback arrives"):
+        submit(class_store, ann, "ex03", "x = 1\n", "ex03_scoring.py")
+    submit(class_store, user_id(class_store, "bob@class.test"), "ex01", "x = 1\n", "a.py")
 
 
 def test_a_regrade_in_progress_does_not_block_learners(class_store):
-    from classroom import queue
+    from classroom.line import queue
 
-    store_ops.set_setting(class_store, "max_in_flight", 1)
+    set_setting(class_store, "max_in_flight", 1)
     ann = user_id(class_store, "ann@class.test")
-    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    submit(class_store, ann, "ex01", "x = 1\n", "a.py")
     claim = queue.claim(class_store, "w")
     queue.finish(class_store, claim, dict(status="failed", passed=False, raw_score=0.0, score=0.0))
     assert queue.enqueue_regrade(class_store) == 1
-    store_ops.submit(class_store, ann, "ex03", "x = 1\n", "a.py")  # her regrade job is not hers to wait for
+    submit(class_store, ann, "ex03", "x = 1\n", "a.py")  # her regrade job is not hers to wait for
 
 
 def test_hourly_limit_says_when_the_next_attempt_is_possible(class_store):
-    store_ops.set_setting(class_store, "per_hour", 2)
+    set_setting(class_store, "per_hour", 2)
     ann = user_id(class_store, "ann@class.test")
     start = utcnow() - timedelta(minutes=50)
-    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start)
-    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=5))
-    with pytest.raises(store_ops.SubmitRefused, match=r"possible at .* \(in 9 min"):
-        store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=51))
-    store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=61))
+    submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start)
+    submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=5))
+    with pytest.raises(SubmitRefused, match=r"possible at .* \(in 9 min"):
+        submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=51))
+    submit(class_store, ann, "ex01", "x = 1\n", "a.py", now=start + timedelta(minutes=61))
 
 
 def test_deadline_late_window_and_closing(class_store):
     ann = user_id(class_store, "ann@class.test")
     deadline = utcnow() - timedelta(hours=2)
-    store_ops.set_rule(class_store, "ex01", deadline, "accept", late_window_h=3, late_penalty=0.25)
-    sid = store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    set_rule(class_store, "ex01", deadline, "accept", late_window_h=3, late_penalty=0.25)
+    sid = submit(class_store, ann, "ex01", "x = 1\n", "a.py")
     with class_store.session() as session:
         sub = session.get(Submission, sid)
         assert (sub.late, sub.penalty) == (True, 0.25)
-    store_ops.set_rule(class_store, "ex01", deadline, "accept", late_window_h=1, late_penalty=0.25)
-    with pytest.raises(store_ops.SubmitRefused, match="ex01 closed at"):
-        store_ops.submit(class_store, ann, "ex01", "x = 1\n", "a.py")
-    store_ops.set_rule(class_store, "ex03", utcnow() + timedelta(hours=1), "close")
-    sid = store_ops.submit(class_store, ann, "ex03", "x = 1\n", "a.py")
+    set_rule(class_store, "ex01", deadline, "accept", late_window_h=1, late_penalty=0.25)
+    with pytest.raises(SubmitRefused, match="ex01 closed at"):
+        submit(class_store, ann, "ex01", "x = 1\n", "a.py")
+    set_rule(class_store, "ex03", utcnow() + timedelta(hours=1), "close")
+    sid = submit(class_store, ann, "ex03", "x = 1\n", "a.py")
     with class_store.session() as session:
         assert session.get(Submission, sid).late is False
 
 
 def test_submit_rejects_other_files_and_non_utf8(class_store):
     ann = user_id(class_store, "ann@class.test")
-    with pytest.raises(store_ops.SubmitRefused, match="a .py file or a .ipynb"):
-        store_ops.submit(class_store, ann, "ex01", "x", "answer.txt")
-    with pytest.raises(store_ops.SubmitRefused, match="not UTF-8"):
-        store_ops.submit(class_store, ann, "ex01", b"\xff\xfe", "a.py")
+    with pytest.raises(SubmitRefused, match="a .py file or a .ipynb"):
+        submit(class_store, ann, "ex01", "x", "answer.txt")
+    with pytest.raises(SubmitRefused, match="not UTF-8"):
+        submit(class_store, ann, "ex01", b"\xff\xfe", "a.py")
 
 
 @pytest.mark.slow

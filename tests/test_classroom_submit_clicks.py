@@ -13,8 +13,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from classroom import store as store_ops
-from classroom.models import Submission
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.models import Submission
 from course.common.i18n import t
 from tests.browser_support import ROOT, main_text, require_browser, running_app, wait_for, wait_until_rendered
 from tests.classroom_support import make_class, user_id
@@ -42,7 +42,7 @@ new MutationObserver(() => document.querySelectorAll('[data-testid="stAlertConte
 
 
 def _sign_in(driver, store, email, server):
-    link, _ = store_ops.create_sign_in_link(store, email, f"{server}/practice")
+    link, _ = create_sign_in_link(store, email, f"{server}/practice")
     driver.delete_all_cookies()
     driver.get(link)
     wait_until_rendered(driver)

@@ -4,7 +4,7 @@ of another version obeys by claiming nothing (and one of the class's version gra
 
 The worker "of another version" is played two ways, both real: the class expects a version this checkout does not
 have (recorded as an older checkout's `upgrade` would), or run_worker's `grader_version` test hook makes the worker
-claim as another checkout's (classroom/worker.py run_worker)."""
+claim as another checkout's (classroom/line/worker.py run_worker)."""
 
 import os
 import signal
@@ -16,9 +16,13 @@ import threading
 import pytest
 from sqlalchemy import inspect, select, text
 
-from classroom import cli, line, queue, store as store_ops, verdicts, worker
-from classroom.db import ENV_VAR, SchemaError, Store, alembic_config, make_engine, schema_versions
-from classroom.models import Job, Result, Submission, Worker
+from classroom import cli
+from classroom.line import line, queue, worker
+from classroom.data import verdicts
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.db import ENV_VAR, SchemaError, Store, alembic_config, make_engine, schema_versions
+from classroom.data.models import Job, Result, Submission, Worker
 from tests.classroom_support import BACKENDS, ROOT, make_class, run_cli, solution, user_id
 from tests.waiting import wait_until
 
@@ -112,14 +116,14 @@ def test_upgrade_refuses_a_database_without_a_class_or_from_a_newer_version_and_
 
 
 def test_a_class_that_recorded_no_version_lets_any_worker_claim(any_store):
-    sid = store_ops.submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
+    sid = submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
     claim = queue.claim(any_store, "w", grader_version=OLD_VERSION)
     assert claim is not None and claim.submission_id == sid
 
 
 def test_a_worker_of_another_version_claims_nothing_and_one_of_the_class_version_claims(any_store):
     assert cli.main(["upgrade", "--db", _url(any_store), "--skip-mutants"]) == 0
-    sid = store_ops.submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
+    sid = submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
     with pytest.raises(queue.VersionMismatch) as refused:
         queue.claim(any_store, "old", grader_version=OLD_VERSION)
     assert (refused.value.worker_version, refused.value.expected) == (OLD_VERSION, verdicts.grader_version())
@@ -135,7 +139,7 @@ def test_a_worker_of_another_version_claims_nothing_and_one_of_the_class_version
 def test_with_once_a_worker_of_another_version_stops_and_leaves_the_job_queued(class_store):
     url = _url(class_store)
     assert cli.main(["upgrade", "--db", url, "--skip-mutants"]) == 0
-    sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
+    sid = submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
     lines = []
     with pytest.raises(queue.VersionMismatch):
         worker.run_worker(url, "process", once=True, poll_s=0.01, worker_id="old", log=lines.append,
@@ -161,8 +165,8 @@ def _graded(store, sid):
 @pytest.mark.slow
 def test_a_waiting_worker_of_another_version_grades_once_upgrade_records_its_version(any_store):
     url = _url(any_store)
-    store_ops.set_setting(any_store, "grader_version", OLD_VERSION)  # as an older checkout's `upgrade` left it
-    sid = store_ops.submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
+    set_setting(any_store, "grader_version", OLD_VERSION)  # as an older checkout's `upgrade` left it
+    sid = submit(any_store, user_id(any_store, "ann@class.test"), "ex00", solution("ex00"), "ex00.py")
     log = []
     process = subprocess.Popen([sys.executable, "-m", "classroom", "worker", "--sandbox", "process", "--lease", "2"],
                                cwd=ROOT,

@@ -6,9 +6,12 @@ import csv
 import pytest
 from sqlalchemy import select
 
-from classroom import cli, store as store_ops
-from classroom.models import Result, Submission, VariantAssignment
-from classroom.worker import run_worker
+from classroom import cli
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.data.variants import _variant_secret, learner_variant
+from classroom.data.models import Result, Submission, VariantAssignment
+from classroom.line.worker import run_worker
 from grader import variants
 from tests.classroom_support import own_solution, run_cli, solution, user_id
 
@@ -16,16 +19,16 @@ from tests.classroom_support import own_solution, run_cli, solution, user_id
 @pytest.fixture(autouse=True)
 def variants_on(class_store):
     """A class whose learners get their own variants (classroom_support.make_class turns them off)."""
-    store_ops.set_setting(class_store, "variants", 1)
+    set_setting(class_store, "variants", 1)
 
 
 def test_a_learner_keeps_one_variant_per_exercise_stored_with_every_submission(class_store):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
-    first = store_ops.learner_variant(class_store, ann, "ex06")  # the Practice page's first look assigns it
-    assert first != 0 and first == store_ops.learner_variant(class_store, ann, "ex06")
-    assert store_ops.learner_variant(class_store, bob, "ex06") != first
+    first = learner_variant(class_store, ann, "ex06")  # the Practice page's first look assigns it
+    assert first != 0 and first == learner_variant(class_store, ann, "ex06")
+    assert learner_variant(class_store, bob, "ex06") != first
     forged = "VARIANT = 7\n" + solution("ex06")
-    ids = [store_ops.submit(class_store, ann, "ex06", source, "ex06_positional_encoding.py")
+    ids = [submit(class_store, ann, "ex06", source, "ex06_positional_encoding.py")
            for source in (solution("ex06"), forged)]
     with class_store.session() as session:
         stored = [session.get(Submission, i).variant for i in ids]
@@ -37,24 +40,24 @@ def test_a_learner_keeps_one_variant_per_exercise_stored_with_every_submission(c
 def test_the_class_secret_decides_and_a_class_can_turn_variants_off(class_store):
     ann, cy = user_id(class_store, "ann@class.test"), user_id(class_store, "cy@class.test")
     with class_store.session() as session:
-        secret = store_ops._variant_secret(session)
+        secret = _variant_secret(session)
     assert len(secret) == 64
-    assert store_ops.learner_variant(class_store, ann, "ex09") == variants.assign(secret, ann, "ex09")
-    store_ops.set_setting(class_store, "variants", 0)
-    assert store_ops.learner_variant(class_store, cy, "ex09") == 0  # not stored: turning them on assigns one
-    store_ops.set_setting(class_store, "variants", 1)
-    assert store_ops.learner_variant(class_store, cy, "ex09") == variants.assign(secret, cy, "ex09")
+    assert learner_variant(class_store, ann, "ex09") == variants.assign(secret, ann, "ex09")
+    set_setting(class_store, "variants", 0)
+    assert learner_variant(class_store, cy, "ex09") == 0  # not stored: turning them on assigns one
+    set_setting(class_store, "variants", 1)
+    assert learner_variant(class_store, cy, "ex09") == variants.assign(secret, cy, "ex09")
     with pytest.raises(ValueError, match="variants 2"):
-        store_ops.set_setting(class_store, "variants", 2)
+        set_setting(class_store, "variants", 2)
 
 
 @pytest.mark.slow  # a worker grades three submissions, then regrades them
 def test_graded_and_regraded_on_the_stored_variant_and_exported(class_store, sqlite_url, tmp_path, capsys):
     ann, bob = user_id(class_store, "ann@class.test"), user_id(class_store, "bob@class.test")
     name = "ex06_positional_encoding.py"
-    own = store_ops.submit(class_store, ann, "ex06", own_solution(class_store, ann, "ex06"), name)
-    copied = store_ops.submit(class_store, bob, "ex06", own_solution(class_store, ann, "ex06"), name)  # ann's file
-    published = store_ops.submit(class_store, bob, "ex06", solution("ex06"), name)
+    own = submit(class_store, ann, "ex06", own_solution(class_store, ann, "ex06"), name)
+    copied = submit(class_store, bob, "ex06", own_solution(class_store, ann, "ex06"), name)  # ann's file
+    published = submit(class_store, bob, "ex06", solution("ex06"), name)
     assert run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None) == 3
     assert cli.main(["regrade", "--all", "--here", "--sandbox", "process", "--db", sqlite_url]) == 0
     assert "0 of 3 graded submission(s) changed" in capsys.readouterr().out  # the same variants again
@@ -66,8 +69,8 @@ def test_graded_and_regraded_on_the_stored_variant_and_exported(class_store, sql
     out = tmp_path / "grades.csv"
     assert run_cli("export", "--db", sqlite_url, "--out", out).returncode == 0
     exported = {r["email"]: r for r in csv.DictReader(out.open(encoding="utf-8-sig"))}
-    assert exported["ann@class.test"]["ex06_variant"] == str(store_ops.learner_variant(class_store, ann, "ex06"))
-    assert exported["bob@class.test"]["ex06_variant"] == str(store_ops.learner_variant(class_store, bob, "ex06"))
+    assert exported["ann@class.test"]["ex06_variant"] == str(learner_variant(class_store, ann, "ex06"))
+    assert exported["bob@class.test"]["ex06_variant"] == str(learner_variant(class_store, bob, "ex06"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -86,7 +89,7 @@ def test_the_class_practice_page_says_the_learners_own_value(class_store, sqlite
     assert errors_of(at) == []
     at.selectbox(key="practice_class_ex").set_value("ex06")
     at.run()
-    number = store_ops.learner_variant(class_store, ann, "ex06")
+    number = learner_variant(class_store, ann, "ex06")
     value = variants.describe(variants.variant("ex06", number))[0][1]
     shown = [i.value for i in at.info]
     assert variants.variant_line("ex06", number, lang) in shown and f"base={value}" in " ".join(shown)
@@ -99,10 +102,10 @@ def test_migration_0006_goes_down_and_up_keeping_the_submissions(class_store):
     from alembic import command
     from sqlalchemy import inspect
 
-    from classroom.db import alembic_config, schema_versions
+    from classroom.data.db import alembic_config, schema_versions
 
     ann = user_id(class_store, "ann@class.test")
-    sid = store_ops.submit(class_store, ann, "ex06", solution("ex06"), "ex06_positional_encoding.py")
+    sid = submit(class_store, ann, "ex06", solution("ex06"), "ex06_positional_encoding.py")
     config_ = alembic_config(class_store.engine)
     command.downgrade(config_, "0005")
     assert schema_versions(class_store.engine)[0] == "0005"

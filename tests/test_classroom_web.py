@@ -6,8 +6,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from classroom import queue, store as store_ops
-from classroom.models import Submission, User, Worker, utcnow
+from classroom.line import queue
+from classroom.data.sessions import create_sign_in_link
+from classroom.data.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
 from tests.app_helpers import APP, AppTest, errors_of, markdown_text
 from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, session_token, user_id
@@ -51,7 +52,7 @@ def test_a_session_token_in_the_address_bar_signs_nobody_in(hosted):
 
 
 def test_a_used_link_leaves_the_address_bar_on_a_chapter_page(hosted):
-    link, _ = store_ops.create_sign_in_link(hosted, "ann@class.test")
+    link, _ = create_sign_in_link(hosted, "ann@class.test")
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["app_lang"] = "en"
     at.query_params["token"] = link.split("token=")[1]

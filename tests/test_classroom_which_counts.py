@@ -1,10 +1,13 @@
-"""Which verdict counts, defined once (classroom/which_counts.py) and used by every reader of the store."""
+"""Which verdict counts, defined once (classroom/data/which_counts.py) and used by every reader of the store."""
 
 from sqlalchemy import select
 
-from classroom import cli, frames, grading, learner_records
-from classroom.models import Job, Result, Submission
-from classroom.which_counts import best_result, newest_results
+from classroom import cli
+from classroom.analytics import frames
+from classroom.line import grading
+from classroom.web import learner_records
+from classroom.data.models import Job, Result, Submission
+from classroom.data.which_counts import best_result, newest_results
 from tests.classroom_support import add_graded, user_id
 
 

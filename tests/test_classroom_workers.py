@@ -11,9 +11,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from classroom import line, live, queue, store as store_ops
-from classroom.db import ENV_VAR, Store
-from classroom.models import Job, Result, Worker, utcnow
+from classroom.line import line, live, queue
+from classroom.data.submissions import submit
+from classroom.data.db import ENV_VAR, Store
+from classroom.data.models import Job, Result, Worker, utcnow
 from tests.classroom_support import ROOT, PostgresCluster, make_class, run_cli, solution, submit_set_aside, user_id
 from tests.waiting import wait_until
 
@@ -35,12 +36,12 @@ def _alive_pids(store):
 
 
 def _delayed(store, sid):
-    """Does ann's Practice page (classroom/live.py) say that this submission's grading is delayed?"""
+    """Does ann's Practice page (classroom/line/live.py) say that this submission's grading is delayed?"""
     return live.Snapshot(store).of(user_id(store, "ann@class.test"), sid).delayed
 
 
 def test_a_queued_job_without_a_live_worker_is_delayed(class_store):
-    sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
+    sid = submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
     assert _delayed(class_store, sid)  # no worker at all
     queue.register_worker(class_store, "w1", "host", 1, "process", lease_s=60)
     assert not _delayed(class_store, sid)
@@ -54,7 +55,7 @@ def test_a_queued_job_without_a_live_worker_is_delayed(class_store):
 
 
 def test_a_running_job_whose_lease_lapsed_is_delayed_and_a_dead_worker_is_forgotten(class_store):
-    sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
+    sid = submit(class_store, user_id(class_store, "ann@class.test"), "ex00", "x = 1", "ex00_paths.py")
     queue.register_worker(class_store, "w1", "host", 1, "process", lease_s=60)
     claim = queue.claim(class_store, "w1", lease_s=60)
     assert not _delayed(class_store, sid)
@@ -82,7 +83,7 @@ def test_the_pool_restarts_a_killed_child_and_keeps_the_url_off_the_command_line
         dead = wait_until(lambda: [w for w in queue.queue_status(class_store)["workers"] if not w["alive"]], 120,
                           "the killed worker shown dead")
         assert [w["pid"] for w in dead] == [victim]
-        sid = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"),
+        sid = submit(class_store, user_id(class_store, "ann@class.test"), "ex00", solution("ex00"),
                                "ex00_paths.py")
         wait_until(lambda: line.position(class_store, sid)[0] == "done", 120, "the job graded")
     finally:
@@ -124,7 +125,7 @@ def test_a_worker_outlives_a_postgres_restart_and_stores_its_verdict(tmp_path):
         store = Store(url)
         wait_until(lambda: line.position(store, first)[0] == "done", 120,
                    "the verdict stored after the restart")
-        second = store_ops.submit(store, ann, "ex00", solution("ex00"), "ex00_paths.py")
+        second = submit(store, ann, "ex00", solution("ex00"), "ex00_paths.py")
         wait_until(lambda: line.position(store, second)[0] == "done", 120, "the next job graded")
         assert worker.poll() is None, "".join(log)  # the same worker, still running
         with store.session() as session:

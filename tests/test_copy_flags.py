@@ -2,9 +2,13 @@
 
 import pytest
 
-from classroom import access, copy_flags, similarity, store as store_ops
-from classroom.disguise import disguise
-from classroom.models import Job, Result, Submission, utcnow
+from classroom.web import access
+from classroom.analytics import copy_flags, similarity
+from classroom.data.roster import user_by_email
+from classroom.data.settings import set_setting
+from classroom.data.variants import learner_variant
+from classroom.analytics.disguise import disguise
+from classroom.data.models import Job, Result, Submission, utcnow
 from course.common.i18n import t
 from tests.app_helpers import AppTest, errors_of, markdown_text
 from tests.classroom_support import INSTRUCTOR, ROOT, session_token, solution, user_id
@@ -22,7 +26,7 @@ def add_submission(store, email, ex_id, source, status="passed", mistakes=(), ch
     """A submission of `source` with a stored verdict (no grader run) -> its id."""
     now = utcnow()
     with store.session() as session:
-        sub = Submission(user_id=store_ops.user_by_email(store, email).id, exercise_id=ex_id, source=source,
+        sub = Submission(user_id=user_by_email(store, email).id, exercise_id=ex_id, source=source,
                          kind=".py", filename=f"{ex_id}.py", created_at=now, status="done", late=False)
         session.add(sub)
         session.flush()
@@ -134,12 +138,12 @@ def test_a_copy_with_the_copiers_own_variant_value_is_flagged_wherever_the_thres
     independent file with his own value is not."""
     from tests.exercise_variant_support import personalise
 
-    store_ops.set_setting(class_store, "variants", 1)
+    set_setting(class_store, "variants", 1)
     monkeypatch.setattr(similarity, "FLOOR", similarity.CEILING)  # every threshold at the ceiling
     files = {"ann@class.test": "fill_minus_1e6.py", "bob@class.test": "fill_minus_1e6.py", "cy@class.test": "where_inf.py"}
     written = {}
     for email, name in files.items():
-        number = store_ops.learner_variant(class_store, user_id(class_store, email), "ex01")
+        number = learner_variant(class_store, user_id(class_store, email), "ex01")
         written[email] = personalise((ROOT / "tests/variants/ex01" / name).read_text(), "ex01", number)
         add_submission(class_store, email, "ex01", written[email])
     assert len(set(written.values())) == 3  # each with their own value

@@ -26,10 +26,10 @@ KINDS = {kind.type_name: kind for kind in (AcyclicSiblingsContract, ForbiddenCon
                                           ProtectedContract)}
 # One or more imports that each, added alone, break the contract (importer -> imported).
 PLANTS = {
-    "rooms": [("course.common.paths", "grader.core"), ("grader.core", "classroom.store"),
-              ("classroom.store", "app_pages.notes"), ("solutions.ex01_softmax", "exercises.ex00_paths")],
-    "learner-code": [("classroom.worker", "exercises.ex01_softmax"), ("grader.core", "exercises")],
-    "entry": [("course.app.ui", "app"), ("classroom.web", "class_app")],
+    "rooms": [("course.common.paths", "grader.core"), ("grader.core", "classroom.data.submissions"),
+              ("classroom.data.submissions", "app_pages.notes"), ("solutions.ex01_softmax", "exercises.ex00_paths")],
+    "learner-code": [("classroom.line.worker", "exercises.ex01_softmax"), ("grader.core", "exercises")],
+    "entry": [("course.app.ui", "app"), ("classroom.web.web", "class_app")],
     "pages": [("app_pages.practice", "app_pages.notes"), ("classroom.app_pages.gradebook",
                                                           "classroom.app_pages.practice")],
     "course": [("course.common.paths", "course.app.ui"), ("course.lessons.ch02", "course.translation.vocab"),
@@ -41,10 +41,15 @@ PLANTS = {
                       ("grader.core", "grader.cli")],
     "harness": [("grader.harness.child", "course.common.paths"), ("grader.harness.procedures",
                                                                  "solutions.ex01_softmax")],
-    "class-web": [("classroom.views", "classroom.grading"), ("classroom.app_pages.practice", "classroom.grading")],
-    "class-worker": [("classroom.queue", "course.app.ui"), ("classroom.worker", "streamlit"),
-                     ("classroom.db", "classroom.views")],  # views imports Streamlit: only address's is ignored
-    "acyclic": [("classroom.models", "classroom.store"), ("grader.harness.registry", "grader.harness.procedures")],
+    "class-wings": [("classroom.line.queue", "classroom.lti.outbox"), ("classroom.data.submissions", "classroom.lti.outbox"),
+                    ("classroom.lti.passback", "classroom.line.queue"), ("classroom.analytics.frames", "classroom.line.queue"),
+                    ("classroom.data.models", "classroom.web.access"), ("classroom.web.views", "classroom.app_pages.practice")],
+    "class-web": [("classroom.web.views", "classroom.line.grading"),
+                  ("classroom.app_pages.practice", "classroom.line.grading")],
+    "class-worker": [("classroom.line.queue", "course.app.ui"), ("classroom.line.worker", "streamlit"),
+                     ("classroom.data.db", "classroom.web.views")],  # views imports Streamlit: only address's is ignored
+    "acyclic": [("classroom.data.models", "classroom.data.submissions"),
+                ("grader.harness.registry", "grader.harness.procedures")],
 }
 
 
@@ -95,7 +100,8 @@ def test_a_planted_import_breaks_its_contract(graph, contract_id, importer, impo
     assert not _kept(contract_id, _planted(graph, importer, imported)), f"{importer} -> {imported}"
 
 
-@pytest.mark.parametrize("contract_id, module", [("course", "course.ui"), ("grader-layers", "grader.helpers")])
+@pytest.mark.parametrize("contract_id, module", [("course", "course.ui"), ("grader-layers", "grader.helpers"),
+                                                 ("class-wings", "classroom.helpers")])
 def test_a_new_package_must_take_its_place_in_the_layers(graph, contract_id, module):
     planted = copy.deepcopy(graph)
     planted.add_module(module)
@@ -110,11 +116,11 @@ def test_lint_imports_fails_on_a_forbidden_import_in_a_copy_of_the_project(tmp_p
     shutil.copy(PROJECT_ROOT / ".importlinter", tmp_path)
     assert _lint_imports(tmp_path).returncode == 0
     notes = tmp_path / "app_pages" / "notes.py"
-    notes.write_text(notes.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from classroom import web\n",
+    notes.write_text(notes.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from classroom.web import web\n",
                      encoding="utf-8")
     run = _lint_imports(tmp_path)
     assert run.returncode == 1
-    assert "app_pages.notes -> classroom.web" in run.stdout, run.stdout
+    assert "app_pages.notes -> classroom.web.web" in run.stdout, run.stdout
     assert f"{CONTRACTS['rooms']['name']} BROKEN" in run.stdout.splitlines(), run.stdout
 
 
@@ -125,7 +131,7 @@ def test_no_entry_point_imports_a_page():
 def test_an_entry_point_importing_a_page_is_found(tmp_path):
     (tmp_path / "app.py").write_text(textwrap.dedent("""\
         import streamlit as st
-        from classroom import learner
+        from classroom.web import learner
         if st:
             from app_pages import notes
         """), encoding="utf-8")

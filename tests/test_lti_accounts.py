@@ -11,11 +11,13 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from classroom import queue, signin
-from classroom import store as store_ops
+from classroom.line import queue
+from classroom.web import signin
+from classroom.data.roster import user_by_email
+from classroom.data.submissions import submit
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
-from classroom.models import LtiMember, User
+from classroom.data.models import LtiMember, User
 from tests.classroom_support import BACKENDS, make_class, run_cli
 from tests.lti_platform import LocalLms, ServerThread, free_port, launch_form
 
@@ -89,7 +91,7 @@ def test_an_unknown_email_adds_nobody_even_when_learners_may_join_and_changed_ba
     config.register_platform(lms.store, **lms.register_args(), auto_add_learners=True)
     lms.people["ann"]["email"] = "stranger@class.test"
     assert signed_in_as(lms, "ann") == "account_moved"
-    assert store_ops.user_by_email(lms.store, "stranger@class.test") is None
+    assert user_by_email(lms.store, "stranger@class.test") is None
     lms.people["ann"]["email"] = "ANN@class.test"  # changed back (any case)
     assert signed_in_as(lms, "ann") == "ann@class.test"
 
@@ -113,8 +115,8 @@ def test_the_roster_sync_never_moves_an_account_to_the_email_it_now_carries(lms)
 
 def test_staff_relink_moves_the_account_and_its_scores_go_to_the_new_member(lms):
     store = lms.store
-    bob = store_ops.user_by_email(store, "bob@class.test")
-    store_ops.submit(store, bob.id, "ex01", "# x", "x.py")
+    bob = user_by_email(store, "bob@class.test")
+    submit(store, bob.id, "ex01", "# x", "x.py")
     claim = queue.claim(store, "w1")
     assert queue.finish(store, claim, dict(status="passed", passed=True, raw_score=1.0, score=1.0, summary="",
                                            checks=[], mistake_ids=[], report={}, sandbox="process",
@@ -149,7 +151,7 @@ def test_a_control_character_in_an_lms_name_or_course_title_is_refused_not_a_ser
     lms.add_person("zed", "zed@class.test", name="Z\x00ed")
     answer = launch(lms, "zed")
     assert answer.status_code == 403 and "data-problem='bad_text'" in answer.text and "U+0000" in answer.text
-    assert store_ops.user_by_email(lms.store, "zed@class.test") is None
+    assert user_by_email(lms.store, "zed@class.test") is None
     (context_pk,) = roster.courses_with_roster(lms.store)
     assert roster.sync_course(lms.store, context_pk).not_admitted == ["zed@class.test: bad_text"]
     lms.tamper = {"claims": {"https://purl.imsglobal.org/spec/lti/claim/context": {"id": "c-1",
@@ -159,4 +161,4 @@ def test_a_control_character_in_an_lms_name_or_course_title_is_refused_not_a_ser
     lms.tamper = {}
     lms.people["zed"]["name"] = "=HYPERLINK(\"https://evil.test\")"  # a formula is text: stored as sent
     assert signed_in_as(lms, "zed") == "zed@class.test"
-    assert store_ops.user_by_email(lms.store, "zed@class.test").name == "=HYPERLINK(\"https://evil.test\")"
+    assert user_by_email(lms.store, "zed@class.test").name == "=HYPERLINK(\"https://evil.test\")"

@@ -3,8 +3,8 @@
 import pytest
 import requests
 
-from classroom import signin
-from classroom import store as store_ops
+from classroom.web import signin
+from classroom.data.roster import remove_user, user_by_email
 from classroom.lti import config
 from classroom.lti.launch import create_app
 from tests.classroom_support import INSTRUCTOR, make_class
@@ -115,7 +115,7 @@ def test_an_expired_id_token_is_refused(lms):
 def test_an_expired_state_is_refused(lms):
     from sqlalchemy import update
 
-    from classroom.models import LtiLaunchState, utcnow
+    from classroom.data.models import LtiLaunchState, utcnow
 
     browser, action, fields = begin(lms)
     with lms.store.session() as session:
@@ -145,14 +145,14 @@ def test_someone_not_on_the_roster_is_refused_unless_learners_may_join(lms):
     config.register_platform(lms.store, **args, auto_add_learners=True)
     browser, action, fields = begin(lms, "zed")
     assert post(browser, action, fields).status_code == 303
-    assert store_ops.user_by_email(lms.store, "zed@class.test").role == "learner"
+    assert user_by_email(lms.store, "zed@class.test").role == "learner"
 
 
 def test_the_roster_decides_the_role_and_removed_people_stay_out(lms):
     browser, action, fields = begin(lms, "prof")
     link = post(browser, action, fields).headers["location"]
     assert signin.resolve(lms.store, link_token=link.split("token=")[1]).user.role == "instructor"
-    store_ops.remove_user(lms.store, "ann@class.test")
+    remove_user(lms.store, "ann@class.test")
     browser, action, fields = begin(lms, "ann")
     answer = post(browser, action, fields)
     assert answer.status_code == 403 and problem(answer) == "removed"

@@ -4,11 +4,11 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from classroom import queue
-from classroom import store as store_ops
+from classroom.line import queue
+from classroom.data.submissions import submit
 from classroom.lti import accounts, config, outbox
 from classroom.lti.passback import score_timestamp
-from classroom.models import LtiPlatform, LtiScore, User
+from classroom.data.models import LtiPlatform, LtiScore, User
 from tests.classroom_support import user_id
 
 LINEITEMS = "https://lms.test/ags/course-1/lineitems"
@@ -29,7 +29,7 @@ def join(store, email, with_ags=True):
 
 
 def store_verdict(store, email, ex_id, score):
-    store_ops.submit(store, user_id(store, email), ex_id, "# x", "x.py")
+    submit(store, user_id(store, email), ex_id, "# x", "x.py")
     claim = queue.claim(store, "w")
     assert queue.finish(store, claim, dict(status="failed", passed=False, raw_score=score, score=score, summary="",
                                            checks=[], mistake_ids=[], report={}, sandbox="process",
@@ -105,7 +105,7 @@ def test_lms_roles_map_to_class_roles():
 def test_the_migration_goes_down_and_up_again(class_store):
     from alembic import command
 
-    from classroom.db import alembic_config, schema_versions
+    from classroom.data.db import alembic_config, schema_versions
 
     config_ = alembic_config(class_store.engine)
     command.downgrade(config_, "0004")

@@ -8,11 +8,15 @@ import pytest
 import requests
 from sqlalchemy import func, select, update
 
-from classroom import adjustments, analytics, exercises, frames, queue
-from classroom import store as store_ops
+from classroom.data import adjustments, exercise_table
+from classroom.analytics import analytics, frames
+from classroom.line import queue
+from classroom.data.roster import user_by_email
+from classroom.data.settings import set_rule
+from classroom.data.submissions import submit
 from classroom.lti import config, passback, roster
 from classroom.lti.launch import create_app
-from classroom.models import LtiLineItem, LtiScore, utcnow
+from classroom.data.models import LtiLineItem, LtiScore, utcnow
 from tests.classroom_support import make_class
 from tests.lti_platform import LocalLms, ServerThread, free_port, launch_form
 
@@ -54,8 +58,8 @@ def launch(lms, login):
 
 def grade(store, email, ex_id, score, passed, worker="w1"):
     """Submit and store a verdict through the queue, as a worker does (no grader run)."""
-    user = store_ops.user_by_email(store, email)
-    store_ops.submit(store, user.id, ex_id, "# x", "x.py")
+    user = user_by_email(store, email)
+    submit(store, user.id, ex_id, "# x", "x.py")
     claim = queue.claim(store, worker)
     assert claim is not None
     verdict = dict(status="passed" if passed else "failed", passed=passed, raw_score=score,
@@ -75,9 +79,9 @@ def drain(store):
 
 def gradebook_scores(store):
     """{(exercise id, email): the score that counts} of the gradebook (blank cells left out)."""
-    book = analytics.gradebook(frames.submissions_frame(store), exercises.EXERCISE_IDS, frames.learners(store),
+    book = analytics.gradebook(frames.submissions_frame(store), exercise_table.EXERCISE_IDS, frames.learners(store),
                                adjustments=adjustments.current(store))
-    return {(ex_id, row["email"]): row[ex_id] for _, row in book.iterrows() for ex_id in exercises.EXERCISE_IDS
+    return {(ex_id, row["email"]): row[ex_id] for _, row in book.iterrows() for ex_id in exercise_table.EXERCISE_IDS
             if row[ex_id] == row[ex_id]}
 
 
@@ -88,7 +92,7 @@ def lms_scores(lms):
 
 def test_the_lms_holds_the_gradebooks_best_scores(lms):
     store = lms.store
-    store_ops.set_rule(store, "ex03", utcnow() - timedelta(hours=1), "accept", 48, 0.25)
+    set_rule(store, "ex03", utcnow() - timedelta(hours=1), "accept", 48, 0.25)
     grade(store, "ann@class.test", "ex01", 0.5, False)
     grade(store, "ann@class.test", "ex01", 1.0, True)
     grade(store, "ann@class.test", "ex01", 0.25, False)  # a worse one later: the pass stays the best
@@ -114,7 +118,7 @@ def test_three_resyncs_and_a_regrade_add_no_line_item_and_no_score(lms):
     queue.enqueue_regrade(store)
     for _ in range(2):  # the regrade gives the same verdicts
         claim = queue.claim(store, "w1")
-        same = dict(status="passed" if claim.user_id == store_ops.user_by_email(store, "ann@class.test").id
+        same = dict(status="passed" if claim.user_id == user_by_email(store, "ann@class.test").id
                     else "failed", summary="", checks=[], mistake_ids=[], report={}, sandbox="process",
                     grader_version="test", run_s=0.0)
         same.update(passed=same["status"] == "passed", raw_score=1.0 if same["status"] == "passed" else 0.5)
@@ -133,7 +137,7 @@ def test_three_resyncs_and_a_regrade_add_no_line_item_and_no_score(lms):
 def test_extensions_and_overrides_reach_the_lms_a_regrade_keeps_them_and_clearing_restores_the_computed_score(lms):
     store = lms.store
     staff = "prof@class.test"
-    store_ops.set_rule(store, "ex03", utcnow() - timedelta(hours=1), "accept", 48, 0.5)
+    set_rule(store, "ex03", utcnow() - timedelta(hours=1), "accept", 48, 0.5)
     grade(store, "ann@class.test", "ex03", 1.0, True)  # late: 0.5
     grade(store, "bob@class.test", "ex03", 1.0, True)  # late: 0.5
     grade(store, "bob@class.test", "ex01", 0.4, False)
@@ -209,8 +213,8 @@ def test_an_lms_outage_queues_the_scores_and_delivers_each_once_when_it_is_back(
 
 def test_a_verdict_of_a_worker_that_lost_its_job_is_not_pushed(lms):
     store = lms.store
-    user = store_ops.user_by_email(store, "ann@class.test")
-    store_ops.submit(store, user.id, "ex01", "# x", "x.py")
+    user = user_by_email(store, "ann@class.test")
+    submit(store, user.id, "ex01", "# x", "x.py")
     first = queue.claim(store, "w1", lease_s=0.05)
     time.sleep(0.1)  # w1 stalls past its lease; w2 grades the job
     second = queue.claim(store, "w2")
@@ -232,10 +236,10 @@ def test_the_roster_comes_from_the_lms_course(lms):
     report = roster.sync_course(store, context_pk)  # six members, read in pages of two
     assert report.linked == 4
     assert sorted(report.not_admitted) == ["ann@class.test: other_account", "zed@class.test: not_on_roster"]
-    assert store_ops.user_by_email(store, "zed@class.test") is None
+    assert user_by_email(store, "zed@class.test") is None
     config.register_platform(store, **lms.register_args(), auto_add_learners=True)
     assert roster.sync_course(store, context_pk).linked == 5
-    assert store_ops.user_by_email(store, "zed@class.test").role == "learner"
+    assert user_by_email(store, "zed@class.test").role == "learner"
     grade(store, "zed@class.test", "ex00", 1.0, True)  # known to the LMS by the roster sync alone
     drain(store)
     assert lms_scores(lms)[("ex00", "zed@class.test")] == 1.0
@@ -292,7 +296,7 @@ def test_lti_sync_killed_mid_push_loses_nothing_and_the_lms_holds_one_result_eac
     from tests.classroom_support import ROOT
 
     store = lms.store
-    for ex_id in exercises.EXERCISE_IDS:
+    for ex_id in exercise_table.EXERCISE_IDS:
         for email in ("ann@class.test", "bob@class.test"):
             grade(store, email, ex_id, 0.5, False)
     lms.delay_s = 0.3
@@ -306,11 +310,11 @@ def test_lti_sync_killed_mid_push_loses_nothing_and_the_lms_holds_one_result_eac
     finally:
         sync.send_signal(signal.SIGKILL)  # mid-push: some scores posted, not all recorded
         sync.wait(30)
-    assert 0 < len(lms.score_posts) < 2 * len(exercises.EXERCISE_IDS)
+    assert 0 < len(lms.score_posts) < 2 * len(exercise_table.EXERCISE_IDS)
     lms.delay_s = 0.0
     drain(store)
     assert lms_scores(lms) == gradebook_scores(store)  # nothing lost
-    n = len(exercises.EXERCISE_IDS)
+    n = len(exercise_table.EXERCISE_IDS)
     assert len(lms.scores) == 2 * n and len(lms.line_items) == n  # one result per learner and line item
     with store.session() as session:
         assert session.scalar(select(func.count(LtiScore.id)).where(LtiScore.due.is_(True))) == 0

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from classroom import analytics, frames
-from classroom import store as store_ops
-from classroom.feedback import mistake_labels
-from classroom.worker import run_worker
+from classroom.analytics import analytics, frames
+from classroom.data.settings import set_setting
+from classroom.data.submissions import submit
+from classroom.web.feedback import mistake_labels
+from classroom.line.worker import run_worker
 from grader.core import Submission, grade_submissions
 from grader.diagnosis import explain, mutants, operators
 from tests.classroom_support import user_id
@@ -63,13 +64,13 @@ def test_an_automatic_hint_records_its_id_in_every_language():
 
 @pytest.mark.slow  # a real worker grades three submissions
 def test_class_analytics_group_and_label_automatic_mistakes(class_store, sqlite_url):
-    store_ops.set_setting(class_store, "variants", 0)  # the bugs are written for the published exercise
+    set_setting(class_store, "variants", 0)  # the bugs are written for the published exercise
     base_1000 = (BUGS / "ex06" / "base_1000.py").read_text(encoding="utf-8")
     odd = (BUGS / "ex06" / "odd_num_hiddens_breaks.py").read_text(encoding="utf-8")
     name = "ex06_positional_encoding.py"
-    ann = store_ops.submit(class_store, user_id(class_store, "ann@class.test"), "ex06", base_1000, name, lang="zh")
-    bob = store_ops.submit(class_store, user_id(class_store, "bob@class.test"), "ex06", base_1000, name)
-    cy = store_ops.submit(class_store, user_id(class_store, "cy@class.test"), "ex06", odd, name)
+    ann = submit(class_store, user_id(class_store, "ann@class.test"), "ex06", base_1000, name, lang="zh")
+    bob = submit(class_store, user_id(class_store, "bob@class.test"), "ex06", base_1000, name)
+    cy = submit(class_store, user_id(class_store, "cy@class.test"), "ex06", odd, name)
     assert run_worker(sqlite_url, sandbox="process", once=True, log=lambda _: None) == 3
     frame = frames.submissions_frame(class_store)
     ids = {m for found in frame["mistake_ids"] for m in found}

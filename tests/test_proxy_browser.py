@@ -27,7 +27,7 @@ import urllib.request
 
 import pytest
 
-from classroom import store as store_ops
+from classroom.data.sessions import create_sign_in_link
 from classroom.lti import config
 from course.common.i18n import t
 from tests.browser_support import ROOT, free_port, main_text, new_driver, require_browser, running_app, wait_for, \
@@ -340,7 +340,7 @@ def test_a_learner_signs_in_through_the_proxy_and_uploads_a_file_of_the_apps_lar
     driver.get(f"http://{HOST}:{site['http']}/")  # plain http in the browser ends on https
     wait_for(driver, lambda d: d.current_url == f"{origin}/", "http was not sent to https")
     driver.delete_all_cookies()
-    link, _ = store_ops.create_sign_in_link(proxied["store"], "cy@class.test", f"{origin}/practice")
+    link, _ = create_sign_in_link(proxied["store"], "cy@class.test", f"{origin}/practice")
     driver.get(link)
     wait_until_rendered(driver)  # drawn by the app's script, over the websocket through the proxy
     wait_for_text(driver, t("classroom.practice_title", "en"))

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # and bench's own folder are on sys.path), and the sandboxed job's copy of grader/harness
 OWN = ({"app_pages", "bench", "classroom", "course", "exercises", "grader", "notebooks", "solutions", "tests", "app",
         "_harness"} | {path.stem for folder in ("tests", "bench") for path in (ROOT / folder).glob("*.py")})
-LEARNER = ["app.py", "app_pages", "course", "grader", "exercises", "solutions", "classroom/address.py"]
+LEARNER = ["app.py", "app_pages", "course", "grader", "exercises", "solutions", "classroom/data/address.py"]
 SIDES = {"requirements.txt": LEARNER,
          "requirements-class.txt": LEARNER + ["classroom"],
          "requirements-dev.txt": LEARNER + ["classroom", "tests", "bench"]}
@@ -129,6 +129,6 @@ def test_the_check_sees_an_import_the_learners_install_lacks():
     """The check itself: the class side's imports are not all in the learner's install (sqlalchemy is not)."""
     packages = metadata.packages_distributions()
     closure = installed_closure("requirements.txt")
-    class_only = imported_modules(["classroom/db.py"])
+    class_only = imported_modules(["classroom/data/db.py"])
     assert "sqlalchemy" in class_only
     assert not {canonicalize_name(d) for d in packages["sqlalchemy"]} & closure

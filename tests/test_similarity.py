@@ -14,9 +14,9 @@ import re
 import pytest
 from copydetect import CodeFingerprint, compare_files, defaults
 
-from classroom import similarity
-from classroom.disguise import disguise, own_value
-from classroom.exercises import EXERCISE_IDS
+from classroom.analytics import similarity
+from classroom.analytics.disguise import disguise, own_value
+from classroom.data.exercise_table import EXERCISE_IDS
 
 pytestmark = pytest.mark.slow  # fingerprints every correct file (and 20 disguises of each): ~10 s
 
@@ -45,8 +45,8 @@ def _raw_print(source, stub):
 
 def test_a_raw_threshold_flags_many_innocent_pairs(files):
     """The problem: copydetect's own display threshold puts many independent pairs above it."""
-    from classroom.exercises import get
-    from classroom.similarity import PROJECT_ROOT
+    from classroom.data.exercise_table import get
+    from classroom.analytics.similarity import PROJECT_ROOT
 
     above = pairs = 0
     for ex_id, sources in files.items():

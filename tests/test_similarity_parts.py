@@ -2,8 +2,8 @@
 
 import itertools
 
-from classroom import copy_evidence, similarity
-from classroom.disguise import disguise
+from classroom.analytics import copy_evidence, similarity
+from classroom.analytics.disguise import disguise
 from tests.classroom_support import solution
 
 

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from classroom.models import utcnow
+from classroom.data.models import utcnow
 from tests.waiting import FakeClock, wait_until
 
 

@@ -22,7 +22,7 @@ def wait_until(predicate, timeout, what, interval=0.05):
 class FakeClock:
     """A clock that moves only when told: call it for the time now, `advance(seconds)` to let time pass.
 
-    start: a datetime (default: now as a naive UTC datetime, like classroom.models.utcnow) or a number (a
+    start: a datetime (default: now as a naive UTC datetime, like classroom.data.models.utcnow) or a number (a
     monotonic clock, like time.monotonic).
     """
 

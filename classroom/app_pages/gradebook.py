@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from classroom import access, store as store_ops, views, web
+from classroom.web import access, views, web
+from classroom.data.roster import user_by_email
 from course.app.ui import tr
 
 user = web.page_user("gradebook")
@@ -16,7 +17,7 @@ if not book.empty:
     st.subheader(tr("classroom.learner"))
     email = st.selectbox(tr("classroom.learner"), book["email"].tolist(), key="class_gradebook_learner",
                          label_visibility="collapsed")
-    learner = store_ops.user_by_email(web.store(), email)
+    learner = user_by_email(web.store(), email)
     views.history(user.id, owner_id=learner.id, key="class_gradebook")
 
 if access.allowed(user.role, "regrade") and st.button(tr("classroom.regrade_all"), key="class_gradebook_regrade"):

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from classroom import views, web
+from classroom.web import views, web
 from course.app.ui import tr
 
 user = web.signed_in_user()

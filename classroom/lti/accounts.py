@@ -15,9 +15,9 @@ says they are a learner and the platform was registered with
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..models import LtiContext, LtiMember, LtiPlatform, LtiScore, User, utcnow
-from ..store import EMAIL_RE
-from .. import text_rules
+from ..data.models import LtiContext, LtiMember, LtiPlatform, LtiScore, User, utcnow
+from ..data.text_rules import EMAIL_RE
+from ..data import text_rules
 from . import outbox
 
 ROLES_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/roles"

@@ -19,7 +19,7 @@ from pylti1p3.session import SessionService
 from sqlalchemy import delete, select, update
 from starlette.responses import RedirectResponse
 
-from ..models import LtiLaunchState, utcnow
+from ..data.models import LtiLaunchState, utcnow
 
 STATE_MINUTES = 10  # an OIDC login must come back as a launch this soon
 

@@ -46,7 +46,7 @@ def add_commands(commands, db_option):
 
 
 def cmd_register(args):
-    from ..db import Store
+    from ..data.db import Store
     from . import config
 
     store = Store(args.db)
@@ -112,7 +112,7 @@ def sync_pass(store, once):
 def cmd_sync(args):
     from sqlalchemy.exc import DBAPIError
 
-    from ..db import Store
+    from ..data.db import Store
 
     store = Store(args.db)
     next_roster, db_wait = 0.0, 1.0
@@ -136,7 +136,7 @@ def cmd_sync(args):
 
 
 def cmd_relink(args):
-    from ..db import Store
+    from ..data.db import Store
     from . import accounts
 
     courses = accounts.relink(Store(args.db), args.issuer, args.sub, args.email)
@@ -146,7 +146,7 @@ def cmd_relink(args):
 
 
 def cmd_unlink(args):
-    from ..db import Store
+    from ..data.db import Store
     from . import accounts
 
     removed = accounts.unlink(Store(args.db), args.email, args.issuer)

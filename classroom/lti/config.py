@@ -17,7 +17,7 @@ from pylti1p3.tool_config.abstract import ToolConfAbstract
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from ..models import LtiPlatform, LtiToolKey
+from ..data.models import LtiPlatform, LtiToolKey
 
 URL_FIELDS = ("auth_login_url", "auth_token_url", "key_set_url")
 

@@ -22,9 +22,9 @@ from starlette.routing import Route
 
 from course.common.i18n import t
 
-from .. import store as store_ops
-from ..db import Store
-from ..models import LtiPlatform
+from ..data.sessions import create_sign_in_link
+from ..data.db import Store
+from ..data.models import LtiPlatform
 from . import accounts, config
 from .passback import Http
 from .adapters import STATE_MINUTES, LtiCookies, LtiRequest, StoreMessageLaunch, StoreOIDCLogin, StoreSessions
@@ -140,7 +140,7 @@ def accept(store, lti_request, app_url):
     claims, platform = validate(store, lti_request)
     try:
         email, _context = accounts.admit_launch(store, platform, claims)
-        link, _expires = store_ops.create_sign_in_link(store, email, app_url)
+        link, _expires = create_sign_in_link(store, email, app_url)
     except accounts.NotAdmitted as err:
         raise Refused(err.problem, status=403, **err.fields) from err
     except LookupError as err:  # taken off the roster between the two steps

@@ -2,44 +2,22 @@
 
 Every stored verdict (a submission graded, a regrade, a late penalty applied by
 one) bumps the row of its learner x exercise in each LMS course that learner
-belongs to, in the verdict's own transaction, so no change is ever lost. A row
+belongs to, in the verdict's own transaction, so no change is ever lost: the data wing
+does that (classroom/data/lms_outbox.py, through submissions.store_verdict), so the queue never imports the LMS. A row
 is `due` until a push of its newest version succeeded; the score pushed is read
-when it is pushed, by the gradebook's rule (classroom.which_counts.counted_scores: the
+when it is pushed, by the gradebook's rule (classroom.data.which_counts.counted_scores: the
 best over the verdicts which_counts.ATTEMPTED counts, or the score staff set in its
 place), so it is always the committed score. An extension or override granted or
-cleared (classroom/adjustments.py) bumps the row in its own transaction too.
+cleared (classroom/data/adjustments.py) bumps the row in its own transaction too. This module reads the due
+rows, records what was pushed, and makes a new member's scores due (`mark_member`).
 """
 
 from datetime import timedelta
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.exc import IntegrityError
 
-from ..models import LtiContext, LtiMember, LtiScore, ScoreOverride, Submission, utcnow
-from ..which_counts import counted_scores
-
-
-def passback_courses(session, user_id):
-    """The ids of the LMS courses (with a gradebook service) this user belongs to."""
-    return list(session.scalars(
-        select(LtiMember.context_pk).join(LtiContext, LtiContext.id == LtiMember.context_pk)
-        .where(LtiMember.user_id == user_id, LtiContext.lineitems_url.is_not(None))))
-
-
-def mark_changed(session, user_id, exercise_id, now=None):
-    """Make this learner x exercise due in each of their LMS courses (inside the caller's transaction)."""
-    now = now or utcnow()
-    for context_pk in passback_courses(session, user_id):
-        where = (LtiScore.context_pk == context_pk, LtiScore.user_id == user_id, LtiScore.exercise_id == exercise_id)
-        bump = update(LtiScore).where(*where).values(version=LtiScore.version + 1, due=True)
-        if session.execute(bump).rowcount:
-            continue
-        try:
-            with session.begin_nested():
-                session.add(LtiScore(context_pk=context_pk, user_id=user_id, exercise_id=exercise_id,
-                                     next_try_at=now))
-        except IntegrityError:  # another verdict made the row first
-            session.execute(bump)
+from ..data.models import LtiScore, ScoreOverride, Submission, utcnow
+from ..data.which_counts import counted_scores
 
 
 def mark_member(session, user_id, context_pk, now=None):

@@ -25,7 +25,7 @@ from pylti1p3.lineitem import LineItem
 from pylti1p3.service_connector import ServiceConnector
 from sqlalchemy import delete, select
 
-from ..models import LtiContext, LtiLineItem, LtiMember, LtiPlatform, utcnow
+from ..data.models import LtiContext, LtiLineItem, LtiMember, LtiPlatform, utcnow
 from . import config, outbox
 
 AGS_SCOPES = ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",

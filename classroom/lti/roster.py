@@ -13,7 +13,7 @@ from pylti1p3.names_roles import NamesRolesProvisioningService
 from pylti1p3.service_connector import ServiceConnector
 from sqlalchemy import select
 
-from ..models import LtiContext, LtiPlatform
+from ..data.models import LtiContext, LtiPlatform
 from . import accounts, config
 from .passback import Http
 

@@ -1,15 +1,15 @@
-"""Alembic environment for the class store (run by classroom.db.migrate)."""
+"""Alembic environment for the class store (run by classroom.data.db.migrate)."""
 
 from alembic import context
 from sqlalchemy import create_engine
 
-from classroom.models import Base
+from classroom.data.models import Base
 
 target_metadata = Base.metadata
 
 
 def run_migrations_online():
-    """Migrate over the connection classroom.db passes in, or a fresh one from the URL."""
+    """Migrate over the connection classroom.data.db passes in, or a fresh one from the URL."""
     connection = context.config.attributes.get("connection")
     if connection is None:
         engine = create_engine(context.config.get_main_option("sqlalchemy.url"))

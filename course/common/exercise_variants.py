@@ -1,7 +1,7 @@
 """Per-learner exercise variants: one small integer per (learner, exercise) seeds the exercise's natural parameter.
 
 The one definition of the variants, shared by the grader (grader/variants.py applies them to the checks),
-class mode (classroom/store.py assigns and stores them) and the Practice pages (the variant text).
+class mode (classroom/data/variants.py assigns and stores them) and the Practice pages (the variant text).
 
 Variant 0 is the exercise as published (self-study): every parameter has its documented default. Another
 number gives the exercise's parameter another value, drawn deterministically from (exercise, number); the
@@ -10,7 +10,7 @@ API, and the grader calls the learner's code without the argument while the refe
 reference-derived mistake) is called with X explicitly. A neighbour's correct file, written for another value,
 therefore fails. Exercises without a parameter here are the same on every variant.
 
-The variant of a class submission is assigned by the class (classroom/store.py), never read from the
+The variant of a class submission is assigned by the class (classroom/data/variants.py), never read from the
 submission: a file that says `VARIANT = 7` or reads an environment variable changes nothing, since the
 reference's explicit value is all the grader uses.
 """

@@ -3,7 +3,7 @@
 A learner's wrong weights may hold NaN (a masked softmax that divides 0 by 0), and a report carries them (the
 weights diff's `got_value`). Python's json writes `NaN`, which is not JSON: Postgres refuses it in a json column,
 and so do strict readers. So every report, stored verdict and JSON file written from report data goes through
-`json_ready` (grader/report.py ExerciseResult.to_dict, classroom/db.py's JSON columns, the grader's --json), which
+`json_ready` (grader/report.py ExerciseResult.to_dict, classroom/data/db.py's JSON columns, the grader's --json), which
 writes such a number as the text "NaN", "Infinity" or "-Infinity"; `number` reads any of these forms back to a
 float, and `number_text` shows one to a learner ("NaN", "inf", "-inf").
 """

@@ -1,4 +1,4 @@
-"""job turns: a job's place in its learner's round-robin turn, fixed when it is queued (classroom/queue.py claim_order)
+"""job turns: a job's place in its learner's round-robin turn, fixed when it is queued (classroom/line/queue.py claim_order)
 
 Revision ID: 0011
 Revises: 0010
