@@ -23,7 +23,7 @@ def hosted_with_lms(tmp_path):
     env = dict(os.environ, ATTENTION_LAB_HOME=str(tmp_path / "home"), ATTENTION_LAB_CLASS_DB=url)
     with running_app(env) as server:
         port = free_port()
-        tool = ServerThread(create_app(store, f"{server}/practice"), port).start()
+        tool = ServerThread(create_app(store, server), port).start()  # the app's root: a learner lands on Practice
         lms = LocalLms(f"http://127.0.0.1:{port}").start()
         lms.add_person("ann", "ann@class.test")
         config.register_platform(store, **lms.register_args())

@@ -213,7 +213,7 @@ def proxied(tmp_path_factory):
         stack.callback(lms.stop)
         app = stack.enter_context(running_app(env, script="class_app.py"))
         site["app"] = int(app.rsplit(":", 1)[1])
-        stack.enter_context(lti_serve(url, f"{origin}/practice", site["lti"]))
+        stack.enter_context(lti_serve(url, origin, site["lti"]))  # the root: a learner lands on Practice
         nginx = Nginx(binary, folder / "nginx", recipe_for(site), site["https"])
         stack.callback(nginx.stop)
         yield {"origin": origin, "site": site, "store": store, "lms": lms, "binary": binary, "nginx": nginx,

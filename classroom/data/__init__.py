@@ -8,7 +8,7 @@ server-side OpenID Connect sessions (oidc_session.py), a job's turn when it is q
 stored verdict's fields (verdicts.py), which verdict counts (which_counts.py), extensions and overrides
 (adjustments.py), the LMS outbox rows a stored score makes due (lms_outbox.py), the lab's cap on live
 runs (lab_runs.py), the class's exercise table (exercise_table.py), rules on learner-given text
-(text_rules.py) and backups (backup.py).
+(text_rules.py), who may do what and where each role lands after signing in (roles.py) and backups (backup.py).
 
 May import: the standard library, SQLAlchemy, Alembic and pandas, course.common and grader.report (the grader's
 version), and nothing else of classroom/ (.importlinter `class-wings`: the lowest wing); Streamlit only inside

@@ -21,7 +21,8 @@ def add_commands(commands, db_option):
 
     p = commands.add_parser("lti-serve", help="serve the LMS's login and launch (and the tool's keys)")
     db_option(p)
-    p.add_argument("--app-url", required=True, help="the Streamlit app's public URL (launches end there)")
+    p.add_argument("--app-url", required=True,
+                   help="the Streamlit app's public URL: a launch lands on its Practice page (learners) or its gradebook (staff)")
     p.add_argument("--tool-url", default=None, help="this endpoint's public URL (default: as requests reach it)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8600)

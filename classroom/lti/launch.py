@@ -22,6 +22,8 @@ from starlette.routing import Route
 
 from course.common.i18n import t
 
+from ..data import roles
+from ..data.roster import user_by_email
 from ..data.sessions import create_sign_in_link
 from ..data.db import Store
 from ..data.models import LtiPlatform
@@ -140,7 +142,10 @@ def accept(store, lti_request, app_url):
     claims, platform = validate(store, lti_request)
     try:
         email, _context = accounts.admit_launch(store, platform, claims)
-        link, _expires = create_sign_in_link(store, email, app_url)
+        user = user_by_email(store, email)
+        if user is None:
+            raise LookupError(email)
+        link, _expires = create_sign_in_link(store, email, roles.landing_url(app_url, user.role))
     except accounts.NotAdmitted as err:
         raise Refused(err.problem, status=403, **err.fields) from err
     except LookupError as err:  # taken off the roster between the two steps

@@ -16,13 +16,13 @@ from course.app.learner import LabRefused, Learner
 from course.common.i18n import t
 
 from . import access, learner_records, web
-from ..data import lab_runs
+from ..data import lab_runs, roles
 
 PRACTICE = replace(pages_index.get("practice"), path="classroom/app_pages/practice.py")  # submit to the class queue
 # Added for the roles that may open them (each page checks again): the key after "class_" is the access action.
 CLASS_PAGES = (
     pages_index.PageEntry("class_gradebook", "classroom/app_pages/gradebook.py", "nav.gradebook", "class",
-                          "gradebook", ":material/table_chart:"),
+                          roles.GRADEBOOK_PATH, ":material/table_chart:"),
     pages_index.PageEntry("class_analytics", "classroom/app_pages/analytics.py", "nav.analytics", "class",
                           "analytics", ":material/insights:"),
 )
