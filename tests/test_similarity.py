@@ -174,7 +174,7 @@ def test_a_disguise_lowers_the_raw_copydetect_score(files):
     """The generator disguises for real: without the canonical form, copydetect scores copies lower."""
     lowered = 0
     for ex_id, sources in files.items():
-        stub = (similarity.PROJECT_ROOT / "exercises" / similarity.exercises.get(ex_id).filename).read_text()
+        stub = (similarity.PROJECT_ROOT / "exercises" / similarity.exercise_table.get(ex_id).filename).read_text()
         for source in sources:
             original = _raw_print(source, stub)
             lowered += max(compare_files(original, _raw_print(disguise(source, 1), stub))[1]) < 0.95
