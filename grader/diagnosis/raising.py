@@ -6,9 +6,9 @@ read here without running anything; of the learner's run only which calls raised
 when every call of the function (or class) that raised has it and none of the calls that ran has it: 1-D or
 2-D lengths, a size-1 axis, n_q = n_k, values as wide as queries, an odd size, training or eval mode, a dtype,
 an argument given or left at its default, a string argument's value; where none separates alone, one is looked for
-among the calls of the branch a string argument takes ("architecture = 'cnn' together with n = 1"). That is a fact about the calls, said as one ("every call that
-raised had ..."), not a guess at the cause; with only one call on either side nothing is said, as one call
-separates from another on almost anything.
+among the calls of the branch a string argument takes ("architecture = 'cnn' together with n = 1"). That is a
+fact about the calls, said as one ("every call that raised had ..."), not a guess at the cause; with only one call
+on either side nothing is said, as one call separates from another on almost anything.
 """
 
 import importlib
