@@ -160,12 +160,17 @@ def _diagnosis_times(log):
     return times
 
 
+def _tag(outcome):
+    """A failing file's outcome in a word: RIGHT, MISLEADING or no hint."""
+    return "RIGHT" if outcome["hinted"] else ("MISLEADING" if outcome["misleading"] else "no hint")
+
+
 def _write_row(out, path, head, outcome, result):
     """One file's whole outcome as a JSON line appended to out."""
     failing = next((c for c in result.checks if not c.passed), None)
     row = {"file": f"{path.parent.name}/{path.name}", "bug": head["bug"], "expect": head["expect"],
-           "status": result.status, "passed": result.passed, "tag": outcome["kind"] == "correct" and "correct"
-           or ("RIGHT" if outcome["hinted"] else ("MISLEADING" if outcome["misleading"] else "no hint")),
+           "status": result.status, "passed": result.passed,
+           "tag": "correct" if outcome["kind"] == "correct" else _tag(outcome),
            "located": outcome.get("located"), "hint": outcome["hint"],
            "first_failing": failing and {"name": failing.name, "message": failing.message}}
     with open(out, "a", encoding="utf-8") as stream:
@@ -178,7 +183,7 @@ def _print_file(path, head, outcome, result):
         print(f"{path.parent.name}/{path.name}: correct, passed={result.passed} quiet={mark[outcome['quiet']]}"
               + (f" hint={outcome['hint'][:100]!r}" if outcome["hint"] else ""))
         return
-    tag = "RIGHT" if outcome["hinted"] else ("MISLEADING" if outcome["misleading"] else "no hint")
+    tag = _tag(outcome)
     print(f"{path.parent.name}/{path.name}: {result.status}, {tag}, located={mark[outcome['located']]}"
           f" expect={head['expect']} hint={outcome['hint'][:160]!r}")
 
