@@ -313,3 +313,35 @@ def test_an_uploaded_file_is_said_to_win_over_the_code_box_and_is_what_is_sent(h
     _choose_exercise(driver, lang, "ex02")  # another exercise: the file does not follow
     shown = main_text(driver)
     assert t("classroom.upload_wins", lang, ex_id="ex02") not in shown and upload.name not in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_extension_and_an_override_show_on_the_gradebook_and_the_learners_practice_page(hosted, browsers, lang):
+    from datetime import timedelta
+
+    from classroom.data import adjustments
+    from classroom.data.models import utcnow
+    from classroom.data.settings import set_rule
+
+    server, store, _ = hosted
+    deadline = (utcnow() - timedelta(hours=1)).replace(second=0, microsecond=0)
+    until = (utcnow() + timedelta(days=2)).replace(second=0, microsecond=0)
+    set_rule(store, "ex09", deadline, "accept", 48, 0.5)  # an exercise no other test of this module uses
+    adjustments.grant_extension(store, "ann@class.test", "ex09", until, "hospital stay", INSTRUCTOR)
+    adjustments.set_override(store, "cy@class.test", "ex09", 0.85, "oral re-examination", INSTRUCTOR)
+    driver = browsers(lang)
+    driver.delete_all_cookies()
+    _sign_in(driver, store, INSTRUCTOR, server, "gradebook")
+    wait_for_text(driver, t("classroom.gradebook_marks", lang))  # the caption that explains the cells' marks
+    wait_for_text(driver, t("classroom.adjustments_title", lang))  # and the table of reasons below it
+    assert _errors(driver) == []
+    full_page_screenshot(driver, SHOTS / f"{lang}_class_gradebook_adjusted.png")
+    driver.delete_all_cookies()
+    _sign_in(driver, store, "ann@class.test", server, "practice")
+    _choose_exercise(driver, lang, "ex09")
+    wait_for_text(driver, t("classroom.own_deadline_extended", lang, ex_id="ex09", when=f"{until:%Y-%m-%d %H:%M}",
+                            class_when=f"{deadline:%Y-%m-%d %H:%M}"))
+    assert "hospital" not in main_text(driver)  # the reason is staff's
+    assert _errors(driver) == []
+    full_page_screenshot(driver, SHOTS / f"{lang}_class_practice_extended.png")
