@@ -1,0 +1,60 @@
+# style: d2l-like copy of the book's example, reshape/permute helpers
+# bug: MultiHeadAttention.forward | merges the heads with transpose_output(output, 5), a literal head count from the book's example, instead of self.num_heads (wrong shape or crash unless num_heads == 5)
+# expect: MultiHeadAttention.forward | transpose_output num_heads
+"""Exercise 5: multi-head attention (chapter 5, "Multi-head attention")."""
+
+import torch
+from torch import nn
+
+from .ex03_scoring import DotProductAttention
+
+
+def transpose_qkv(X, num_heads):
+    """Split the last axis into heads: (B, T, H) -> (B * num_heads, T, H / num_heads).
+
+    Row b * num_heads + h must hold head h of example b, and head h is the
+    slice X[b, :, h * d:(h + 1) * d] with d = H / num_heads.
+    """
+    if X.shape[-1] % num_heads != 0:
+        raise ValueError("num_heads must divide the last axis")
+    # (B, T, H) -> (B, T, num_heads, d) -> (B, num_heads, T, d)
+    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1).permute(0, 2, 1, 3)
+    return X.reshape(-1, X.shape[2], X.shape[3])
+
+
+def transpose_output(X, num_heads):
+    """Merge the heads back: (B * num_heads, T, d) -> (B, T, num_heads * d)."""
+    X = X.reshape(-1, num_heads, X.shape[1], X.shape[2]).permute(0, 2, 1, 3)
+    return X.reshape(X.shape[0], X.shape[1], -1)
+
+
+class MultiHeadAttention(nn.Module):
+    """num_heads scaled dot-product attentions in parallel subspaces."""
+
+    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout, bias=False,
+                 temperature=1.0):
+        super().__init__()
+        if num_hiddens % num_heads != 0:
+            raise ValueError(
+                f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}): "
+                "each head gets num_hiddens / num_heads dimensions"
+            )
+        self.num_heads = num_heads
+        self.attention = DotProductAttention(dropout, temperature)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
+        self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries (B, n_q, q), keys (B, n_k, k), values (B, n_k, v) -> (B, n_q, num_hiddens)."""
+        queries = transpose_qkv(self.W_q(queries), self.num_heads)
+        keys = transpose_qkv(self.W_k(keys), self.num_heads)
+        values = transpose_qkv(self.W_v(values), self.num_heads)
+        if valid_lens is not None:
+            valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
+        output = self.attention(queries, keys, values, valid_lens)
+        weights = self.attention.attention_weights
+        self.attention_weights = weights.reshape(-1, self.num_heads, *weights.shape[1:])
+        output_concat = transpose_output(output, 5)
+        return self.W_o(output_concat)
