@@ -29,6 +29,15 @@ def sampled(token, prompt, temperature, top_k, top_p, seed, _model, context, _to
     return ch14.decode(ids, _tokens)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def next_logits(token, ids, _model):
+    """The model's logits (V,) of the character after `ids`, once per model (token) and prompt."""
+    return ch14.next_logits(_model, list(ids), ch14.RECIPE.seq_len)
+
+
+distribution_chart = st.cache_data(max_entries=256, show_spinner=False)(ch14.distribution_chart)
+
+
 def choose_model(results, models):
     """The seed radio (and this page's own run once trained) -> (token, model)."""
     live = st.session_state.get("ch14_run")
@@ -61,11 +70,11 @@ def sampling_section(results, models):
     except ValueError as err:
         st.error(tr("ch14.sampling.bad_char", error=str(err)))
         return
-    logits = ch14.next_logits(model, ids, ch14.RECIPE.seq_len)  # (V,)
+    logits = next_logits(token, tuple(ids), model)  # (V,)
     labels = (tr("ch14.sampling.before"), tr("ch14.sampling.after_filters"))
     frame = ch14.distribution_frame(logits, tokens, temperature, top_k, top_p, labels)
-    show_chart(st, ch14.distribution_chart(frame, tr("ch14.sampling.chart_title"), tr("ch14.sampling.x"),
-                                           tr("ch14.sampling.y")), width="stretch")
+    show_chart(st, distribution_chart(frame, tr("ch14.sampling.chart_title"), tr("ch14.sampling.x"),
+                                      tr("ch14.sampling.y")), width="stretch")
     kept = int((ch14.next_distribution(logits, temperature, top_k, top_p) > 0).sum())
     st.caption(tr("ch14.sampling.kept", kept=kept, vocab=len(tokens)))
     st.code(sampled(token, prompt or "\n", temperature, top_k, top_p, int(seed), model, ch14.RECIPE.seq_len,

@@ -33,6 +33,12 @@ def about_models(models):
                    device=device))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def row_bars(words, weights, x_title, y_title):
+    """One step's attention row as bars (a dict built once per row: the page reruns on every move)."""
+    return charts.position_bar_chart(list(words), list(weights), x_title=x_title, y_title=y_title, height=220).to_dict()
+
+
 def show_step(result, step):
     """The attention row and the next-character guesses at one decoder step."""
     labels = demos.step_labels(result)
@@ -44,9 +50,8 @@ def show_step(result, step):
         left.dataframe(row[["word", "weight"]].rename(columns={
             "word": tr("demos.translate.col_word"), "weight": tr("demos.translate.col_weight")}).round(4),
             hide_index=True, key="demo_translate_row_table")
-        show_chart(left, charts.position_bar_chart(row["word"].tolist(), row["weight"].round(3).tolist(),
-                                                   x_title=tr("demos.translate.col_word"),
-                                                   y_title=tr("demos.translate.col_weight"), height=220).to_dict(),
+        show_chart(left, row_bars(tuple(row["word"]), tuple(row["weight"].round(3)), tr("demos.translate.col_word"),
+                                  tr("demos.translate.col_weight")),
                    key="demo_translate_row_chart")  # one bar per position: repeated words are not stacked
     top = demos.top_next_frame(result, step)
     right.markdown(f"**{tr('demos.translate.top_title')}**")

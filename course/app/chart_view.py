@@ -5,17 +5,20 @@ the learner's language, which is also the chart's accessible description, and it
 expander that the keyboard reaches (Tab, then Enter)."""
 
 import hashlib
-import json
+import pickle
 import re
+from dataclasses import dataclass
 
 import pyarrow as pa
 import streamlit as st
+from streamlit import dataframe_util
 
 from course.app.ui import current_lang
 from course.common import chart_text
 from course.common.i18n import t
 
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>()#+!|~$])")
+INLINE_DATA = "inline-values"  # the dataset name a spec's top-level data.values are sent under
 BIG_TABLE = 400  # cells: above this the table is a scrolling grid (st.dataframe), not one long HTML table
 
 
@@ -36,17 +39,58 @@ def _arrow_fingerprint(table):
 
 
 def spec_digest(spec):
-    """A digest of a Vega-Lite dict (its JSON, keys sorted): the cache key of its text alternative. Streamlit's own
-    argument hashing walks the spec's inline data value by value, which cost most of a chart page's rerun."""
-    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=repr)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    """A digest of a Vega-Lite dict (its pickle): the cache key of its prepared form. Streamlit's own argument
+    hashing walks the spec's inline data value by value, and a sorted JSON dump cost 0.6 ms a heatmap; a pickle costs
+    a seventh of that. Two equal dicts built in another key order get two digests: a second entry, never a wrong one."""
+    return hashlib.blake2b(pickle.dumps(spec, protocol=5), digest_size=16).hexdigest()
 
 
-@st.cache_data(max_entries=256, show_spinner=False, hash_funcs={pa.Table: _arrow_fingerprint})
-def _alternative(digest, _spec, data, lang):
-    """(title, summary sentence, table) of the chart whose spec_digest is `digest`, cached: pages rerun on every
-    widget move (`_spec` is not hashed: its digest stands for it)."""
-    return chart_text.title(_spec, lang), chart_text.summary(_spec, lang, data), chart_text.table(_spec, lang, data)
+@dataclass(frozen=True)
+class Prepared:
+    """A chart ready to send, built once per spec and language: nothing of it is computed again on a rerun."""
+
+    spec: dict  # the Vega-Lite dict as sent: its description set, every inline table moved to `datasets` as Arrow
+    title: str  # the chart's title, for its table's expander
+    sentence: str | None  # the summary under it (None: the chart has no text alternative)
+    numbers: object  # its numbers, shown in the expander: the DataFrame of chart_text.table as an Arrow table
+    cells: int  # how many numbers (rows x columns)
+    hide_index: bool  # the table's row labels are 0, 1, ... (a RangeIndex), which st.table leaves out
+
+
+def _as_arrow(rows):
+    """Inline Vega-Lite rows (a list of dicts) as Arrow IPC bytes, the form Streamlit sends a chart's data in."""
+    return dataframe_util.convert_anything_to_arrow_bytes(rows)  # what Streamlit itself does with them
+
+
+def wire_spec(spec, sentence):
+    """`spec` as it goes to the browser: described by `sentence`, its inline tables (top-level data.values and
+    the named datasets) as Arrow bytes in `datasets`, so that Streamlit does not convert them on every rerun. The
+    same chart: Vega-Lite reads a named dataset as it reads inline values."""
+    wire = {**spec, "description": sentence}
+    datasets = {name: rows if isinstance(rows, bytes) else _as_arrow(rows)
+                for name, rows in spec.get("datasets", {}).items() if isinstance(rows, list)}
+    data = spec.get("data")
+    if isinstance(data, dict) and isinstance(data.get("values"), list) and set(data) == {"values"}:
+        datasets[INLINE_DATA] = _as_arrow(data["values"])
+        wire["data"] = {"name": INLINE_DATA}
+    if datasets:
+        wire["datasets"] = {**spec.get("datasets", {}), **datasets}
+    return wire
+
+
+@st.cache_resource(max_entries=256, show_spinner=False, hash_funcs={pa.Table: _arrow_fingerprint})
+def _prepared(digest, _spec, data, lang):
+    """The Prepared chart whose spec_digest is `digest`, in `lang`; kept in the process (read only, never changed),
+    because pages rerun on every widget move (`_spec` is not hashed: its digest stands for it)."""
+    sentence = chart_text.summary(_spec, lang, data)
+    numbers = chart_text.table(_spec, lang, data)
+    spec = _spec if sentence is None else wire_spec(_spec, sentence)
+    cells = 0 if numbers is None else numbers.size
+    hide_index = numbers is not None and dataframe_util.has_range_index(numbers)  # st.table would convert to find out
+    # Converted once, as Streamlit converts a DataFrame on every call (index and column names travel in its pandas
+    # metadata, so the browser shows the same table).
+    numbers = None if numbers is None else pa.Table.from_pandas(numbers)
+    return Prepared(spec, chart_text.title(_spec, lang), sentence, numbers, cells, hide_index)
 
 
 def show_chart(where, spec, *, data=None, width=None, key=None, describe=True):
@@ -58,15 +102,15 @@ def show_chart(where, spec, *, data=None, width=None, key=None, describe=True):
     if not describe:
         return where.vega_lite_chart(data, spec, width=width, key=key)
     lang = current_lang()
-    title, sentence, numbers = _alternative(spec_digest(spec), spec, data, lang)
-    if sentence is None:
+    prepared = _prepared(spec_digest(spec), spec, data, lang)
+    if prepared.sentence is None:
         return where.vega_lite_chart(data, spec, width=width, key=key)
     box = where.container()  # one element in `where`: a slot (st.empty) keeps chart, sentence and table together
-    chart = box.vega_lite_chart(data, {**spec, "description": sentence}, width=width, key=key)
-    box.caption(plain(sentence))
-    with box.expander(t("charts.table", lang, title=plain(title)), key=f"{key}_table" if key else None):
-        if numbers.size > BIG_TABLE:
-            st.dataframe(numbers, key=f"{key}_grid" if key else None)
+    chart = box.vega_lite_chart(data, prepared.spec, width=width, key=key)
+    box.caption(plain(prepared.sentence))
+    with box.expander(t("charts.table", lang, title=plain(prepared.title)), key=f"{key}_table" if key else None):
+        if prepared.cells > BIG_TABLE:
+            st.dataframe(prepared.numbers, key=f"{key}_grid" if key else None)
         else:
-            st.table(numbers)
+            st.table(prepared.numbers, hide_index=prepared.hide_index)
     return chart

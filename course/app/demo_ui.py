@@ -147,6 +147,12 @@ MAX_LABELLED = 12  # rows or columns up to which each cell shows its weight (wid
 
 def attention_heatmap(frame, title, x_title, y_title):
     """An attention matrix (rows: queries, columns: keys) as a heatmap's Vega-Lite dict."""
-    return charts.heatmap(frame, title=title, x_title=x_title, y_title=y_title,
-                          value_title=tr("demos.translate.value_title"), domain=[0, 1],
-                          show_values=max(frame.shape) <= MAX_LABELLED).to_dict()
+    return _heatmap_spec(frame, title, x_title, y_title, tr("demos.translate.value_title"))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _heatmap_spec(frame, title, x_title, y_title, value_title):
+    """attention_heatmap's dict, built once per matrix and texts: a page reruns on every widget move, and building
+    an Altair chart costs tens of ms."""
+    return charts.heatmap(frame, title=title, x_title=x_title, y_title=y_title, value_title=value_title,
+                          domain=[0, 1], show_values=max(frame.shape) <= MAX_LABELLED).to_dict()

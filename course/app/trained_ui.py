@@ -201,6 +201,14 @@ def learned_alignment(key):
     st.markdown(tr("trained.alignment.after"))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _step_bars(row, x_title, y_title):
+    """The bar chart's dict of one decoder step's weights over the source positions (built once per step)."""
+    labels = [f"{i} {s}" for i, s in zip(row["position"], row["source"])]
+    return charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=x_title, y_title=y_title,
+                            label_format=".2f").to_dict()
+
+
 def walk_through(key):
     """Chapter 4: one decoder step at a time, the trained Bahdanau model's weights over the source."""
     st.subheader(tr("trained.walk.header"))
@@ -220,10 +228,7 @@ def walk_through(key):
     top = row.loc[row["weight"].idxmax()]
     st.markdown(tr("trained.walk.output", text=result.text, source=" ".join(f"`{s}`" for s in frame.columns)))
     st.metric(tr("trained.walk.metric", step=step, token=written), f"{top['source']} · {top['weight']:.2f}")
-    labels = [f"{i} {s}" for i, s in zip(row["position"], row["source"])]
-    chart = charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=tr("trained.alignment.x"),
-                             y_title=tr("demos.translate.value_title"), label_format=".2f")
-    show_chart(st, chart.to_dict(), key=f"{key}_bars")
+    show_chart(st, _step_bars(row, tr("trained.alignment.x"), tr("demos.translate.value_title")), key=f"{key}_bars")
     path = " → ".join(f"{r} ({c})" for r, c, _ in trained_views.top_sources(frame))
     st.markdown(tr("trained.walk.after", path=path))
     demo_links("demo_decoding")  # how the tokenizer cuts AI into a / ##i, step by step
