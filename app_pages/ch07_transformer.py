@@ -18,6 +18,7 @@ ffn_gap = st.cache_data(ch07.ffn_positionwise_gap)
 mask_spec = st.cache_data(max_entries=512)(ch07.mask_spec)
 incremental_check = st.cache_data(max_entries=64)(ch07.incremental_check)
 norm_tables = st.cache_data(max_entries=256)(ch07.norm_tables)
+margins_view = st.cache_data(max_entries=256)(ch07.margins_view)
 
 
 def architecture_section():
@@ -42,7 +43,7 @@ def architecture_section():
 
 def show_margins(container, table):
     """A with_margins table: labels in the learner's language, numbers right-aligned, corners blank."""
-    view = ch07.margins_view(table, current_lang())
+    view = margins_view(table, current_lang())
     container.dataframe(view, column_config={c: st.column_config.TextColumn(alignment="right") for c in view.columns})
 
 
