@@ -148,13 +148,14 @@ def learning_section():
 st.title(tr("ch03.title"))
 st.markdown(tr("ch03.intro"))
 masking_tab, allocation_tab, scorers_tab, scale_tab = remembered_tabs("ch03")  # one idea per screen
+# Each experiment is a fragment: moving a widget reruns its own section, not the other tabs' (drawn all the same).
 with masking_tab:
-    masking_section()
+    st.fragment(masking_section)()
 with allocation_tab:
-    allocation_section()
+    st.fragment(allocation_section)()
 with scorers_tab:
-    scorers_section()
+    st.fragment(scorers_section)()
 with scale_tab:  # the sqrt(d) measurements and the learning experiment that shows them matter
-    scale_section()
-    learning_section()
+    st.fragment(scale_section)()
+    st.fragment(learning_section)()
 chapter_footer("ex01", "ex03")

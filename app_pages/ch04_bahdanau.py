@@ -63,9 +63,10 @@ right.metric(tr("ch04.top_weight", target=target), f"α({table['word'][top]}) = 
 right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"}).round(3), hide_index=True)
 show_chart(st, alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
 st.markdown(tr("ch04.align_after"))
-heatmap_section()
-learned_alignment("ch04_learned")
-walk_through("ch04_walk")
+# Each experiment below is a fragment: moving one of its widgets reruns that section, not the whole long page.
+st.fragment(heatmap_section)()
+st.fragment(learned_alignment)("ch04_learned")
+st.fragment(walk_through)("ch04_walk")
 
 st.header(tr("ch04.worked_header"))
 st.markdown(tr("ch04.worked_body"))
@@ -94,14 +95,14 @@ st.markdown(tr("ch04.worked_numbers", e1=f"{step['e'][0]:.3f}", e2=f"{step['e'][
                a1=f"{step['alpha'][0]:.3f}", a2=f"{step['alpha'][1]:.3f}",
                c1=f"{step['c'][0]:.3f}", c2=f"{step['c'][1]:.3f}",
                p1=f"{step['p'][0]:.3f}", p2=f"{step['p'][1]:.3f}"))
-convex_section(tuple(step["alpha"].tolist()), tuple(map(tuple, rows[1:3])))
+st.fragment(convex_section)(tuple(step["alpha"].tolist()), tuple(map(tuple, rows[1:3])))
 
 st.header(tr("ch04.steps_header"))
 st.markdown(tr("ch04.steps_body"))
 st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), tr(f"ch04.tensor.{name}"), str(shape))
                        for s, name, shape in step_shapes()],
                       columns=[tr("ch04.col_step"), tr("ch04.col_tensor"), tr("ch04.col_shape")]))
-shapes_section()
+st.fragment(shapes_section)()
 
 st.header(tr("ch04.grad_header"))
 st.markdown(tr("ch04.grad_body", loss=f"{grads['loss']:.3f}"))
@@ -111,7 +112,7 @@ st.dataframe(pd.DataFrame({
 }, index=["h1", "h2"]))
 st.markdown(tr("ch04.grad_after"))
 
-compare_section()
+st.fragment(compare_section)()
 
 st.header(tr("ch04.qkv_header"))
 st.markdown(tr("ch04.qkv_body"))

@@ -126,16 +126,18 @@ def order_section():
 st.title(tr("ch06.title"))
 st.markdown(tr("ch06.intro"))
 roles_tab, cost_tab, order_tab, encoding_tab, relative_tab, scale_tab = remembered_tabs("ch06")  # one idea each
+# Each experiment is a fragment: moving a widget reruns its own section, not the other tabs' (drawn all the same).
+# The encoding's sliders set the length and width the last two read, so a move there reruns the page.
 with roles_tab:
-    roles_section()
+    st.fragment(roles_section)()
 with cost_tab:
-    cost_section()
+    st.fragment(cost_section)()
 with order_tab:  # why positions are needed comes before how they are encoded
-    order_section()
+    st.fragment(order_section)()
 with encoding_tab:
     length, width = encoding_section()
 with relative_tab:
-    rotation_section(length, width)
+    st.fragment(rotation_section)(length, width)
 with scale_tab:
-    scale_section(width)
+    st.fragment(scale_section)(width)
 chapter_footer("ex06")
