@@ -60,6 +60,16 @@ def show_step(result, step):
                     hide_index=True, key="demo_translate_top_table")
 
 
+@st.fragment
+def scrubber(result):
+    """The step slider and that step's attention row and guesses: a fragment, so a move redraws only them."""
+    st.header(tr("demos.translate.scrubber_header"))
+    last = len(result.top_next) - 1
+    step = st.slider(tr("demos.translate.scrubber_label"), 0, max(last, 1), 0, key="demo_translate_step",
+                     disabled=last < 1)
+    show_step(result, min(step, last))
+
+
 st.title(tr("demos.translate.title"))
 st.markdown(tr("demos.translate.intro"))
 names = available_or_stop()
@@ -89,10 +99,5 @@ else:
                                      tr("demos.translate.y_title")), key="demo_translate_heatmap")
     if result.cross_attention_heads is not None:
         st.caption(tr("demos.translate.heads_note"))
-
-st.header(tr("demos.translate.scrubber_header"))
-last = len(result.top_next) - 1
-step = st.slider(tr("demos.translate.scrubber_label"), 0, max(last, 1), 0, key="demo_translate_step",
-                 disabled=last < 1)
-show_step(result, min(step, last))
+scrubber(result)
 training_curves(names, "demo_translate")
