@@ -100,7 +100,7 @@ for run, name in ((live_run, variant), (mine, "mine")):
         st.caption(tr("lab.live_caption", variant=tr(f"lab.variants.{name}"), steps=run["steps_done"],
                       seconds=run["seconds"], acc=f"{100 * run['final_seq_acc']:.0f}%"))
 if None not in pair and pair[0]["snapshots"] and pair[1]["snapshots"]:
-    maps_section(pair, (f"shipped:{mtime}", token), task, seed)
+    st.fragment(maps_section)(pair, (f"shipped:{mtime}", token), task, seed)  # a move redraws the maps only
 elif None not in pair:
     st.info(tr("lab.maps.no_maps", seed=seed))
 st.subheader(tr("lab.live_header"))
