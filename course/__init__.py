@@ -1,4 +1,4 @@
-"""Attention Lab's shared library, in four rooms (dependencies point down this list only; lessons and
+"""Attention Lab's shared library, in five rooms (dependencies point down this list only; lessons and
 translation never import each other):
 
 - course.app: the Streamlit app's support code (language, page index, progress, notes,
@@ -6,6 +6,7 @@ translation never import each other):
 - course.lessons: the chapters' experiments and charts, one module per chapter.
 - course.translation: the English-to-Chinese translators, from the Tatoeba loader to
   training, evaluation and the demo pages' logic.
+- course.model: the torch code lessons and translation share (the one training loop).
 - course.common: the vocabulary every part shares (exercise index and statuses, paths and
   atomic writes, text catalogs, chart helpers).
 

@@ -13,7 +13,6 @@ from course.lessons.torch_threads import cpu_threads
 from course.translation import demos, kv_study
 from course.translation.checkpoint import load_checkpoint
 from course.translation.models import build_model, config_class
-from course.translation.transformer import kv_forward, kv_init
 from course.translation.vocab import BOS_ID, PAD_ID
 
 SRC_V, TGT_V = 23, 19
@@ -175,15 +174,15 @@ def test_divisors():
 
 
 @pytest.mark.parametrize("scope", kv_study.SCOPES)
-def test_every_head_kept_decodes_exactly_as_kv_forward(scope):
+def test_every_head_kept_decodes_exactly_as_forward_cached(scope):
     model = transformer()
     src, lens = padded_batch()
     tokens = target_tokens()
     grouped = kv_study.GroupedKVTranslator(model, 4, scope)
     with torch.no_grad():
         ours, _ = grouped.forward_tokens(tokens, grouped.encode(src, lens))
-        state = kv_init(model.decoder, model.encoder(src, lens), lens)
-        theirs, _ = kv_forward(model.decoder, tokens, state)
+        state = model.decoder.start_cache(model.encoder(src, lens), lens)
+        theirs, _ = model.decoder.forward_cached(tokens, state)
     assert torch.equal(ours, theirs)
 
 

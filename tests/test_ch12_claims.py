@@ -55,7 +55,7 @@ def test_llama_7b_and_mistral_7b_differ_only_in_key_value_heads_as_the_text_says
 
 
 def test_the_shipped_bleu_with_every_head_is_the_checkpoints_own_greedy_test_bleu():
-    """Written by evaluate.py through kv_forward: the grouped path with every head kept must reproduce it."""
+    """Written by evaluate.py through forward_cached: the grouped path with every head kept must reproduce it."""
     report = json.loads(demos.bleu_path("transformer").read_text(encoding="utf-8"))
     heads = checkpoint_config()["num_heads"]
     assert SHIPPED["num_heads"] == heads and SHIPPED["num_sentences"] == report["num_sentences"]

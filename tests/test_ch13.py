@@ -13,7 +13,7 @@ from course.common.i18n import LANGS, t
 from course.translation import demos, head_study, sinks, sinks_views
 from course.translation.decoding import greedy_decode
 from course.translation.sinks import Window
-from course.translation.transformer import causal_mask, kv_forward, kv_init
+from course.translation.transformer import causal_mask
 
 DATA = demos.checkpoint_dir().parent.parent / "shared" / "data" / "tatoeba-cmn-eng.tsv"
 
@@ -111,9 +111,9 @@ def shipped():
 
 
 def masked_logits(model, batch, window):
-    """Teacher-forced logits (B, T, V) through kv_forward with the window's mask."""
-    state = kv_init(model.decoder, model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
-    return kv_forward(model.decoder, batch.tgt_in, state, window.mask)[0]
+    """Teacher-forced logits (B, T, V) through forward_cached with the window's mask."""
+    state = model.decoder.start_cache(model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
+    return model.decoder.forward_cached(batch.tgt_in, state, window.mask)[0]
 
 
 @torch.no_grad()
@@ -121,11 +121,11 @@ def evicting_logits(model, batch, size, sinks_kept):
     """A reference written the other way round: decode the reference one position at a time with a cache that
     really drops keys and values, keeping the first `sinks_kept` and the last size - 1 before each new one, and
     letting the new position see everything left. Logits (B, T, V)."""
-    state = kv_init(model.decoder, model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
+    state = model.decoder.start_cache(model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
     out, held = [], []  # held: the positions whose keys and values the cache holds
     for step in range(batch.tgt_in.shape[1]):
         kept = len(held)
-        logits, state = kv_forward(model.decoder, batch.tgt_in[:, step : step + 1], state,
+        logits, state = model.decoder.forward_cached(batch.tgt_in[:, step : step + 1], state,
                                    lambda t0, T, device: torch.ones(T, kept + T, dtype=torch.bool, device=device))
         out.append(logits[:, 0])
         held.append(step)

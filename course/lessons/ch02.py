@@ -13,6 +13,7 @@ import pandas as pd
 import torch
 
 from course.common import charts
+from course.model.train_loop import train_steps
 from solutions.ex02_nadaraya_watson import (
     NWKernelRegression,
     gaussian_kernel_weights,
@@ -80,13 +81,13 @@ def train_w_steps(data, epochs=10, lr=0.5, seed=0):
     model = NWKernelRegression()
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     keys, values = leave_one_out(data.x_train, data.y_train)  # (n, n-1) each
-    for epoch in range(1, epochs + 1):
-        optimizer.zero_grad()
+
+    def loss_of(_):
         y_hat = model(data.x_train, keys, values)  # (n,)
-        loss = ((y_hat - data.y_train) ** 2).mean() / 2
-        loss.backward()
-        optimizer.step()
-        yield epoch, float(model.w.detach()), float(loss.detach())
+        return ((y_hat - data.y_train) ** 2).mean() / 2
+
+    for done in train_steps(model, optimizer, range(epochs), loss_of):  # full batch: the same data every epoch
+        yield done.index + 1, float(model.w.detach()), float(done.loss.detach())
 
 
 def bmm_shapes(data, w=1.0):

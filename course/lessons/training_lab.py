@@ -28,6 +28,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from course.model.train_loop import train_steps
+
 from .lab_tasks import PAIRS_TASK, TASKS, probe_source, scored, target_of, task_data  # noqa: F401 (the lab's API)
 from .torch_threads import cpu_threads
 from .shipped_check import requirement
@@ -374,22 +376,19 @@ def fit(config, progress=None, should_stop=None, keep_maps=True, impl="solutions
 
         checkpoint(0)
         model.train()
-        for step in range(c.steps):
-            if should_stop and should_stop():
-                run["stopped"] = True
-                break
-            src, tgt = data.batch(gen)  # (B, T), (B, T)
+        batches = (data.batch(gen) for _ in range(c.steps))  # (B, T), (B, T) each
+
+        def loss_of(batch):
+            src, tgt = batch
             mask = scored(data, tgt)  # (B, T)
             logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V); decoder-only: model(src)
-            loss = nn.functional.cross_entropy(logits[mask], tgt[mask], label_smoothing=c.label_smoothing)
-            plain = loss if c.label_smoothing == 0 else nn.functional.cross_entropy(logits[mask].detach(), tgt[mask])
-            for group in opt.param_groups:
-                group["lr"] = learning_rate(c, step)
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), c.clip)
-            opt.step()
+            return nn.functional.cross_entropy(logits[mask], tgt[mask], label_smoothing=c.label_smoothing), (logits, mask)
+
+        for done in train_steps(model, opt, batches, loss_of, c.clip, lambda step: learning_rate(c, step), should_stop):
+            (_, tgt), (logits, mask) = done.batch, done.output
+            plain = done.loss if c.label_smoothing == 0 else nn.functional.cross_entropy(logits[mask].detach(), tgt[mask])
             window.append((plain.item(), float((logits.argmax(-1) == tgt)[mask].float().mean())))
+            step = done.index
             run["steps_done"] = step + 1
             if (step + 1) % c.log_every == 0:
                 run["loss"].append(round(sum(x for x, _ in window) / len(window), 4))
@@ -399,6 +398,7 @@ def fit(config, progress=None, should_stop=None, keep_maps=True, impl="solutions
                 checkpoint(step + 1)
             if progress:
                 progress(step + 1, c.steps, run)
+        run["stopped"] = run["steps_done"] < c.steps
         if run["stopped"] and (not run["tests"] or run["tests"][-1]["step"] != run["steps_done"]):
             checkpoint(run["steps_done"])
     final = run["tests"][-1]

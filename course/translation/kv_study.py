@@ -5,7 +5,7 @@ Streamlit-free. Three ways to compute the next token's logits, all from the same
 - "recompute": run the decoder over the whole prefix again at every step (no cache at all);
 - "inputs": each decoder block keeps its inputs at the earlier positions and projects them to keys and values
   again at every step (exercise 7's `state[2]`; the cross-attention projects the encoder outputs every step);
-- "kv": keep the projected keys and values (course.translation.transformer `kv_init` / `kv_forward`).
+- "kv": keep the projected keys and values (course.translation.transformer's `TransformerDecoder.start_cache` / `forward_cached`).
 
 `decode_steps` runs greedy decoding with one of them and times every step; `step_logits` keeps the logits.
 
@@ -31,7 +31,6 @@ from torch import nn
 from . import demos
 from .decoding import _DECODE_LOCK, settings_of
 from .evaluate import corpus_bleu, decode_all
-from .transformer import kv_forward, kv_init
 from .vocab import BOS_ID, EOS_ID, PAD_ID, detokenize_zh, normalize_zh, tokenize_en
 
 STRATEGIES = ("recompute", "inputs", "kv")
@@ -46,7 +45,7 @@ def _first_state(model, strategy, src, src_valid_lens):
     """The decoder state a strategy starts from: encoder outputs (recompute, inputs) or a KVState (kv)."""
     enc_outputs = model.encoder(src, src_valid_lens)  # (B, T_src, d)
     if strategy == "kv":
-        return kv_init(model.decoder, enc_outputs, src_valid_lens)
+        return model.decoder.start_cache(enc_outputs, src_valid_lens)
     return model.decoder.init_state(enc_outputs, src_valid_lens)
 
 
@@ -61,7 +60,7 @@ def _next_logits(model, strategy, prefix, state):
         logits, state = decoder(prefix[:, -1:], state)  # (B, 1, V): the blocks' input caches grow by one
         return logits[:, -1], state
     if strategy == "kv":
-        logits, state = kv_forward(decoder, prefix[:, -1:], state)  # (B, 1, V): the key/value caches grow by one
+        logits, state = decoder.forward_cached(prefix[:, -1:], state)  # (B, 1, V): the key/value caches grow by one
         return logits[:, -1], state
     raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
 
@@ -164,7 +163,7 @@ class GroupedKVTranslator(nn.Module):
     """The shipped Transformer decoding with num_kv_heads key/value heads in its decoder's self-attention
     (scope "self") or in its self- and cross-attention ("both"): the pooled projections of `pool_heads`, a cache
     of num_kv_heads heads. The translator itself is shared, never changed. Eval decoding only (greedy_decode,
-    beam_search); num_kv_heads == num_heads decodes exactly as kv_forward."""
+    beam_search); num_kv_heads == num_heads decodes exactly as forward_cached."""
 
     def __init__(self, model, num_kv_heads, scope="both"):
         super().__init__()
@@ -187,7 +186,7 @@ class GroupedKVTranslator(nn.Module):
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> a KVState whose cross keys/values have num_kv_heads heads where shared."""
         enc_outputs = self.model.encoder(src, src_valid_lens)  # (B, T_src, d)
-        state = kv_init(self.model.decoder, enc_outputs, src_valid_lens)  # every head
+        state = self.model.decoder.start_cache(enc_outputs, src_valid_lens)  # every head
         for i, pools in enumerate(self.pooled):
             if pools["cross"] is not None:
                 w_k, b_k, w_v, b_v = pools["cross"]
@@ -196,7 +195,7 @@ class GroupedKVTranslator(nn.Module):
         return state
 
     def forward_tokens(self, X, state):
-        """X (B, T) new target tokens -> logits (B, T, V); the state's caches grow by T (kv_forward's steps)."""
+        """X (B, T) new target tokens -> logits (B, T, V); the state's caches grow by T (forward_cached's steps)."""
         decoder = self.model.decoder
         B, T = X.shape
         t0 = state.offset

@@ -3,7 +3,7 @@
 Streamlit-free. The decoder's self-attention is restricted by a `Window`: each
 position sees only the last `size` positions (itself included), optionally
 with the first `sinks` positions (`<bos>`) kept visible, or with `<bos>` alone
-hidden. The mask goes into the key/value-cache forward (transformer.kv_forward),
+hidden. The mask goes into the key/value-cache forward (TransformerDecoder.forward_cached),
 so teacher forcing and greedy decoding run the same code with the same mask.
 The cache keeps every key and the mask hides the old ones: the attention is
 what an evicting cache computes, but no memory is saved, and each position keeps
@@ -37,7 +37,6 @@ from course.common.paths import atomic_write_text
 from . import demos
 from .data import encode_pairs, load_pairs, make_batch, prepare_splits, tokenize_pairs
 from .evaluate import evaluate
-from .transformer import kv_forward, kv_init
 from .vocab import PAD_ID
 
 SIZES = tuple(range(1, 10))  # window sizes measured: the page's slider goes to 8; 9 is 8 plus one more key
@@ -98,11 +97,11 @@ class WindowedTranslator(nn.Module):
     def encode(self, src, src_valid_lens):
         """Source (B, T_src) -> a KVState with the cross-attention keys and values."""
         enc_outputs = self.model.encoder(src, src_valid_lens)  # (B, T_src, d)
-        return kv_init(self.model.decoder, enc_outputs, src_valid_lens)
+        return self.model.decoder.start_cache(enc_outputs, src_valid_lens)
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, no attention maps."""
-        logits, state = kv_forward(self.model.decoder, tokens, state, self.window.mask)  # (B, 1, V)
+        logits, state = self.model.decoder.forward_cached(tokens, state, self.window.mask)  # (B, 1, V)
         return logits[:, -1], state, {}
 
     def reorder_state(self, state, index):
@@ -116,8 +115,8 @@ def teacher_forced(model, batch, window):
     target characters and <eos>, their count, [summed weight on <bos> per decoder layer], the rows summed over:
     heads times real positions after the first)."""
     model.eval()
-    state = kv_init(model.decoder, model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
-    logits, _ = kv_forward(model.decoder, batch.tgt_in, state, window.mask)  # (B, T, V)
+    state = model.decoder.start_cache(model.encoder(batch.src, batch.src_valid_lens), batch.src_valid_lens)
+    logits, _ = model.decoder.forward_cached(batch.tgt_in, state, window.mask)  # (B, T, V)
     loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum")
     T = batch.tgt_in.shape[1]
     positions = torch.arange(T)[None, :]  # (1, T)

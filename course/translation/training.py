@@ -19,6 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
+from course.model.train_loop import train_steps
+
 from . import data as D
 from .checkpoint import atomic_torch_save, save_checkpoint, software_versions, source_vocab, update_metrics
 from .evaluate import evaluate_splits, report_metrics, report_path, write_report
@@ -222,43 +224,50 @@ def train(args):
     model.train()
     batches = []
     start = time.monotonic() - elapsed
-    try:
+
+    def epoch_batches():
+        """The training batches in order, from the resumed position on, while the epochs and the budget last."""
+        nonlocal epoch, batch_pos, batches
         while epoch < args.max_epochs and elapsed < budget:
             batches = D.bucket_batches(train_ex, args.batch_size, args.seed, epoch)
             while batch_pos < len(batches) and elapsed < budget:
-                batch = D.make_batch([train_ex[i] for i in batches[batch_pos]]).to(device)
-                progress_done = elapsed / budget if budget else 1.0
-                for group in optimizer.param_groups:
-                    group["lr"] = args.lr * lr_factor(step, args.warmup, progress_done)
-                with amp if amp is not None else torch.enable_grad():
-                    logits = model(batch.src, batch.src_valid_lens, batch.tgt_in)  # (B, T, V)
-                loss = sequence_loss(logits, batch.tgt_out, args.label_smoothing)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), args.clip)
-                optimizer.step()
-                if args.ema > 0 and progress_done >= args.ema_start:
-                    if averaged is None:
-                        averaged = new_average()
-                    else:
-                        averaged.update_parameters(model)
-                step, batch_pos, tokens_seen = step + 1, batch_pos + 1, tokens_seen + batch.num_tokens
-                loss_value = loss.detach().item()
-                loss_avg = loss_value if loss_avg is None else 0.95 * loss_avg + 0.05 * loss_value
-                elapsed = time.monotonic() - start
-                progress.show(f"[{args.model}] {elapsed / 60:5.1f}/{args.minutes:g} min  epoch {epoch + 1} "
-                              f"{batch_pos}/{len(batches)}  step {step}  loss {loss_avg:.3f}  "
-                              f"lr {optimizer.param_groups[0]['lr']:.2e}  "
-                              f"{tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
-                if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
-                    valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed, loss_avg))
-                    print(f"\n[{args.model}] step {step}: {describe_point(valid_curve[-1])}", flush=True)
-                    last_valid = time.monotonic()
-                if time.monotonic() - last_save >= args.save_every:
-                    save_resume()
-                    last_save = time.monotonic()
+                yield D.make_batch([train_ex[i] for i in batches[batch_pos]]).to(device)
             if batch_pos >= len(batches):
                 epoch, batch_pos = epoch + 1, 0
+
+    def budget_used():
+        return elapsed / budget if budget else 1.0
+
+    def loss_of(batch):
+        with amp if amp is not None else torch.enable_grad():
+            logits = model(batch.src, batch.src_valid_lens, batch.tgt_in)  # (B, T, V)
+        return sequence_loss(logits, batch.tgt_out, args.label_smoothing)
+
+    def lr_at(index):
+        return args.lr * lr_factor(index, args.warmup, budget_used())
+
+    try:
+        for done in train_steps(model, optimizer, epoch_batches(), loss_of, args.clip, lr_at, start=step):
+            if args.ema > 0 and budget_used() >= args.ema_start:
+                if averaged is None:
+                    averaged = new_average()
+                else:
+                    averaged.update_parameters(model)
+            step, batch_pos, tokens_seen = step + 1, batch_pos + 1, tokens_seen + done.batch.num_tokens
+            loss_value = done.loss.detach().item()
+            loss_avg = loss_value if loss_avg is None else 0.95 * loss_avg + 0.05 * loss_value
+            elapsed = time.monotonic() - start
+            progress.show(f"[{args.model}] {elapsed / 60:5.1f}/{args.minutes:g} min  epoch {epoch + 1} "
+                          f"{batch_pos}/{len(batches)}  step {step}  loss {loss_avg:.3f}  "
+                          f"lr {optimizer.param_groups[0]['lr']:.2e}  "
+                          f"{tokens_seen / max(elapsed, 1e-9):,.0f} tok/s")
+            if valid_ex and args.valid_every > 0 and time.monotonic() - last_valid >= args.valid_every:
+                valid_curve.append(valid_point(model, averaged, valid_ex, device, step, elapsed, loss_avg))
+                print(f"\n[{args.model}] step {step}: {describe_point(valid_curve[-1])}", flush=True)
+                last_valid = time.monotonic()
+            if time.monotonic() - last_save >= args.save_every:
+                save_resume()
+                last_save = time.monotonic()
     except KeyboardInterrupt:
         save_resume()
         print(f"\ninterrupted at step {step}; continue with the same command plus --resume", flush=True)

@@ -7,7 +7,8 @@ Two ways to decode one token at a time:
   again at every step, and the cross-attention projects the encoder outputs
   again at every step;
 - with a key/value cache (`use_kv_cache(True)`, eval only; the app's and the
-  evaluation's reference models): the same parameters, but each position's
+  evaluation's reference models; TransformerDecoder's start_cache and
+  forward_cached, which chapters 12 and 13 call too): the same parameters, but each position's
   self-attention keys and values are projected once and kept, and the
   encoder outputs are projected to cross-attention keys and values once per
   sentence. Same logits within float rounding (tests/test_kv_cache.py).
@@ -50,6 +51,12 @@ def positional_encoding(pe_mod, config):
 def ffn_slope(config):
     """The blocks' keyword for config.ffn_negative_slope where it is set, else none (the blocks' default)."""
     return {} if config.ffn_negative_slope is None else {"negative_slope": config.ffn_negative_slope}
+
+
+def causal_mask(t0, T, device=None):
+    """(T, t0+T) bool: new position t0+i sees every position up to itself (the decoder's causal mask)."""
+    seen = torch.arange(t0 + T, device=device)  # (t0+T,)
+    return seen[None, :] <= torch.arange(t0, t0 + T, device=device)[:, None]  # (T, t0+T)
 
 
 class TransformerEncoder(nn.Module):
@@ -131,6 +138,72 @@ class TransformerDecoder(nn.Module):
             self._positions = table  # (max_len, d)
         return table
 
+    # ---- decoding with the key/value cache (eval only; see the module docstring)
+
+    @staticmethod
+    def split_heads(X, num_heads):
+        """(B, T, d) -> (B, heads, T, d / heads): exercise 5's transpose_qkv with the heads on their own axis.
+        A view, not transpose_qkv's copy: a copy changes the float rounding of the matrix products after it, and
+        so the shipped decoding numbers (tests/test_kv_cache.py)."""
+        B, T, d = X.shape
+        return X.reshape(B, T, num_heads, d // num_heads).transpose(1, 2)  # (B, heads, T, d/heads)
+
+    @staticmethod
+    def merge_heads(X):
+        """(B, heads, T, d / heads) -> (B, T, d): exercise 5's transpose_output."""
+        return X.transpose(1, 2).flatten(2)  # (B, T, d)
+
+    def attend_cached(self, mha, queries, keys, values, mask):
+        """mha's attention of its projected queries over already projected keys and values (B, heads, T_k, dh),
+        where mask (bool, broadcast to (B, heads, T, T_k)) allows -> (output (B, T, d), weights)."""
+        q = self.split_heads(mha.W_q(queries), mha.num_heads)  # (B, heads, T, dh)
+        scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, heads, T, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)  # (B, heads, T, T_k)
+        return mha.W_o(self.merge_heads(weights @ values)), weights  # (B, T, d)
+
+    def start_cache(self, enc_outputs, enc_valid_lens):
+        """A KVState: every block's cross-attention keys and values, projected once."""
+        cross = []
+        for blk in self.blks:
+            mha = blk.attention2
+            cross.append((self.split_heads(mha.W_k(enc_outputs), mha.num_heads),
+                          self.split_heads(mha.W_v(enc_outputs), mha.num_heads)))  # (B, heads, T_src, dh) each
+        return KVState(enc_valid_lens, cross)
+
+    def forward_cached(self, X, state, self_mask=causal_mask):
+        """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T.
+
+        self_mask(t0, T, device) -> (T, t0+T) bool: which keys each new position's self-attention sees
+        (causal_mask; chapter 13 passes a sliding window)."""
+        B, T = X.shape
+        t0 = state.offset
+        X = self.embedding(X) * math.sqrt(self.num_hiddens)  # (B, T, d)
+        X = X + self.position_table(X.device, X.dtype)[t0 : t0 + T]  # (B, T, d)
+        causal = self_mask(t0, T, X.device)  # (T, t0+T)
+        src_mask = None
+        if state.enc_valid_lens is not None:
+            T_src = state.cross[0][0].shape[2]
+            src_mask = torch.arange(T_src, device=X.device)[None, :] < state.enc_valid_lens[:, None]  # (B, T_src)
+            src_mask = src_mask[:, None, None, :]  # (B, 1, 1, T_src)
+        new_kv = []
+        for i, blk in enumerate(self.blks):
+            mha = blk.attention1
+            k, v = self.split_heads(mha.W_k(X), mha.num_heads), self.split_heads(mha.W_v(X), mha.num_heads)
+            if state.self_kv:
+                k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, heads, t0+T, dh)
+                v = torch.cat((state.self_kv[i][1], v), dim=2)
+            new_kv.append((k, v))
+            out, w_self = self.attend_cached(mha, X, k, v, causal)
+            Y = blk.addnorm1(X, out)  # (B, T, d)
+            out, w_cross = self.attend_cached(blk.attention2, Y, *state.cross[i], src_mask)
+            Z = blk.addnorm2(Y, out)  # (B, T, d)
+            X = blk.addnorm3(Z, blk.ffn(Z))  # (B, T, d)
+            self.attention_weights[i] = [w_self, w_cross]
+        state.self_kv, state.offset = new_kv, t0 + T
+        return self.dense(X), state  # (B, T, V)
+
 
 @dataclass
 class KVState:
@@ -147,71 +220,6 @@ class KVState:
         kv = [(k[index], v[index]) for k, v in self.self_kv]
         lens = None if self.enc_valid_lens is None else self.enc_valid_lens[index]
         return KVState(lens, pick, kv, self.offset)
-
-
-def _heads(X, num_heads):
-    """(B, T, d) -> (B, heads, T, d / heads)."""
-    B, T, d = X.shape
-    return X.reshape(B, T, num_heads, d // num_heads).transpose(1, 2)
-
-
-def _attend(mha, queries, keys, values, mask):
-    """Multi-head attention of mha's projected queries over cached keys/values -> (out (B, T, d), weights)."""
-    q = _heads(mha.W_q(queries), mha.num_heads)  # (B, heads, T, dh)
-    scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, heads, T, T_k)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)  # (B, heads, T, T_k)
-    out = (weights @ values).transpose(1, 2).flatten(2)  # (B, T, d)
-    return mha.W_o(out), weights
-
-
-def kv_init(decoder, enc_outputs, enc_valid_lens):
-    """A KVState: every block's cross-attention keys and values, projected once."""
-    cross = []
-    for blk in decoder.blks:
-        mha = blk.attention2
-        cross.append((_heads(mha.W_k(enc_outputs), mha.num_heads), _heads(mha.W_v(enc_outputs), mha.num_heads)))
-    return KVState(enc_valid_lens, cross)
-
-
-def causal_mask(t0, T, device=None):
-    """(T, t0+T) bool: new position t0+i sees every position up to itself (the decoder's causal mask)."""
-    seen = torch.arange(t0 + T, device=device)  # (t0+T,)
-    return seen[None, :] <= torch.arange(t0, t0 + T, device=device)[:, None]  # (T, t0+T)
-
-
-def kv_forward(decoder, X, state, self_mask=causal_mask):
-    """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T.
-
-    self_mask(t0, T, device) -> (T, t0+T) bool: which keys each new position's self-attention sees
-    (causal_mask; chapter 13 passes a sliding window)."""
-    B, T = X.shape
-    t0 = state.offset
-    X = decoder.embedding(X) * math.sqrt(decoder.num_hiddens)  # (B, T, d)
-    X = X + decoder.position_table(X.device, X.dtype)[t0 : t0 + T]  # (B, T, d)
-    causal = self_mask(t0, T, X.device)  # (T, t0+T)
-    src_mask = None
-    if state.enc_valid_lens is not None:
-        T_src = state.cross[0][0].shape[2]
-        src_mask = torch.arange(T_src, device=X.device)[None, :] < state.enc_valid_lens[:, None]  # (B, T_src)
-        src_mask = src_mask[:, None, None, :]  # (B, 1, 1, T_src)
-    new_kv = []
-    for i, blk in enumerate(decoder.blks):
-        mha = blk.attention1
-        k, v = _heads(mha.W_k(X), mha.num_heads), _heads(mha.W_v(X), mha.num_heads)  # (B, heads, T, dh)
-        if state.self_kv:
-            k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, heads, t0+T, dh)
-            v = torch.cat((state.self_kv[i][1], v), dim=2)
-        new_kv.append((k, v))
-        out, w_self = _attend(mha, X, k, v, causal)
-        Y = blk.addnorm1(X, out)  # (B, T, d)
-        out, w_cross = _attend(blk.attention2, Y, *state.cross[i], src_mask)
-        Z = blk.addnorm2(Y, out)  # (B, T, d)
-        X = blk.addnorm3(Z, blk.ffn(Z))  # (B, T, d)
-        decoder.attention_weights[i] = [w_self, w_cross]
-    state.self_kv, state.offset = new_kv, t0 + T
-    return decoder.dense(X), state  # (B, T, V)
 
 
 class TransformerTranslator(Translator):
@@ -241,13 +249,13 @@ class TransformerTranslator(Translator):
         """Source (B, T_src) -> decoder state (a KVState when decoding with the cache)."""
         enc_outputs = self.encoder(src, src_valid_lens)  # (B, T_src, d)
         if self.kv_cache and not self.training:
-            return kv_init(self.decoder, enc_outputs, src_valid_lens)
+            return self.decoder.start_cache(enc_outputs, src_valid_lens)
         return self.decoder.init_state(enc_outputs, src_valid_lens)
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, cross and self attention (B, layers, heads, .)."""
         if isinstance(state, KVState):
-            logits, state = kv_forward(self.decoder, tokens, state)  # (B, 1, V)
+            logits, state = self.decoder.forward_cached(tokens, state)  # (B, 1, V)
         else:
             logits, state = self.decoder(tokens, state)  # (B, 1, V)
         attn = {}

@@ -26,6 +26,7 @@ from torch import nn
 
 from course.lessons.shipped_check import requirement
 from course.lessons.torch_threads import cpu_threads
+from course.model.train_loop import train_steps
 from solutions.ex04_bahdanau import Seq2SeqAttentionDecoder
 
 TASKS = ("copy", "reverse")
@@ -169,19 +170,21 @@ def train(model, config, progress=None):
     loss_fn = nn.CrossEntropyLoss()
     losses = []
     model.train()
-    for step in range(c.steps):
-        length = int(torch.randint(c.min_len, c.max_len + 1, (1,), generator=gen))
-        src = make_batch(gen, c.batch_size, length, c.vocab_size)  # (B, T)
+
+    def batches():
+        for _ in range(c.steps):
+            length = int(torch.randint(c.min_len, c.max_len + 1, (1,), generator=gen))
+            yield make_batch(gen, c.batch_size, length, c.vocab_size)  # (B, T)
+
+    def loss_of(src):
         tgt = target_of(src, c.task)  # (B, T)
         logits = model(src, decoder_input(tgt, model.bos))  # (B, T, V + 1)
-        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), c.clip)
-        opt.step()
-        losses.append(loss.item())
+        return loss_fn(logits.reshape(-1, logits.shape[-1]), tgt.reshape(-1))
+
+    for done in train_steps(model, opt, batches(), loss_of, c.clip):
+        losses.append(done.loss.item())
         if progress:
-            progress(step + 1, c.steps)
+            progress(done.index + 1, c.steps)
     return losses
 
 

@@ -26,6 +26,7 @@ from torch import nn
 
 from course.lessons.shipped_check import requirement
 from course.lessons.torch_threads import cpu_threads
+from course.model.train_loop import train_steps
 from solutions.ex03_scoring import DotProductAttention
 
 RESULTS = Path(__file__).with_name("scaling_results.json")
@@ -128,20 +129,21 @@ def train(config, d, scaled, progress=None):
     gen = torch.Generator().manual_seed(c.seed)  # the same batches for every (d, scaled)
     opt = torch.optim.Adam(model.parameters(), lr=c.lr)
     curve, window = [], []
+    batches = (make_batch(gen, c) for _ in range(c.steps))  # (keys, values, query, answer) each
+
+    def loss_of(batch):
+        keys, values, query, answer = batch
+        logits, _ = model(keys, values, query)
+        return nn.functional.cross_entropy(logits, answer)
+
     with cpu_threads(c.threads):
-        for step in range(c.steps):
-            keys, values, query, answer = make_batch(gen, c)
-            logits, _ = model(keys, values, query)
-            loss = nn.functional.cross_entropy(logits, answer)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            window.append(loss.item())
-            if (step + 1) % c.log_every == 0:
+        for done in train_steps(model, opt, batches, loss_of):
+            window.append(done.loss.item())
+            if (done.index + 1) % c.log_every == 0:
                 curve.append(round(sum(window) / len(window), 4))
                 window = []
             if progress:
-                progress(step + 1, c.steps)
+                progress(done.index + 1, c.steps)
         return curve, accuracy(model, c)
 
 
