@@ -31,7 +31,6 @@ main, for the figures before a change); this file and the tests' helpers of that
 import argparse
 import hashlib
 import random
-import re
 import sys
 import time
 from collections import Counter
@@ -126,17 +125,6 @@ class Attacker:
         return self.own_value, "own"
 
 
-def _personalised(support, variants, source, ex_id, value):
-    """The reference's source with `value` as its parameter's default (else in place of the published constant),
-    as tests/exercise_variant_support.personalise writes a variant's file."""
-    parameter = variants.PARAMETERS[ex_id]
-    text = parameter.written(value)
-    pattern = rf"\b{parameter.name}\s*=\s*{support._written_pattern(parameter.written(parameter.default))}"
-    if re.search(pattern, source) or ex_id not in support.CONSTANT:
-        return re.sub(pattern, f"{parameter.name}={text}", source)
-    return re.sub(rf"(?<![\w.]){support.CONSTANT[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
-
-
 def attack(ex_id, numbers, root=DEFAULT_ROOT, own_number=OWN_NUMBER):
     """{"passed": [numbers passed among those of another value than the attacker's], "others": their count,
     "routes": Counter of the routes of those passes, "own": (passed, count) of the numbers of the attacker's own
@@ -178,7 +166,7 @@ def attack(ex_id, numbers, root=DEFAULT_ROOT, own_number=OWN_NUMBER):
     for n in numbers:
         guess, route = attacker.infer(job_calls(graded[n]))
         if guess not in files:
-            files[guess] = support.load_module(ex_id, _personalised(support, variants, source, ex_id, guess),
+            files[guess] = support.load_module(ex_id, support.with_value(source, ex_id, guess),
                                                f"attack_{len(files)}")
         touched = [c for c in graded[n] if c.spec.get("variant")]
         if not support.judge_in_process(files[guess], touched, support.References(touched), first_only=True):

@@ -166,7 +166,7 @@ def judge_check(check, reference, record, job, limits, lang="en", source=None, f
             located = _locate(check, reference, got) if check.locate_properties else None
             if located:
                 message = tr("step.joined", lang, message=message, located=render(located, lang))
-            return result(False, message, "mismatch", shown=_property_shown(said, located))
+            return result(False, message, "mismatch", shown=weight_diff.property_shown(said, located))
     if check.judge is not None:  # a check that words its own verdict (the demo stage)
         passed, message = check.judge(reference, got, check.spec)
         return result(passed, render(message, lang), "ok" if passed else "mismatch")
@@ -179,15 +179,6 @@ def judge_check(check, reference, record, job, limits, lang="en", source=None, f
             message = tr("step.joined", lang, message=message, located=render(located, lang))
         return result(False, message, "mismatch", shown=located or ("values", {}))
     return result(True)
-
-
-def _property_shown(said, located):
-    """What a failing property's weights diff follows: the result the property names (weights that leak onto
-    masked keys), else the step its localisation found first different (the decoder's self-attention weights
-    behind a causality failure), else the property alone."""
-    said = said if isinstance(said, tuple) else None
-    names_result = said is not None and isinstance(said[1], dict) and "result" in said[1]
-    return located if located and not names_result else said
 
 
 def _weights_shown(check, reference, got, shown):

@@ -262,7 +262,7 @@ def _serve(run_dir, limits, num_jobs, on_done):
             saw(reader.rest())  # a last line it printed without its newline
     finally:
         kill_group(server)
-    return finished, _lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
+    return finished, lost_reason(server.returncode, hung, time.monotonic() - last, run_dir)
 
 
 def _warm_lost(anomaly):
@@ -280,8 +280,10 @@ def _done_name(line):
     return words[1].decode(errors="replace") if line.startswith(b"done ") and len(words) == 2 else None
 
 
-def _lost_reason(returncode, hung, silent_s, run_dir):
-    """Why the server did not finish every job, in one sentence for the report."""
+def lost_reason(returncode, hung, silent_s, run_dir):
+    """Why the sandbox's server did not finish every job, in one sentence for the report (a catalog key and its
+    fields, or None when it exited cleanly): it hung (silent for silent_s), a signal killed it, or it failed with
+    returncode (the last line of run_dir's server-stderr.txt)."""
     if hung:
         return msg("lost.hung", seconds=f"{silent_s:.0f}")
     if returncode == 0:

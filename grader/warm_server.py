@@ -50,7 +50,7 @@ class WarmServer:
                 self.proc = spawn([sys.executable, "-I", "-c", code, str(self.dir), mode], cwd=self.dir, env=env,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
             self.reader = LineReader(self.proc.stdout, self.proc)
-            line = self._next_line(time.monotonic() + START_S)
+            line = self.next_line(time.monotonic() + START_S)
             if line != "ready":
                 raise ServerFailed(f"the warm sandbox server did not start ({line or 'no answer'}): {self.stderr_tail()}")
         except BaseException:
@@ -65,8 +65,9 @@ class WarmServer:
             return ""
         return tail.splitlines()[-1][-300:] if tail else ""
 
-    def _next_line(self, deadline):
-        """The next line the server prints, None at its exit or at the deadline."""
+    def next_line(self, deadline):
+        """The next line the server prints (every answer, `ready`, `pong`, `done NAME`, `end CODE`, is read
+        here), None at its exit or at the deadline."""
         line = self.reader.readline(deadline)
         return None if line is None else line.decode(errors="replace")
 
@@ -79,7 +80,7 @@ class WarmServer:
             self.proc.stdin.flush()
         except OSError:
             return False
-        return self._next_line(time.monotonic() + wait_s) == "pong"
+        return self.next_line(time.monotonic() + wait_s) == "pong"
 
     def run(self, run_dir, deadline, stall_s, on_done):
         """Serve one run directory -> (finished job names, anomaly or None).
@@ -96,7 +97,7 @@ class WarmServer:
             return set(), {"code": self.proc.poll(), "detail": ": the warm sandbox server was gone", "server": True}
         finished, last = set(), time.monotonic()
         while True:
-            line = self._next_line(min(deadline, last + stall_s))
+            line = self.next_line(min(deadline, last + stall_s))
             if line is None:
                 if self.proc.poll() is not None:  # the server itself ended, not a run's manager
                     tail, code = self.stderr_tail(), self.proc.returncode

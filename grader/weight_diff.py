@@ -45,6 +45,16 @@ def _differs(want, have):
     return not bool(torch.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True).all())
 
 
+def property_shown(said, located):
+    """The message a failing property's weights diff follows (first_wrong_weights's `message`): the property's
+    own (said) when it names its result (weights that leak onto masked keys), else the step its localisation
+    found first different (located: the decoder's self-attention weights behind a causality failure), else
+    the property's alone."""
+    said = said if isinstance(said, tuple) else None
+    names_result = said is not None and isinstance(said[1], dict) and "result" in said[1]
+    return located if located and not names_result else said
+
+
 def first_wrong_weights(keys, reference, got, message=None, declared=None):
     """The weights key to show for a failing check, or None. keys: the check's compared results in order;
     message: the (id, fields) of the failing property or of the sub-step localisation, if any (a property

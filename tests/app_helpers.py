@@ -68,6 +68,13 @@ def markdown_text(at):
     return "\n".join(m.value for m in at.markdown)
 
 
+def everything_shown(at):
+    """All text of the page's elements (Markdown sources, texts, alerts, code) in both areas, joined."""
+    parts = [markdown_text(at)] + [e.value for e in at.text] + [e.value for e in at.error] + \
+        [e.value for e in at.warning] + [e.value for e in at.info] + [e.value for e in at.exception]
+    return "\n".join(map(str, parts))
+
+
 def charts(at):
     """{chart title: (spec dict, [data frames])} of the page's Vega-Lite charts (title None when it has none).
 

@@ -1,5 +1,6 @@
 """Fixtures for the class-mode tests: real SQLite files, a real Postgres server, the CLI."""
 
+import configparser
 import glob
 import os
 import pwd
@@ -13,13 +14,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import insert, select
 
 from classroom.data.roster import import_roster, init_class, user_by_email, user_by_id
 from classroom.data.sessions import create_sign_in_link, redeem_sign_in_token
 from classroom.data.settings import set_setting
 from classroom.data.submissions import submit
 from classroom.data.variants import assigned_variant
-from classroom.data.models import Job, Result, Submission, utcnow
+from classroom.data.models import Job, Result, Submission, User, utcnow
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNERS = ["ann@class.test", "bob@class.test", "cy@class.test"]
@@ -146,6 +148,29 @@ def stub(ex_id):
     from classroom.data.exercise_table import get
 
     return (ROOT / "exercises" / get(ex_id).filename).read_text()
+
+
+def many_submissions(store, learners, per_learner):
+    """learners (l0@class.test, l1@...) x per_learner graded-looking submissions of ex00, inserted in bulk
+    -> the learners' user ids."""
+    now = utcnow()
+    with store.session() as session:
+        session.execute(insert(User), [dict(email=f"l{i}@class.test", name=f"L{i}", role="learner", created_at=now)
+                                       for i in range(learners)])
+        ids = list(session.scalars(select(User.id).where(User.email.like("l%@class.test")).order_by(User.id)))
+        session.execute(insert(Submission), [
+            dict(user_id=uid, exercise_id="ex00", source="x = 1\n", kind=".py", filename="ex00.py", created_at=now,
+                 status="done", attempts=1, late=False, penalty=0.0, lang="en")
+            for uid in ids for _ in range(per_learner)])
+    return ids
+
+
+def deploy_unit(name):
+    """A systemd unit of deploy/ (attention-lab-app.service, ...) read as sections of keys, names kept as written."""
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(ROOT / "deploy" / name)
+    return parser
 
 
 # ---- Postgres: Debian's server, started for the test session ---------------------------------

@@ -39,11 +39,18 @@ def personalise(source, ex_id, number):
     chosen = variants.variant(ex_id, number)
     if not chosen.params:
         return source
+    (_, value), = chosen.params
+    return with_value(source, ex_id, value)
+
+
+def with_value(source, ex_id, value):
+    """The file as a learner who writes `value` writes it: the exercise's parameter's default (else the
+    published constant) replaced by `value` (bench/variant_attack.py writes the value an attacker guessed)."""
     parameter = variants.PARAMETERS[ex_id]
-    (name, text), = variants.describe(chosen)
-    pattern = rf"\b{name}\s*=\s*{_written_pattern(parameter.written(parameter.default))}"
+    text = parameter.written(value)
+    pattern = rf"\b{parameter.name}\s*=\s*{_written_pattern(parameter.written(parameter.default))}"
     if re.search(pattern, source) or ex_id not in CONSTANT:
-        return re.sub(pattern, f"{name}={text}", source)
+        return re.sub(pattern, f"{parameter.name}={text}", source)
     return re.sub(rf"(?<![\w.]){CONSTANT[ex_id]}(?:\.0*)?(?![\w.])", f"{text}.0", source)
 
 

@@ -47,12 +47,12 @@ def _integrity_problems(store, url, tmp_path):
     """What the database's own checks find wrong: SQLite's integrity and foreign key checks, Postgres's
     pg_amcheck (tables and indexes), and for both a submission without its job (a torn write)."""
     if store.is_postgres:
-        uri, env = backup._libpq(backup._url(url))
+        uri, env = backup.postgres_connection(url)
         done = subprocess.run([backup.pg_tool("pg_amcheck"), "--install-missing", "--heapallindexed", uri],
                               env=env, capture_output=True, text=True)
         problems = [] if done.returncode == 0 else [done.stdout + done.stderr]
     else:
-        problems = backup.sqlite_problems(backup._sqlite_path(backup._url(url)))
+        problems = backup.sqlite_problems(backup.sqlite_file(url))
     restored = Store(url)
     with restored.session() as session:
         orphans = session.scalar(text("SELECT count(*) FROM submissions s WHERE NOT EXISTS "
@@ -87,7 +87,7 @@ def test_a_backup_taken_while_learners_submit_and_a_worker_grades_holds_every_ac
     reader = None
     if not store.is_postgres:  # a page reading the class all along (a read transaction held open, as a slow page
         # holds one): SQLite cannot checkpoint past it, so what is written meanwhile lives in class.db-wal alone
-        reader = sqlite3.connect(backup._sqlite_path(backup._url(url)), isolation_level=None)
+        reader = sqlite3.connect(backup.sqlite_file(url), isolation_level=None)
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM submissions").fetchone()
     submitter.start()

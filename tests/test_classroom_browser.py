@@ -16,6 +16,7 @@ from classroom.data.sessions import create_sign_in_link, user_for_session
 from course.common.i18n import t
 from tests.browser_support import ERROR_SELECTOR, ROOT, SHOTS, full_page_screenshot, main_text, require_browser, \
     running_app, wait_for, wait_for_text, wait_until_rendered
+from tests.class_browser_support import session_cookie, sign_in
 from tests.classroom_support import INSTRUCTOR, add_graded, make_class, stub, user_id
 
 pytestmark = pytest.mark.timeout(600)
@@ -49,12 +50,6 @@ def _picked_learner(driver):
     return picker[0].get_attribute("value") if picker else None
 
 
-def _sign_in(driver, store, email, server, page):
-    link, _ = create_sign_in_link(store, email, f"{server}/{page}")
-    driver.get(link)
-    wait_until_rendered(driver)
-
-
 NAV_RECORDER = """window.navSeen = new Set();
 new MutationObserver(() => document.querySelectorAll('[data-testid="stSidebarNav"] *').forEach(
     e => window.navSeen.add(e.textContent.trim()))).observe(document, {subtree: true, childList: true,
@@ -83,19 +78,13 @@ def _title(driver):
     return driver.find_elements(By.CSS_SELECTOR, "h1")[0].text
 
 
-def _wait_for_cookie(driver, timeout=60):
-    """This browser's class session cookie, once the page has written it."""
-    return wait_for(driver, lambda d: (d.get_cookie("attention_lab_session") or {}).get("value") and
-                    d.get_cookie("attention_lab_session"), "the page wrote no session cookie", timeout)
-
-
 @pytest.mark.slow
 def test_a_copied_address_signs_nobody_in_but_a_reload_stays_signed_in(hosted, browsers):
     server, store, _ = hosted
     driver, stranger = browsers("en"), browsers("zh")  # two browser profiles
     driver.delete_all_cookies()
-    _sign_in(driver, store, "cy@class.test", server, "seq2seq")  # a chapter page, as links may point
-    cookie = _wait_for_cookie(driver)
+    sign_in(driver, store, "cy@class.test", server, "seq2seq")  # a chapter page, as links may point
+    cookie = session_cookie(driver)
     assert "token=" not in driver.current_url and "session=" not in driver.current_url
     assert cookie["sameSite"] == "Strict"
     assert cookie["httpOnly"] is True  # set by the server's route: no script on the page reads it
@@ -126,7 +115,7 @@ def test_a_link_to_the_servers_root_as_readme_makes_them_signs_in_for_reloads_to
     driver.delete_all_cookies()
     link, _ = create_sign_in_link(store, "cy@class.test", f"{server}/")  # `links --base-url https://host/`
     driver.get(link)  # "/" opens the first chapter by switching pages
-    _wait_for_cookie(driver)
+    session_cookie(driver)
     driver.get(f"{server}/practice")  # a reload or a new tab
     wait_until_rendered(driver)
     assert _title(driver) == t("classroom.practice_title", "en")
@@ -140,8 +129,8 @@ def test_another_learners_link_asks_first_and_switches_only_when_confirmed(hoste
     server, store, _ = hosted
     driver = browsers("en")
     driver.delete_all_cookies()
-    _sign_in(driver, store, "ann@class.test", server, "practice")
-    anns = _wait_for_cookie(driver)["value"]
+    sign_in(driver, store, "ann@class.test", server, "practice")
+    anns = session_cookie(driver)["value"]
     first_tab = driver.current_window_handle
 
     def sidebar():
@@ -185,7 +174,7 @@ def test_a_learner_submits_and_reads_the_feedback(hosted, browsers):
     server, store, url = hosted
     driver = browsers("en")
     driver.delete_all_cookies()
-    _sign_in(driver, store, "ann@class.test", server, "practice")
+    sign_in(driver, store, "ann@class.test", server, "practice")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.practice_title", "en")
     assert "token=" not in driver.current_url  # a used link leaves the address bar
     font = wait_for(driver, lambda d: d.execute_script(
@@ -230,7 +219,7 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
     server, store, _ = hosted
     driver = browsers("zh")
     driver.delete_all_cookies()
-    _sign_in(driver, store, INSTRUCTOR, server, "gradebook")
+    sign_in(driver, store, INSTRUCTOR, server, "gradebook")
     assert driver.find_elements(By.CSS_SELECTOR, "h1")[0].text == t("classroom.gradebook_title", "zh")
     assert _errors(driver) == []
     wait_for(driver, lambda d: _picked_learner(d) == "ann@class.test",  # the picker starts with the first learner
@@ -248,7 +237,7 @@ def test_an_instructor_filters_the_gradebook_and_opens_analytics(hosted, browser
              lambda: f"the picker shows {_picked_learner(driver)!r}", 60)
     wait_until_rendered(driver)
     full_page_screenshot(driver, SHOTS / "zh_class_gradebook.png")
-    _wait_for_cookie(driver)
+    session_cookie(driver)
     driver.get(f"{server}/analytics")  # a reload or a new tab of this browser stays signed in
     wait_until_rendered(driver)
     wait_for_text(driver, t("classroom.analytics_title", "zh"))
@@ -290,7 +279,7 @@ def test_an_uploaded_file_is_said_to_win_over_the_code_box_and_is_what_is_sent(h
     email = {"en": "cy@class.test", "zh": "bob@class.test"}[lang]
     driver = browsers(lang)
     driver.delete_all_cookies()
-    _sign_in(driver, store, email, server, "practice")
+    sign_in(driver, store, email, server, "practice")
     _choose_exercise(driver, lang, "ex01")
     upload = tmp_path / f"my_ex01_{lang}.py"
     upload.write_text(f"# uploaded from the browser ({lang})\n" + stub("ex01"), encoding="utf-8")
@@ -332,13 +321,13 @@ def test_an_extension_and_an_override_show_on_the_gradebook_and_the_learners_pra
     adjustments.set_override(store, "cy@class.test", "ex09", 0.85, "oral re-examination", INSTRUCTOR)
     driver = browsers(lang)
     driver.delete_all_cookies()
-    _sign_in(driver, store, INSTRUCTOR, server, "gradebook")
+    sign_in(driver, store, INSTRUCTOR, server, "gradebook")
     wait_for_text(driver, t("classroom.gradebook_marks", lang))  # the caption that explains the cells' marks
     wait_for_text(driver, t("classroom.adjustments_title", lang))  # and the table of reasons below it
     assert _errors(driver) == []
     full_page_screenshot(driver, SHOTS / f"{lang}_class_gradebook_adjusted.png")
     driver.delete_all_cookies()
-    _sign_in(driver, store, "ann@class.test", server, "practice")
+    sign_in(driver, store, "ann@class.test", server, "practice")
     _choose_exercise(driver, lang, "ex09")
     wait_for_text(driver, t("classroom.own_deadline_extended", lang, ex_id="ex09", when=f"{until:%Y-%m-%d %H:%M}",
                             class_when=f"{deadline:%Y-%m-%d %H:%M}"))

@@ -14,8 +14,8 @@ from classroom.data.sessions import create_sign_in_link
 from course.common.i18n import t
 from tests.browser_support import SHOTS, full_page_screenshot, main_text, require_browser, running_app, wait_for, \
     wait_for_text, wait_until_rendered
+from tests.class_browser_support import session_cookie, sign_in
 from tests.classroom_support import INSTRUCTOR, add_graded, make_class
-from tests.test_classroom_browser import _sign_in, _wait_for_cookie
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # Chromium
 LEAKS = ("OperationalError", "sqlalchemy", "sqlite", "psycopg", "Traceback", "class.db", "/tmp/", "127.0.0.1")
@@ -48,9 +48,9 @@ def test_a_stopped_postgres_is_said_in_both_languages_and_the_pages_come_back(ow
         for lang, (email, page, title) in visits.items():
             driver = browsers(lang)
             driver.delete_all_cookies()
-            _sign_in(driver, store, email, server, page)
+            sign_in(driver, store, email, server, page)
             wait_for_text(driver, t(title, lang))
-            _wait_for_cookie(driver)
+            session_cookie(driver)
         store.close()
         own_postgres.stop()
         for lang, (_, page, _) in visits.items():

@@ -11,10 +11,9 @@ import shutil
 import pytest
 
 from course.common.i18n import t
-from tests.app_helpers import APP, AppTest
+from tests.app_helpers import APP, AppTest, everything_shown
 from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, make_class, session_token, user_id
 from tests.test_classroom_app import ANALYTICS, GRADEBOOK, PRACTICE
-from tests.test_classroom_web import _everything_shown
 
 LEAKS = ("OperationalError", "sqlalchemy", "sqlite", "psycopg", "Traceback", "class.db", "/tmp/", "127.0.0.1")
 
@@ -29,7 +28,7 @@ def _open(path, token, lang):
 
 def _says_unavailable(at, lang, where):
     """Exactly the learner-facing message: no exception, no server detail, in `lang`."""
-    shown = _everything_shown(at)
+    shown = everything_shown(at)
     assert not at.exception, f"{where}: {[e.value for e in at.exception]}"
     assert [e.value for e in at.error] == [t("classroom.db_unavailable_read", lang)], where
     assert not [leak for leak in LEAKS if leak.lower() in shown.lower()], (where, shown)

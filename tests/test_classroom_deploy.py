@@ -1,12 +1,11 @@
 """What hosting a class leaves on disk and in its docs (docs/teach/): ignored secrets, telemetry off, services, no
 password on a command line, the app never as root."""
 
-import configparser
 import re
 import subprocess
 import tomllib
 
-from tests.classroom_support import ROOT
+from tests.classroom_support import ROOT, deploy_unit
 
 
 def _host_a_class():
@@ -31,18 +30,11 @@ def test_browsers_send_no_usage_metrics_and_fetch_no_google_favicon():
     assert not icon.startswith(":material/")  # Streamlit fetches such a favicon from fonts.gstatic.com
 
 
-def _unit(name):
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    parser.optionxform = str
-    parser.read(ROOT / "deploy" / name)
-    return parser
-
-
 def test_the_worker_runs_as_a_service_as_root_and_the_app_as_its_own_user():
-    worker = _unit("attention-lab-worker.service")["Service"]
+    worker = deploy_unit("attention-lab-worker.service")["Service"]
     assert "-m classroom worker" in worker["ExecStart"] and "--db" not in worker["ExecStart"]
     assert worker["User"] == "root" and worker["Restart"] == "always" and worker["EnvironmentFile"]
-    app = _unit("attention-lab-app.service")["Service"]
+    app = deploy_unit("attention-lab-app.service")["Service"]
     assert "streamlit run class_app.py" in app["ExecStart"] and app["User"] not in ("root", "")
     assert app["EnvironmentFile"] == worker["EnvironmentFile"]
 
@@ -61,12 +53,12 @@ def test_readme_keeps_passwords_off_command_lines_and_root_away_from_the_app():
 
 
 def test_a_nightly_timer_backs_up_the_class_database_as_the_apps_user():
-    timer = _unit("attention-lab-backup.timer")
+    timer = deploy_unit("attention-lab-backup.timer")
     assert re.fullmatch(r"\*-\*-\* \d\d:\d\d:\d\d", timer["Timer"]["OnCalendar"])  # every day
     assert timer["Timer"]["Persistent"] == "true" and timer["Timer"]["Unit"] == "attention-lab-backup.service"
     assert timer["Install"]["WantedBy"] == "timers.target"
-    service = _unit("attention-lab-backup.service")["Service"]
-    app = _unit("attention-lab-app.service")["Service"]
+    service = deploy_unit("attention-lab-backup.service")["Service"]
+    app = deploy_unit("attention-lab-app.service")["Service"]
     command = service["ExecStart"].split()
     assert command[1:4] == ["-m", "classroom", "backup"] and "--db" not in command and "--keep" in command
     assert command[4] == f"/var/lib/{service['StateDirectory']}"  # a folder systemd makes, the user's own
@@ -80,7 +72,7 @@ def test_a_nightly_timer_backs_up_the_class_database_as_the_apps_user():
 def test_the_docs_use_the_units_user_paths_and_environment_file():
     """A new instructor who follows docs/teach/ then installs the units gets the same user, checkout, virtual
     environment and database URL file, not two sets of names."""
-    app = _unit("attention-lab-app.service")["Service"]
+    app = deploy_unit("attention-lab-app.service")["Service"]
     section = _host_a_class()
     venv = app["ExecStart"].split()[0].rsplit("/bin/", 1)[0]  # /opt/attention-lab/.venv
     assert f"runuser -u {app['User']} " in section and f"useradd --system --create-home {app['User']}" in section

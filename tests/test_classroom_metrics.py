@@ -290,9 +290,9 @@ def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_grade
 
     from classroom.line import metrics
     from classroom.data.models import Job, Result, Submission
-    from tests.test_classroom_queue_priority import _class_of
+    from tests.classroom_support import many_submissions
 
-    _class_of(class_store, 200, 100)  # 20,000 submissions
+    many_submissions(class_store, 200, 100)  # 20,000 submissions
     now = utcnow()
     with class_store.session() as session:  # each graded in the last hour (all inside the histograms' window)
         session.execute(insert(Job), [
@@ -323,9 +323,10 @@ def test_a_scrape_stays_cheap_with_a_20000_job_regrade_queued_behind_20000_grade
 
 
 def test_the_metrics_service_runs_as_the_apps_user_on_loopback_with_the_class_database_line():
-    from tests.test_classroom_deploy import _unit
+    from tests.classroom_support import deploy_unit
 
-    metrics_unit, app = _unit("attention-lab-metrics.service")["Service"], _unit("attention-lab-app.service")["Service"]
+    metrics_unit = deploy_unit("attention-lab-metrics.service")["Service"]
+    app = deploy_unit("attention-lab-app.service")["Service"]
     command = metrics_unit["ExecStart"].split()
     assert command[1:4] == ["-m", "classroom", "metrics"] and "--db" not in command and "--host" not in command
     assert metrics_unit["User"] == app["User"] != "root" and metrics_unit["Restart"] == "always"

@@ -5,35 +5,21 @@ import time
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 
 from classroom.line import grading_times, line, live, queue
 from classroom.data import turns
 from classroom.data.submissions import submit
-from classroom.data.models import Job, Result, Submission, User, utcnow
-from tests.classroom_support import claim_at, passed_verdict, user_id
+from classroom.data.models import Job, Result, Submission, utcnow
+from tests.classroom_support import claim_at, many_submissions, passed_verdict, user_id
 
 WORKERS = 2
-
-
-def _class_of(store, learners, per_learner):
-    """learners x per_learner graded-looking submissions, inserted in bulk -> their user ids."""
-    now = utcnow()
-    with store.session() as session:
-        session.execute(insert(User), [dict(email=f"l{i}@class.test", name=f"L{i}", role="learner", created_at=now)
-                                       for i in range(learners)])
-        ids = list(session.scalars(select(User.id).where(User.email.like("l%@class.test")).order_by(User.id)))
-        session.execute(insert(Submission), [
-            dict(user_id=uid, exercise_id="ex00", source="x = 1\n", kind=".py", filename="ex00.py", created_at=now,
-                 status="done", attempts=1, late=False, penalty=0.0, lang="en")
-            for uid in ids for _ in range(per_learner)])
-    return ids
 
 
 @pytest.mark.slow
 @pytest.mark.timing
 def test_a_new_submission_goes_ahead_of_a_20000_job_regrade(any_store):
-    ids = _class_of(any_store, 200, 100)  # 200 learners x 10 exercises x 10 submissions
+    ids = many_submissions(any_store, 200, 100)  # 200 learners x 10 exercises x 10 submissions
     queued_at = utcnow()  # the clock stays here: on a loaded machine the inserts may outlast REGRADE_AGE_S
     assert queue.enqueue_regrade(any_store, clock=lambda: queued_at) == 20_000
     sid = submit(any_store, ids[57], "ex00", "x = 2\n", "ex00.py")

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from classroom import cli
 from classroom.data.settings import set_setting
 from classroom.data.submissions import submit
-from classroom.data.variants import _variant_secret, learner_variant
-from classroom.data.models import Result, Submission, VariantAssignment
+from classroom.data.variants import VARIANT_SECRET, learner_variant
+from classroom.data.models import Result, Setting, Submission, VariantAssignment
 from classroom.line.worker import run_worker
 from grader import variants
 from tests.classroom_support import own_solution, run_cli, solution, user_id
@@ -39,10 +39,11 @@ def test_a_learner_keeps_one_variant_per_exercise_stored_with_every_submission(c
 
 def test_the_class_secret_decides_and_a_class_can_turn_variants_off(class_store):
     ann, cy = user_id(class_store, "ann@class.test"), user_id(class_store, "cy@class.test")
+    first = learner_variant(class_store, ann, "ex09")  # the class's first variant makes its secret
     with class_store.session() as session:
-        secret = _variant_secret(session)
+        secret = session.get(Setting, VARIANT_SECRET).value
     assert len(secret) == 64
-    assert learner_variant(class_store, ann, "ex09") == variants.assign(secret, ann, "ex09")
+    assert first == variants.assign(secret, ann, "ex09")
     set_setting(class_store, "variants", 0)
     assert learner_variant(class_store, cy, "ex09") == 0  # not stored: turning them on assigns one
     set_setting(class_store, "variants", 1)

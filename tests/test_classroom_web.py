@@ -10,7 +10,7 @@ from classroom.line import queue
 from classroom.data.sessions import create_sign_in_link
 from classroom.data.models import Submission, User, Worker, utcnow
 from course.common.i18n import t
-from tests.app_helpers import APP, AppTest, errors_of, markdown_text
+from tests.app_helpers import APP, AppTest, errors_of, everything_shown
 from tests.classroom_support import INSTRUCTOR, ROOT, add_graded, session_token, user_id
 from tests.test_classroom_app import GRADEBOOK, PRACTICE, submit_ex00
 
@@ -31,13 +31,6 @@ def _practice(token, lang="en"):
     at.session_state["app_lang"] = lang
     at.session_state["class_session"] = token
     return at.run()
-
-
-def _everything_shown(at):
-    """All text of the page's elements (Markdown sources, texts, alerts, code) in both areas."""
-    parts = [markdown_text(at)] + [e.value for e in at.text] + [e.value for e in at.error] + \
-        [e.value for e in at.warning] + [e.value for e in at.info] + [e.value for e in at.exception]
-    return "\n".join(map(str, parts))
 
 
 def test_a_session_token_in_the_address_bar_signs_nobody_in(hosted):
@@ -78,7 +71,7 @@ def test_a_read_only_database_refuses_a_submit_in_the_learners_words(hosted, lan
     at = _practice(token, lang)
     submit_ex00(at, "def receptive_field(kernel_size, num_layers, dilations=None):\n    return 1\n")
     assert [e.value for e in at.error] == [t("classroom.db_unavailable", lang)]
-    shown = _everything_shown(at)
+    shown = everything_shown(at)
     assert "OperationalError" not in shown and "sqlite" not in shown.lower() and str(tmp_path) not in shown
     assert not at.success and not at.exception
     with hosted.session() as session:

@@ -29,7 +29,7 @@ def mutant(fails, op="tiled_instead"):
 def diagnose(entries):
     checks, references, records = setting()
     return scoped.diagnose("ex02", entries, [0, 1, 2], checks, references, records, "en",
-                           explain.explains, explain._named)
+                           explain.explains, explain.named_slip)
 
 
 def test_a_slip_of_the_first_failing_function_is_named_from_its_own_checks_alone():
@@ -45,7 +45,7 @@ def test_a_slip_in_some_of_the_functions_cases_only_is_named_when_no_exact_one_i
     checks, references, records = setting()
     records[1] = {"ok": references[1]}  # the learner passes the kernel's second check: a slip in some cases only
     found = scoped.diagnose("ex02", [mutant({0: values(10), 1: values(21)})], [0, 2], checks, references, records,
-                            "en", explain.explains, explain._named)
+                            "en", explain.explains, explain.named_slip)
     assert found and KERNEL in found[1], found
 
 

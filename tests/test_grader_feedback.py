@@ -232,7 +232,7 @@ def test_notebook_upload_and_lost_server_messages_exist_in_chinese(tmp_path):
     """The messages the grader prints about notebooks, uploads and a lost sandbox, in zh."""
     from course.app.grading_client import upload_problem
     from grader.notebook_submit import scan_notebook
-    from grader.sandbox import _lost_reason
+    from grader.sandbox import lost_reason
     from grader.text import render
 
     broken = tmp_path / "ex03_scoring.ipynb"
@@ -241,6 +241,6 @@ def test_notebook_upload_and_lost_server_messages_exist_in_chinese(tmp_path):
     assert "JSON 无效" in problems[0] and "not a notebook" not in problems[0]
     assert "is empty" not in upload_problem("ex03", "a.py", b"", "zh")
     assert "空文件" in upload_problem("ex03", "a.py", b"", "zh")
-    hung = render(_lost_reason(None, True, 31.0, tmp_path), "zh")
+    hung = render(lost_reason(None, True, 31.0, tmp_path), "zh")
     assert "31 秒" in hung and "stopped" not in hung
-    assert "(SIGKILL)" in render(_lost_reason(-9, False, 0.0, tmp_path), "en")
+    assert "(SIGKILL)" in render(lost_reason(-9, False, 0.0, tmp_path), "en")

@@ -270,7 +270,7 @@ def test_a_file_that_does_not_parse_gets_a_place_without_its_names():
     entry = {"function": "attend", "target": "scores", "source": MUTANT, "op": "sqrt_dropped", "fields": {}}
     for broken in ("def attend(:\n", "x = " + "(" * 1000 + ")" * 1000 + "\n", None):
         learner = explain.Learner(broken, "ex03", "DotProductAttention.forward")
-        assert render(explain._where(entry, learner), "en") == \
+        assert render(explain.slip_place(entry, learner), "en") == \
             "in one line of the code that DotProductAttention.forward runs"
-    assert "`scores`" in render(explain._where(entry, None), "en")  # the reference's wording: mistake labels only
-    assert "scores" not in render(explain._where(entry, explain.Learner(THEIRS, "ex03", "attend")), "en")
+    assert "`scores`" in render(explain.slip_place(entry, None), "en")  # the reference's wording: mistake labels only
+    assert "scores" not in render(explain.slip_place(entry, explain.Learner(THEIRS, "ex03", "attend")), "en")

@@ -15,8 +15,8 @@ from importlinter.contracts.acyclic_siblings import AcyclicSiblingsContract
 from importlinter.contracts.forbidden import ForbiddenContract
 from importlinter.contracts.layers import LayersContract
 from importlinter.contracts.protected import ProtectedContract
-from layout_rules import (configuration, entry_point_violations, init_cycles, third_party_violations,
-                          unchecked_packages)
+from layout_rules import (configuration, entry_point_violations, init_cycles, private_reach_violations,
+                          private_reaches, third_party_violations, unchecked_packages)
 
 from course.common.pages_index import PROJECT_ROOT
 
@@ -173,3 +173,62 @@ def test_a_third_party_import_their_docstring_does_not_name_is_found(graph):
     planted = _planted(graph, "course.common.paths", "torch")
     planted.add_import(importer="grader.harness.child", imported="numpy")
     assert third_party_violations(planted) == ["course.common imports torch", "grader.harness imports numpy"]
+
+
+def test_no_test_reaches_a_private_name_of_the_project_or_of_another_test_module():
+    assert private_reach_violations(PROJECT_ROOT) == []
+
+
+PRIVATE_REACHES = textwrap.dedent("""\
+    import os
+    import classroom.data.backup
+    import grader.diagnosis.mutants as mutants
+    from classroom.line import queue
+    from classroom.data.variants import _variant_secret, learner_variant
+    from grader.warm_server import WarmServer
+    from tests.test_classroom_browser import _sign_in, open_page
+    from tests import classroom_support as support
+    import variant_attack
+
+    def test_planted(monkeypatch, at):
+        queue._candidates(None, False, None)
+        classroom.data.backup._url("x")
+        with mutants._build_lock("ex00"):
+            pass
+        monkeypatch.setattr(WarmServer, "_next_line", None)
+        monkeypatch.setattr("course.app.demo_ui._LOADED", set())
+        getattr(queue, "_claim_first")
+        support._free_port()
+        variant_attack._personalised()
+        os._exit(0), at._tree, queue.__name__, queue.claim_in, learner_variant, open_page  # none of these
+    """)
+
+
+def test_a_test_reaching_a_private_name_is_found():
+    assert private_reaches(PRIVATE_REACHES, test_modules={"test_classroom_browser", "classroom_support"},
+                           scripts={"variant_attack"}) == [
+        "5: classroom.data.variants._variant_secret (a project module's private name)",
+        "7: tests.test_classroom_browser._sign_in (a test module's private name)",
+        "12: classroom.line.queue._candidates (a project module's private name)",
+        "13: classroom.data.backup._url (a project module's private name)",
+        "14: grader.diagnosis.mutants._build_lock (a project module's private name)",
+        "16: grader.warm_server.WarmServer._next_line (a project module's private name)",
+        "17: course.app.demo_ui._LOADED (a project module's private name)",
+        "18: classroom.line.queue._claim_first (a project module's private name)",
+        "19: tests.classroom_support._free_port (a test module's private name)",
+        "20: variant_attack._personalised (a project module's private name)",
+    ]
+
+
+def test_a_test_file_reaching_a_private_name_is_named_with_its_line(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "lab_runs.py").write_text("")
+    (tmp_path / "tests" / "test_a.py").write_text("def _helper():\n    pass\n")
+    (tmp_path / "tests" / "test_b.py").write_text("import lab_runs\nfrom test_a import _helper\nlab_runs._rows()\n")
+    (tmp_path / "tests" / "data").mkdir()  # learner files the tests grade: not test modules
+    (tmp_path / "tests" / "data" / "ex00.py").write_text("from grader import _x\n")
+    assert private_reach_violations(tmp_path) == [
+        "tests/test_b.py:2: test_a._helper (a test module's private name)",
+        "tests/test_b.py:3: lab_runs._rows (a project module's private name)",
+    ]

@@ -8,7 +8,7 @@ from grader.diagnosis import mutants
 def test_a_cache_built_while_waiting_for_the_lock_is_read_not_built_again(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MUTANT_CACHE", str(tmp_path))
     done = {}
-    with mutants._build_lock("ex00"):  # another process is building ex00's cache
+    with mutants.build_lock("ex00"):  # another process is building ex00's cache
         waiting = threading.Thread(target=lambda: done.update(result=mutants.ensure(["ex00"])))
         waiting.start()
         waiting.join(timeout=1.0)

@@ -33,7 +33,7 @@ def test_an_endless_mutant_is_given_up_by_its_cpu_limit():
 
 def test_the_cpu_limits_follow_the_references_own_cpu_time():
     checks = checks_registry.for_exercise("ex00").build(seed=0)
-    references, cpu_limits = mutants._reference_results(checks)
+    references, cpu_limits = mutants.reference_results(checks)
     assert len(references) == len(cpu_limits) == len(checks)
     assert all(limit >= mutants.CALL_CPU_FLOOR_S for limit in cpu_limits)
     module = mutants.mutant_module("ex00", (mutants.SOLUTIONS_DIR / "ex00_paths.py").read_text(encoding="utf-8"), 1)

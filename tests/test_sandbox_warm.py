@@ -90,7 +90,7 @@ def fresh_servers():
 
 def job_groups(job):
     """cgroup folders of a job of this name still on the host."""
-    parents = cgroups._parents()
+    parents = cgroups.parent_groups()
     if isinstance(parents, str):
         return []
     return [name for parent in parents.values() for name in os.listdir(parent)
@@ -167,7 +167,7 @@ def test_a_strict_timeout_ends_in_time_and_keeps_the_server(strict_available, fr
 def test_a_server_that_prints_an_unexpected_line_is_recycled(fresh_servers, monkeypatch):
     run_one("warmup", reference("ex00_paths.py"), mode="process")
     first = warm_server.server_pid("process")
-    real = warm_server.WarmServer._next_line
+    real = warm_server.WarmServer.next_line
     told = []
 
     def forged(self, deadline):  # as if something in the server's session wrote on its stdout
@@ -177,10 +177,10 @@ def test_a_server_that_prints_an_unexpected_line_is_recycled(fresh_servers, monk
             return "done forged extra words"
         return line
 
-    monkeypatch.setattr(warm_server.WarmServer, "_next_line", forged)
+    monkeypatch.setattr(warm_server.WarmServer, "next_line", forged)
     result = run_one("forged", reference("ex00_paths.py"), mode="process")
     assert told and result.status.get("exit_code") == 0, result.status  # status.json decides: the finished job stands
     assert warm_server.server_pid("process") is None  # recycled
-    monkeypatch.setattr(warm_server.WarmServer, "_next_line", real)
+    monkeypatch.setattr(warm_server.WarmServer, "next_line", real)
     assert run_one("after", reference("ex00_paths.py"), mode="process").status.get("exit_code") == 0
     assert warm_server.server_pid("process") not in (None, first)

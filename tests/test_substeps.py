@@ -161,13 +161,26 @@ def test_the_parts_each_function_uses_come_from_the_references_tree():
     assert substeps.uses("ex09")["RotaryDotProductAttention"] == {"RotaryEmbedding"}
 
 
-def test_weights_that_differ_only_at_masked_keys_point_at_the_mask():
+def _located_output(want, have):
+    """What `locate` says of one failing check of ex01's masked_softmax (no part of it tested, no other call to
+    compare with) whose reference output is `want` and the learner's `have`."""
+    from types import SimpleNamespace
+
     from grader.diagnosis import substeps
+
+    check = SimpleNamespace(target="masked_softmax", spec={}, tolerance_dtype=None)
+    return substeps.locate("ex01", 0, [check], [{"output": want}], [{"ok": {"output": have}}],
+                           [SimpleNamespace(passed=False)], "en")
+
+
+def test_weights_that_differ_only_at_masked_keys_point_at_the_mask():
+    from grader.text import render
 
     want = torch.tensor([[[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]]])  # (1, 2, 3): the last keys masked
     leaked = torch.tensor([[[0.25, 0.75, 0.0], [1.0, 0.0, 0.5]]])
-    assert substeps._weights("output", want, leaked, None) == ("step.masked_only", {"result": "output",
-                                                                                   "index": "(0, 1, 2)"})
-    spread = torch.tensor([[[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]])
-    assert substeps._weights("output", want, spread, None)[0] == "step.readable_only"
-    assert substeps._weights("output", want, want.clone(), None) is None
+    assert _located_output(want, leaked) == render(("step.masked_only", {"result": "output", "index": "(0, 1, 2)"}),
+                                                   "en")
+    spread = torch.tensor([[[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]])  # first off at (0, 0, 0), a readable key
+    assert _located_output(want, spread) == render(("step.readable_only", {"result": "output", "index": "(0, 0, 0)"}),
+                                                   "en")
+    assert _located_output(want, want.clone()) == render(("step.values_agree", {}), "en")  # no weights step said

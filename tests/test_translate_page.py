@@ -1,11 +1,12 @@
 """The Translate page (AppTest, tiny checkpoints) and its claims about the shipped models (real checkpoints)."""
 
+import shutil
+
 import pytest
 import torch
 from app_helpers import errors_of, open_page
 from demo_fixtures import write_tiny_checkpoints
 
-from course.app import demo_ui
 from course.common import pages_index
 from course.common import i18n
 from course.translation import demos
@@ -37,9 +38,10 @@ def texts(elements):
     return [e.value for e in elements]
 
 
-def test_first_visit_says_the_models_are_loading_then_how_long_it_took():
-    demo_ui._load.clear()
-    demo_ui._LOADED.clear()
+def test_first_visit_says_the_models_are_loading_then_how_long_it_took(tiny_env, tmp_path, monkeypatch):
+    fresh = tmp_path / "checkpoints"  # files this process never loaded: no model of theirs is cached yet
+    shutil.copytree(tiny_env, fresh)
+    monkeypatch.setenv("ATTENTION_LAB_CHECKPOINTS", str(fresh))
     at = open_page(TRANSLATE, lang="en")
     assert errors_of(at) == []
     labels = [s.label for s in at.status]

@@ -145,7 +145,7 @@ def test_a_file_reading_its_job_in_the_sandbox_fails_a_variant_of_another_value(
     text = (ROOT / "solutions" / get_exercise(ex_id).filename).read_text(encoding="utf-8")
     attack = text + ATTACK_PRELUDE.replace("@SOLVE@", SOLVERS[ex_id])
     own = variant_attack.OWN_NUMBER
-    own_file = variant_attack._personalised(_support(), variants, attack, ex_id, _value(ex_id, own))
+    own_file = _support().with_value(attack, ex_id, _value(ex_id, own))
     others = [n for n in _variant_numbers(ex_id, 4) if _value(ex_id, n) != _value(ex_id, own)][:3]
     needs = {d: (ROOT / "solutions" / get_exercise(d).filename).read_text(encoding="utf-8")
              for d in get_exercise(ex_id).needs}  # the dependencies as a learner who passed them has them

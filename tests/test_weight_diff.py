@@ -8,12 +8,13 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from grader import checks as checks_registry
-from grader import judge, weight_diff
+from grader import weight_diff
 from grader.harness import procedures
 from tests.grading_support import known_mistake_results
 
@@ -103,12 +104,12 @@ def test_a_located_property_failure_shows_the_weights_its_localisation_found():
     got = {"full": torch.ones(1, 2, 3), "probe.dec0_attention1_weights": uniform(1, 2, 2) + 0.1}
     located = ("step.first_differs", {"step": ("step.name.dec_attention1_weights", {"block": 0}),
                                       "index": "(0, 0, 0)", "probe": "probe.dec0_attention1_weights"})
-    shown = judge._property_shown(("prop.not_causal", {"t": 1}), located)
+    shown = weight_diff.property_shown(("prop.not_causal", {"t": 1}), located)
     assert weight_diff.first_wrong_weights(["full"], reference, got, shown) == "probe.dec0_attention1_weights"
     # a property that names its result keeps it
     leak = ("prop.weight_leaked", {"result": "attention_weights", "k": 1, "q": 0, "b": 0})
-    assert judge._property_shown(leak, located) == leak
-    assert judge._property_shown(("prop.not_causal", {"t": 1}), None) == ("prop.not_causal", {"t": 1})
+    assert weight_diff.property_shown(leak, located) == leak
+    assert weight_diff.property_shown(("prop.not_causal", {"t": 1}), None) == ("prop.not_causal", {"t": 1})
 
 
 def test_a_probe_can_record_what_a_submodule_keeps_after_its_call():
@@ -117,12 +118,22 @@ def test_a_probe_can_record_what_a_submodule_keeps_after_its_call():
             self.attention_weights = X.softmax(dim=-1)  # (B, n_q, n_k)
             return X * 2
 
-    root = torch.nn.Sequential(Keeper())
-    results, X = {}, torch.randn(2, 3, 4)
-    with procedures._Probes(root, [("kept_weights", "0", "attr:attention_weights"), ("out", "0", "out")], results):
-        root(X)
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.keeper = Keeper()
+
+        def forward(self, X):
+            return self.keeper(X) + 1
+
+    X = torch.randn(2, 3, 4)  # (B, n_q, n_k)
+    learner = SimpleNamespace(Outer=Outer)  # the learner's module, as the procedure is handed it
+    spec = {"module": "ex_probed", "cls": "Outer", "arg_names": ["X"], "args": [X],
+            "probes": [("kept_weights", "keeper", "attr:attention_weights"), ("out", "keeper", "out")]}
+    results = procedures.module_forward(lambda name: learner, spec)
     torch.testing.assert_close(results["probe.kept_weights"], X.softmax(dim=-1))
-    torch.testing.assert_close(results["probe.out"], X * 2)
+    torch.testing.assert_close(results["probe.out"], X * 2)  # the submodule's output, not the module's
+    torch.testing.assert_close(results["output"], X * 2 + 1)
 
 
 def test_the_text_grid_marks_one_cell_on_each_side():

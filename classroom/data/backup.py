@@ -71,8 +71,10 @@ def _is_sqlite(url):
     return url.get_backend_name() == "sqlite"
 
 
-def _sqlite_path(url):
-    """The database file of a SQLite URL (BackupError for an in-memory one)."""
+def sqlite_file(db):
+    """The database file of the SQLite class database at db (a sqlite:/// URL or a path; BackupError for an
+    in-memory one)."""
+    url = _url(db)
     if not url.database or url.database == ":memory:":
         raise BackupError(f"{url}: an in-memory database has nothing to back up or restore into")
     return Path(url.database).expanduser().resolve()
@@ -90,8 +92,10 @@ def pg_tool(name):
     return path
 
 
-def _libpq(url):
-    """(a libpq URI without the password, the environment that carries the password) for the Postgres tools."""
+def postgres_connection(db):
+    """How a Postgres program (pg_dump, pg_restore, psql, pg_amcheck) reaches the class database at db (a
+    postgresql:// URL): (a libpq URI without the password, the environment that carries the password)."""
+    url = _url(db)
     env = dict(os.environ)
     if url.password:
         env["PGPASSWORD"] = str(url.password)
@@ -231,8 +235,8 @@ def _sqlite_restore(source, path, force):
 # ---- Postgres ------------------------------------------------------------------------------------
 
 
-def _pg_backup(url, out):
-    uri, env = _libpq(url)
+def _pg_backup(db, out):
+    uri, env = postgres_connection(db)
     temporary = _temporary(out)
     try:
         _run([pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges", f"--file={temporary}",
@@ -249,8 +253,9 @@ def _dump_tables(source, env):
     return {m.group(1) for m in re.finditer(r"\bTABLE (?:DATA )?\S+ (\S+) ", listing)}
 
 
-def _pg_restore(source, url, force):
-    """Restore a pg_dump archive into the database of url -> the number of submissions restored."""
+def _pg_restore(source, db, force):
+    """Restore a pg_dump archive into the database at db -> the number of submissions restored."""
+    url = _url(db)
     store = Store(_plain(url), check=False)
     try:
         tables = inspect(store.engine).get_table_names()
@@ -260,7 +265,7 @@ def _pg_restore(source, url, force):
         raise BackupError(f"{url.render_as_string(hide_password=True)} already holds {len(tables)} tables: stop "
                           "the app and the workers, then restore with --force to replace them (or restore into a new "
                           "database: createdb NAME)")
-    uri, env = _libpq(url)
+    uri, env = postgres_connection(db)
     if not CLASS_TABLES <= _dump_tables(source, env):
         raise BackupError(f"{source} is a pg_dump archive but not a class backup (no class tables), nothing restored")
     fd, script = tempfile.mkstemp(prefix="attention-lab-restore-", suffix=".sql")  # mode 600: the class's data
@@ -357,14 +362,14 @@ def backup(db, out, force=False, keep=None):
     target = _out_path(out, url, keep)
     if not target.parent.is_dir():
         raise BackupError(f"{target.parent} is not a folder: create it first (install -d -m 700 FOLDER)")
-    if _is_sqlite(url) and target.exists() and target.samefile(_sqlite_path(url)):
+    if _is_sqlite(url) and target.exists() and target.samefile(sqlite_file(db)):
         raise BackupError(f"{target} is the class database itself: back it up into another file")
     if target.exists() and not force:
         raise BackupError(f"{target} exists: choose another name, or pass --force to replace it")
     if _is_sqlite(url):
-        _sqlite_backup(_sqlite_path(url), target)
+        _sqlite_backup(sqlite_file(db), target)
     else:
-        _pg_backup(url, target)
+        _pg_backup(db, target)
     if keep is not None:
         prune(target.parent, keep)
     return target
@@ -385,12 +390,13 @@ def restore(source, db, force=False):
                           f"restore it into a {'sqlite:///' if head.startswith(SQLITE_MAGIC) else 'postgresql://'} "
                           "database")
     if _is_sqlite(url):
-        if source == _sqlite_path(url):
+        path = sqlite_file(db)
+        if source == path:
             raise BackupError(f"{source} is the target database itself")
-        if not _sqlite_path(url).parent.is_dir():
-            raise BackupError(f"{_sqlite_path(url).parent} is not a folder: create it first")
-        return _sqlite_restore(source, _sqlite_path(url), force)
-    return _pg_restore(source, url, force)
+        if not path.parent.is_dir():
+            raise BackupError(f"{path.parent} is not a folder: create it first")
+        return _sqlite_restore(source, path, force)
+    return _pg_restore(source, db, force)
 
 
 # ---- the command line ------------------------------------------------------------------------------

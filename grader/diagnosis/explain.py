@@ -166,7 +166,7 @@ def _run_drawn(ex_id, entries, checks, references, records, failing, value=None,
     return kept
 
 
-def _where(entry, learner=None):
+def slip_place(entry, learner=None):
     """(key, fields) for where a mutant's slip is: worded with the reference's names when `learner` is None (a
     mistake id's label, which many learners share), else with the learner's own line and names
     (_learner_where)."""
@@ -234,7 +234,7 @@ def _what(entry, lang):
 def describe(entry, lang, learner=None):
     """'... in masked_softmax, in your line 12 (the one that computes `logits`): ...' for one mutant (with the
     reference's names when `learner` is None)."""
-    return tr("mutant.hint", lang, where=render(_where(entry, learner), lang), what=_what(entry, lang))
+    return tr("mutant.hint", lang, where=render(slip_place(entry, learner), lang), what=_what(entry, lang))
 
 
 def _own_values(field, values, learner, entry):
@@ -277,7 +277,7 @@ def label(mistake, lang="en"):
         return tr("constant.label", lang, function=function, name=op)
     fields = dict(part.partition("=")[::2] for part in parts[3:])
     target = {v: k for k, v in SITES.items()}.get(site, site.replace(",", ", "))
-    where = render(_where({"function": function, "target": target}), lang)
+    where = render(slip_place({"function": function, "target": target}), lang)
     if op == LINE_OP:
         return tr("mutant.label_line", lang, where=where)
     try:
@@ -306,12 +306,12 @@ def diagnose(ex_id, checks, references, records, results, lang="en", source=None
     first = checks[failing[0]] if failing[0] < len(checks) else None
     learner = Learner(source, ex_id, behaviour.function_name(first.target, getattr(first, "procedure", ""))
                       if first is not None else "")
-    found = _named([e for e in named if explains(e, failing, checks, references, records)], failing, lang, learner)
+    found = named_slip([e for e in named if explains(e, failing, checks, references, records)], failing, lang, learner)
     found = found or behaviour.diagnose(checks, references, records, results, lang)
     found = found or _inlined(ex_id, named, failing, checks, references, records, results, lang, learner)
     found = found or _partly(named, failing, checks, references, records, lang, learner)
     return Diagnosis(found or scoped.diagnose(ex_id, named, failing, checks, references, records, lang,
-                                                      explains, functools.partial(_named, learner=learner)))
+                                                      explains, functools.partial(named_slip, learner=learner)))
 
 
 def _inlined(ex_id, entries, failing, checks, references, records, results, lang, learner=None):
@@ -338,7 +338,7 @@ def _inlined(ex_id, entries, failing, checks, references, records, results, lang
     if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
         return None
     function = behaviour.function_name(target)
-    found = _named(matches, failing, lang, learner and learner._replace(inlined=function))
+    found = named_slip(matches, failing, lang, learner and learner._replace(inlined=function))
     if found is None:
         return None
     index, text, _ = found
@@ -354,16 +354,17 @@ def _partly(entries, failing, checks, references, records, lang, learner=None):
                and explains(e, failing, checks, references, records, partly=True)]
     if not matches or len({(e["op"], e["function"], e["target"]) for e in matches}) != 1:
         return None
-    found = _named(matches, failing, lang, learner)
+    found = named_slip(matches, failing, lang, learner)
     if found is None:
         return None
     index, text, mistake = found
     return index, tr("mutant.partly", lang, hint=text, count=len(matches[0]["fails"]), total=len(failing)), mistake
 
 
-def _named(matches, failing, lang, learner=None):
+def named_slip(matches, failing, lang, learner=None):
     """(index, hint text, mistake id) when the matching mutants are one slip or one line, else None (the
-    location worded with the learner's own line and names: _where)."""
+    location worded with the learner's own line and names: slip_place). scoped.diagnose is handed this naming
+    (it does not import this module)."""
     if not matches:
         return None
     if len({(e["op"], e["function"], e["target"]) for e in matches}) == 1:  # one slip, said several ways
@@ -373,14 +374,14 @@ def _named(matches, failing, lang, learner=None):
         mistake = mistake_id(dict(matches[0], fields=ids))
         said = {k: _own_values(k, v, learner, matches[0]) for k, v in values.items()}
         if not all(said.values()):  # the slip is worded with a name the learner never wrote: only where it is
-            return failing[0], tr("mutant.hint_where", lang, where=render(_where(matches[0], learner), lang)), mistake
+            return failing[0], tr("mutant.hint_where", lang, where=render(slip_place(matches[0], learner), lang)), mistake
         fields = {k: either.join(v) for k, v in said.items()}
         return failing[0], describe(dict(matches[0], fields=fields), lang, learner), mistake
     if len({(e["function"], e["target"]) for e in matches}) == 1:  # one line, wrong in one of a few ways
         ways = list(dict.fromkeys(_what(e, lang) for e in matches
                                   if all(_own_values(k, [str(v)], learner, e) for k, v in e["fields"].items())))
         if ways and len(ways) <= MAX_WAYS:
-            return failing[0], tr("mutant.near", lang, where=render(_where(matches[0], learner), lang),
+            return failing[0], tr("mutant.near", lang, where=render(slip_place(matches[0], learner), lang),
                                   ways=tr("mutant.or", lang).join(ways)), mistake_id(matches[0], LINE_OP)
     return None
 

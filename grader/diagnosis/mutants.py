@@ -188,7 +188,7 @@ def _reference_modules(name):
     return importlib.import_module(f"solutions.{name}")
 
 
-def _reference_results(checks):
+def reference_results(checks):
     """The references' results on the checks, each call seeded as the grader seeds it -> (results, the CPU limit
     of a mutant's call on each check: CALL_CPU_FACTOR times the reference's CPU time, at least CALL_CPU_FLOOR_S)."""
     results, cpu_limits = [], []
@@ -208,7 +208,7 @@ def _build(ex_id):
     module = checks_registry.for_exercise(ex_id)
     drawn = getattr(module, "CASES_DRAWN", False)
     checks = module.build(seed=0) if drawn else module.build()
-    references, cpu_limits = _reference_results(checks)
+    references, cpu_limits = reference_results(checks)
     if drawn:  # a kept mutant runs every check again when a file fails, each call under DRAWN_CALL_LIMIT_S of
         # CPU time: one that needs longer never explains a file, so an endless loop is given up at that limit
         cpu_limits = [min(limit, DRAWN_CALL_LIMIT_S) for limit in cpu_limits]
@@ -227,8 +227,9 @@ def _build(ex_id):
 
 
 @contextlib.contextmanager
-def _build_lock(ex_id):
-    """Hold the exercise's build lock (an flock beside its cache): two processes never build the same cache."""
+def build_lock(ex_id):
+    """Hold the exercise's build lock (an flock on a file beside its cache), as `ensure` holds it while it builds:
+    two processes never build the same cache, and one that waits reads the cache the other wrote."""
     fd = os.open(cache_dir() / f".{ex_id}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -244,7 +245,7 @@ def ensure(ex_ids):
     for ex_id in ex_ids:
         if cache_path(ex_id).exists():
             continue
-        with _build_lock(ex_id):
+        with build_lock(ex_id):
             if cache_path(ex_id).exists():  # built by the process that held the lock
                 continue
             how, data = bounded.run(lambda ex_id=ex_id: _build(ex_id), BUILD_TIMEOUT_S, BUILD_MEMORY_MB)

@@ -27,8 +27,9 @@ def _own_path(controller):
     return None
 
 
-def _parents():
-    """{"memory": dir, "pids": dir} where job groups go, or a string saying why none."""
+def parent_groups():
+    """The folders job groups go in: {"memory": dir, "pids": dir} (cgroup v1) or {"v2": dir}, or a string saying
+    why there are none. sweep_stale() looks in them for the groups a killed grader left."""
     if not os.access(ROOT, os.W_OK) and not os.path.isdir(os.path.join(ROOT, "memory")):
         return f"{ROOT} is not writable"
     if os.path.isfile(os.path.join(ROOT, "cgroup.controllers")):  # pure v2
@@ -53,7 +54,7 @@ def _parents():
 
 def available():
     """(True, "cgroup v1" | "cgroup v2") or (False, why not)."""
-    parents = _parents()
+    parents = parent_groups()
     if isinstance(parents, str):
         return False, parents
     return True, "cgroup v2" if "v2" in parents else "cgroup v1"
@@ -66,7 +67,7 @@ class JobGroup:
     """
 
     def __init__(self, name, memory_mb, processes):
-        parents = _parents()
+        parents = parent_groups()
         self.dirs = []
         if "v2" in parents:
             with open(os.path.join(ROOT, "cgroup.subtree_control"), "w") as f:
@@ -160,7 +161,7 @@ class JobGroup:
 
 def sweep_stale():
     """Remove job groups left by a grader that was killed (their processes are killed first)."""
-    parents = _parents()
+    parents = parent_groups()
     if isinstance(parents, str):
         return
     for parent in parents.values():
