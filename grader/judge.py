@@ -6,6 +6,7 @@ that mistake's hint, on the checks of the function the mistake lives in only,
 and once per exercise.
 """
 
+import functools
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -65,13 +66,16 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
             for result in refused:  # said by the value hint: the rest of the diagnosis looks at the others
                 result.passed = True
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
-            add_error_hints(ex_id, checks, job.records, results, lang, named)
+            add_error_hints(ex_id, checks, job.records, results, lang, named, variants)
             if not rules and not any(r.hint for r in results):  # a known mistake, when one explains it, says more
-                constants.add_constant_hints(checks, results, source, lang)
+                constants.add_constant_hints(checks, results, source, lang, references, job.records)
+            own = functools.partial(_own, source=source, filename=exercise.filename, label=label)
             if not rules and not any(r.hint for r in results):
                 mutants_missing = add_mutant_hint(ex_id, checks, references, job.records, results, lang, source)
+                if not value_hint:
+                    _prefer_separation(checks, job.records, results, lang, own)
             if not rules and not value_hint and not any(r.hint for r in results):
-                raising.add_separation_hints(checks, job.records, results, lang)
+                raising.add_separation_hints(checks, job.records, results, lang, own)
             for result in refused:
                 result.passed = False
         if value_hint:
@@ -98,6 +102,24 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
         bounded(job.output, MAX_TEXT, lang),
         checks_passed=done, checks_total=total,
     ), mutants_missing)
+
+
+def _prefer_separation(checks, records, results, lang, own):
+    """Where every failing check raised and the automatic mutant named says only that a line is wrong in one of
+    several ways (explain.vague), the property that separates several calls that raised from those that ran is
+    said instead, if there is one (one call that raised differs from the others in too many ways)."""
+    hinted = [r for r in results if r.hint]
+    if len(hinted) != 1 or not _only_raised(results) or not explain.vague(hinted[0].mistake):
+        return
+    text, hinted[0].hint = hinted[0].hint, ""
+    if not raising.add_separation_hints(checks, records, results, lang, own, raising.MIN_SIDE):
+        hinted[0].hint = text
+
+
+def _only_raised(results):
+    """Did every failing check raise (none gave a wrong result)?"""
+    failing = [r for r in results if not r.passed]
+    return bool(failing) and all(r.kind == "error" for r in failing)
 
 
 def _say_first(results, text):
@@ -382,13 +404,30 @@ def _raising_mistake(ex_id, error, target):
     return None
 
 
-def add_error_hints(ex_id, checks, records, results, lang="en", named=()):
-    """Hints for known mistakes that raise (an input modified in place, ...), once each."""
+def _raises_alike(variants, ex_id, mistake, checks, records):
+    """Does the mistake's variant raise on every check of the mistake's targets where the learner's code raised
+    an error its pattern matches?"""
+    value = value_of(checks)
+    pinned = variants.on_value(value) if value is not None else variants
+    return all(pinned.results(ex_id, mistake, i, check) is None for i, (check, record) in enumerate(zip(checks, records))
+               if record and "error" in record and mistake.applies_to(check.target)
+               and re.search(mistake.raises, record["error"].get("message") or "")
+               and not check.spec.get("expect_error")
+               and check.procedure != explain.PUBLISHED_PROCEDURE)  # the demo stage: a whole translation, not run
+
+
+def add_error_hints(ex_id, checks, records, results, lang="en", named=(), variants=None):
+    """Hints for known mistakes that raise (an input modified in place, ...), once each: a mistake whose error
+    message matches, and (with the run's `variants`) whose variant also raises on every check of its targets
+    where the learner's code raised such an error (the same message can come from another slip: a mask of the
+    wrong size)."""
     used = {r.mistake for r in results if r.mistake} | set(named)
     for check, record, result in zip(checks, records, results):
         if result.kind != "error" or not record or "error" not in record:
             continue
         mistake = _raising_mistake(ex_id, record["error"], check.target)
+        if mistake and variants is not None and not _raises_alike(variants, ex_id, mistake, checks, records):
+            continue
         if mistake:
             result.mistake = mistake.id
             if mistake.id not in used:

@@ -197,3 +197,119 @@ def test_a_property_within_a_branch_is_worded_in_both_languages():
     key, fields = separating(raised, ran)[0]
     assert property_words(key, fields, "en") == "`architecture` = 'cnn' together with `n` = 1"
     assert property_words(key, fields, "zh") == " `architecture` = 'cnn'，同时 `n` = 1"  # zh's equals keeps a space after 有
+
+
+def tiled_spec(n_q, n_k, block_size=None, lens=None):
+    """tiled_attention's call as ex10's checks give it: block_size positional when passed, valid_lens a keyword."""
+    args = [torch.zeros(2, n_q, 4), torch.zeros(2, n_k, 4), torch.zeros(2, n_k, 3)]
+    names = ["queries", "keys", "values"]
+    if block_size is not None:
+        args, names = args + [block_size], names + ["block_size"]
+    return {"module": "ex10_tiled_attention", "fn": "tiled_attention", "args": args, "arg_names": names,
+            "kwargs": {"valid_lens": lens}}
+
+
+def test_keys_not_a_multiple_of_the_block_size_separate():
+    # 13 % 4, 11 % 3 and 37 % 16 (the reference's default block) are not 0; 8 % 4 and 6 % 1 are
+    raised = [tiled_spec(5, 13, 4), tiled_spec(4, 11, 3), tiled_spec(5, 37)]
+    ran = [tiled_spec(3, 8, 4), tiled_spec(4, 6, 1)]
+    assert separating(raised, ran)[0] == ("raising.not_multiple", {"axis": "n_k", "name": "block_size"})
+    assert property_words("raising.not_multiple", {"axis": "n_k", "name": "block_size"}, "en") == \
+        "n_k not a multiple of `block_size`"
+    assert separating(raised, ran + [tiled_spec(4, 32)]) != []  # 32 % 16 = 0 ran: still separates
+    assert separating(raised, ran + [tiled_spec(4, 10, 4)]) == []  # 10 % 4 ran too: nothing is said
+
+
+def test_a_tensor_passed_as_a_keyword_is_described_like_a_positional_one():
+    raised = [tiled_spec(4, 8, 4, lengths(2, 4)), tiled_spec(3, 9, 3, lengths(2, 3))]
+    ran = [tiled_spec(4, 8, 4, lengths(2)), tiled_spec(3, 9, 3, None), tiled_spec(5, 10, 5, lengths(2))]
+    assert separating(raised, ran)[0] == ("raising.ndim", {"name": "valid_lens", "k": 2})
+
+
+def test_a_procedure_that_runs_each_example_alone_is_a_property_of_its_call():
+    def additive(procedure):
+        return {"module": "ex03_scoring", "cls": "AdditiveAttention", "init_args": (6, 4, 8, 0.3),
+                "args": [torch.zeros(3, 2, 4), torch.zeros(3, 5, 6), torch.zeros(3, 5, 3), None],
+                "_procedure": procedure}
+
+    found = separating([additive("batch_items")], [additive("module_forward"), additive("module_forward")])
+    assert found == [("raising.items_alone", {})]
+    assert property_words(*found[0], "en") == "each example passed alone (B = 1)"
+    assert separating([additive("module_forward")], [additive("module_forward")] * 2) == []
+
+
+def test_the_axes_of_scores_and_of_token_batches_are_related_by_name():
+    # masked_softmax's X is scores (B, n_q, n_k): a mask built on the query axis fails where n_q != n_k
+    assert call_features(masked_spec((2, 3, 5), lengths(2)))["rel:nq_nk"] == ("raising.nq_ne_nk", {})
+    assert call_features(masked_spec((2, 4, 4), lengths(2)))["rel:nq_nk"] == ("raising.nq_eq_nk", {})
+
+    def decoder(B, T, T_src):
+        return {"module": "ex07_transformer", "cls": "TransformerDecoderBlock", "init_args": (8, 16, 2, 0.2, 0),
+                "X": torch.zeros(B, T, 8), "enc_outputs": torch.zeros(B, T_src, 8), "args": [None, None]}
+
+    features = call_features(decoder(2, 5, 4))
+    assert features["rel:B:T"] == ("raising.sizes_ne", {"a": "B", "b": "T"})
+    assert features["rel:T:T_src"] == ("raising.sizes_ne", {"a": "T", "b": "T_src"})
+    assert call_features(decoder(3, 3, 3))["rel:T:T_src"] == ("raising.sizes_eq", {"a": "T", "b": "T_src"})
+
+
+def test_a_shape_relation_is_named_before_an_argument_given():
+    def rotary(n_q, n_k, lens):
+        return {"module": "ex09_rope", "cls": "RotaryDotProductAttention", "init_args": (8, 0.3, 64),
+                "arg_names": ["queries", "keys", "values", "valid_lens"],
+                "args": [torch.zeros(2, n_q, 8), torch.zeros(2, n_k, 8), torch.zeros(2, n_k, 8), lens]}
+
+    found = separating([rotary(4, 6, lengths(2)), rotary(3, 5, lengths(2, 3))], [rotary(5, 5, None)])
+    assert found[:2] == [("raising.nq_ne_nk", {}), ("raising.not_none", {"name": "valid_lens"})]
+
+
+def test_a_property_is_named_within_the_calls_given_an_argument():
+    # valid_lens given alone does not separate (two calls with it ran, at n_q = n_k); within those it does
+    raised = [masked_spec((3, 2, 5), lengths(3)), masked_spec((2, 3, 4), lengths(2, 3))]
+    ran = [masked_spec((2, 3, 4), None), masked_spec((2, 4, 4), lengths(2)), masked_spec((3, 3, 3), lengths(3, 3))]
+    found = separating(raised, ran)
+    assert found[0] == ("raising.both", {"a": ("raising.not_none", {"name": "valid_lens"}),
+                                         "b": ("raising.nq_ne_nk", {})})
+
+
+def test_the_learners_line_is_named_when_every_call_raised_there():
+    from grader.diagnosis.raising import add_separation_hints
+    from grader.checks.base import Check
+    from grader.report import CheckResult
+
+    specs = [masked_spec((2, 3, 4), lengths(2, 3)), masked_spec((2, 4, 6), lengths(2, 4)),
+             masked_spec((2, 3, 4), None), masked_spec((3, 2, 5), lengths(3))]
+    for spec in specs:
+        spec["fn"] = "masked_softmax"
+    checks = [Check("c", "c", "call", spec, target="masked_softmax") for spec in specs]
+
+    def error(line):
+        return {"error": {"kind": "error", "type": "RuntimeError", "message": "shape", "line": line}}
+
+    def own(err):
+        return (err["line"], "lens = valid_lens.reshape(B, 1, 1)") if err.get("line") else None
+
+    def hint(lines):
+        records = [error(lines[0]), error(lines[1]), {"ok": {}}, {"ok": {}}]
+        results = [CheckResult("c", False, kind="error"), CheckResult("c", False, kind="error"),
+                   CheckResult("c", True), CheckResult("c", True)]
+        add_separation_hints(checks, records, results, "en", own)
+        return results[0].hint
+
+    assert "Look at how your line 15 (`lens = valid_lens.reshape(B, 1, 1)`), where every one" in hint((15, 15))
+    assert "the check's message names your line that raised" in hint((15, 16))  # two lines: none is named
+
+
+@pytest.mark.slow  # a sandboxed grading
+def test_a_known_mistake_that_raises_is_named_only_where_its_variant_raises_too():
+    """ex11's cache on the wrong axis raises "must match the size of tensor b"; so does a causal mask built
+    square, (n_q, n_q), whenever n_q != n_k, in forward as well, where that mistake's variant (a change to step)
+    runs. The mask's file is not told about the cache."""
+    reference = (Path(__file__).resolve().parent.parent / "solutions" / "ex11_grouped_kv_cache.py").read_text(encoding="utf-8")
+    square = "query_position = torch.arange(n_q, device=q.device)  # (n_q,)\n            key_index = query_position"
+    source = reference.replace("query_position = torch.arange(n_q, device=q.device) + (n_k - n_q)  # (n_q,)", square)
+    assert source != reference
+    result = grade_submissions([Submission("ex11", source, "ex11_grouped_kv_cache.py")])[0]
+    assert not result.passed
+    hints = [c.hint for c in result.checks if c.hint]
+    assert not any("wrong axis of the cache" in h for h in hints)

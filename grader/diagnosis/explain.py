@@ -265,6 +265,15 @@ def mistake_id(entry, op=None):
     return ID_PREFIX + ":".join(parts)
 
 
+def vague(mistake):
+    """Does this mistake id name a line wrong in one of several ways (LINE_OP, or fields with several values)
+    rather than one slip?"""
+    if not isinstance(mistake, str) or not mistake.startswith(ID_PREFIX):
+        return False
+    parts = mistake[len(ID_PREFIX):].split(":")
+    return len(parts) >= 3 and (parts[2] == LINE_OP or any("|" in part for part in parts[3:]))
+
+
 def label(mistake, lang="en"):
     """A mistake id of this module in words ('Found automatically in ...: ...'), None for another id."""
     if not isinstance(mistake, str) or not mistake.startswith(ID_PREFIX):

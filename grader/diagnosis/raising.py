@@ -18,20 +18,30 @@ import torch
 
 from ..text import tr
 
-# d2l's names of the axes of the tensors the exercises take, for "n_q = 1" rather than "axis 1 of queries"
+# d2l's names of the axes of the tensors the exercises take, by the tensor's number of axes, for "n_q = 1" rather
+# than "axis 1 of queries"; a function whose argument of that name holds something else has its own (FUNCTION_AXES)
 AXES = {
-    "queries": ("B", "n_q", "d"),
-    "keys": ("B", "n_k", "d"),
-    "values": ("B", "n_k", "v"),
-    "X": ("B", "T", "num_hiddens"),
+    "queries": {3: ("B", "n_q", "d"), 1: ("n_q",)},
+    "keys": {3: ("B", "n_k", "d"), 2: ("n_q", "n_k"), 1: ("n_k",)},
+    "values": {3: ("B", "n_k", "v"), 2: ("n_q", "n_k"), 1: ("n_k",)},
+    "X": {3: ("B", "T", "num_hiddens"), 2: ("B", "T")},
+    "enc_outputs": {3: ("B", "T_src", "num_hiddens")},
 }
+FUNCTION_AXES = {"masked_softmax": {"X": {3: ("B", "n_q", "n_k")}}}  # scores, not a sequence
+# pairs of axes whose sizes are compared ("B ≠ T"): (n_q, n_k) is worded on its own (raising.nq_eq_nk)
+RELATED = (("n_q", "n_k"), ("B", "T"), ("T", "T_src"))
+DIVIDES = (("n_k", "block_size"),)  # (axis, int parameter): "n_k is not a multiple of block_size"
+ALONE = {"batch_items": ("raising.items_alone", {})}  # a procedure that also calls with each example alone (B = 1)
+BRANCHES = ("str", "given", "ndim")  # features a property may be looked for within ("`valid_lens` given together
+# with n_q ≠ n_k"): the branch an argument's value or form takes
 SKIPPED = {"state", "states", "probe_state", "checkpoint", "state_dict", "config", "tgt_vocab", "probes",
            "reference_sources", "course_sources", "impl_modules", "capture", "grad", "watch_inputs"}
 # the order properties are named in when several separate: a tensor's layout and shape relations before a size's
 # parity, the mode and a dtype
-RANK = ("ndim", "none", "given", "one", "rel", "small", "odd", "parity", "mode", "str", "kw", "dtype")
+RANK = ("ndim", "one", "rel", "div", "none", "given", "small", "odd", "parity", "mode", "str", "kw", "dtype")
 MAX_NAMED = 3  # properties said at most (one call that raised may differ from the others in several)
 MIN_SIDE = 2  # at least this many calls that raised, or that ran, before a property is named
+PROCEDURE = "_procedure"  # the key add_separation_hints gives a spec's procedure under, for ALONE
 
 
 def reference_signatures(spec):
@@ -55,8 +65,15 @@ def parameter_names(spec):
     return tuple(tuple(p for p in sig.parameters if p != "self") if sig else () for sig in reference_signatures(spec))
 
 
-def _tensor_features(name, value, out):
-    """The properties of one tensor argument (or None) -> added to out: {feature: (catalog key, fields)}."""
+def axis_labels(function, name, value):
+    """d2l's names of the axes of tensor argument `name` of `function` (AXES, FUNCTION_AXES), or None."""
+    table = FUNCTION_AXES.get(function, {}).get(name) or AXES.get(name) or {}
+    return table.get(value.dim()) if isinstance(value, torch.Tensor) else None
+
+
+def _tensor_features(name, value, out, axes=None):
+    """The properties of one tensor argument (or None) -> added to out: {feature: (catalog key, fields)}; axes:
+    the names of its axes (axis_labels)."""
     if value is None:
         out[f"none:{name}"] = ("raising.is_none", {"name": name})
         return
@@ -64,10 +81,9 @@ def _tensor_features(name, value, out):
         return
     out[f"given:{name}"] = ("raising.not_none", {"name": name})
     out[f"ndim:{name}"] = ("raising.ndim", {"name": name, "k": value.dim()})
-    axes = AXES.get(name)
     for axis, size in enumerate(value.shape):
         if size == 1 and value.dim() > 1:
-            label = axes[axis] if axes and value.dim() == len(axes) else None
+            label = axes[axis] if axes else None
             out[f"one:{name}:{axis}"] = (("raising.axis_one", {"axis": label}) if label
                                          else ("raising.size_one", {"name": name, "axis": axis}))
     if value.dim() and value.is_floating_point():
@@ -94,14 +110,52 @@ def _choice_features(name, value, out):
         out[f"str:{name}"] = ("raising.equals", {"name": name, "value": repr(value)})
 
 
-def _relations(named, out):
-    """Shape relations between queries, keys and values when all are (B, n, d)."""
+def _sizes(function, named):
+    """{axis name: size} over the tensor arguments (AXES); an axis name two tensors give different sizes is
+    left out (a call the names do not fit)."""
+    sizes, clash = {}, set()
+    for name, value in named.items():
+        for label, size in zip(axis_labels(function, name, value) or (), getattr(value, "shape", ())):
+            if sizes.setdefault(label, size) != size:
+                clash.add(label)
+    return {label: size for label, size in sizes.items() if label not in clash}
+
+
+def _relations(function, named, ints, out):
+    """Shape relations: between the named axes of the tensor arguments (RELATED), an axis and an int parameter
+    (DIVIDES), and the widths of queries, keys and values when all are (B, n, d)."""
+    sizes = _sizes(function, named)
+    for a, b in RELATED:
+        if a in sizes and b in sizes:
+            if (a, b) == ("n_q", "n_k"):
+                out["rel:nq_nk"] = ("raising.nq_eq_nk" if sizes[a] == sizes[b] else "raising.nq_ne_nk", {})
+            else:
+                out[f"rel:{a}:{b}"] = ("raising.sizes_eq" if sizes[a] == sizes[b] else "raising.sizes_ne",
+                                       {"a": a, "b": b})
+    for axis, name in DIVIDES:
+        step = ints.get(name)
+        if axis in sizes and isinstance(step, int) and not isinstance(step, bool) and step > 0:
+            out[f"div:{axis}:{name}"] = ("raising.multiple" if sizes[axis] % step == 0 else "raising.not_multiple",
+                                         {"axis": axis, "name": name})
     q, k, v = (named.get(n) for n in ("queries", "keys", "values"))
     if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and q.dim() == k.dim() == 3:
-        out["rel:nq_nk"] = ("raising.nq_eq_nk" if q.shape[1] == k.shape[1] else "raising.nq_ne_nk", {})
         if isinstance(v, torch.Tensor) and v.dim() == 3:
             out["rel:d_v"] = ("raising.v_eq_d" if v.shape[-1] == q.shape[-1] else "raising.v_ne_d", {})
         out["rel:dq_dk"] = ("raising.dq_eq_dk" if q.shape[-1] == k.shape[-1] else "raising.dq_ne_dk", {})
+
+
+def _int_values(spec, named, init_names):
+    """{name: int} of a call's int parameters: passed, given to the constructor, or the reference's defaults."""
+    ints = {}
+    for sig in reversed(reference_signatures(spec)):
+        for name, parameter in (sig.parameters.items() if sig else ()):
+            if isinstance(parameter.default, int):
+                ints[name] = parameter.default
+    ints.update(zip(init_names, spec.get("init_args") or ()))
+    ints.update(spec.get("init_kwargs") or {})
+    ints.update({k: v for k, v in named.items() if isinstance(v, int)})
+    ints.update(spec.get("kwargs") or {})
+    return {k: v for k, v in ints.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def call_features(spec):
@@ -112,21 +166,29 @@ def call_features(spec):
     names = list(spec.get("arg_names") or (arg_names if spec.get("fn") else ()))
     named = dict(zip(names, args))
     for key, value in spec.items():  # a procedure's own inputs, where the called code takes them by that name
-        if key in arg_names and key not in SKIPPED and (value is None or isinstance(value, torch.Tensor)):
+        # (or they are tensors whose axes AXES names: the encoder's outputs a decoder is initialised with)
+        known = key in arg_names or key in AXES
+        if known and key not in SKIPPED and (value is None or isinstance(value, torch.Tensor)):
             named.setdefault(key, value)
     out = {}
-    for name, value in named.items():
-        _tensor_features(name, value, out)
-    _relations(named, out)
+    function = spec.get("fn") or spec.get("cls")
+    kwargs = spec.get("kwargs") or {}
+    for name, value in list(named.items()) + [(k, v) for k, v in kwargs.items() if k not in named]:
+        _tensor_features(name, value, out, axis_labels(function, name, value))
+    _relations(function, {**{k: v for k, v in kwargs.items() if isinstance(v, torch.Tensor)}, **named},
+               _int_values(spec, named, init_names), out)
+    if spec.get(PROCEDURE) in ALONE:
+        out["one:B"] = ALONE[spec[PROCEDURE]]
     if "train" in spec:
         out["mode"] = ("raising.train" if spec["train"] else "raising.eval", {})
     for i, value in enumerate(spec.get("init_args") or ()):
         if i < len(init_names):
             _scalar_features(init_names[i], value, out)
+    for name, value in (spec.get("init_kwargs") or {}).items():
+        _scalar_features(name, value, out)
     for name, value in named.items():
         _scalar_features(name, value, out)
         _choice_features(name, value, out)
-    kwargs = spec.get("kwargs") or {}
     if spec.get("fn"):  # a called function's later arguments: passed or left at their default
         for name in arg_names[len(args):]:
             out[f"kw:{name}"] = ("raising.kw_given" if name in kwargs else "raising.kw_default", {"name": name})
@@ -145,10 +207,11 @@ def separating(raised, ran):
     found = _separating_features(raised_features, ran_features)
     if found or len(raised) < MIN_SIDE:
         return found
-    # none alone: within the branch every call that raised took (a string argument's value), the calls of that
-    # branch that ran, where the property must hold as strictly ("arch = 'cnn' together with n = 1")
+    # none alone: within the branch every call that raised took (a string argument's value, an argument given,
+    # a tensor's number of axes: BRANCHES), the calls of that branch that ran, where the property must hold as
+    # strictly ("arch = 'cnn' together with n = 1")
     for feature, said in raised_features[0].items():
-        if not feature.startswith("str:") or any(f.get(feature) != said for f in raised_features[1:]):
+        if feature.partition(":")[0] not in BRANCHES or any(f.get(feature) != said for f in raised_features[1:]):
             continue
         branch = [f for f in ran_features if f.get(feature) == said]
         inside = _separating_features(raised_features, branch) if len(branch) >= MIN_SIDE else []
@@ -195,28 +258,47 @@ def property_words(key, fields, lang):
     return tr(key, lang, **fields)
 
 
-def add_separation_hints(checks, records, results, lang="en"):
-    """For each function or class whose calls raised for some inputs only, a hint on its first call that raised
-    and has none yet, naming the property that separates them (at most two properties) -> the results hinted."""
+def _spec(check):
+    """A check's spec with its procedure beside it (ALONE: a procedure's own calls are properties too)."""
+    return {**check.spec, PROCEDURE: check.procedure}
+
+
+def _look(records, own, lang):
+    """The hint's last sentence: the learner's line, where every call that raised raised at the same one of
+    theirs (own: an error record -> (line, code) or None), else a pointer to the checks' messages."""
+    lines = {own(record["error"]) if own else None for record in records}
+    if len(lines) == 1 and None not in lines:
+        line, code = lines.pop()[:2]
+        return tr("raising.look_line", lang, line=line, code=code)
+    return tr("raising.look", lang)
+
+
+def add_separation_hints(checks, records, results, lang="en", own=None, min_raised=1):
+    """For each function or class whose calls raised for some inputs only (in at least `min_raised` calls), a
+    hint on its first call that raised and has none yet, naming the property that separates them (at most two
+    properties) -> the results hinted. own: an error record -> (the learner's line, its code) or None
+    (messages.own_line), for naming that line."""
     hinted = []
     targets = dict.fromkeys(c.target or c.procedure for c in checks)
     for target in targets:
         rows = [(c, rec, res) for c, rec, res in zip(checks, records, results) if (c.target or c.procedure) == target]
         raised = [(c, res) for c, rec, res in rows if _raised(res, rec, c)]
+        raised_records = [rec for c, rec, res in rows if _raised(res, rec, c)]
         ran = [c for c, rec, res in rows if _ran(res, rec, c)]
-        if not raised or any(res.hint for _, res in raised):
+        if len(raised) < max(1, min_raised) or any(res.hint for _, res in raised):
             continue
-        found = separating([c.spec for c, _ in raised], [c.spec for c in ran])
+        found = separating([_spec(c) for c, _ in raised], [_spec(c) for c in ran])
         if not found:
             continue
-        said = [property_words(key, fields, lang) for key, fields in found[:MAX_NAMED]]
+        said = list(dict.fromkeys(property_words(key, fields, lang) for key, fields in found))[:MAX_NAMED]
         check, result = raised[0]
+        look = _look(raised_records, own, lang)
         if len(raised) == 1:  # one call separates from the others on several things: all of them are said
             result.hint = tr("raising.hint_one", lang, function=called_name(check), ran=len(ran),
-                             properties=tr("raising.joiner", lang).join(said))
+                             properties=tr("raising.joiner", lang).join(said), look=look)
         else:
             also = tr("raising.also", lang, property=said[1]) if len(said) > 1 else ""
             result.hint = tr("raising.hint", lang, function=called_name(check), raised=len(raised), ran=len(ran),
-                             property=said[0], also=also)
+                             property=said[0], also=also, look=look)
         hinted.append(result)
     return hinted
