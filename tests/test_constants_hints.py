@@ -48,23 +48,23 @@ def check(module, cls, procedure="module_forward", **spec):
 
 def test_a_constant_divisor_where_the_reference_divides_by_a_square_root_is_named():
     dot = check("ex03_scoring", "DotProductAttention")
-    hint, name = constants._literal_scale(SCALED_BY_EIGHT, dot, "en")
+    hint, name = constants.literal_scale(SCALED_BY_EIGHT, dot, "en")
     assert name == "scale" and "your line 12 divides the scores by 8, a constant" in hint
-    assert "sqrt(d)" in constants._literal_scale(SCALED_BY_EIGHT, dot, "zh")[0]
+    assert "sqrt(d)" in constants.literal_scale(SCALED_BY_EIGHT, dot, "zh")[0]
     reference = (SOLUTIONS / "ex03_scoring.py").read_text(encoding="utf-8")
-    assert constants._literal_scale(reference, dot, "en") is None  # it takes a square root
+    assert constants.literal_scale(reference, dot, "en") is None  # it takes a square root
     # a division by 2 (a half, a mean) is no scale written in
-    assert constants._literal_scale(SCALED_BY_EIGHT.replace("(8 * self.temperature)", "2"), dot, "en") is None
+    assert constants.literal_scale(SCALED_BY_EIGHT.replace("(8 * self.temperature)", "2"), dot, "en") is None
 
 
 def test_a_number_passed_where_the_reference_passes_a_parameter_is_named():
     ffn = check("ex07_transformer", "PositionWiseFFN")
-    hint, name = constants._literal_argument(LEAKY_LITERAL.format(slope="0.01"), ffn, "en")
+    hint, name = constants.literal_argument(LEAKY_LITERAL.format(slope="0.01"), ffn, "en")
     assert name == "negative_slope"  # nn.LeakyReLU(negative_slope) in the reference: the same operation
     assert "your line 12 passes 0.01, a number written in, to `F.leaky_relu`" in hint
-    assert constants._literal_argument(LEAKY_LITERAL.format(slope="self.negative_slope"), ffn, "en") is None
+    assert constants.literal_argument(LEAKY_LITERAL.format(slope="self.negative_slope"), ffn, "en") is None
     reference = (SOLUTIONS / "ex07_transformer.py").read_text(encoding="utf-8")
-    assert constants._literal_argument(reference, ffn, "en") is None
+    assert constants.literal_argument(reference, ffn, "en") is None
 
 
 def test_a_size_written_in_where_a_parameter_gives_the_size_is_named():
@@ -75,11 +75,11 @@ def test_a_size_written_in_where_a_parameter_gives_the_size_is_named():
               "        m = torch.arange(2048, dtype=torch.float32)\n")
     reference = {"cos": torch.zeros(50, 4)}
     learner = {"ok": {"cos": torch.zeros(2048, 4)}}
-    hint, name = constants._written_size(source, [(rotary, reference, learner)], "en")
+    hint, name = constants.written_size(source, [(rotary, reference, learner)], "en")
     assert name == "max_len" and "your line 8 has 2048 written in" in hint and "(50 in this check)" in hint
     right = {"ok": {"cos": torch.zeros(50, 4)}}
-    assert constants._written_size(source, [(rotary, reference, right)], "en") is None  # the shape is right
-    assert constants._written_size(source.replace("2048", "max_len"), [(rotary, reference, learner)], "en") is None
+    assert constants.written_size(source, [(rotary, reference, right)], "en") is None  # the shape is right
+    assert constants.written_size(source.replace("2048", "max_len"), [(rotary, reference, learner)], "en") is None
 
 
 def test_a_value_written_in_is_found_in_arithmetic_before_a_call_argument():
@@ -97,6 +97,6 @@ def test_a_tensor_methods_number_is_matched_with_the_functions_argument_after_th
     source = ("class MultiHeadAttention:\n"
               "    def forward(self, queries, keys, values, valid_lens):\n"
               "        valid_lens = valid_lens.repeat_interleave({n}, dim=0)\n")
-    hint, name = constants._literal_argument(source.format(n=2), mha, "en")
+    hint, name = constants.literal_argument(source.format(n=2), mha, "en")
     assert name == "num_heads" and "your line 3 passes 2" in hint
-    assert constants._literal_argument(source.format(n="self.num_heads"), mha, "en") is None
+    assert constants.literal_argument(source.format(n="self.num_heads"), mha, "en") is None

@@ -184,8 +184,8 @@ def add_constant_hints(checks, results, source, lang="en", references=None, reco
         check, result = failed[0]
         found = _written_value(source, check, passed, [c.spec for c, _ in failed], lang)
         if found is None and references is not None and records is not None:
-            found = _written_size(source, [(c, references[i], records[i]) for i, c, r in rows if _failed(r, c)], lang)
-        found = found or _literal_argument(source, check, lang) or _literal_scale(source, check, lang)
+            found = written_size(source, [(c, references[i], records[i]) for i, c, r in rows if _failed(r, c)], lang)
+        found = found or literal_argument(source, check, lang) or literal_scale(source, check, lang)
         if found is None:
             continue
         result.hint, name = found
@@ -206,7 +206,7 @@ def _written_value(source, check, passed, failed, lang):
     return None
 
 
-def _written_size(source, calls, lang):
+def written_size(source, calls, lang):
     """(hint, parameter) for a result whose shape has, on an axis, a size written in the learner's code where
     the reference's has a parameter's value; calls: (check, reference results, learner record); or None."""
     for check, reference, record in calls:
@@ -339,7 +339,7 @@ def _passed_parameters(scopes):
     return found
 
 
-def _literal_argument(source, check, lang):
+def literal_argument(source, check, lang):
     """(hint, parameter) for a call of the learner's given a number where the reference's call of the same
     operation is given a parameter, as the same argument; or None."""
     passed = _passed_parameters(_reference_scopes(check))
@@ -367,7 +367,7 @@ def _divides_by_sqrt(scopes):
                for function in scopes for n in ast.walk(function))
 
 
-def _literal_scale(source, check, lang):
+def literal_scale(source, check, lang):
     """(hint, 'scale') for a division by a number (or by a product with one) in learner code that takes no
     square root where the reference divides by one; or None."""
     if not _divides_by_sqrt(_reference_scopes(check)):
