@@ -139,7 +139,18 @@ def build():
                 randn(g, 2, 4, 6, dtype=torch.float64), torch.tensor([[0, 6, 3, 1], [2, 0, 0, 5]]), 10),
         _softmax(("check.ex01.mixed_rows", {}), _mixed_rows(g), -1, 11, precision_note=True),
         *_temperature_checks(),  # appended: the checks above keep their ids and draws
+        *_square_checks(),  # appended after those
     ])
+
+
+def _square_checks():
+    """masked_softmax of square scores (n_q = n_k) with lengths per example and per query: with the published
+    cases, whose lengths all come with n_q != n_k, code that builds the key positions from the query axis raises
+    on every call given lengths, and its hint could only say "valid_lens given"; these two run it."""
+    g = generator(102)
+    return [_masked(("check.ex01.square_per_example", {}), randn(g, 3, 4, 4), torch.tensor([3, 1, 4]), 31),
+            _masked(("check.ex01.square_per_query", {}), randn(g, 2, 3, 3, dtype=torch.float64),
+                    torch.tensor([[1, 3, 2], [2, 2, 3]]), 32)]
 
 
 TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (a value no listed mistake computes)
