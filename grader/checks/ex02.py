@@ -84,6 +84,7 @@ def build():
         # appended: a second pooling with keys shared by every query (1-D) and one with a row per query (2-D), in
         # float64, so code that handles only one layout fails twice and runs twice (its hint names the layout)
         *_pooling_pair(generator(203)),
+        *_square_pooling(generator(204)),  # appended after those
     ])
 
 
@@ -94,6 +95,18 @@ def _pooling_pair(g):
                 [q, randn(g, 5, dtype=torch.float64) * 2, randn(g, 5, dtype=torch.float64), 0.8], 9),
             _fn("nadaraya_watson", ["queries", "keys", "values", "w"],
                 [q, randn(g, 3, 6, dtype=torch.float64) * 2, randn(g, 3, 6, dtype=torch.float64), 1.2], 10)]
+
+
+
+def _square_pooling(g):
+    """nadaraya_watson with shared 1-D keys and as many queries as keys (n_q = n_k), w given: with the other 1-D
+    cases' n_q != n_k, code that pools 1-D values the wrong way round (values @ weights) raises on every 1-D call,
+    and its hint could only say "1-D keys"; it runs on these two."""
+    return [_fn("nadaraya_watson", ["queries", "keys", "values", "w"],
+                [randn(g, 5) * 2, randn(g, 5) * 2, randn(g, 5), 1.1], 11),
+            _fn("nadaraya_watson", ["queries", "keys", "values", "w"],
+                [randn(g, 4, dtype=torch.float64) * 2, randn(g, 4, dtype=torch.float64) * 2,
+                 randn(g, 4, dtype=torch.float64), 0.6], 12)]
 
 
 MISTAKES = (
