@@ -110,7 +110,17 @@ def build():
         _attention("AdditiveAttention", (6, 4, 8, 0.0), 2, 3, 5, 4, 6, 7, torch.tensor([3, 1]),
                    torch.float32, 13, train=True),
         *_temperature_checks(),  # appended: the checks above keep their ids and draws
+        *_square_checks(),  # appended after those
     ])
+
+
+def _square_checks():
+    """AdditiveAttention with as many queries as keys (n_q = n_k), with and without lengths: the other additive
+    cases all have n_q != n_k, so code whose scores put the keys on the query axis raises on all of them and its
+    hint cannot name n_q != n_k; it runs on these two."""
+    add_args = (6, 4, 8, 0.3)
+    return [_attention("AdditiveAttention", add_args, 2, 4, 4, 4, 6, 7, torch.tensor([3, 4]), torch.float32, 16),
+            _attention("AdditiveAttention", add_args, 3, 3, 3, 4, 6, 7, None, torch.float64, 17)]
 
 
 TEMPERATURE = 0.7  # an explicit temperature, off the published 1.0 (and off 0.5, 2, 3: no listed mistake's value)
