@@ -68,6 +68,11 @@ def build():
         _decoder(7, 4, 8, 3, 1, 6, 5, torch.tensor([6]), torch.float32, 4),
         _decoder(11, 5, 6, 2, 2, 4, 3, torch.tensor([4, 2]), torch.float32, 5, train=True),
         demo_check("ex04", "bahdanau"),  # the demo stage (grader/checks/demo.py)
+        # appended (the checks above keep their ids and draws): batches as long as their target (B = T_tgt), which
+        # the cases above never have, so code that mixes the batch and time axes runs on these and its hint can
+        # name B != T_tgt
+        _decoder(9, 4, 5, 1, 2, 4, 2, torch.tensor([3, 4]), torch.float32, 6),
+        _decoder(10, 3, 6, 2, 3, 5, 3, None, torch.float64, 7),
     ])
 
 
