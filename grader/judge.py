@@ -6,6 +6,7 @@ that mistake's hint, on the checks of the function the mistake lives in only,
 and once per exercise.
 """
 
+import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -67,6 +68,8 @@ def judge_exercise(ex_id, checks, references, job, learner_name, limits, source=
                 result.passed = True
             add_hints(variants, ex_id, checks, references, job.records, results, lang, named)
             add_error_hints(ex_id, checks, job.records, results, lang, named, variants)
+            if not rules and any(r.hint for r in results):
+                _prefer_written_number(variants, ex_id, checks, references, job.records, results, source, lang)
             if not rules and not any(r.hint for r in results):  # a known mistake, when one explains it, says more
                 constants.add_constant_hints(checks, results, source, lang, references, job.records)
             own = functools.partial(_own, source=source, filename=exercise.filename, label=label)
@@ -335,6 +338,24 @@ def _contradicts(variants, ex_id, mistake, index, check, reference, record):
     mutant = variants.results(ex_id, mistake, index, check)
     return (mutant is not None and compare_results(reference, mutant, keys, check.tolerance_dtype) is not None
             and not _agrees(mutant, record["ok"], keys, check.tolerance_dtype))
+
+
+def _prefer_written_number(variants, ex_id, checks, references, records, results, source, lang):
+    """A known mistake named from the failing checks gives way to a number written in where a parameter belongs,
+    when the constants rule finds one in the learner's source ("wrong only where kernel_size is not 3, and your line
+    has 3 written in"): that is read off their own line and explains the checks that pass as well as those that
+    fail, where a known mistake can match the failing checks by coincidence ("one layer late" on a draw where every
+    cnn call's kernel size differs from 3 by one layer's worth)."""
+    named = {r.mistake for r in results if r.hint and r.mistake and not r.mistake.startswith("auto:")}
+    if not named:
+        return
+    trial = [dataclasses.replace(r, hint=None, mistake=None) for r in results]
+    constants.add_constant_hints(checks, trial, source, lang, references, records)
+    if any(r.hint for r in trial):
+        for result, tried in zip(results, trial):
+            if result.mistake in named:
+                result.mistake = None
+            result.hint, result.mistake = tried.hint, tried.mistake or result.mistake
 
 
 def add_hints(variants, ex_id, checks, references, records, results, lang="en", named=()):
