@@ -1,6 +1,7 @@
 """Chapter 7: the Transformer: layout, add & norm, the three attention uses, incremental decoding."""
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from course.app.chart_view import show_chart
@@ -18,7 +19,13 @@ ffn_gap = st.cache_data(ch07.ffn_positionwise_gap)
 mask_spec = st.cache_data(max_entries=512)(ch07.mask_spec)
 incremental_check = st.cache_data(max_entries=64)(ch07.incremental_check)
 norm_tables = st.cache_data(max_entries=256)(ch07.norm_tables)
-margins_view = st.cache_data(max_entries=256)(ch07.margins_view)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def margins_view(table, lang):
+    """ch07.margins_view as an Arrow table, converted once (its row labels travel in the pandas metadata)."""
+    return pa.Table.from_pandas(ch07.margins_view(table, lang))
+
 
 
 def architecture_section():
@@ -44,7 +51,8 @@ def architecture_section():
 def show_margins(container, table):
     """A with_margins table: labels in the learner's language, numbers right-aligned, corners blank."""
     view = margins_view(table, current_lang())
-    container.dataframe(view, column_config={c: st.column_config.TextColumn(alignment="right") for c in view.columns})
+    container.dataframe(view, column_config={c: st.column_config.TextColumn(alignment="right")
+                                             for c in view.column_names if not c.startswith("__index")})
 
 
 def norm_section():
