@@ -47,7 +47,8 @@ def two_lines(first, second):
 
 
 def transformer_dot(labels, num_layers):
-    """Graphviz DOT of the encoder and decoder stacks; `labels` maps node names to text."""
+    """Graphviz DOT of the encoder and decoder stacks; `labels` maps node names to text, `num_layers` the depth the
+    stacks' label shows (a number, or "N" as in the paper's figure)."""
     box = 'shape=box, style="filled,rounded"'
     nodes = {
         "src": "shape=plaintext", "tgt": "shape=plaintext", "out": "shape=plaintext",
