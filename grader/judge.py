@@ -347,8 +347,9 @@ def _prefer_written_number(variants, ex_id, checks, references, records, results
     fail, where a known mistake can match the failing checks by coincidence ("one layer late" on a draw where every
     cnn call's kernel size differs from 3 by one layer's worth)."""
     named = {r.mistake for r in results if r.hint and r.mistake and not r.mistake.startswith("auto:")}
-    if not named:
-        return
+    mistakes = [m for m in checks_registry.for_exercise(ex_id).MISTAKES if m.id in named]
+    if not mistakes or any(_writes_in_a_number(m) for m in mistakes):
+        return  # none named, or the known mistake is itself a number written in: its own hint says it best
     trial = [dataclasses.replace(r, hint=None, mistake=None) for r in results]
     constants.add_constant_hints(checks, trial, source, lang, references, records)
     if any(r.hint for r in trial):
@@ -356,6 +357,18 @@ def _prefer_written_number(variants, ex_id, checks, references, records, results
             if result.mistake in named:
                 result.mistake = None
             result.hint, result.mistake = tried.hint, tried.mistake or result.mistake
+
+
+def _writes_in_a_number(mistake):
+    """Does the known mistake put a number where the reference has a name (`pow(float(base), ...)` ->
+    `pow(10000.0, ...)`)?"""
+    def tokens(text):
+        return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)), set(re.findall(r"(?<![\w.])\d+(?:\.\d*)?", text))
+    for old, new in ((mistake.old, mistake.new), *mistake.also):
+        (old_names, old_numbers), (new_names, new_numbers) = tokens(old), tokens(new)
+        if old_names - new_names and new_numbers - old_numbers:
+            return True
+    return False
 
 
 def add_hints(variants, ex_id, checks, references, records, results, lang="en", named=()):

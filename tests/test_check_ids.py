@@ -63,6 +63,8 @@ PINNED = {
         "ex01.softmax.6 check.ex01.mixed_rows",
         "ex01.softmax.7 check.with_parameter",
         "ex01.masked_softmax.6 check.with_parameter",
+        "ex01.masked_softmax.7 check.ex01.square_per_example",
+        "ex01.masked_softmax.8 check.ex01.square_per_query",
     ),
     "ex02": (
         "ex02.gaussian_kernel_weights.1 check.with_keys",
@@ -75,6 +77,8 @@ PINNED = {
         "ex02.NWKernelRegression.3 check.forward_of",
         "ex02.nadaraya_watson.3 check.with_keys",
         "ex02.nadaraya_watson.4 check.with_keys",
+        "ex02.nadaraya_watson.5 check.with_keys",
+        "ex02.nadaraya_watson.6 check.with_keys",
     ),
     "ex03": (
         "ex03.AdditiveAttention.1 check.attention",
@@ -92,6 +96,8 @@ PINNED = {
         "ex03.AdditiveAttention.6 check.train_mode",
         "ex03.DotProductAttention.8 check.with_parameter",
         "ex03.AdditiveAttention.7 check.with_parameter",
+        "ex03.AdditiveAttention.8 check.attention",
+        "ex03.AdditiveAttention.9 check.attention",
     ),
     "ex04": (
         "ex04.Seq2SeqAttentionDecoder.1 check.gru_decoder",
@@ -100,6 +106,8 @@ PINNED = {
         "ex04.Seq2SeqAttentionDecoder.4 check.gru_decoder",
         "ex04.Seq2SeqAttentionDecoder.5 check.train_mode",
         "ex04.demo_translations.1 demo.name",
+        "ex04.Seq2SeqAttentionDecoder.6 check.gru_decoder",
+        "ex04.Seq2SeqAttentionDecoder.7 check.gru_decoder",
     ),
     "ex05": (
         "ex05.transpose_qkv.1 check.heads_of",

@@ -71,9 +71,9 @@ def lens_as_1d():
 def test_a_file_that_raises_only_for_two_d_lengths_is_told_so_in_both_languages(lens_as_1d):
     en, zh = lens_as_1d
     raised = [c for c in en.checks if c.kind == "error"]
-    assert len(raised) == 2 and all("your line 15" in c.message for c in raised)  # `lens = valid_lens.reshape(B, 1, 1)`
+    assert len(raised) == 3 and all("your line 15" in c.message for c in raised)  # `lens = valid_lens.reshape(B, 1, 1)`
     hint = raised[0].hint
-    assert hint.startswith("`masked_softmax` raised in 2 of the calls checked and ran in 4")
+    assert hint.startswith("`masked_softmax` raised in 3 of the calls checked and ran in 5")
     assert "every call that raised had a 2-D `valid_lens`" in hint
     assert "2 维的 `valid_lens`" in next(c.hint for c in zh.checks if c.hint)
 
