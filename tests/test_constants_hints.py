@@ -100,3 +100,16 @@ def test_a_tensor_methods_number_is_matched_with_the_functions_argument_after_th
     hint, name = constants.literal_argument(source.format(n=2), mha, "en")
     assert name == "num_heads" and "your line 3 passes 2" in hint
     assert constants.literal_argument(source.format(n="self.num_heads"), mha, "en") is None
+
+
+def test_a_source_nested_too_deep_to_parse_is_graded_without_crashing_the_grader():
+    """The diagnosis reads the learner's source with one bounded parser (learner_lines.parse_source): a file the
+    parser gives up on (RecursionError) is reported as a file that does not import, never a crash of the grader."""
+    from grader.core import Submission, grade_submissions
+    from grader.diagnosis.learner_lines import parse_source
+
+    source = (Path(__file__).resolve().parent.parent / "solutions" / "ex03_scoring.py").read_text(encoding="utf-8")
+    deep = source + "\n_chain = " + "+".join(["1"] * 50_000) + "\n"
+    assert parse_source(deep) is None  # the parser gives up on it: the case is hit
+    result = grade_submissions([Submission("ex03", deep, "deep.py")])[0]
+    assert result.status == "error" and not result.passed

@@ -23,6 +23,7 @@ import inspect
 import torch
 
 from ..text import tr
+from .learner_lines import parse_source
 from .mutants import SOLUTIONS_DIR
 from .raising import called_name, parameter_names, reference_signatures
 
@@ -115,9 +116,8 @@ def written_constant(source, called, name, value):
     """(line, number, "value"/"minus_one") of the first number in the bodies of `called` that stands for `value`
     of parameter `name`: the value itself (a common number like 1 only as a keyword `name=` or assigned to a
     variable called `name`), or value - 1 (>= 2) as an operand of + - * / //; None when there is none."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse_source(source)
+    if tree is None:
         return None
     hits = []
     for function in _scopes(tree, called):
@@ -241,10 +241,8 @@ def _reference_tree(module):
 
 
 def _learner_scopes(source, called):
-    try:
-        return _scopes(ast.parse(source), called)
-    except (SyntaxError, ValueError):
-        return []
+    tree = parse_source(source)
+    return [] if tree is None else _scopes(tree, called)
 
 
 def _reference_scopes(check):

@@ -44,8 +44,9 @@ class Site(NamedTuple):
     text: str | None = None
 
 
-def _parse(source):
-    """The module tree of a source, or None (too long, not Python, too deeply nested to parse)."""
+def parse_source(source):
+    """The module tree of a learner's source, or None (too long, not Python, too deeply nested to parse): the one
+    way the diagnosis parses what a learner wrote."""
     if not isinstance(source, str) or len(source) > MAX_SOURCE:
         return None
     try:
@@ -57,7 +58,7 @@ def _parse(source):
 @functools.lru_cache(maxsize=32)
 def _functions(source):
     """{qualified name: function node} for the top-level functions and the methods of top-level classes."""
-    tree = _parse(source)
+    tree = parse_source(source)
     found = {}
     for node in tree.body if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -72,7 +73,7 @@ def _functions(source):
 @functools.lru_cache(maxsize=32)
 def _written(source):
     """Every name the source writes: variables, parameters, attributes."""
-    tree = _parse(source)
+    tree = parse_source(source)
     found = set()
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Name):
@@ -87,7 +88,7 @@ def _written(source):
 @functools.lru_cache(maxsize=32)
 def _self_attributes(source):
     """The attributes of self the source writes or reads anywhere (W_v for self.W_v)."""
-    tree = _parse(source)
+    tree = parse_source(source)
     return frozenset(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                      and n.value.id == "self") if tree is not None else frozenset()
 

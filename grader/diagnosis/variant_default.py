@@ -13,6 +13,7 @@ from typing import NamedTuple
 from .. import variants
 from ..harness import load_procedures, seed_call
 from ..text import tr
+from .learner_lines import parse_source
 
 PROCEDURES = load_procedures()
 MAX_CONSTANTS = 8  # numbers written in the members' bodies tried as the value (a file without the parameter)
@@ -62,9 +63,8 @@ def lacks_parameter(source, target, name):
     """Does the learner's source define `target` (a module-level function, or a class read at its __init__) with
     neither an argument `name` nor **kwargs? False where it takes it, and where the source does not show it
     (unreadable, `target` not defined there, a class without its own __init__)."""
-    try:
-        tree = ast.parse(source or "")
-    except SyntaxError:
+    tree = parse_source(source or "")
+    if tree is None:
         return False
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == target:
@@ -91,9 +91,8 @@ def written(ex_id, source):
     """What the learner's source says for the exercise's parameter: [Written] (a default, where one is found;
     else the numbers written in the members' bodies, as "constant"; else one "missing"); [] when unreadable."""
     parameter = variants.PARAMETERS.get(ex_id)
-    try:
-        tree = ast.parse(source or "")
-    except SyntaxError:
+    tree = parse_source(source or "")
+    if tree is None:
         return []
     members = _members(tree, parameter) if parameter else []
     defaults = [(where, _default(node, parameter.name)) for where, node in members]
