@@ -55,8 +55,9 @@ cols[1].metric(tr("ch02.mse_nw", w=f"{w:.1f}"), f"{ch02.mse(y_nw, d.y_truth):.4f
 if history:
     cols[2].metric(tr("ch02.mse_trained", w=f"{history[-1][1]:.3f}"),
                    f"{ch02.mse(predictions(history[-1][1]), d.y_truth):.4f}")
-fit_slot = st.empty()
-show_chart(fit_slot, fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
+# Drawn straight on the page, not in an st.empty slot: a slot is sent empty on every rerun, which makes the browser
+# draw its chart anew; this way a move of w updates the curves in place. Training redraws this chart element.
+fit_chart = show_chart(st, fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
 st.subheader(tr("ch02.weights_header"))
 st.markdown(tr("ch02.weights_body"))
 show_chart(st, weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
@@ -67,20 +68,18 @@ left, right = st.columns(2)
 epochs = left.slider(tr("ch02.epochs_label"), 1, 50, ch02.DEFAULT_EPOCHS, key="ch02_epochs", persist_state=KEEP)
 lr = right.select_slider(tr("ch02.lr_label"), options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0], value=ch02.DEFAULT_LR,
                          key="ch02_lr", persist_state=KEEP)
-loss_slot = st.empty()
 if st.button(tr("ch02.train_button"), key="ch02_train"):
-    history = []
+    history, loss_slot = [], st.empty()
     for step in ch02.train_w_steps(d, epochs=epochs, lr=lr, seed=0):
         history.append(step)
-        if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws
+        if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws while it trains
             show_chart(loss_slot, ch02.loss_spec(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
                        width="stretch")
-            show_chart(fit_slot, ch02.fit_spec(w, step[1], curve_labels()), width="stretch")
+            show_chart(fit_chart, ch02.fit_spec(w, step[1], curve_labels()), width="stretch", describe=False)
     st.session_state["ch02_history"], st.session_state["ch02_trained_with"] = history, (epochs, lr)
-    st.rerun()
+    st.rerun()  # the page again, with the trained curve and its summary
 if history:
-    show_chart(loss_slot, loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
-               width="stretch")
+    show_chart(st, loss_spec(tuple(history), tr("ch02.axis_epoch"), tr("ch02.axis_loss")), width="stretch")
     st.markdown(tr("ch02.train_result", w=f"{history[-1][1]:.3f}", loss=f"{history[-1][2]:.4f}",
                    epochs=len(history)))
     trained_epochs, trained_lr = st.session_state.get("ch02_trained_with", (len(history), lr))

@@ -1,7 +1,7 @@
 """Checks of a page as it first opens, run in tests/test_browser.py's one visit per page and language.
 
-Every chart followed by its one-sentence summary (also the chart's accessible name) and an expander with its
-numbers as a table; the diagrams' text size and arrows; heatmap labels that fit and contrast with their own cell;
+Every chart followed by its one-sentence summary and an expander with its numbers as a table, and named by its
+title and where its summary is; the diagrams' text size and arrows; heatmap labels that fit and contrast with their own cell;
 the Chinese UI in Chinese. They need the page as it opens (no widget moved), so the visit runs them before it
 moves sliders; each was a test of its own that opened the page again (tests/test_browser_chart_text.py,
 tests/test_browser_readable.py hold the checks that move widgets or the keyboard).
@@ -64,14 +64,22 @@ def drawn_charts(driver):
 
 
 def check_chart_texts(driver, lang):
-    """Every drawn chart is followed by its summary (also its accessible name) and an expander with its table."""
+    """Every drawn chart is followed by its summary and an expander with its table, and its accessible name is its
+    title and where its summary is (words that stay while a slider moves, so the chart updates in place)."""
     charts = drawn_charts(driver)
     prefix = t("charts.table", lang, title="")
     untitled = t("charts.untitled", lang)
+    before, after = t("charts.name", lang, title="\0").split("\0")
+
+    def named_by_its_title(c):  # "{title}: its summary ... follow": the title with which its summary begins
+        name = c["name"] or ""
+        title = name[len(before):len(name) - len(after)]
+        return name.startswith(before) and name.endswith(after) and title and c["caption"].startswith(title)
+
     bad = [c for c in charts
            if not c["caption"] or not (c["canvas"] or c["caption"].startswith(c["title"] or untitled))
            or not c["expander"] or prefix.strip() not in c["expander"] or c["tabindex"] < 0
-           or c["name"] != c["caption"]]
+           or not named_by_its_title(c)]
     assert charts and bad == [], f"charts without their summary or table: {bad}"
 
 

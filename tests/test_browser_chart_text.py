@@ -1,8 +1,9 @@
 """Every chart's text alternative in Chromium, and Streamlit's own words in Chinese on zh pages.
 
-Each drawn Vega-Lite chart is followed by its one-sentence summary (also the chart's accessible name) and an
-expander with its numbers as a table (checked on every page in tests/test_browser.py's page visit:
-tests/page_checks.py), which the keyboard reaches with Tab and opens with Enter (here).
+Each drawn Vega-Lite chart is followed by its one-sentence summary and an expander with its numbers as a table, and
+named by its title and where its summary is (checked on every page in tests/test_browser.py's page visit:
+tests/page_checks.py); here: the keyboard reaches the table with Tab and opens it with Enter, and a chart that
+follows a slider is updated in place.
 """
 
 
@@ -116,3 +117,49 @@ def test_the_temperature_bars_at_their_coldest_name_every_bar_that_shares_the_lo
     assert slider_to_end(driver, t("ch03.temp_label", lang), Keys.HOME) == "0.10"
     lowest = ("+1.0, +0.2, -0.5, -2.0 (0)" if lang == "en" else "+1.0、+0.2、-0.5、-2.0（0）")
     wait_for(driver, lambda d: lowest in main_text(d), lambda: f"no {lowest!r} under the bars")
+
+
+# Each chart's drawing (Vega's canvas or svg element), tagged when arguments[0] is true; then for each
+# chart: its tag ("" for one drawn anew since) and its summary's text.
+TAG_CHARTS_JS = """
+return [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].filter(c => c.checkVisibility()).map((c, i) => {
+  const drawn = c.querySelector('canvas, svg');
+  if (arguments[0]) drawn.dataset.before = 'chart' + i;
+  let box = c;
+  while (box.parentElement && box.parentElement.children.length < 3) box = box.parentElement;
+  const caption = box.nextElementSibling && box.nextElementSibling.querySelector('[data-testid="stCaptionContainer"]');
+  return {tag: drawn.dataset.before || '', caption: caption ? caption.innerText : null};
+});
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_charts_that_follow_a_slider_are_updated_in_place(server, browsers, lang):
+    """Chapter 2's kernel width w changes the fit's curves and the 50 x 50 weights: both charts keep their drawing
+    (the browser swaps their data, it does not draw them anew, which took about 0.2 s a move for the weights),
+    while their summaries follow w."""
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.axe_support import shown_sliders
+    from tests.browser_support import wait_for_rerun_if_any
+
+    driver = browsers(lang)
+    open_page(driver, server, "ch02")
+    close_dialogs(driver)
+    drawn_charts(driver)
+    before = driver.execute_script(TAG_CHARTS_JS, True)
+    assert len(before) == 2 and [c["tag"] for c in before] == ["chart0", "chart1"], before
+    slider = shown_sliders(driver)[0]
+    value = slider.get_attribute("aria-valuenow") or slider.get_attribute("value")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", slider)
+    mark = rerun_mark(driver)
+    slider.send_keys(Keys.ARROW_RIGHT)
+    wait_for_rerun_if_any(driver, mark)
+    assert (slider.get_attribute("aria-valuenow") or slider.get_attribute("value")) != value, "w did not move"
+
+    def summaries_followed(d):
+        now = d.execute_script(TAG_CHARTS_JS, False)
+        return now if all(a["caption"] != b["caption"] for a, b in zip(before, now)) else None
+
+    after = wait_for(driver, summaries_followed, lambda: "a summary did not follow w")
+    assert [c["tag"] for c in after] == ["chart0", "chart1"], f"a chart was drawn anew: {after}"
