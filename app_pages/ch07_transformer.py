@@ -17,15 +17,27 @@ DIAGRAM_NODES = ("src", "tgt", "out", "src_emb", "tgt_emb", "enc_attn", "dec_sel
 block_parameters = st.cache_data(max_entries=64)(ch07.block_parameters)
 ffn_gap = st.cache_data(ch07.ffn_positionwise_gap)
 mask_spec = st.cache_data(max_entries=512)(ch07.mask_spec)
-incremental_check = st.cache_data(max_entries=64)(ch07.incremental_check)
-norm_tables = st.cache_data(max_entries=256)(ch07.norm_tables)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def margins_view(table, lang):
-    """ch07.margins_view as an Arrow table, converted once (its row labels travel in the pandas metadata)."""
-    return pa.Table.from_pandas(ch07.margins_view(table, lang))
+def norm_views(batch, scale, lang):
+    """ch07.norm_tables for display: each table as ch07.margins_view's Arrow table (None stays None), converted
+    once per setting, its row labels in the pandas metadata; keyed by plain values, as hashing the tables
+    themselves cost more than showing them."""
+    tables = ch07.norm_tables(batch, scale)
+    views = {name: None if tables[name] is None else pa.Table.from_pandas(ch07.margins_view(tables[name], lang))
+             for name in ("input", "layer", "batch")}
+    return {**views, "moved": tables["moved"]}
 
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def decoding_view(steps, seed, lang):
+    """ch07.incremental_check's table with headers in `lang`, as an Arrow table; its largest |Δ| and that column's
+    header (converted once per setting, as on every rerun st.dataframe would convert a DataFrame)."""
+    table = ch07.incremental_check(steps, seed=seed)
+    names = ch07.decode_names(lang)
+    return pa.Table.from_pandas(table.rename(columns=names), preserve_index=False), names["max |Δ|"], \
+        float(table["max |Δ|"].max())
 
 
 def architecture_section():
@@ -50,9 +62,8 @@ def architecture_section():
     st.metric(tr("ch07.arch.ffn_gap"), f"{ffn_gap():.1e}")
 
 
-def show_margins(container, table):
-    """A with_margins table: labels in the learner's language, numbers right-aligned, corners blank."""
-    view = margins_view(table, current_lang())
+def show_margins(container, view):
+    """A norm_views table: labels in the learner's language, numbers right-aligned, corners blank."""
     container.dataframe(view, column_config={c: st.column_config.TextColumn(alignment="right")
                                              for c in view.column_names if not c.startswith("__index")})
 
@@ -63,7 +74,7 @@ def norm_section():
     left, right = st.columns(2)
     batch = left.slider(tr("ch07.norm.batch"), 1, 8, 4, key="ch07_batch", persist_state=KEEP)
     scale = right.slider(tr("ch07.norm.scale"), 0.1, 100.0, 1.0, key="ch07_scale", persist_state=KEEP)
-    tables = norm_tables(batch, scale)
+    tables = norm_views(batch, scale, current_lang())
     st.markdown(tr("ch07.norm.input"))
     show_margins(st.columns(2)[0], tables["input"])
     for col, name, label in zip(st.columns(2), ("layer", "batch"), ("layer", "batch_out")):
@@ -103,11 +114,9 @@ def decoding_section():
     left, right = st.columns(2)
     steps = left.slider(tr("ch07.decode.steps"), 1, 12, 6, key="ch07_steps", persist_state=KEEP)
     seed = right.number_input(tr("ch07.decode.seed"), 0, 999, 0, key="ch07_seed", persist_state=KEEP)
-    table = incremental_check(steps, seed=seed)
-    names = ch07.decode_names(current_lang())
-    st.dataframe(table.rename(columns=names), hide_index=True,
-                 column_config={names["max |Δ|"]: st.column_config.NumberColumn(format="%.1e")})
-    st.metric(tr("ch07.decode.max_diff"), f"{table['max |Δ|'].max():.1e}")
+    table, diff_column, max_diff = decoding_view(steps, seed, current_lang())
+    st.dataframe(table, hide_index=True, column_config={diff_column: st.column_config.NumberColumn(format="%.1e")})
+    st.metric(tr("ch07.decode.max_diff"), f"{max_diff:.1e}")
     st.markdown(tr("ch07.decode.after"))
 
 

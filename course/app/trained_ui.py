@@ -169,7 +169,9 @@ def attention_kinds(key, name=None):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _alignment_view(stamp, report_stamp, lang):
-    """The chapter 4 rule applied: (example dict, Translation, heatmap dict) or None when no example fits."""
+    """The chapter 4 rule applied: (example dict, the model's output text, heatmap dict, top sources, monotone
+    share) or None when no example fits (the text, not the Translation: a cached value is unpickled on every
+    rerun, and the Translation carries its attention tensors)."""
     example = trained_views.picked_example(demos.read_bleu_report("bahdanau"))
     if example is None:
         return None
@@ -177,7 +179,7 @@ def _alignment_view(stamp, report_stamp, lang):
     frame = demos.cross_attention_frame(result)
     spec = attention_heatmap(frame, t("trained.alignment.title", lang, sentence=example["en"]),
                              t("trained.alignment.x", lang), t("trained.alignment.y", lang))
-    return example, result, spec, trained_views.top_sources(frame), trained_views.monotone_share(frame)
+    return example, result.text, spec, trained_views.top_sources(frame), trained_views.monotone_share(frame)
 
 
 def learned_alignment(key):
@@ -191,9 +193,9 @@ def learned_alignment(key):
     if view is None:
         st.info(tr("trained.alignment.none"))
         return
-    example, result, spec, tops, monotone = view
-    st.markdown(tr("trained.alignment.sentence", en=example["en"], reference=example["reference"], output=result.text))
-    if "".join(result.text.split()) != "".join(example["reference"].split()):
+    example, text, spec, tops, monotone = view
+    st.markdown(tr("trained.alignment.sentence", en=example["en"], reference=example["reference"], output=text))
+    if "".join(text.split()) != "".join(example["reference"].split()):
         st.warning(tr("trained.alignment.differs"))
     show_chart(st, spec, key=f"{key}_heatmap")
     st.caption(tr("trained.alignment.caption", tops=", ".join(f"{row} → {col} ({w:.2f})" for row, col, w in tops),
@@ -201,12 +203,28 @@ def learned_alignment(key):
     st.markdown(tr("trained.alignment.after"))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _walk_sentence(stamp, sentence):
+    """What the walk-through shows of one sentence whatever the step: (the output text, the source tokens, the
+    last step's index, the path of most-read sources); stamp: the checkpoint's, so that a retrained model is read
+    again. Keyed by plain values: the page reruns on every move of the step slider."""
+    result = translation("bahdanau", sentence)
+    frame = demos.cross_attention_frame(result)
+    path = " → ".join(f"{r} ({c})" for r, c, _ in trained_views.top_sources(frame))
+    return result.text, list(frame.columns), len(frame) - 1, path
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def _step_bars(row, x_title, y_title):
-    """The bar chart's dict of one decoder step's weights over the source positions (built once per step)."""
+def _walk_step(stamp, sentence, step, x_title, y_title):
+    """One decoder step of the walk-through: (the token written, the most-read source and its weight, the bar
+    chart's dict of the step's weights over the source positions)."""
+    frame = demos.cross_attention_frame(translation("bahdanau", sentence))
+    row = trained_views.step_weights(frame, step)
+    top = row.loc[row["weight"].idxmax()]
     labels = [f"{i} {s}" for i, s in zip(row["position"], row["source"])]
-    return charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=x_title, y_title=y_title,
+    spec = charts.bar_chart(row.assign(label=labels), "label", "weight", x_title=x_title, y_title=y_title,
                             label_format=".2f").to_dict()
+    return frame.index[step], top["source"], float(top["weight"]), spec
 
 
 def walk_through(key):
@@ -218,17 +236,14 @@ def walk_through(key):
     left, right = st.columns(2)
     sentence = left.radio(tr("trained.sentence_label"), WALK_SENTENCES, key=f"{key}_sentence", horizontal=True,
                           persist_state=KEEP)
-    result = translation("bahdanau", sentence)
-    frame = demos.cross_attention_frame(result)
-    last = len(frame) - 1
+    stamp = demos.checkpoint_stamp("bahdanau")
+    text, sources, last, path = _walk_sentence(stamp, sentence)
     step = right.slider(tr("trained.walk.step_label"), 0, last, 0, key=f"{key}_step")
     step = min(step, last)
-    row = trained_views.step_weights(frame, step)
-    written = frame.index[step]
-    top = row.loc[row["weight"].idxmax()]
-    st.markdown(tr("trained.walk.output", text=result.text, source=" ".join(f"`{s}`" for s in frame.columns)))
-    st.metric(tr("trained.walk.metric", step=step, token=written), f"{top['source']} · {top['weight']:.2f}")
-    show_chart(st, _step_bars(row, tr("trained.alignment.x"), tr("demos.translate.value_title")), key=f"{key}_bars")
-    path = " → ".join(f"{r} ({c})" for r, c, _ in trained_views.top_sources(frame))
+    written, top_source, top_weight, spec = _walk_step(stamp, sentence, step, tr("trained.alignment.x"),
+                                                       tr("demos.translate.value_title"))
+    st.markdown(tr("trained.walk.output", text=text, source=" ".join(f"`{s}`" for s in sources)))
+    st.metric(tr("trained.walk.metric", step=step, token=written), f"{top_source} · {top_weight:.2f}")
+    show_chart(st, spec, key=f"{key}_bars")
     st.markdown(tr("trained.walk.after", path=path))
     demo_links("demo_decoding")  # how the tokenizer cuts AI into a / ##i, step by step
