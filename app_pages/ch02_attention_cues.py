@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, tr
+from course.app.ui import chapter_footer, page_cache, tr
 from course.lessons import ch02
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -22,9 +22,9 @@ def curve_labels():
 
 
 # Building an Altair chart costs tens of ms; the Vega-Lite dicts are cached on plain values.
-fit_spec = st.cache_data(max_entries=256)(ch02.fit_spec)
-weights_spec = st.cache_data(max_entries=256)(ch02.weights_spec)
-loss_spec = st.cache_data(max_entries=16)(ch02.loss_spec)
+fit_spec = page_cache(ch02.fit_spec, max_entries=256)
+weights_spec = page_cache(ch02.weights_spec, max_entries=256)
+loss_spec = page_cache(ch02.loss_spec, max_entries=16)
 
 
 st.title(tr("ch02.title"))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from course.app.chart_view import show_chart
 from course.app.experiment_ui import live_run, shipped
-from course.app.ui import chapter_footer, current_lang, labeler, remembered_tabs, tr
+from course.app.ui import chapter_footer, current_lang, labeler, page_cache, remembered_tabs, tr
 from course.lessons import ch03
 from course.lessons.ch03 import masks, scaling_task, scaling_views
 
@@ -14,12 +14,12 @@ KEEP = "session"  # persist_state: widget values survive page switches
 MEASURES = ("variance", "max_weight", "entropy", "grad_norm")
 
 # Measurements and Vega-Lite dicts, cached on plain values (Altair charts are slow to build).
-timings = st.cache_data(ch03.time_scorers)  # measured once per server process, again on the button
-scale_stats = st.cache_data(max_entries=16)(ch03.scale_stats)
-mask_spec = st.cache_data(max_entries=512)(ch03.mask_spec)
-temperature_specs = st.cache_data(max_entries=128)(ch03.temperature_specs)
-scale_spec = st.cache_data(max_entries=128)(ch03.scale_spec)
-preset_text = st.cache_data(max_entries=64)(masks.preset_text)
+timings = page_cache(ch03.time_scorers)  # measured once per server process, again on the button
+scale_stats = page_cache(ch03.scale_stats, max_entries=16)
+mask_spec = page_cache(ch03.mask_spec, max_entries=512)
+temperature_specs = page_cache(ch03.temperature_specs, max_entries=128)
+scale_spec = page_cache(ch03.scale_spec, max_entries=128)
+preset_text = page_cache(masks.preset_text, max_entries=64)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -6,7 +6,7 @@ import streamlit as st
 from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
 from course.app.chart_view import show_chart
 from course.app.trained_ui import learned_alignment, walk_through
-from course.app.ui import chapter_footer, tr
+from course.app.ui import chapter_footer, page_cache, tr
 from course.lessons import ch04
 
 E = ch04.EXAMPLE
@@ -31,7 +31,7 @@ def reset(*keys):
             st.session_state.pop(k, None)
 
 
-alignment_spec = st.cache_data(max_entries=256)(ch04.alignment_spec)  # Altair is slow to build
+alignment_spec = page_cache(ch04.alignment_spec, max_entries=256)  # Altair is slow to build
 
 
 @st.cache_data

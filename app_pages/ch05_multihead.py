@@ -4,7 +4,7 @@ import streamlit as st
 
 from course.app.chart_view import show_chart
 from course.app.trained_ui import heads_side_by_side
-from course.app.ui import chapter_footer, current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, page_cache, prose, tr
 from course.lessons import ch05
 
 MAX_HEADS = 16  # the head-count slider's right end
@@ -12,10 +12,10 @@ KEEP = "session"  # persist_state: widget values survive page switches
 HEAD_HIDDENS = 32  # width of the layer in the per-head heatmaps
 
 # Cached on plain values: building the layers, the Altair charts and the tables is slow.
-tracer_view = st.cache_data(max_entries=256)(ch05.tracer_view)
-params_view = st.cache_data(max_entries=64)(ch05.params_view)
-heads_view = st.cache_data(max_entries=256)(ch05.heads_view)
-valid_lens_view = st.cache_data(max_entries=256)(ch05.trace_valid_lens)
+tracer_view = page_cache(ch05.tracer_view, max_entries=256)
+params_view = page_cache(ch05.params_view, max_entries=64)
+heads_view = page_cache(ch05.heads_view, max_entries=256)
+valid_lens_view = page_cache(ch05.trace_valid_lens, max_entries=256)
 
 
 def tracer_section():

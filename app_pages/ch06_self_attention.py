@@ -3,20 +3,20 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, labeler, prose, remembered_tabs, tr
+from course.app.ui import chapter_footer, current_lang, labeler, page_cache, prose, remembered_tabs, tr
 from course.lessons import ch05, ch06
 from course.lessons.ch06 import positions as ch06_positions
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
 # Cached on plain values: the tables are sent as Arrow and the charts built once per setting.
-roles_view = st.cache_data(max_entries=8)(ch06.roles_view)
-cost_view = st.cache_data(max_entries=256)(ch06.cost_view)
-pe_heatmap = st.cache_data(max_entries=64)(ch06_positions.pe_heatmap)
-encoding_view = st.cache_data(max_entries=128)(ch06_positions.encoding_view)
-rotation_view = st.cache_data(max_entries=256)(ch06_positions.rotation_view)
-scale_view = st.cache_data(max_entries=64)(ch06_positions.scale_view)
-shuffle_errors = st.cache_data(max_entries=128)(ch06_positions.shuffle_errors)
+roles_view = page_cache(ch06.roles_view, max_entries=8)
+cost_view = page_cache(ch06.cost_view, max_entries=256)
+pe_heatmap = page_cache(ch06_positions.pe_heatmap, max_entries=64)
+encoding_view = page_cache(ch06_positions.encoding_view, max_entries=128)
+rotation_view = page_cache(ch06_positions.rotation_view, max_entries=256)
+scale_view = page_cache(ch06_positions.scale_view, max_entries=64)
+shuffle_errors = page_cache(ch06_positions.shuffle_errors, max_entries=128)
 
 
 def roles_section():

@@ -7,16 +7,16 @@ import streamlit as st
 from course.app.chart_view import show_chart
 from course.app.ch07_sections import inside_section, recipe_section
 from course.app.trained_ui import attention_kinds
-from course.app.ui import chapter_footer, current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, page_cache, prose, tr
 from course.lessons import ch07
 
 KEEP = "session"  # persist_state: widget values survive page switches
 DIAGRAM_NODES = ("src", "tgt", "out", "src_emb", "tgt_emb", "enc_attn", "dec_self", "dec_cross", "linear",
                  "enc_ffn", "dec_ffn", "add_norm", "encoder", "decoder", "stack")
 
-block_parameters = st.cache_data(max_entries=64)(ch07.block_parameters)
-ffn_gap = st.cache_data(ch07.ffn_positionwise_gap)
-mask_spec = st.cache_data(max_entries=512)(ch07.mask_spec)
+block_parameters = page_cache(ch07.block_parameters, max_entries=64)
+ffn_gap = page_cache(ch07.ffn_positionwise_gap)
+mask_spec = page_cache(ch07.mask_spec, max_entries=512)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -4,15 +4,15 @@ import streamlit as st
 
 from course.common import pages_index
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, page_cache, prose, tr
 from course.lessons import ch08
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
-timeline_spec = st.cache_data(max_entries=4)(ch08.timeline_spec)
-score_table = st.cache_data(max_entries=256)(ch08.score_table)
-local_view = st.cache_data(max_entries=128)(ch08.local_view)
-local_claims = st.cache_data(ch08.local_claims)
+timeline_spec = page_cache(ch08.timeline_spec, max_entries=4)
+score_table = page_cache(ch08.score_table, max_entries=256)
+local_view = page_cache(ch08.local_view, max_entries=128)
+local_claims = page_cache(ch08.local_claims)
 
 
 def timeline_section(lang):

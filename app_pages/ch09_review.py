@@ -4,7 +4,7 @@ import streamlit as st
 
 from course.common import pages_index
 from course.app.learner import current
-from course.app.ui import current_lang, status_label, status_of, tr
+from course.app.ui import current_lang, page_cache, status_label, status_of, tr
 from course.common import exercise_index
 from course.lessons import ch09
 
@@ -31,7 +31,7 @@ def cards_section():
                 text=tr("ch09.cards.explained", done=explained, total=len(ch09.CARDS)))
 
 
-interview_numbers = st.cache_data(ch09.interview_numbers)  # computed once
+interview_numbers = page_cache(ch09.interview_numbers)  # computed once
 
 
 def interview_section():

@@ -7,16 +7,16 @@ import streamlit as st
 
 from course.app import learner
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, labeler, prose, tr
+from course.app.ui import chapter_footer, current_lang, labeler, page_cache, prose, tr
 from course.lessons import ch03, ch10
 
 KEEP = "session"  # persist_state: widget values survive page switches
 MEASURED = "ch10_measured"  # session key of the learner's own measurement: (table, seconds)
 
-shipped = st.cache_data(ch10.load_shipped)  # read once
-cost_spec = st.cache_data(max_entries=32)(ch10.cost_spec)
-positions_view = st.cache_data(max_entries=128)(ch10.positions_view)
-positions_claims = st.cache_data(ch10.positions_claims)
+shipped = page_cache(ch10.load_shipped)  # read once
+cost_spec = page_cache(ch10.cost_spec, max_entries=32)
+positions_view = page_cache(ch10.positions_view, max_entries=128)
+positions_claims = page_cache(ch10.positions_claims)
 
 
 def scarce_section():

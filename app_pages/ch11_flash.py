@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, current_lang, next_chapter, prose, tr
+from course.app.ui import chapter_footer, current_lang, next_chapter, page_cache, prose, tr
 from course.lessons import ch11
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -13,10 +13,10 @@ MAX_BLOCK = 64
 MEASURED = "ch11_measured"  # session key of the learner's timing: (n, {computation: ms})
 
 # Everything computed here is cached on plain values: the page reruns on every slider move.
-difference_rows = st.cache_data(max_entries=256)(ch11.difference_rows)
-trace_scores = st.cache_data(max_entries=256)(ch11.trace_scores)
-memory_table = st.cache_data(ch11.memory_table)  # counted once per server process
-memory_spec = st.cache_data(max_entries=8)(ch11.memory_spec)
+difference_rows = page_cache(ch11.difference_rows, max_entries=256)
+trace_scores = page_cache(ch11.trace_scores, max_entries=256)
+memory_table = page_cache(ch11.memory_table)  # counted once per server process
+memory_spec = page_cache(ch11.memory_spec, max_entries=8)
 
 
 def number(value):

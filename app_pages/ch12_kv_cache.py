@@ -8,7 +8,7 @@ import streamlit as st
 
 from course.app import demo_ui
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, next_chapter, prose, tr
+from course.app.ui import chapter_footer, next_chapter, page_cache, prose, tr
 from course.lessons import ch12
 from course.lessons.torch_threads import cpu_threads
 from course.translation import demos, kv_study
@@ -18,8 +18,8 @@ MEASURED = "ch12_measured"  # session key of the learner's timing (kv_study.meas
 THREADS = 1  # torch threads of the timing: the page's machine is shared
 SENTENCE = "Tom asked Mary why she had left the party so early."  # the source sentence the timing decodes
 
-memory_spec = st.cache_data(max_entries=8)(ch12.memory_spec)
-timing_spec = st.cache_data(max_entries=8)(ch12.timing_spec)
+memory_spec = page_cache(ch12.memory_spec, max_entries=8)
+timing_spec = page_cache(ch12.timing_spec, max_entries=8)
 
 
 @st.cache_data(max_entries=4)

@@ -3,14 +3,14 @@
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, next_chapter, current_lang, prose, tr
+from course.app.ui import chapter_footer, current_lang, next_chapter, page_cache, prose, tr
 from course.translation import demos, sinks, sinks_views
 
 KEEP = "session"  # persist_state: widget values survive page switches
 
-sink_view = st.cache_data(max_entries=64)(sinks_views.sink_view)
-mask_spec = st.cache_data(max_entries=64)(sinks_views.mask_spec)
-sweep_spec = st.cache_data(max_entries=8)(sinks_views.sweep_spec)
+sink_view = page_cache(sinks_views.sink_view, max_entries=64)
+mask_spec = page_cache(sinks_views.mask_spec, max_entries=64)
+sweep_spec = page_cache(sinks_views.sweep_spec, max_entries=8)
 
 
 @st.cache_data(max_entries=2)

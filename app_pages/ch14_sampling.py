@@ -6,7 +6,7 @@ import streamlit as st
 
 from course.app import decoder_live
 from course.app.chart_view import show_chart
-from course.app.ui import chapter_footer, next_chapter, prose, tr
+from course.app.ui import chapter_footer, next_chapter, page_cache, prose, tr
 from course.lessons import ch14
 from course.translation import char_corpus
 
@@ -35,7 +35,7 @@ def next_logits(token, ids, _model):
     return ch14.next_logits(_model, list(ids), ch14.RECIPE.seq_len)
 
 
-distribution_chart = st.cache_data(max_entries=256, show_spinner=False)(ch14.distribution_chart)
+distribution_chart = page_cache(ch14.distribution_chart, max_entries=256, show_spinner=False)
 
 
 def choose_model(results, models):

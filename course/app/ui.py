@@ -17,6 +17,19 @@ LANG_KEY = "app_lang"
 LANG_OPTIONS = ("zh", "en")  # the order shown in the switch
 
 
+_PAGE_CACHES = {}  # (function, options) -> its st.cache_data wrapper, built once per process
+
+
+def page_cache(func, **options):
+    """st.cache_data(**options)(func), built once per server process. A page script runs again on every rerun,
+    and building the wrapper anew reads and hashes the function's source each time (seven of them cost ch03 about
+    3 ms a rerun); the wrapper finds its entries by that hash, so the one built first serves every later run."""
+    key = (func, tuple(sorted(options.items())))
+    if key not in _PAGE_CACHES:
+        _PAGE_CACHES[key] = st.cache_data(**options)(func)
+    return _PAGE_CACHES[key]
+
+
 def browser_lang():
     """The language the browser's locale asks for ('en' when unknown)."""
     try:
