@@ -1,6 +1,5 @@
 """Chapter 3: masked softmax, softmax as allocation, scoring functions, the sqrt(d_k) scale."""
 
-import pandas as pd
 import streamlit as st
 
 from course.app.chart_view import show_chart
@@ -11,15 +10,17 @@ from course.lessons.ch03 import masks, scaling_task, scaling_views
 
 B, N_Q, N_K = 2, 3, 6  # the masked-softmax demo: examples, queries, keys
 KEEP = "session"  # persist_state: widget values survive page switches
-MEASURES = ("variance", "max_weight", "entropy", "grad_norm")
 
 # Measurements and Vega-Lite dicts, cached on plain values (Altair charts are slow to build).
 timings = page_cache(ch03.time_scorers)  # measured once per server process, again on the button
-scale_stats = page_cache(ch03.scale_stats, max_entries=16)
 mask_spec = page_cache(ch03.mask_spec, max_entries=512)
 temperature_specs = page_cache(ch03.temperature_specs, max_entries=128)
 scale_spec = page_cache(ch03.scale_spec, max_entries=128)
 preset_text = page_cache(masks.preset_text, max_entries=64)
+shift_view = page_cache(ch03.shift_view, max_entries=64)
+comparison_view = page_cache(ch03.comparison_view, max_entries=256)
+timings_view = page_cache(ch03.timings_view, max_entries=8)
+scale_table = page_cache(ch03.scale_table, max_entries=16)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -70,9 +71,8 @@ def allocation_section():
     st.header(tr("ch03.alloc_header"))
     st.markdown(tr("ch03.alloc_body"))
     shift = st.slider(tr("ch03.shift_label"), -200, 200, 0, key="ch03_shift", persist_state=KEEP)
-    table = ch03.shift_table(ch03.READING, shift)
-    st.dataframe(ch03.shift_display(table).rename(columns=ch03.shift_names(current_lang())), hide_index=True)
-    diff = (table["stable"] - table["softmax(x - max x)"]).abs().max()
+    table, diff = shift_view(ch03.READING, shift, current_lang())
+    st.dataframe(table, hide_index=True)
     st.metric(tr("ch03.shift_diff"), f"{diff:.2e}")
     st.markdown(tr("ch03.shift_after"))
     st.subheader(tr("ch03.temp_header"))
@@ -97,13 +97,12 @@ def scorers_section():
     d_q = cols[0].slider("d_q", 1, 64, 8, key="ch03_dq", persist_state=KEEP)
     d_k = cols[1].slider("d_k", 1, 64, 8, key="ch03_dk", persist_state=KEEP)
     hidden = cols[2].slider(tr("ch03.hidden_label"), 1, 64, 16, key="ch03_hidden", persist_state=KEEP)
-    st.table(ch03.comparison_table(current_lang(), d_q, d_k, hidden))
+    st.table(comparison_view(current_lang(), d_q, d_k, hidden), hide_index=True)
     st.markdown(tr("ch03.timing_body"))
     if st.button(tr("ch03.retime_button"), key="ch03_retime"):
         timings.clear()
     ms = timings()
-    st.dataframe(pd.DataFrame({tr("ch03.col_scorer"): [tr(f"ch03.scorer_{n}") for n in ms],
-                               tr("ch03.col_ms"): [round(v, 3) for v in ms.values()]}), hide_index=True)
+    st.dataframe(timings_view(tuple(ms.items()), current_lang()), hide_index=True)
     slowest = max(ms, key=ms.get)  # the text's "usually" is checked against this run's figures
     st.markdown(tr("ch03.timing_slowest" if slowest == "additive" else "ch03.timing_other_slowest",
                    name=tr(f"ch03.scorer_{slowest}")))
@@ -114,13 +113,10 @@ def scale_section():
     st.header(tr("ch03.scale_header"))
     st.markdown(tr("ch03.scale_body"))
     d = st.select_slider("d_k", options=ch03.D_VALUES, value=64, key="ch03_d", persist_state=KEEP)
-    stats = scale_stats(d)
-    st.table(pd.DataFrame({tr("ch03.col_measure"): [tr(f"ch03.measure_{m}") for m in MEASURES],
-                           tr("ch03.col_unscaled"): [f"{stats['unscaled'][m]:.4f}" for m in MEASURES],
-                           tr("ch03.col_scaled"): [f"{stats['scaled'][m]:.4f}" for m in MEASURES]}))
+    st.table(scale_table(d, current_lang()), hide_index=True)
     versions = tuple((v, tr(f"ch03.col_{v}")) for v in ("unscaled", "scaled"))
     cols = st.columns(2)
-    for i, m in enumerate(MEASURES):
+    for i, m in enumerate(ch03.SCALE_MEASURES):
         show_chart(cols[i % 2], scale_spec(m, d, tr(f"ch03.measure_{m}"), versions), width="stretch")
     st.markdown(tr("ch03.scale_after"))
 

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from course.common import charts
+from course.common.arrow import arrow_table
 from course.common.i18n import t
 from solutions.ex01_softmax import masked_softmax, softmax
 from solutions.ex03_scoring import AdditiveAttention, DotProductAttention
@@ -69,6 +70,14 @@ def shift_names(lang):
     return {"naive": t("ui.shift.naive", lang), "stable": t("ui.shift.stable", lang)}
 
 
+def shift_view(scores, shift, lang):
+    """The page's shift table: (shift_display's text with headers in `lang`, as an Arrow table; the largest gap
+    between the stable softmax and softmax(x - max x))."""
+    table = shift_table(scores, shift)
+    diff = float((table["stable"] - table["softmax(x - max x)"]).abs().max())
+    return arrow_table(shift_display(table).rename(columns=shift_names(lang))), diff
+
+
 def tempered(scores, temperature):
     """Softmax of scores / temperature (n,)."""
     if temperature <= 0:
@@ -113,6 +122,29 @@ def comparison_table(lang, d_q, d_k, num_hiddens):
             t("ch03.col_cost", lang): t(f"ch03.cost_{name}", lang),
         })
     return pd.DataFrame(rows)
+
+
+def comparison_view(lang, d_q, d_k, num_hiddens):
+    """comparison_table as an Arrow table (the page caches it: the counts build real modules)."""
+    return arrow_table(comparison_table(lang, d_q, d_k, num_hiddens))
+
+
+def timings_view(timings, lang):
+    """((scorer, ms), ...) as the page's table, headers and names in `lang`, as an Arrow table."""
+    return arrow_table(pd.DataFrame({t("ch03.col_scorer", lang): [t(f"ch03.scorer_{n}", lang) for n, _ in timings],
+                                     t("ch03.col_ms", lang): [round(v, 3) for _, v in timings]}))
+
+
+SCALE_MEASURES = ("variance", "max_weight", "entropy", "grad_norm")
+
+
+def scale_table(d_k, lang):
+    """scale_stats(d_k) as the page's table (each measure unscaled and scaled), as an Arrow table."""
+    stats = scale_stats(d_k)
+    return arrow_table(pd.DataFrame({
+        t("ch03.col_measure", lang): [t(f"ch03.measure_{m}", lang) for m in SCALE_MEASURES],
+        t("ch03.col_unscaled", lang): [f"{stats['unscaled'][m]:.4f}" for m in SCALE_MEASURES],
+        t("ch03.col_scaled", lang): [f"{stats['scaled'][m]:.4f}" for m in SCALE_MEASURES]}))
 
 
 def attention_fns(d, num_hiddens, seed=0):
