@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from course.lessons import training_lab as tl
+from course.lessons import lab_blocks, training_lab as tl
 
 TINY = tl.LabConfig(num_hiddens=16, num_heads=2, ffn_num_hiddens=32, num_layers=2, seq_len=5, batch_size=16,
                     steps=40, lr=3e-3, warmup=5, log_every=10, snapshot_every=20, eval_size=16)
@@ -52,23 +52,12 @@ def test_the_unscaled_model_softmaxes_raw_dot_products():
     q, k, v = torch.randn(2, 3, 8), torch.randn(2, 4, 8), torch.randn(2, 4, 5)
     model = model_of(replace(TINY, scaled=False))
     attention = model.encoder[0].attention.attention
-    assert isinstance(attention, tl.UnscaledAttention)
+    assert isinstance(attention, lab_blocks.UnscaledAttention)
     attention(q, k, v)
     torch.testing.assert_close(attention.attention_weights, torch.softmax(q @ k.transpose(1, 2), dim=-1))
     scaled = model_of(TINY).encoder[0].attention.attention
     scaled(q, k, v)
     torch.testing.assert_close(scaled.attention_weights, torch.softmax(q @ k.transpose(1, 2) / math.sqrt(8), dim=-1))
-
-
-def test_sublayer_wiring_on_a_hand_made_input():
-    X = torch.tensor([[[1.0, 2.0, 3.0, 6.0]]])  # (1, 1, 4)
-    f = lambda x: 2 * x  # noqa: E731
-    c = replace(TINY, num_hiddens=4)
-    ln = torch.nn.functional.layer_norm
-    torch.testing.assert_close(tl.SubLayer(c)(X, f), ln(3 * X, (4,)))  # post-norm: ln(x + f(x))
-    torch.testing.assert_close(tl.SubLayer(replace(c, residual=False))(X, f), ln(2 * X, (4,)))
-    torch.testing.assert_close(tl.SubLayer(replace(c, layernorm=False))(X, f), 3 * X)
-    torch.testing.assert_close(tl.SubLayer(replace(c, pre_norm=True))(X, f), X + 2 * ln(X, (4,)))
 
 
 def test_layernorm_and_heads_switches_change_the_built_model():

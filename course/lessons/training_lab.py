@@ -1,11 +1,12 @@
 """The training lab: a small Transformer learns copy, reverse or sort, and six ablations of it.
 
-The model is an encoder-decoder built from the reference modules (multi-head
-attention from solutions.ex05, positional encoding from ex06, the FFN from
-ex07); each sub-layer's wiring (residual, LayerNorm, post- or pre-norm) is
-switched by the config, so every ablation is the same model with one switch
-flipped, trained with the same seed (same initial draws, same batches) and the
-same number of steps. While it trains, the attention maps of every layer and
+The model is an encoder-decoder whose blocks are exercise 7's own
+TransformerEncoderBlock and TransformerDecoderBlock (the reference's, or a
+learner's staged copy), over exercise 6's positional encoding. Each sub-layer's
+wiring (residual, LayerNorm, post- or pre-norm) is switched by the config, by
+swapping sub-modules of those blocks (course.lessons.lab_blocks), so every
+ablation is the same model with one switch flipped, trained with the same seed
+(same initial draws, same batches) and the same number of steps. While it trains, the attention maps of every layer and
 head on one fixed probe sequence are kept every `snapshot_every` steps.
 
 Streamlit-free; `python -m course.lessons.training_lab --out FILE` trains every
@@ -30,6 +31,7 @@ from torch import nn
 
 from course.model.train_loop import train_steps
 
+from . import lab_blocks
 from .lab_tasks import PAIRS_TASK, TASKS, probe_source, scored, target_of, task_data  # noqa: F401 (the lab's API)
 from .torch_threads import cpu_threads
 from .shipped_check import requirement
@@ -91,101 +93,17 @@ def variant_config(variant, base=None):
     return replace(base, **ABLATIONS[variant])
 
 
-class UnscaledAttention(nn.Module):
-    """Wraps the reference scaled dot-product attention and undoes its 1/sqrt(d): softmax(q . k)."""
-
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        """Same shapes as DotProductAttention; queries (B, n_q, d) are multiplied by sqrt(d) first."""
-        out = self.inner(queries * math.sqrt(queries.shape[-1]), keys, values, valid_lens)  # (B, n_q, v)
-        self.attention_weights = self.inner.attention_weights  # (B, n_q, n_k)
-        return out
-
-
-@dataclass(frozen=True)
-class Parts:
-    """The exercise classes a LabTransformer is built from (the reference's, or a learner's staged copy)."""
-
-    MultiHeadAttention: type
-    PositionalEncoding: type
-    PositionWiseFFN: type
-
-
-def parts(impl="solutions"):
-    """The Parts in package `impl` (its ex05, ex06 and ex07 modules)."""
-    module = importlib.import_module
-    return Parts(module(f"{impl}.ex05_multihead").MultiHeadAttention,
-                 module(f"{impl}.ex06_positional_encoding").PositionalEncoding,
-                 module(f"{impl}.ex07_transformer").PositionWiseFFN)
-
-
-def attention_module(config, impl):
-    """Multi-head attention of the config's width and heads from `impl` (Parts), scaled or not."""
-    c = config
-    mha = impl.MultiHeadAttention(c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_hiddens, c.num_heads, 0.0)
-    if not c.scaled:
-        mha.attention = UnscaledAttention(mha.attention)
-    return mha
-
-
-class SubLayer(nn.Module):
-    """One sub-layer's wiring: post-norm ln(x + f(x)) or pre-norm x + f(ln(x)); residual and ln switchable."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.norm = nn.LayerNorm(config.num_hiddens) if config.layernorm else nn.Identity()
-        self.residual, self.pre_norm = config.residual, config.pre_norm
-
-    def forward(self, X, f):
-        """X (B, T, d), f a function (B, T, d) -> (B, T, d)."""
-        if self.pre_norm:
-            Y = f(self.norm(X))  # (B, T, d)
-            return X + Y if self.residual else Y
-        Y = f(X)  # (B, T, d)
-        return self.norm(X + Y if self.residual else Y)
-
-
-class EncoderBlock(nn.Module):
-    """Self-attention and FFN, each in a SubLayer (attention only when the config says so).
-
-    With a causal valid_lens it is also the decoder-only model's block (GPT's: no cross-attention)."""
-
-    def __init__(self, config, impl):
-        super().__init__()
-        self.attention = attention_module(config, impl)
-        self.ffn = None if config.attention_only else impl.PositionWiseFFN(
-            config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
-        self.sub1, self.sub2 = SubLayer(config), SubLayer(config)
-
-    def forward(self, X, valid_lens=None):
-        """X (B, T, d), valid_lens (B,) or (B, T) per query, or None (no padding) -> (B, T, d)."""
-        X = self.sub1(X, lambda x: self.attention(x, x, x, valid_lens))  # (B, T, d)
-        return X if self.ffn is None else self.sub2(X, self.ffn)  # (B, T, d)
-
-
 def causal_lens(B, T):
     """(B, T) valid_lens of the causal mask: query t sees keys 0..t."""
     return torch.arange(1, T + 1).repeat(B, 1)  # (B, T)
 
 
-class DecoderBlock(nn.Module):
-    """Causal self-attention, attention over the encoder, FFN; each in a SubLayer."""
-
-    def __init__(self, config, impl):
-        super().__init__()
-        self.self_attention, self.cross_attention = attention_module(config, impl), attention_module(config, impl)
-        self.ffn = impl.PositionWiseFFN(config.num_hiddens, config.ffn_num_hiddens, config.num_hiddens)
-        self.sub1, self.sub2, self.sub3 = SubLayer(config), SubLayer(config), SubLayer(config)
-
-    def forward(self, X, memory, valid_lens=None):
-        """X (B, T, d) target positions, memory (B, S, d) encoder outputs, valid_lens (B,) of the source or None."""
-        causal = causal_lens(*X.shape[:2])  # (B, T): position t sees 0..t
-        X = self.sub1(X, lambda x: self.self_attention(x, x, x, causal))  # (B, T, d)
-        X = self.sub2(X, lambda x: self.cross_attention(x, memory, memory, valid_lens))  # (B, T, d)
-        return self.sub3(X, self.ffn)  # (B, T, d)
+def positional_encoding(config, impl):
+    """impl's exercise-6 PositionalEncoding for the lab's sequences (no dropout), or None without positions."""
+    if not config.positional:
+        return None
+    module = importlib.import_module(f"{impl}.ex06_positional_encoding")
+    return module.PositionalEncoding(config.num_hiddens, lab_blocks.DROPOUT, max_len=4 * config.seq_len + 8)
 
 
 class LabTransformer(nn.Module):
@@ -195,30 +113,31 @@ class LabTransformer(nn.Module):
     of self-attention blocks under the causal mask (config.causal), and logits of each position's next symbol;
     its `encoder` is that stack and there is no decoder or cross-attention.
 
-    impl: the Parts (default: the reference's) or the name of a package holding ex05-ex07.
+    Its blocks are exercise 7's TransformerEncoderBlock and TransformerDecoderBlock of package `impl` (the
+    reference `solutions`, or a learner's staged copy), with the config's wiring swapped in (course.lessons.lab_blocks);
+    the positional encoding is impl's exercise 6's.
     vocab_size: the symbols (default config.vocab_size); pad: the source's padding id, or None (no padding).
     """
 
     def __init__(self, config, impl="solutions", vocab_size=None, pad=None):
         super().__init__()
         c = config
-        impl = parts(impl) if isinstance(impl, str) else impl
         vocab_size = vocab_size or c.vocab_size
         self.bos, self.pad = vocab_size, pad
         self.decoder_only, self.causal = c.decoder_only, c.causal
+        final = c.pre_norm and c.layernorm  # pre-norm leaves the stream unnormalised: one last LayerNorm
         if c.decoder_only:
             self.embedding = nn.Embedding(vocab_size, c.num_hiddens)
-            self.positions = impl.PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
-            self.encoder = nn.ModuleList(EncoderBlock(c, impl) for _ in range(c.num_layers))
-            self.encoder_norm = nn.LayerNorm(c.num_hiddens) if c.pre_norm and c.layernorm else nn.Identity()
+            self.positions = positional_encoding(c, impl)
+            self.encoder = nn.ModuleList(lab_blocks.encoder_block(c, impl) for _ in range(c.num_layers))
+            self.encoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
             self.output = nn.Linear(c.num_hiddens, vocab_size)
             return
         self.src_embedding = nn.Embedding(vocab_size, c.num_hiddens)
         self.tgt_embedding = nn.Embedding(vocab_size + 1, c.num_hiddens)
-        self.positions = impl.PositionalEncoding(c.num_hiddens, 0.0, max_len=4 * c.seq_len + 8) if c.positional else None
-        self.encoder = nn.ModuleList(EncoderBlock(c, impl) for _ in range(c.num_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(c, impl) for _ in range(c.num_layers))
-        final = c.pre_norm and c.layernorm  # pre-norm leaves the stream unnormalised: one last LayerNorm
+        self.positions = positional_encoding(c, impl)
+        self.encoder = nn.ModuleList(lab_blocks.encoder_block(c, impl) for _ in range(c.num_layers))
+        self.decoder = nn.ModuleList(lab_blocks.decoder_block(c, i, impl) for i in range(c.num_layers))
         self.encoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.num_hiddens) if final else nn.Identity()
         self.output = nn.Linear(c.num_hiddens, vocab_size)  # never predicts the start token
@@ -243,8 +162,9 @@ class LabTransformer(nn.Module):
     def decode(self, tgt_in, memory, valid_lens=None):
         """tgt_in (B, T) start token + target so far, memory (B, S, d), source valid_lens -> logits (B, T, V)."""
         X = self.embed(tgt_in, self.tgt_embedding)  # (B, T, d)
+        state = lab_blocks.fresh_state(memory, valid_lens, len(self.decoder))  # every position at once
         for block in self.decoder:
-            X = block(X, memory, valid_lens)  # (B, T, d)
+            X, state = block(X, state)  # (B, T, d)
         return self.output(self.decoder_norm(X))  # (B, T, V)
 
     def language_model(self, ids):
@@ -279,8 +199,8 @@ class LabTransformer(nn.Module):
         if self.decoder_only:
             return {"self": stack(b.attention for b in self.encoder)}
         return {"encoder": stack(b.attention for b in self.encoder),
-                "decoder": stack(b.self_attention for b in self.decoder),
-                "cross": stack(b.cross_attention for b in self.decoder)}
+                "decoder": stack(b.attention1 for b in self.decoder),
+                "cross": stack(b.attention2 for b in self.decoder)}
 
 
 def decoder_input(tgt, bos):

@@ -19,7 +19,6 @@ query heads. `grouped_bleu` scores it on the held-out test split with sacrebleu 
 
 import argparse
 import json
-import math
 import os
 import statistics
 import time
@@ -145,25 +144,13 @@ def _kv_heads(X, weight, bias, num_kv_heads):
     return Y.reshape(B, T, num_kv_heads, -1).transpose(1, 2)  # (B, G, T, dh)
 
 
-def _grouped_attend(mha, queries, keys, values, mask):
-    """mha's query heads over G cached key/value heads, each shared by heads / G query heads -> (B, T, d)."""
-    B, T, _ = queries.shape
-    q = mha.W_q(queries).reshape(B, T, mha.num_heads, -1).transpose(1, 2)  # (B, heads, T, dh)
-    group = mha.num_heads // keys.shape[1]
-    keys = keys.repeat_interleave(group, dim=1)  # (B, heads, T_k, dh): head h reads group h // group
-    values = values.repeat_interleave(group, dim=1)  # (B, heads, T_k, dh)
-    scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, heads, T, T_k)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    out = (torch.softmax(scores, dim=-1) @ values).transpose(1, 2).flatten(2)  # (B, T, d)
-    return mha.W_o(out)  # (B, T, d)
-
-
 class GroupedKVTranslator(nn.Module):
     """The shipped Transformer decoding with num_kv_heads key/value heads in its decoder's self-attention
     (scope "self") or in its self- and cross-attention ("both"): the pooled projections of `pool_heads`, a cache
-    of num_kv_heads heads. The translator itself is shared, never changed. Eval decoding only (greedy_decode,
-    beam_search); num_kv_heads == num_heads decodes exactly as forward_cached."""
+    of num_kv_heads heads. It decodes through the decoder's own forward_cached, whose only difference here is
+    the self-attention's pooled key/value projection (and the pooled cross-attention cache `encode` makes). The
+    translator's weights are shared, never changed. Eval decoding only (greedy_decode, beam_search);
+    num_kv_heads == num_heads decodes exactly as forward_cached."""
 
     def __init__(self, model, num_kv_heads, scope="both"):
         super().__init__()
@@ -194,34 +181,18 @@ class GroupedKVTranslator(nn.Module):
                                   _kv_heads(enc_outputs, w_v, b_v, self.num_kv_heads))  # (B, G, T_src, dh) each
         return state
 
+    def self_kv(self, i, X):
+        """Block i's self-attention keys and values of the positions X (B, T, d) through the pooled projections:
+        (B, num_kv_heads, T, d_head) each."""
+        w_k, b_k, w_v, b_v = self.pooled[i]["self"]
+        return _kv_heads(X, w_k, b_k, self.num_kv_heads), _kv_heads(X, w_v, b_v, self.num_kv_heads)
+
     def forward_tokens(self, X, state):
-        """X (B, T) new target tokens -> logits (B, T, V); the state's caches grow by T (forward_cached's steps)."""
-        decoder = self.model.decoder
-        B, T = X.shape
-        t0 = state.offset
-        X = decoder.embedding(X) * math.sqrt(decoder.num_hiddens)  # (B, T, d)
-        X = X + decoder.position_table(X.device, X.dtype)[t0 : t0 + T]  # (B, T, d)
-        seen = torch.arange(t0 + T, device=X.device)  # (t0+T,)
-        causal = seen[None, :] <= torch.arange(t0, t0 + T, device=X.device)[:, None]  # (T, t0+T)
-        src_mask = None
-        if state.enc_valid_lens is not None:
-            T_src = state.cross[0][0].shape[2]
-            src_mask = torch.arange(T_src, device=X.device)[None, :] < state.enc_valid_lens[:, None]  # (B, T_src)
-            src_mask = src_mask[:, None, None, :]  # (B, 1, 1, T_src)
-        new_kv = []
-        for i, blk in enumerate(decoder.blks):
-            w_k, b_k, w_v, b_v = self.pooled[i]["self"]
-            k = _kv_heads(X, w_k, b_k, self.num_kv_heads)  # (B, G, T, dh)
-            v = _kv_heads(X, w_v, b_v, self.num_kv_heads)  # (B, G, T, dh)
-            if state.self_kv:
-                k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, G, t0+T, dh)
-                v = torch.cat((state.self_kv[i][1], v), dim=2)
-            new_kv.append((k, v))
-            Y = blk.addnorm1(X, _grouped_attend(blk.attention1, X, k, v, causal))  # (B, T, d)
-            Z = blk.addnorm2(Y, _grouped_attend(blk.attention2, Y, *state.cross[i], src_mask))  # (B, T, d)
-            X = blk.addnorm3(Z, blk.ffn(Z))  # (B, T, d)
-        state.self_kv, state.offset = new_kv, t0 + T
-        return decoder.dense(X), state  # (B, T, V)
+        """X (B, T) new target tokens -> logits (B, T, V); the state's caches grow by T: the decoder's own
+        forward_cached, its self-attention keys and values projected by self_kv (and its cross-attention reading
+        the pooled heads `encode` cached). forward_cached keeps the attention weights on the shared decoder, as
+        every forward does."""
+        return self.model.decoder.forward_cached(X, state, project_kv=self.self_kv)
 
     def decode_step(self, tokens, state):
         """tokens (B, 1) -> logits (B, V), state, {} (no attention maps are kept)."""

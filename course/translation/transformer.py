@@ -154,9 +154,16 @@ class TransformerDecoder(nn.Module):
         return X.transpose(1, 2).flatten(2)  # (B, T, d)
 
     def attend_cached(self, mha, queries, keys, values, mask):
-        """mha's attention of its projected queries over already projected keys and values (B, heads, T_k, dh),
-        where mask (bool, broadcast to (B, heads, T, T_k)) allows -> (output (B, T, d), weights)."""
+        """mha's attention of its projected queries over already projected keys and values (B, G, T_k, dh),
+        where mask (bool, broadcast to (B, heads, T, T_k)) allows -> (output (B, T, d), weights).
+
+        G is mha's number of heads, or fewer (grouped-query attention, course.translation.kv_study): each key/value
+        head is then shared by heads / G consecutive query heads."""
         q = self.split_heads(mha.W_q(queries), mha.num_heads)  # (B, heads, T, dh)
+        group = mha.num_heads // keys.shape[1]
+        if group > 1:  # query head h reads key/value head h // group
+            keys = keys.repeat_interleave(group, dim=1)  # (B, heads, T_k, dh)
+            values = values.repeat_interleave(group, dim=1)  # (B, heads, T_k, dh)
         scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])  # (B, heads, T, T_k)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
@@ -172,11 +179,19 @@ class TransformerDecoder(nn.Module):
                           self.split_heads(mha.W_v(enc_outputs), mha.num_heads)))  # (B, heads, T_src, dh) each
         return KVState(enc_valid_lens, cross)
 
-    def forward_cached(self, X, state, self_mask=causal_mask):
+    def self_kv(self, i, X):
+        """Block i's self-attention keys and values of the positions X (B, T, d): (B, heads, T, dh) each."""
+        mha = self.blks[i].attention1
+        return self.split_heads(mha.W_k(X), mha.num_heads), self.split_heads(mha.W_v(X), mha.num_heads)
+
+    def forward_cached(self, X, state, self_mask=causal_mask, project_kv=None):
         """X (B, T) new target tokens -> logits (B, T, V) with the key/value cache; the state grows by T.
 
         self_mask(t0, T, device) -> (T, t0+T) bool: which keys each new position's self-attention sees
-        (causal_mask; chapter 13 passes a sliding window)."""
+        (causal_mask; chapter 13 passes a sliding window). project_kv(i, X) -> block i's self-attention keys and
+        values of the new positions, (B, G, T, dh) each (default self_kv, every head; chapter 12's grouped-query
+        attention passes G pooled heads)."""
+        project_kv = project_kv or self.self_kv
         B, T = X.shape
         t0 = state.offset
         X = self.embedding(X) * math.sqrt(self.num_hiddens)  # (B, T, d)
@@ -189,13 +204,12 @@ class TransformerDecoder(nn.Module):
             src_mask = src_mask[:, None, None, :]  # (B, 1, 1, T_src)
         new_kv = []
         for i, blk in enumerate(self.blks):
-            mha = blk.attention1
-            k, v = self.split_heads(mha.W_k(X), mha.num_heads), self.split_heads(mha.W_v(X), mha.num_heads)
+            k, v = project_kv(i, X)  # (B, G, T, dh) each
             if state.self_kv:
-                k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, heads, t0+T, dh)
+                k = torch.cat((state.self_kv[i][0], k), dim=2)  # (B, G, t0+T, dh)
                 v = torch.cat((state.self_kv[i][1], v), dim=2)
             new_kv.append((k, v))
-            out, w_self = self.attend_cached(mha, X, k, v, causal)
+            out, w_self = self.attend_cached(blk.attention1, X, k, v, causal)
             Y = blk.addnorm1(X, out)  # (B, T, d)
             out, w_cross = self.attend_cached(blk.attention2, Y, *state.cross[i], src_mask)
             Z = blk.addnorm2(Y, out)  # (B, T, d)
