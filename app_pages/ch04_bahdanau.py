@@ -3,10 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from course.app.ch04_sections import compare_section, convex_section, heatmap_section, shapes_section
+from course.app.ch04_sections import (alignment_display, compare_section, convex_section, heatmap_section, shapes_section,
+                                      step_shapes_display, worked_display)
 from course.app.chart_view import show_chart
 from course.app.trained_ui import learned_alignment, walk_through
-from course.app.ui import chapter_footer, page_cache, tr
+from course.app.ui import chapter_footer, current_lang, page_cache, tr
 from course.lessons import ch04
 
 E = ch04.EXAMPLE
@@ -34,12 +35,6 @@ def reset(*keys):
 alignment_spec = page_cache(ch04.alignment_spec, max_entries=256)  # Altair is slow to build
 
 
-@st.cache_data
-def step_shapes():
-    """The shape table of one decoder step (computed once)."""
-    return ch04.step_shapes()
-
-
 st.title(tr("ch04.title"))
 st.markdown(tr("ch04.intro"))
 
@@ -53,15 +48,14 @@ with left:
     scores = editor(score_key, pd.DataFrame({"word": ch04.SOURCE, "e": ch04.SCORES[target]}), hide_index=True,
                     column_config={"word": st.column_config.TextColumn(tr("ch04.col_word"), disabled=True)})
     st.button(tr("ch04.reset"), key="ch04_reset_scores", on_click=reset, args=(score_key,))
-try:
-    table = ch04.alignment_table(scores["e"].tolist())
-except ch04.BadInput:
+aligned = alignment_display(current_lang(), target, tuple(scores["e"].tolist()))
+if aligned is None:
     st.error(tr("ch04.bad_scores"))
     st.stop()
-top = table["alpha"].idxmax()
-right.metric(tr("ch04.top_weight", target=target), f"α({table['word'][top]}) = {table['alpha'][top]:.3f}")
-right.dataframe(table.rename(columns={"word": tr("ch04.col_word"), "alpha": "α"}).round(3), hide_index=True)
-show_chart(st, alignment_spec(tuple(table["alpha"].round(3)), tr("ch04.col_word")))
+(top_word, top_alpha), table, alpha = aligned
+right.metric(tr("ch04.top_weight", target=target), f"α({top_word}) = {top_alpha:.3f}")
+right.dataframe(table, hide_index=True)
+show_chart(st, alignment_spec(alpha, tr("ch04.col_word")))
 st.markdown(tr("ch04.align_after"))
 # Each experiment below is a fragment: moving one of its widgets reruns that section, not the whole long page.
 st.fragment(heatmap_section)()
@@ -81,35 +75,27 @@ for col, name in zip(cols[1:], ("W_s", "W_h")):
         mats[name] = editor(f"ch04_{name}", pd.DataFrame(E[name], index=["1", "2"], columns=["1", "2"]))
 st.button(tr("ch04.reset"), key="ch04_reset_example", on_click=reset,
           args=("ch04_vectors", "ch04_W_s", "ch04_W_h"))
-rows = vec.to_numpy().tolist()
-inputs = (rows[0], rows[1:3], mats["W_s"].to_numpy().tolist(), mats["W_h"].to_numpy().tolist(), rows[3])
-try:
-    step = ch04.bahdanau_step(*inputs)
-    grads = ch04.gradient_paths(*inputs, target=1)
-except ch04.BadInput as err:
-    st.error(tr("ch04.bad_input", name=err.name))
+rows = tuple(map(tuple, vec.to_numpy().tolist()))
+worked = worked_display(current_lang(), rows[0], rows[1:3], tuple(map(tuple, mats["W_s"].to_numpy().tolist())),
+                        tuple(map(tuple, mats["W_h"].to_numpy().tolist())), rows[3])
+if worked["error"]:
+    st.error(tr("ch04.bad_input", name=worked["error"]))
     st.stop()
-result = pd.DataFrame({k: step[k].numpy().round(3) for k in ("e", "alpha", "c", "p")}, index=["1", "2"]).T
-st.dataframe(result.rename(index={"alpha": "α"}))
-st.markdown(tr("ch04.worked_numbers", e1=f"{step['e'][0]:.3f}", e2=f"{step['e'][1]:.3f}",
-               a1=f"{step['alpha'][0]:.3f}", a2=f"{step['alpha'][1]:.3f}",
-               c1=f"{step['c'][0]:.3f}", c2=f"{step['c'][1]:.3f}",
-               p1=f"{step['p'][0]:.3f}", p2=f"{step['p'][1]:.3f}"))
-st.fragment(convex_section)(tuple(step["alpha"].tolist()), tuple(map(tuple, rows[1:3])))
+st.dataframe(worked["table"])
+n = worked["numbers"]
+st.markdown(tr("ch04.worked_numbers", e1=f"{n['e'][0]:.3f}", e2=f"{n['e'][1]:.3f}",
+               a1=f"{n['alpha'][0]:.3f}", a2=f"{n['alpha'][1]:.3f}",
+               c1=f"{n['c'][0]:.3f}", c2=f"{n['c'][1]:.3f}", p1=f"{n['p'][0]:.3f}", p2=f"{n['p'][1]:.3f}"))
+st.fragment(convex_section)(tuple(n["alpha"]), rows[1:3])
 
 st.header(tr("ch04.steps_header"))
 st.markdown(tr("ch04.steps_body"))
-st.table(pd.DataFrame([(tr(f"ch04.step_{s}"), tr(f"ch04.tensor.{name}"), str(shape))
-                       for s, name, shape in step_shapes()],
-                      columns=[tr("ch04.col_step"), tr("ch04.col_tensor"), tr("ch04.col_shape")]))
+st.table(step_shapes_display(current_lang()))
 st.fragment(shapes_section)()
 
 st.header(tr("ch04.grad_header"))
-st.markdown(tr("ch04.grad_body", loss=f"{grads['loss']:.3f}"))
-st.dataframe(pd.DataFrame({
-    tr("ch04.col_value_path"): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["value"]],
-    tr("ch04.col_score_path"): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["score"]],
-}, index=["h1", "h2"]))
+st.markdown(tr("ch04.grad_body", loss=f"{worked['loss']:.3f}"))
+st.dataframe(worked["paths"])
 st.markdown(tr("ch04.grad_after"))
 
 st.fragment(compare_section)()

@@ -6,6 +6,7 @@ Streamlit widgets and layout only; the numbers come from course.lessons.ch04.tab
 import math
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from course.app.chart_view import show_chart
@@ -17,6 +18,50 @@ from course.lessons.ch04 import tables as ch04_tables
 from course.translation import decoder_compare
 
 KEEP = "session"  # persist_state: widget values survive page switches
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def alignment_display(lang, target, scores):
+    """One target word's edited scores as the page shows them: (the top word and its weight, the table (Arrow),
+    the weights), or None when a score is unusable (ch04.BadInput). Cached on plain values: the page reruns
+    on every move of any widget on it."""
+    try:
+        table = ch04.alignment_table(list(scores))
+    except ch04.BadInput:
+        return None
+    top = table["alpha"].idxmax()
+    shown = table.rename(columns={"word": t("ch04.col_word", lang), "alpha": "α"}).round(3)
+    return (table["word"][top], float(table["alpha"][top])), arrow_table(shown), tuple(table["alpha"].round(3))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def worked_display(lang, s, hs, W_s, W_h, v):
+    """The worked step of one set of edited inputs: {"error": the BadInput's name} when one is unusable, else
+    the step's numbers (e, alpha, c, p as a table (Arrow) and as floats), the loss and the two gradient paths
+    (Arrow)."""
+    inputs = ([*s], [[*h] for h in hs], [[*r] for r in W_s], [[*r] for r in W_h], [*v])
+    try:
+        step = ch04.bahdanau_step(*inputs)
+        grads = ch04.gradient_paths(*inputs, target=1)
+    except ch04.BadInput as err:
+        return {"error": err.name}
+    result = pd.DataFrame({k: step[k].numpy().round(3) for k in ("e", "alpha", "c", "p")}, index=["1", "2"]).T
+    paths = pd.DataFrame({
+        t("ch04.col_value_path", lang): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["value"]],
+        t("ch04.col_score_path", lang): [", ".join(f"{x:+.4f}" for x in g.tolist()) for g in grads["score"]],
+    }, index=["h1", "h2"])
+    return {"error": None, "table": pa.Table.from_pandas(result.rename(index={"alpha": "α"})),
+            "numbers": {k: [float(x) for x in step[k]] for k in ("e", "alpha", "c", "p")},
+            "loss": float(grads["loss"]), "paths": pa.Table.from_pandas(paths)}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def step_shapes_display(lang):
+    """The shape table of one decoder step of the reference (Arrow), in `lang`."""
+    return arrow_table(pd.DataFrame([(t(f"ch04.step_{s}", lang), t(f"ch04.tensor.{name}", lang), str(shape))
+                                     for s, name, shape in ch04.step_shapes()],
+                                    columns=[t("ch04.col_step", lang), t("ch04.col_tensor", lang),
+                                             t("ch04.col_shape", lang)]))
 
 
 @st.cache_data(max_entries=64)
