@@ -1,11 +1,9 @@
 """Chapter 7: the Transformer: layout, add & norm, the three attention uses, incremental decoding."""
 
-import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from course.app.chart_view import show_chart
-from course.app.ch07_sections import inside_section, recipe_section
+from course.app.ch07_sections import decoding_view, inside_section, masks_table, norm_views, recipe_section
 from course.app.trained_ui import attention_kinds
 from course.app.ui import chapter_footer, current_lang, page_cache, prose, tr
 from course.lessons import ch07
@@ -17,27 +15,6 @@ DIAGRAM_NODES = ("src", "tgt", "out", "src_emb", "tgt_emb", "enc_attn", "dec_sel
 block_parameters = page_cache(ch07.block_parameters, max_entries=64)
 ffn_gap = page_cache(ch07.ffn_positionwise_gap)
 mask_spec = page_cache(ch07.mask_spec, max_entries=512)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def norm_views(batch, scale, lang):
-    """ch07.norm_tables for display: each table as ch07.margins_view's Arrow table (None stays None), converted
-    once per setting, its row labels in the pandas metadata; keyed by plain values, as hashing the tables
-    themselves cost more than showing them."""
-    tables = ch07.norm_tables(batch, scale)
-    views = {name: None if tables[name] is None else pa.Table.from_pandas(ch07.margins_view(tables[name], lang))
-             for name in ("input", "layer", "batch")}
-    return {**views, "moved": tables["moved"]}
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def decoding_view(steps, seed, lang):
-    """ch07.incremental_check's table with headers in `lang`, as an Arrow table; its largest |Δ| and that column's
-    header (converted once per setting, as on every rerun st.dataframe would convert a DataFrame)."""
-    table = ch07.incremental_check(steps, seed=seed)
-    names = ch07.decode_names(lang)
-    return pa.Table.from_pandas(table.rename(columns=names), preserve_index=False), names["max |Δ|"], \
-        float(table["max |Δ|"].max())
 
 
 def architecture_section():
@@ -93,8 +70,7 @@ def norm_section():
 def masks_section():
     """Where Q, K, V come from in the three uses, and their masks drawn from the reference rule."""
     prose("ch07.masks.heading", "ch07.masks.intro")
-    st.table(pd.DataFrame({tr(f"ch07.masks.col_{c}"): [tr(f"ch07.masks.{u}_{c}") for u in ch07.MASK_USES]
-                           for c in ("use", "q", "kv", "mask", "lens")}))
+    st.table(masks_table(current_lang()), hide_index=True)
     cols = st.columns(3)
     src_len = cols[0].slider(tr("ch07.masks.src_len"), 2, 10, 6, key="ch07_src_len", persist_state=KEEP)
     src_valid = cols[1].slider(tr("ch07.masks.src_valid"), 1, 10, 4, key="ch07_src_valid", persist_state=KEEP)

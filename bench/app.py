@@ -4,8 +4,8 @@
 
 For every page in course/common/pages_index.py that exists, AppTest opens the page,
 then changes one widget (the first slider, radio, select box... on the page,
-alternating between two values) and times the rerun; the median of N reruns
-is printed against the 50 ms goal (on an idle machine). Cold start is the time from
+alternating between two values) and times the rerun, the pages taking turns; the
+median of N reruns is printed against the 50 ms goal (on an idle machine). Cold start is the time from
 `streamlit run app.py` to the server's health check answering, and the time of
 the first script run in a fresh Python process (imports included).
 """
@@ -88,8 +88,8 @@ def set_widget(at, key, setting):
         widget.set_value(value)
 
 
-def time_page(page, runs):
-    """(median ms, widget key) of reruns after changing one widget on the page."""
+def open_page(page):
+    """(AppTest on `page`, the widget key to change or None, its two settings)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
@@ -98,21 +98,37 @@ def time_page(page, runs):
     at.switch_page(page.path).run()
     key = pick_widget(at)
     if key is None:
-        values, key = (None, None), None
-    else:
-        values = two_values(next(w for w in page_widgets(at._tree) if w.key == key))
-    times = []
+        return at, None, (None, None)
+    return at, key, two_values(next(w for w in page_widgets(at._tree) if w.key == key))
+
+
+def rerun_ms(page, at, key, setting):
+    """ms of one rerun of `at` after changing its widget (a plain rerun when key is None)."""
+    if key is not None:
+        set_widget(at, key, setting)
+    start = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - start
+    if at.exception:
+        raise RuntimeError(f"{page.path} raised: {at.exception[0].value}")
+    return elapsed * 1000
+
+
+def time_pages(pages, runs):
+    """{page key: (median ms, widget key)} of reruns after changing one widget on each page.
+
+    Every page is opened first, then the pages take turns, one rerun each per round, `runs` rounds after one
+    untimed round (which may fill caches): a burst of load on the machine (a CPU-bound loop's time varies by a
+    quarter from second to second on the 2-core development VM) then slows every page a little instead of the
+    seven reruns of the one page being timed at that moment."""
+    opened = {page.key: (page, *open_page(page)) for page in pages}
+    times = {key: [] for key in opened}
     for i in range(runs + 1):
-        if key is not None:
-            set_widget(at, key, values[i % 2])
-        start = time.perf_counter()
-        at.run()
-        elapsed = time.perf_counter() - start
-        if at.exception:
-            raise RuntimeError(f"{page.path} raised: {at.exception[0].value}")
-        if i:  # the first change may fill caches; it is still counted in the others' alternation
-            times.append(elapsed)
-    return statistics.median(times) * 1000, key
+        for key, (page, at, widget, values) in opened.items():
+            ms = rerun_ms(page, at, widget, values[i % 2])
+            if i:
+                times[key].append(ms)
+    return {key: (statistics.median(times[key]), opened[key][2]) for key in opened}
 
 
 def free_port():
@@ -158,11 +174,12 @@ def main():
     os.environ["ATTENTION_LAB_HOME"] = tempfile.mkdtemp(prefix="bench-lab-")  # never touch real notes
     from course.common import pages_index
 
-    print(f"page rerun after one widget change (median of {args.runs}; goal < {GOAL_MS} ms)")
-    for page in [p for p in pages_index.existing() if not args.page or p.key in args.page]:
-        ms, key = time_page(page, args.runs)
+    print(f"page rerun after one widget change (median of {args.runs}, the pages taking turns; goal < {GOAL_MS} ms; "
+          f"load {os.getloadavg()[0]:.1f})")
+    pages = [p for p in pages_index.existing() if not args.page or p.key in args.page]
+    for page_key, (ms, key) in time_pages(pages, args.runs).items():
         verdict = "ok" if ms < GOAL_MS else "SLOW"
-        print(f"  {page.key:<16} {ms:8.1f} ms  {verdict:<4}  (widget: {key or 'none, plain rerun'})")
+        print(f"  {page_key:<16} {ms:8.1f} ms  {verdict:<4}  (widget: {key or 'none, plain rerun'})")
     missing = [p.path for p in pages_index.PAGES if not p.file.is_file()]
     if missing:
         print(f"  not yet written: {', '.join(missing)}")

@@ -1,15 +1,21 @@
-"""Chapter 7's added sections: the shipped Transformer's training recipe, and what its attention relies on.
+"""Chapter 7's added sections (the shipped Transformer's training recipe, and what its attention relies on), and the
+page's tables as cached views (Arrow tables, converted once per setting).
 
 Streamlit widgets and layout only; the numbers come from course.translation.recipe_views
 (the recipe read from the checkpoint, the head study shipped beside it).
 """
 
+import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from course.app.chart_view import show_chart
 from course.app.trained_ui import demo_links
 from course.app.ui import current_lang, prose, tr
 from course.common import pages_index
+from course.common.arrow import arrow_table
+from course.common.i18n import t
+from course.lessons import ch07
 from course.translation import demos, recipe_views
 
 KEEP = "session"  # persist_state: widget values survive page switches
@@ -23,18 +29,54 @@ def recipe_of(stamp):
 
 
 schedule_spec = st.cache_data(max_entries=32, show_spinner=False)(recipe_views.schedule_spec)
-smoothing_view = st.cache_data(max_entries=8, show_spinner=False)(recipe_views.smoothing_view)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def smoothing_view(epsilon, lang):
+    """recipe_views.smoothing_view as an Arrow table (converted once, not on every rerun)."""
+    return arrow_table(recipe_views.smoothing_view(epsilon, lang))
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def study_views(stamp, lang):
-    """(found, gradient table, <bos> table, ablation heatmap) of the shipped head study, or None.
-    stamp: the checkpoint's and the study file's versions (a new file is read again)."""
+    """(the study's figures the text names, gradient table, <bos> table (both Arrow), ablation heatmap) of the
+    shipped head study, or None. stamp: the checkpoint's and the study file's versions (a new file is read again).
+    Only what the page shows is kept: a cached value is unpickled on every rerun."""
     found = recipe_views.shipped_study()
     if found is None:
         return None
-    return (found, recipe_views.gradient_view(found, lang), recipe_views.bos_view(found, lang),
-            recipe_views.ablation_spec(found, lang))
+    figures = {k: found[k] for k in ("pairs", "characters", "accuracy", "loss")}
+    return (figures, arrow_table(recipe_views.gradient_view(found, lang)),
+            arrow_table(recipe_views.bos_view(found, lang)), recipe_views.ablation_spec(found, lang))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def norm_views(batch, scale, lang):
+    """ch07.norm_tables for display: each table as ch07.margins_view's Arrow table (None stays None), converted
+    once per setting, its row labels in the pandas metadata; keyed by plain values, as hashing the tables
+    themselves cost more than showing them."""
+    tables = ch07.norm_tables(batch, scale)
+    views = {name: None if tables[name] is None else pa.Table.from_pandas(ch07.margins_view(tables[name], lang))
+             for name in ("input", "layer", "batch")}
+    return {**views, "moved": tables["moved"]}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def masks_table(lang):
+    """Where Q, K and V come from in the three uses, and their masks, as an Arrow table in `lang`."""
+    return arrow_table(pd.DataFrame({t(f"ch07.masks.col_{c}", lang): [t(f"ch07.masks.{u}_{c}", lang)
+                                                                     for u in ch07.MASK_USES]
+                                     for c in ("use", "q", "kv", "mask", "lens")}))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def decoding_view(steps, seed, lang):
+    """ch07.incremental_check's table with headers in `lang`, as an Arrow table; its largest |Δ| and that column's
+    header (converted once per setting, as on every rerun st.dataframe would convert a DataFrame)."""
+    table = ch07.incremental_check(steps, seed=seed)
+    names = ch07.decode_names(lang)
+    return pa.Table.from_pandas(table.rename(columns=names), preserve_index=False), names["max |Δ|"], \
+        float(table["max |Δ|"].max())
 
 
 def recipe_section():

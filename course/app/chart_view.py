@@ -102,7 +102,7 @@ def wire_spec(spec, name):
     return wire
 
 
-@st.cache_resource(max_entries=256, show_spinner=False, hash_funcs={pa.Table: _arrow_fingerprint})
+@st.cache_resource(max_entries=2048, show_spinner=False, hash_funcs={pa.Table: _arrow_fingerprint})
 def _prepared(digest, _spec, data, lang):
     """The Prepared chart whose spec_digest is `digest`, in `lang`; kept in the process (read only, never changed),
     because pages rerun on every widget move (`_spec` is not hashed: its digest stands for it)."""

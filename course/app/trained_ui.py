@@ -14,6 +14,7 @@ from course.app.chart_view import show_chart
 from course.app.demo_ui import attention_heatmap, model_label, show_missing, translation
 from course.app.ui import current_lang, labeler, tr
 from course.common import charts
+from course.common.arrow import arrow_table
 from course.common.i18n import t
 from course.translation import demos, trained_views
 from course.translation.models import families_with
@@ -30,9 +31,10 @@ def _report_stamps(names):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _curves_view(stamps, lang):
-    """(chart dict or None, final-loss table) of the reports behind `stamps`."""
+    """(chart dict or None, final-loss table as Arrow) of the reports behind `stamps`."""
     reports = {name: demos.read_bleu_report(name) for name, _ in stamps}
-    return curves_view({name: r for name, r in reports.items() if r}, lang)
+    spec, table = curves_view({name: r for name, r in reports.items() if r}, lang)
+    return spec, arrow_table(table)
 
 
 def curves_view(reports, lang):
