@@ -115,6 +115,16 @@ def _head_spec(name, stamp, sentence, kind, layer, head, lang):
     return attention_heatmap(frame, title, t("demos.inside.key_title", lang), t("demos.inside.query_title", lang)), tops
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _output_shape(name, stamp, sentence):
+    """(model `name`'s output text for `sentence`, its layers, its heads): what the heads sections show of the
+    Translation itself (a cached Translation is unpickled on every rerun, attention tensors and all); stamp: the
+    checkpoint's, so that a retrained model is read again."""
+    result = translation(name, sentence)
+    layers, heads = result.cross_attention_heads.shape[:2]
+    return result.text, int(layers), int(heads)
+
+
 def heads_side_by_side(key, name=None):
     """Chapter 5: a trained multi-head model's heads of one layer side by side, on one sentence (default:
     heads_model())."""
@@ -126,13 +136,12 @@ def heads_side_by_side(key, name=None):
     left, mid, right = st.columns(3)
     sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
                               index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
-    result = translation(name, sentence)
-    layers, heads = result.cross_attention_heads.shape[:2]
+    text, layers, heads = _output_shape(name, demos.checkpoint_stamp(name), sentence)
     kind = mid.radio(tr("demos.inside.kind_label"), ("cross", "encoder"), key=f"{key}_kind",
                      format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
     layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
                                 persist_state=KEEP)
-    st.markdown(tr("trained.heads.output", text=result.text))
+    st.markdown(tr("trained.heads.output", text=text))
     stamp = demos.checkpoint_stamp(name)
     for start in range(0, heads, 2):
         for col, head in zip(st.columns(2), range(start, min(start + 2, heads))):
@@ -154,13 +163,12 @@ def attention_kinds(key, name=None):
     left, mid, right = st.columns(3)
     sentence = left.selectbox(tr("trained.sentence_label"), demos.EXAMPLE_SENTENCES,
                               index=demos.EXAMPLE_SENTENCES.index(HEADS_SENTENCE), key=f"{key}_sentence")
-    result = translation(name, sentence)
-    layers = result.cross_attention_heads.shape[0]
+    text, layers, _ = _output_shape(name, demos.checkpoint_stamp(name), sentence)
     kind = mid.radio(tr("demos.inside.kind_label"), ("encoder", "decoder", "cross"), index=2, key=f"{key}_kind",
                      format_func=labeler("demos.inside.kinds.{}"), persist_state=KEEP)
     layer = right.select_slider(tr("demos.inside.layer_label"), range(1, layers + 1), layers, key=f"{key}_layer",
                                 persist_state=KEEP)
-    st.markdown(tr("trained.heads.output", text=result.text))
+    st.markdown(tr("trained.heads.output", text=text))
     spec, tops = _head_spec(name, demos.checkpoint_stamp(name), sentence, kind, layer - 1, None, current_lang())
     show_chart(st, spec, key=f"{key}_heatmap")
     st.caption(tr(f"demos.inside.captions.{kind}") + " " + tr("trained.heads.tops", tops=tops))
