@@ -89,7 +89,8 @@ st.markdown(tr("ch15.task", vocab=config["vocab_size"], length=config["seq_len"]
 seed = st.radio(tr("ch15.seed"), results["seeds"], horizontal=True, key="ch15_seed", persist_state=KEEP)
 run = ch15.find_run(results, seed)
 loss_section(results, run, seed)
-maps_section(results, run, seed, f"shipped:{ch15.RESULTS.stat().st_mtime_ns}")
+# A fragment: moving the step slider redraws the two maps, not the whole page.
+st.fragment(maps_section)(results, run, seed, f"shipped:{ch15.RESULTS.stat().st_mtime_ns}")
 ablation_section(results, run, seed)
 live_section(results)
 chapter_footer()
