@@ -43,24 +43,32 @@ st.header(tr("ch02.nw_header"))
 st.markdown(tr("ch02.nw_body"))
 st.latex(r"f(x) = \sum_{i=1}^{n} \operatorname{softmax}_i\!\left(-\tfrac{1}{2}\big((x - x_i)\,w\big)^2\right) y_i")
 d = ch02.default_data()
-w = st.slider(tr("ch02.w_label"), 0.1, 20.0, 1.0, step=0.1, key="ch02_w", help=tr("ch02.w_help"),
-              persist_state=KEEP)
-y_nw = predictions(w)
-y_avg = ch02.average_pooling(d)
-history = st.session_state.get("ch02_history")
 
-cols = st.columns(3)
-cols[0].metric(tr("ch02.mse_average"), f"{ch02.mse(y_avg, d.y_truth):.4f}")
-cols[1].metric(tr("ch02.mse_nw", w=f"{w:.1f}"), f"{ch02.mse(y_nw, d.y_truth):.4f}")
-if history:
-    cols[2].metric(tr("ch02.mse_trained", w=f"{history[-1][1]:.3f}"),
-                   f"{ch02.mse(predictions(history[-1][1]), d.y_truth):.4f}")
-# Drawn straight on the page, not in an st.empty slot: a slot is sent empty on every rerun, which makes the browser
-# draw its chart anew; this way a move of w updates the curves in place. Training redraws this chart element.
-fit_chart = show_chart(st, fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
-st.subheader(tr("ch02.weights_header"))
-st.markdown(tr("ch02.weights_body"))
-show_chart(st, weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
+
+def nw_section(drawn):
+    """The kernel width w, the two errors, the fit and the weights: a fragment, so that a move of w reruns this
+    section only; drawn["fit"] is the fit chart's element, which training redraws."""
+    w = st.slider(tr("ch02.w_label"), 0.1, 20.0, 1.0, step=0.1, key="ch02_w", help=tr("ch02.w_help"),
+                  persist_state=KEEP)
+    history = st.session_state.get("ch02_history")
+    cols = st.columns(3)
+    cols[0].metric(tr("ch02.mse_average"), f"{ch02.mse(ch02.average_pooling(d), d.y_truth):.4f}")
+    cols[1].metric(tr("ch02.mse_nw", w=f"{w:.1f}"), f"{ch02.mse(predictions(w), d.y_truth):.4f}")
+    if history:
+        cols[2].metric(tr("ch02.mse_trained", w=f"{history[-1][1]:.3f}"),
+                       f"{ch02.mse(predictions(history[-1][1]), d.y_truth):.4f}")
+    # Drawn straight on the page, not in an st.empty slot: a slot is sent empty on every rerun, which makes the
+    # browser draw its chart anew; this way a move of w updates the curves in place.
+    drawn["fit"] = show_chart(st, fit_spec(w, history[-1][1] if history else None, curve_labels()), width="stretch")
+    st.subheader(tr("ch02.weights_header"))
+    st.markdown(tr("ch02.weights_body"))
+    show_chart(st, weights_spec(w, tr("ch02.axis_queries"), tr("ch02.axis_keys")), width="stretch")
+
+
+drawn = {}
+st.fragment(nw_section)(drawn)
+w = st.session_state["ch02_w"]
+history = st.session_state.get("ch02_history")
 
 st.header(tr("ch02.train_header"))
 st.markdown(tr("ch02.train_body"))
@@ -75,7 +83,7 @@ if st.button(tr("ch02.train_button"), key="ch02_train"):
         if step[0] % max(1, epochs // 10) == 0 or step[0] == epochs:  # about ten redraws while it trains
             show_chart(loss_slot, ch02.loss_spec(history, tr("ch02.axis_epoch"), tr("ch02.axis_loss")),
                        width="stretch")
-            show_chart(fit_chart, ch02.fit_spec(w, step[1], curve_labels()), width="stretch", describe=False)
+            show_chart(drawn["fit"], ch02.fit_spec(w, step[1], curve_labels()), width="stretch", describe=False)
     st.session_state["ch02_history"], st.session_state["ch02_trained_with"] = history, (epochs, lr)
     st.rerun()  # the page again, with the trained curve and its summary
 if history:
