@@ -100,6 +100,12 @@ def corpus_section(name, examples):
     theirs.metric(tr("decoding.corpus.sacrebleu"), f"{sacrebleu.corpus_bleu(hyps, [refs], tokenize='zh').score:.2f}")
 
 
+def beam_and_bleu(name, examples):
+    """The beam on one sentence and the BLEU of its output: a fragment, so that the sentence, the beam size and
+    the BLEU choices rerun these two sections only (the tokenizer's pieces and the corpus BLEU stay)."""
+    bleu_section(*beam_section(name, examples))
+
+
 st.title(tr("demos.nav.decoding"))
 st.markdown(tr("decoding.intro"))
 names = available_or_stop()
@@ -110,6 +116,5 @@ examples = decoding_views.report_examples(demos.read_bleu_report(name))
 if not examples:
     st.info(tr("decoding.no_report", path=demos.bleu_path(name)))
     st.stop()
-example, trace = beam_section(name, examples)
-bleu_section(example, trace)
+st.fragment(beam_and_bleu)(name, examples)
 corpus_section(name, examples)
