@@ -108,6 +108,9 @@ def values_in_table(spec):
     return {**spec, "usermeta": {**spec.get("usermeta", {}), CELL_VALUES: "table"}}
 
 
+BIG_HEATMAP = 400  # cells above which a heatmap without printed values is drawn on a canvas
+
+
 def heatmap(
     data, row_labels=None, col_labels=None, title="", *,
     x_title="", y_title="", value_title=None, scheme=DEFAULT_SCHEME,
@@ -149,7 +152,11 @@ def heatmap(
         x=alt.X("col:O", title=x_title, axis=alt.Axis(labelExpr=_label_expr(cols), labelAngle=0)),
         y=alt.Y("row:O", title=y_title, axis=alt.Axis(labelExpr=_label_expr(rows), labelOverlap=False)),
     )
-    cells = base.mark_rect().encode(
+    # Above BIG_HEATMAP cells without printed values: drawn on a canvas, without an accessible name per cell (a
+    # screen reader would list hundreds of cells, where the summary under the chart and its table say them; as SVG
+    # elements they took about 0.1 s on every data update: chapter 15's two 32 x 32 maps, 227 -> 121 ms a step).
+    big = num_rows * num_cols > BIG_HEATMAP and not show_values
+    cells = (base.mark_rect(aria=False) if big else base.mark_rect()).encode(
         color=alt.Color("value:Q", title=value_title, scale=scale),
         tooltip=[
             alt.Tooltip("row_label:N", title=y_title or "i"),
@@ -166,7 +173,10 @@ def heatmap(
         chart = cells + text
     # Streamlit fits the whole chart (title and axes too) into `height`: leave room for them.
     chart = chart.properties(title=title, width=width, height=height)
-    return chart.properties(usermeta={CELL_VALUES: "table"}) if too_small else chart
+    meta = {CELL_VALUES: "table"} if too_small else {}
+    if big:
+        meta["embedOptions"] = {"renderer": "canvas"}
+    return chart.properties(usermeta=meta) if meta else chart
 
 
 def line_chart(
