@@ -154,7 +154,7 @@ def heatmap(
     )
     # Above BIG_HEATMAP cells without printed values: drawn on a canvas, without an accessible name per cell (a
     # screen reader would list hundreds of cells, where the summary under the chart and its table say them; as SVG
-    # elements they took about 0.1 s on every data update: chapter 15's two 32 x 32 maps, 227 -> 121 ms a step).
+    # elements they took about 0.1 s on every data update: chapter 15's two 32 x 32 maps, 227 -> 163 ms a step).
     big = num_rows * num_cols > BIG_HEATMAP and not show_values
     cells = (base.mark_rect(aria=False) if big else base.mark_rect()).encode(
         color=alt.Color("value:Q", title=value_title, scale=scale),
