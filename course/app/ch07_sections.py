@@ -75,7 +75,7 @@ def decoding_view(steps, seed, lang):
     header (converted once per setting, as on every rerun st.dataframe would convert a DataFrame)."""
     table = ch07.incremental_check(steps, seed=seed)
     names = ch07.decode_names(lang)
-    return pa.Table.from_pandas(table.rename(columns=names), preserve_index=False), names["max |Δ|"], \
+    return arrow_table(table.rename(columns=names)), names["max |Δ|"], \
         float(table["max |Δ|"].max())
 
 

@@ -112,13 +112,15 @@ class PreNormInputs:
 
     def __init__(self, slot, count):
         self.slot, self.count = slot, count
+        self.signature = None  # module.forward's, read at the first call (the hook runs on every forward)
 
     def __call__(self, module, args, kwargs):
         """(args, kwargs) of module.forward with the stream arguments normalised."""
-        signature = inspect.signature(module.forward)
-        bound = signature.bind(*args, **kwargs)
+        if self.signature is None:
+            self.signature = inspect.signature(module.forward)
+        bound = self.signature.bind(*args, **kwargs)
         normed = {}
-        for name in list(signature.parameters)[:self.count]:
+        for name in list(self.signature.parameters)[:self.count]:
             x = bound.arguments.get(name)
             if x is not None:
                 if id(x) not in normed:
